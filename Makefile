@@ -1,0 +1,53 @@
+# The front door: `make demo` runs cadre on a local control plane,
+# `make test` runs every test. CMake does the real build in build/.
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+JOBS        ?= $(shell nproc)
+export PATH := /usr/local/go/bin:$(PATH)
+
+.PHONY: all deps build unit asan valgrind e2e test demo demo-down bench clean
+
+all: build
+
+deps:
+	@scripts/deps
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+unit: build
+	$(BUILD)/cadre-unit
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCADRE_SANITIZE=ON >/dev/null
+
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(ASAN_BUILD)/cadre-unit --jobs 1
+
+# The unit tests under valgrind; any leak or error fails the run.
+valgrind: build
+	scripts/valgrind-unit $(BUILD)/cadre-unit
+
+e2e: build
+	e2e/run
+
+test: unit asan valgrind e2e
+
+demo: build
+	scripts/demo
+
+demo-down:
+	e2e/cluster down
+
+bench: build
+	bench/run
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

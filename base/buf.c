@@ -1,0 +1,135 @@
+#include "base/buf.h"
+#include "base/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void buf_init(struct buf *b, size_t max)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+void buf_release(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+/* Make room for extra more bytes plus the terminator. */
+static int buf_grow(struct buf *b, size_t extra)
+{
+	size_t need, cap;
+	char *data;
+
+	if (extra > b->max || b->len > b->max - extra)
+		return CADRE_ETOOBIG;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	if (cap > b->max + 1)
+		cap = b->max + 1;
+	data = realloc(b->data, cap);
+	if (!data)
+		return CADRE_ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+int buf_add(struct buf *b, const void *data, size_t len)
+{
+	int err = buf_grow(b, len);
+
+	if (err)
+		return err;
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_adds(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+int buf_addc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list copy;
+	int n, err;
+
+	va_copy(copy, ap);
+	n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return CADRE_EINVAL;
+	err = buf_grow(b, (size_t)n);
+	if (err)
+		return err;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = buf_vaddf(b, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void buf_consume(struct buf *b, size_t n)
+{
+	if (n >= b->len) {
+		buf_reset(b);
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+	b->data[b->len] = '\0';
+}
+
+char *buf_detach(struct buf *b, size_t *len)
+{
+	char *data = b->data;
+
+	if (!data)
+		data = calloc(1, 1);
+	if (len)
+		*len = data ? b->len : 0;
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	return data;
+}
+
+const char *buf_str(const struct buf *b)
+{
+	return b->data ? b->data : "";
+}

@@ -1,0 +1,84 @@
+#include <criterion/criterion.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+
+Test(buf, appends_and_stays_terminated)
+{
+	struct buf b;
+
+	buf_init(&b, 64);
+	cr_assert_str_eq(buf_str(&b), "");
+	cr_assert_eq(buf_adds(&b, "gpu"), 0);
+	cr_assert_eq(buf_addf(&b, "-%d", 7), 0);
+	cr_assert_eq(buf_addc(&b, '!'), 0);
+	cr_assert_str_eq(b.data, "gpu-7!");
+	cr_assert_eq(b.len, 6);
+	buf_release(&b);
+}
+
+Test(buf, refuses_to_grow_past_its_cap_and_keeps_contents)
+{
+	struct buf b;
+
+	buf_init(&b, 8);
+	cr_assert_eq(buf_adds(&b, "12345678"), 0);
+	cr_assert_eq(buf_addc(&b, '9'), CADRE_ETOOBIG);
+	cr_assert_eq(buf_addf(&b, "%s", "x"), CADRE_ETOOBIG);
+	cr_assert_str_eq(b.data, "12345678");
+	buf_release(&b);
+}
+
+Test(buf, consume_moves_the_rest_to_the_front)
+{
+	struct buf b;
+
+	buf_init(&b, 64);
+	buf_adds(&b, "line1\nline2");
+	buf_consume(&b, 6);
+	cr_assert_str_eq(b.data, "line2");
+	buf_consume(&b, 100);
+	cr_assert_eq(b.len, 0);
+	cr_assert_str_eq(buf_str(&b), "");
+	buf_release(&b);
+}
+
+Test(buf, detach_hands_over_ownership)
+{
+	struct buf b;
+	size_t len;
+	char *s;
+
+	buf_init(&b, 64);
+	s = buf_detach(&b, &len);
+	cr_assert_str_eq(s, "");
+	cr_assert_eq(len, 0);
+	free(s);
+	buf_adds(&b, "abc");
+	s = buf_detach(&b, &len);
+	cr_assert_str_eq(s, "abc");
+	cr_assert_eq(len, 3);
+	cr_assert_null(b.data);
+	free(s);
+}
+
+Test(err, every_code_has_a_name)
+{
+	for (int e = 0; e >= CADRE_EHTTP; e--)
+		cr_assert_str_neq(cadre_strerror(e), "unknown error", "code %d", e);
+	cr_assert_str_eq(cadre_strerror(-1000), "unknown error");
+}
+
+Test(log, parses_levels_and_formats)
+{
+	enum log_level level;
+	enum log_format format;
+
+	cr_assert_eq(log_parse_level("warning", &level), 0);
+	cr_assert_eq(level, LOG_WARN);
+	cr_assert_eq(log_parse_level("loud", &level), CADRE_EINVAL);
+	cr_assert_eq(log_parse_format("json", &format), 0);
+	cr_assert_eq(format, LOG_JSON);
+	cr_assert_eq(log_parse_format("xml", &format), CADRE_EINVAL);
+}
