@@ -1,0 +1,124 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "controller/options.h"
+
+static const char *no_env(const char *name)
+{
+	(void)name;
+	return NULL;
+}
+
+static const char *test_env(const char *name)
+{
+	if (!strcmp(name, "CADRE_KUBE_API_QPS"))
+		return "50";
+	if (!strcmp(name, "CADRE_GANG_SCHEDULER"))
+		return "kueue";
+	if (!strcmp(name, "CADRE_DEFAULT_IMAGE"))
+		return "busybox";
+	return NULL;
+}
+
+static const char *bad_env(const char *name)
+{
+	return strcmp(name, "CADRE_WORKERS") ? NULL : "many";
+}
+
+Test(options, defaults_follow_the_design)
+{
+	struct options o;
+	struct buf err;
+	char *argv[] = { "cadre-controller", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 1, argv, no_env, &err), 0);
+	cr_assert_eq(o.kube_api_qps, 100);
+	cr_assert_eq(o.kube_api_burst, 200);
+	cr_assert_eq(o.starvation_seconds, 600);
+	cr_assert_eq(o.gang_scheduler, GANG_BUILTIN);
+	cr_assert_str_eq(o.accelerator_label, "nvidia.com/gpu.product");
+	cr_assert_null(o.namespace);
+	cr_assert_null(o.default_image);
+	cr_assert_not(o.leader_elect);
+	options_release(&o);
+	buf_release(&err);
+}
+
+Test(options, flags_win_over_environment)
+{
+	struct options o;
+	struct buf err;
+	char *argv[] = { "cadre-controller", "--kube-api-qps=20", "--namespace", "team-a",
+			 "--leader-elect", "--gang-scheduler", "none", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 7, argv, test_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.kube_api_qps, 20);
+	cr_assert_eq(o.gang_scheduler, GANG_NONE);
+	cr_assert_str_eq(o.namespace, "team-a");
+	cr_assert_str_eq(o.default_image, "busybox");
+	cr_assert(o.leader_elect);
+	options_release(&o);
+	buf_release(&err);
+}
+
+Test(options, environment_sets_what_flags_do_not)
+{
+	struct options o;
+	struct buf err;
+	char *argv[] = { "cadre-controller", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 1, argv, test_env, &err), 0);
+	cr_assert_eq(o.kube_api_qps, 50);
+	cr_assert_eq(o.gang_scheduler, GANG_KUEUE);
+	options_release(&o);
+	buf_release(&err);
+}
+
+Test(options, bad_values_name_the_flag_and_source)
+{
+	struct options o;
+	struct buf err;
+	char *argv1[] = { "cadre-controller", "--workers=0", NULL };
+	char *argv2[] = { "cadre-controller", "--gang-scheduler=volcano", NULL };
+	char *argv3[] = { "cadre-controller", "--bogus", NULL };
+	char *argv4[] = { "cadre-controller", "--namespace", NULL };
+	char *argv5[] = { "cadre-controller", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 2, argv1, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--workers"), "%s", buf_str(&err));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, argv2, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--gang-scheduler"));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, argv3, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--bogus"));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, argv4, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--namespace needs a value"));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 1, argv5, bad_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "CADRE_WORKERS"), "%s", buf_str(&err));
+	options_release(&o);
+	buf_release(&err);
+}
+
+Test(options, usage_lists_every_design_flag)
+{
+	const char *flags[] = { "--kubeconfig", "--namespace", "--workers", "--leader-elect",
+				"--metrics-addr", "--health-addr", "--gang-scheduler",
+				"--accelerator-label", "--default-image",
+				"--starvation-seconds", "--kube-api-qps", "--kube-api-burst",
+				"--version", "--help", NULL };
+
+	for (int i = 0; flags[i]; i++)
+		cr_assert(strstr(options_usage(), flags[i]), "%s missing", flags[i]);
+}
