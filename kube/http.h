@@ -1,0 +1,169 @@
+/*
+ * http.h - the one place cadre speaks HTTP to the API server (the only file
+ * that includes curl/curl.h is kube/http.c).
+ *
+ * A struct kube_http is a client for one API server. It is thread-safe:
+ * any number of threads may call kube_http_request and kube_http_stream at
+ * once. Inside, each call borrows a libcurl easy handle from a small pool
+ * and gives it back afterwards; a pooled handle keeps its connections open,
+ * so calls reuse connections (keep-alive, HTTP/2 where the server offers it
+ * over TLS). DNS answers and TLS sessions are shared between handles
+ * through a locked CURLSH. Connections themselves are not shared between
+ * handles: libcurl does not support one connection cache used by
+ * concurrent threads.
+ *
+ * Every call first takes a token from the client-side limiter (qps/burst,
+ * defaults 100/200, as --kube-api-qps / --kube-api-burst): waiting for a
+ * token is not an error. A 429 or a 503 carrying Retry-After is waited out
+ * and retried up to max_retries times: a 429 was not processed, so any verb
+ * retries; a 503 retries only for GET/HEAD/PUT/DELETE (idempotent). A 401
+ * makes the config re-read its dynamic credentials (token file, exec
+ * plugin) and, when there were any, retries once. Nothing else is retried
+ * here: a 409 goes back to the caller, who re-reads.
+ *
+ * Errors: every non-2xx response becomes a CADRE_E* code through
+ * kube/status.c, with the API server's Status reason and message kept in
+ * the response. Transport failures are CADRE_EIO (connect, TLS, reset,
+ * malformed response) or CADRE_ETIMEDOUT.
+ */
+#ifndef CADRE_KUBE_HTTP_H
+#define CADRE_KUBE_HTTP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "kube/config.h"
+#include "kube/ratelimit.h"
+#include "kube/status.h"
+
+struct kube_http;
+
+struct kube_http_opts {
+	double qps;                  /* requests per second; <= 0 = unlimited */
+	int burst;                   /* bucket size */
+	long connect_timeout_ms;     /* TCP + TLS handshake */
+	long request_timeout_ms;     /* a whole kube_http_request (not streams) */
+	size_t max_body;             /* response bodies past this fail with CADRE_ETOOBIG */
+	int max_retries;             /* Retry-After retries per request */
+	long max_retry_after_ms;     /* a longer Retry-After is waited this long */
+	const char *user_agent;      /* copied; NULL = "cadre/<version>" */
+	const struct kube_ratelimit_clock *clock; /* copied; NULL = real. Paces the
+					  limiter and Retry-After waits */
+};
+
+/*
+ * Defaults: qps 100, burst 200, connect 10 s, request 60 s, max_body 64 MiB,
+ * max_retries 5, max_retry_after 60 s, real clock.
+ */
+void kube_http_opts_init(struct kube_http_opts *opts);
+
+/*
+ * The outcome of one request. Initialise with kube_response_init, free the
+ * body with kube_response_release; one response may be reused for several
+ * requests (each request resets it).
+ */
+struct kube_response {
+	long status;                 /* HTTP status of the last attempt; 0 = none */
+	struct buf body;             /* the body (any status), capped at max_body */
+	struct kube_status error;    /* code 0 on 2xx; else the code, reason, message */
+	int attempts;                /* how many times the request was sent */
+};
+
+void kube_response_init(struct kube_response *resp);
+void kube_response_release(struct kube_response *resp);
+
+/*
+ * A client for cfg, which is borrowed: it must outlive the client. opts may
+ * be NULL for the defaults; it is copied. Checks that the server URL is
+ * http:// or https://. Returns 0 and *out, or CADRE_EINVAL / CADRE_ENOMEM
+ * (with *out NULL).
+ */
+int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
+		  struct kube_http **out);
+
+/* Free the client. No call may be in progress. NULL is a no-op. */
+void kube_http_free(struct kube_http *h);
+
+/* The config the client was made with (borrowed). */
+struct kube_config *kube_http_config(struct kube_http *h);
+
+/*
+ * Send method to path_and_query (starting with '/'; the server URL is
+ * prepended). body may be NULL (body_len 0); content_type may be NULL
+ * (defaults to application/json when there is a body). Accepts JSON.
+ * resp must be initialised; it is reset first and then holds the result of
+ * the last attempt.
+ * Returns 0 on 2xx; otherwise resp->error.code: the mapped status code,
+ * CADRE_EIO / CADRE_ETIMEDOUT for transport failures, CADRE_ETOOBIG when the
+ * body passes max_body, CADRE_EINVAL / CADRE_ENOMEM.
+ */
+int kube_http_request(struct kube_http *h, const char *method,
+		      const char *path_and_query, const char *content_type,
+		      const char *body, size_t body_len,
+		      struct kube_response *resp);
+
+struct kube_stream_opts {
+	/*
+	 * Abandon the connection after this long without a byte of body (0 = no
+	 * idle limit). Measured on a monotonic clock from libcurl's progress
+	 * callback, so it fires for a half-open connection that sends nothing.
+	 */
+	long idle_timeout_ms;
+	/*
+	 * Called with body bytes as they arrive, at arbitrary boundaries (a
+	 * chunk may end mid-line or mid-UTF-8 sequence), only for 2xx
+	 * responses. Return 0 to go on; a negative CADRE_E* code stops the
+	 * stream and is what kube_http_stream returns. Runs on the caller's
+	 * thread. data is borrowed for the call.
+	 */
+	int (*on_data)(void *ctx, const char *data, size_t len);
+	void *ctx;
+	/*
+	 * Set from any thread to end the stream: seen within ~100 ms (libcurl
+	 * calls the progress callback at least that often). May be NULL.
+	 */
+	const atomic_bool *stop;
+	/*
+	 * Optional: receives the HTTP status and, on non-2xx, the body (capped
+	 * at max_body) and the mapped error. May be NULL.
+	 */
+	struct kube_response *resp;
+};
+
+/*
+ * GET path_and_query and deliver the body to opts->on_data as it arrives
+ * (for ?watch=1). No overall timeout; connect timeout and the rate limiter
+ * apply. Not retried (the reflector decides when to come back). Returns:
+ *   0                the server ended the response cleanly
+ *   CADRE_ETIMEDOUT  idle_timeout_ms passed with no bytes
+ *   CADRE_ECANCELED  *stop was set
+ *   on_data's code   when the callback stopped it
+ *   the mapped code  for a non-2xx status (details in opts->resp)
+ *   CADRE_EIO        transport failure, including a torn chunked body
+ */
+int kube_http_stream(struct kube_http *h, const char *path_and_query,
+		     const struct kube_stream_opts *opts);
+
+/*
+ * Request counts by method and HTTP status, for
+ * cadre_api_requests_total{verb,code}. code is the HTTP status, or 0 for
+ * requests that got no response. Each attempt counts (a retried 429 counts
+ * once as 429 and once as the final status).
+ */
+struct kube_http_stat {
+	char verb[16];               /* "GET", "POST", ... ("WATCH" for streams) */
+	long code;
+	uint64_t count;
+};
+
+/*
+ * Copy up to max entries into out (in no particular order) and return how
+ * many entries exist (which may be more than max). Thread-safe.
+ */
+size_t kube_http_stats(struct kube_http *h, struct kube_http_stat *out,
+		       size_t max);
+
+#endif
