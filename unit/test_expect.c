@@ -1,0 +1,54 @@
+#include <criterion/criterion.h>
+
+#include "controller/expect.h"
+
+Test(expect, a_pending_create_holds_the_job_until_observed)
+{
+	struct expect *e = expect_new(1000);
+
+	cr_assert(expect_satisfied(e, "ns/job", 0));
+	cr_assert_eq(expect_create(e, "ns/job", "job-0", 0), 0);
+	cr_assert_eq(expect_create(e, "ns/job", "job-1", 0), 0);
+	cr_assert_not(expect_satisfied(e, "ns/job", 10));
+	cr_assert(expect_satisfied(e, "ns/other", 10));
+	expect_observed_create(e, "ns/job", "job-0");
+	cr_assert_not(expect_satisfied(e, "ns/job", 10));
+	expect_observed_create(e, "ns/job", "job-1");
+	cr_assert(expect_satisfied(e, "ns/job", 10));
+	expect_free(e);
+}
+
+Test(expect, deletes_and_creates_are_separate)
+{
+	struct expect *e = expect_new(1000);
+
+	expect_delete(e, "ns/job", "job-0", 0);
+	expect_observed_create(e, "ns/job", "job-0");
+	cr_assert_not(expect_satisfied(e, "ns/job", 1));
+	expect_observed_delete(e, "ns/job", "job-0");
+	cr_assert(expect_satisfied(e, "ns/job", 1));
+	expect_free(e);
+}
+
+Test(expect, expectations_expire_so_a_lost_event_cannot_wedge_a_job)
+{
+	struct expect *e = expect_new(1000);
+
+	expect_create(e, "ns/job", "job-0", 100);
+	cr_assert_not(expect_satisfied(e, "ns/job", 1099));
+	cr_assert(expect_satisfied(e, "ns/job", 1100));
+	expect_free(e);
+}
+
+Test(expect, forget_drops_everything_for_a_job)
+{
+	struct expect *e = expect_new(1000);
+
+	expect_create(e, "ns/job", "job-0", 0);
+	expect_delete(e, "ns/job", "job-1", 0);
+	expect_create(e, "ns/keep", "keep-0", 0);
+	expect_forget(e, "ns/job");
+	cr_assert(expect_satisfied(e, "ns/job", 1));
+	cr_assert_not(expect_satisfied(e, "ns/keep", 1));
+	expect_free(e);
+}
