@@ -1,0 +1,201 @@
+/*
+ * store.h - the in-memory cache of one resource kind, fed by a reflector.
+ *
+ * Objects are kept by key, "namespace/name" ("name" when cluster-scoped),
+ * after a per-kind trim callback has cut them down to what cadre reads:
+ * the cache of every pod in a cluster must stay small (DESIGN.md 8 allows
+ * 128 MiB for 80k pods). Secondary indexes map a value (the node a pod
+ * runs on, the job it belongs to) to the keys of the objects that have it;
+ * an index function says which values an object has, so a new index is
+ * one function. Handlers are called for every add, update and delete, and
+ * are how reconcilers learn which keys to queue.
+ *
+ * Threads: one writer (the reflector thread) and any number of readers. A
+ * read-write lock guards the maps; handlers run on the writer's thread
+ * after the lock is released, so a handler may read the store (and must
+ * not write it).
+ *
+ * Ownership: stored objects are immutable once stored. Readers get NEW
+ * references (json_decref them) that stay valid after the lock is dropped
+ * and after the object is replaced or deleted; they must not modify them
+ * (json_deep_copy first to build a changed version). Objects passed in by
+ * the writer are borrowed: the store keeps its trimmed copy, or with no
+ * trim callback a reference to the same object, which the writer must then
+ * not modify either.
+ */
+#ifndef CADRE_KUBE_STORE_H
+#define CADRE_KUBE_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct store;
+
+/* The longest key: a 63-byte namespace, '/', a 253-byte name, NUL. */
+#define STORE_KEY_MAX 320
+
+/*
+ * Return what the store should keep of obj (borrowed) as a NEW reference:
+ * a trimmed copy, or obj itself with json_incref. NULL means out of memory.
+ * Runs on the writer's thread without the lock held.
+ */
+typedef json_t *(*store_trim_fn)(const json_t *obj, void *arg);
+
+/*
+ * Append to values (a JSON array) the index values of obj (borrowed; the
+ * trimmed object as stored) as JSON strings. Appending nothing leaves obj
+ * out of the index. Returns 0 or a negative CADRE_E* code.
+ */
+typedef int (*store_index_fn)(const json_t *obj, json_t *values, void *arg);
+
+/*
+ * Callbacks for changes, run on the writer's thread after the store has
+ * changed and its lock is released; the objects are borrowed for the call
+ * (json_incref to keep one). Any may be NULL. on_update is called only
+ * when the stored object changed (a new resourceVersion, or for objects
+ * trimmed without one, different content). on_delete receives the last
+ * stored state, also for objects that vanished while the watch was down.
+ */
+struct store_handlers {
+	void (*on_add)(void *ctx, const char *key, const json_t *obj);
+	void (*on_update)(void *ctx, const char *key, const json_t *old_obj,
+			  const json_t *new_obj);
+	void (*on_delete)(void *ctx, const char *key, const json_t *obj);
+	void *ctx;
+};
+
+/* At most this many handler sets per store. */
+#define STORE_MAX_HANDLERS 8
+/* At most this many indexes per store. */
+#define STORE_MAX_INDEXES 8
+
+struct store_options {
+	const char *kind;       /* for logs ("pods"); copied */
+	store_trim_fn trim;     /* NULL keeps objects whole */
+	void *trim_arg;
+};
+
+/* A new empty store; opts may be NULL. NULL when out of memory. */
+struct store *store_new(const struct store_options *opts);
+
+/* Free the store and its references. No call may be in progress. */
+void store_free(struct store *s);
+
+/*
+ * Add a named index (name copied). Call before the store is shared with
+ * other threads; objects already stored are indexed now. Returns 0,
+ * CADRE_EINVAL (duplicate name, too many), CADRE_ENOMEM or fn's error.
+ */
+int store_add_index(struct store *s, const char *name, store_index_fn fn,
+		    void *arg);
+
+/*
+ * Register handlers (copied). Call before the writer starts. Returns 0 or
+ * CADRE_EINVAL when STORE_MAX_HANDLERS are already registered.
+ */
+int store_add_handlers(struct store *s, const struct store_handlers *h);
+
+/*
+ * Write the key of obj (metadata.namespace "/" metadata.name, or the name
+ * alone without a namespace) into out. Returns 0, or CADRE_EINVAL when obj
+ * has no name or the key does not fit.
+ */
+int store_key(const json_t *obj, char *out, size_t size);
+
+/* --- the writer (the reflector) --- */
+
+/* Store obj (borrowed), trimmed; calls on_add or on_update. */
+int store_upsert(struct store *s, const json_t *obj);
+
+/*
+ * Remove the object with obj's key (obj borrowed: the watch's last state of
+ * it); calls on_delete with the stored state. Removing an absent key is 0.
+ */
+int store_remove(struct store *s, const json_t *obj);
+
+/*
+ * A relist: collect the full list item by item (so the untrimmed list is
+ * never held whole), then commit it as the store's whole content in one
+ * step under the write lock. Commit calls on_add / on_update for what is
+ * new or changed and on_delete for every stored object the list lacks.
+ * A batch is used by one thread; store_batch_free() (always call it)
+ * discards an uncommitted batch.
+ */
+struct store_batch;
+struct store_batch *store_batch_new(struct store *s);
+int store_batch_add(struct store_batch *b, const json_t *obj);
+int store_batch_commit(struct store_batch *b);
+void store_batch_free(struct store_batch *b);
+
+/* --- readers (any thread) --- */
+
+/* *out = NEW reference to the object at key. 0 or CADRE_ENOTFOUND. */
+int store_get(struct store *s, const char *key, json_t **out);
+
+/*
+ * *out = NEW reference to an array of the objects whose index `index` has
+ * value (empty when none), in no particular order. 0, CADRE_EINVAL for an
+ * unknown index, CADRE_ENOMEM.
+ */
+int store_by_index(struct store *s, const char *index, const char *value,
+		   json_t **out);
+
+/* *out = NEW reference to an array of every stored object (a snapshot). */
+int store_list(struct store *s, json_t **out);
+
+/*
+ * Call fn for each object under the read lock: a consistent view without
+ * copying. fn must not call store writers (deadlock) and should be quick;
+ * obj and key are borrowed for the call. A non-zero return stops the walk
+ * and is returned.
+ */
+typedef int (*store_visit_fn)(void *ctx, const char *key, const json_t *obj);
+int store_foreach(struct store *s, store_visit_fn fn, void *ctx);
+
+/* Objects stored. */
+size_t store_len(struct store *s);
+
+/* --- pods --- */
+
+/* The label on every pod cadre creates; its value is the job's name. */
+#define STORE_JOB_LABEL "cadre.dev/job-name"
+
+/*
+ * Trim for pods (pass as store_options.trim; arg unused).
+ *
+ * cadre's own pods (with STORE_JOB_LABEL) are kept whole except
+ * metadata.managedFields, which no reconciler reads and which is often the
+ * largest part of a pod.
+ *
+ * Every other pod is kept as a flat summary, enough to count what it uses:
+ *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),
+ *    "phase": "...", "requestsMilli": {"cpu": 1500, "memory": 1073741824000,
+ *    "nvidia.com/gpu": 8000, ...}, "schedulingGates": true (when gated)}
+ * requestsMilli holds the pod's effective requests as the scheduler counts
+ * them - the larger of the containers' sum and each init container's need
+ * (restartable sidecars included), plus spec.overhead - as integers in
+ * milli-units (1000 per CPU, per byte, per device); zero amounts and an
+ * empty map are left out. A summary has no "metadata" member, which is how
+ * to tell it from a whole pod.
+ */
+json_t *store_trim_pod(const json_t *pod, void *arg);
+
+/* Generic trim: the object without metadata.managedFields (shares the rest). */
+json_t *store_trim_managed_fields(const json_t *obj, void *arg);
+
+/* Index pods by "namespace/<value of STORE_JOB_LABEL>" (cadre's pods only). */
+int store_index_pod_job(const json_t *pod, json_t *values, void *arg);
+
+/* Index pods by node name (spec.nodeName, or nodeName of a summary). */
+int store_index_pod_node(const json_t *pod, json_t *values, void *arg);
+
+/*
+ * Parse a resource quantity ("500m", "1.5", "64Gi", "2e3") into milli-units,
+ * rounding up as the API server does for MilliValue. Saturates at INT64_MAX.
+ * Returns 0 or CADRE_EPARSE. Exposed for the trim; api/quantity.c is the
+ * full implementation for everything else.
+ */
+int store_quantity_milli(const char *s, long long *milli);
+
+#endif

@@ -1,0 +1,534 @@
+#include <criterion/criterion.h>
+
+#include "base/err.h"
+#include "kube/store.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static json_t *parse(const char *text)
+{
+	json_error_t error;
+	json_t *v = json_loads(text, 0, &error);
+
+	cr_assert_not_null(v, "bad test JSON: %s", error.text);
+	return v;
+}
+
+static json_t *obj_rv(const char *ns, const char *name, const char *rv)
+{
+	return json_pack("{s:{s:s,s:s,s:s}}", "metadata", "namespace", ns, "name", name,
+			 "resourceVersion", rv);
+}
+
+/* Handlers that write down what they saw, one line per call. */
+struct seen {
+	char log[4096];
+};
+
+static void on_add(void *ctx, const char *key, const json_t *obj)
+{
+	struct seen *s = ctx;
+	size_t n = strlen(s->log);
+
+	(void)obj;
+	snprintf(s->log + n, sizeof(s->log) - n, "add %s;", key);
+}
+
+static void on_update(void *ctx, const char *key, const json_t *old_obj,
+		      const json_t *new_obj)
+{
+	struct seen *s = ctx;
+	size_t n = strlen(s->log);
+	const char *o = json_string_value(json_object_get(json_object_get(old_obj, "metadata"),
+							   "resourceVersion"));
+	const char *w = json_string_value(json_object_get(json_object_get(new_obj, "metadata"),
+							   "resourceVersion"));
+
+	snprintf(s->log + n, sizeof(s->log) - n, "update %s %s->%s;", key,
+		 o ? o : "-", w ? w : "-");
+}
+
+static void on_delete(void *ctx, const char *key, const json_t *obj)
+{
+	struct seen *s = ctx;
+	size_t n = strlen(s->log);
+	const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+							    "resourceVersion"));
+
+	snprintf(s->log + n, sizeof(s->log) - n, "delete %s@%s;", key, rv ? rv : "-");
+}
+
+static struct store *watched_store(struct seen *seen, store_trim_fn trim)
+{
+	struct store_options opts = { .kind = "things", .trim = trim };
+	struct store_handlers h = { on_add, on_update, on_delete, seen };
+	struct store *s = store_new(&opts);
+
+	cr_assert_not_null(s);
+	cr_assert_eq(store_add_handlers(s, &h), 0);
+	return s;
+}
+
+static void upsert(struct store *s, json_t *obj)
+{
+	cr_assert_eq(store_upsert(s, obj), 0);
+	json_decref(obj);
+}
+
+Test(store, keys_are_namespace_slash_name_or_the_name_alone)
+{
+	json_t *pod = obj_rv("ml", "llama-0", "1");
+	json_t *node = json_pack("{s:{s:s}}", "metadata", "name", "gpu-7");
+	json_t *nameless = json_pack("{s:{}}", "metadata");
+	char key[STORE_KEY_MAX];
+
+	cr_assert_eq(store_key(pod, key, sizeof(key)), 0);
+	cr_assert_str_eq(key, "ml/llama-0");
+	cr_assert_eq(store_key(node, key, sizeof(key)), 0);
+	cr_assert_str_eq(key, "gpu-7");
+	cr_assert_eq(store_key(nameless, key, sizeof(key)), CADRE_EINVAL);
+	cr_assert_eq(store_key(pod, key, 5), CADRE_EINVAL);
+	json_decref(pod);
+	json_decref(node);
+	json_decref(nameless);
+}
+
+Test(store, handlers_see_adds_real_updates_and_deletes)
+{
+	struct seen seen = { "" };
+	struct store *s = watched_store(&seen, NULL);
+	json_t *gone = obj_rv("ml", "a", "4");
+	json_t *got;
+
+	upsert(s, obj_rv("ml", "a", "1"));
+	upsert(s, obj_rv("ml", "a", "2"));
+	upsert(s, obj_rv("ml", "a", "2"));      /* same version: nothing to say */
+	upsert(s, obj_rv("ml", "b", "3"));
+	cr_assert_eq(store_len(s), 2);
+	cr_assert_eq(store_get(s, "ml/a", &got), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "metadata"),
+							   "resourceVersion")), "2");
+	cr_assert_eq(store_remove(s, gone), 0);
+	/* The reference from get outlives the delete. */
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "metadata"),
+							   "name")), "a");
+	json_decref(got);
+	cr_assert_eq(store_remove(s, gone), 0);  /* already gone: no second delete */
+	cr_assert_eq(store_get(s, "ml/a", &got), CADRE_ENOTFOUND);
+	cr_assert_null(got);
+	cr_assert_str_eq(seen.log,
+			 "add ml/a;update ml/a 1->2;add ml/b;delete ml/a@2;");
+	json_decref(gone);
+	store_free(s);
+}
+
+static json_t *pod(const char *ns, const char *name, const char *rv, const char *job,
+		   const char *node)
+{
+	json_t *p = json_pack("{s:{s:s,s:s,s:s,s:{}},s:{s:[]},s:{s:s}}",
+			      "metadata", "namespace", ns, "name", name,
+			      "resourceVersion", rv, "labels",
+			      "spec", "containers", "status", "phase", "Running");
+
+	if (job)
+		json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"),
+				    STORE_JOB_LABEL, json_string(job));
+	if (node)
+		json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+	return p;
+}
+
+/* The names of the objects in an index bucket, sorted, comma-separated. */
+static void names_in(struct store *s, const char *index, const char *value, char *out,
+		     size_t size)
+{
+	json_t *list, *o;
+	const char *names[16];
+	size_t i, j, n = 0;
+
+	cr_assert_eq(store_by_index(s, index, value, &list), 0);
+	json_array_foreach(list, i, o) {
+		const json_t *meta = json_object_get(o, "metadata");
+
+		names[n++] = json_string_value(json_object_get(meta ? meta : o, "name"));
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(out);
+
+		snprintf(out + len, size - len, "%s%s", i ? "," : "", names[i]);
+	}
+	json_decref(list);
+}
+
+Test(store, indexes_find_pods_by_job_and_by_node_and_follow_moves)
+{
+	struct store_options opts = { .kind = "pods", .trim = store_trim_pod };
+	struct store *s = store_new(&opts);
+	char names[256];
+	json_t *list;
+
+	cr_assert_eq(store_add_index(s, "job", store_index_pod_job, NULL), 0);
+	cr_assert_eq(store_add_index(s, "job", store_index_pod_job, NULL), CADRE_EINVAL);
+	upsert(s, pod("ml", "llama-0", "1", "llama", "gpu-1"));
+	upsert(s, pod("ml", "llama-1", "2", "llama", "gpu-2"));
+	upsert(s, pod("ml", "other", "3", NULL, "gpu-1"));
+	upsert(s, pod("dev", "llama-0", "4", "llama", NULL));
+	/* An index added later covers what is already stored. */
+	cr_assert_eq(store_add_index(s, "node", store_index_pod_node, NULL), 0);
+
+	names_in(s, "job", "ml/llama", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0,llama-1");
+	names_in(s, "job", "dev/llama", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0");
+	names_in(s, "node", "gpu-1", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0,other");
+
+	upsert(s, pod("ml", "llama-0", "5", "llama", "gpu-2"));
+	names_in(s, "node", "gpu-1", names, sizeof(names));
+	cr_assert_str_eq(names, "other");
+	names_in(s, "node", "gpu-2", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0,llama-1");
+
+	list = pod("ml", "llama-1", "6", "llama", "gpu-2");
+	cr_assert_eq(store_remove(s, list), 0);
+	json_decref(list);
+	names_in(s, "node", "gpu-2", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0");
+	names_in(s, "job", "ml/llama", names, sizeof(names));
+	cr_assert_str_eq(names, "llama-0");
+	names_in(s, "node", "gpu-9", names, sizeof(names));
+	cr_assert_str_eq(names, "");
+	cr_assert_eq(store_by_index(s, "nope", "x", &list), CADRE_EINVAL);
+	cr_assert_null(list);
+	store_free(s);
+}
+
+Test(store, a_relist_replaces_everything_and_deletes_what_vanished)
+{
+	struct seen seen = { "" };
+	struct store *s = watched_store(&seen, NULL);
+	struct store_batch *b;
+	json_t *o, *all;
+
+	upsert(s, obj_rv("ml", "kept", "1"));
+	upsert(s, obj_rv("ml", "changed", "2"));
+	upsert(s, obj_rv("ml", "vanished", "3"));
+	seen.log[0] = '\0';
+
+	b = store_batch_new(s);
+	cr_assert_not_null(b);
+	o = obj_rv("ml", "kept", "1");
+	cr_assert_eq(store_batch_add(b, o), 0);
+	json_decref(o);
+	o = obj_rv("ml", "changed", "7");
+	cr_assert_eq(store_batch_add(b, o), 0);
+	json_decref(o);
+	o = obj_rv("ml", "new", "8");
+	cr_assert_eq(store_batch_add(b, o), 0);
+	json_decref(o);
+	/* Nothing is visible before the commit. */
+	cr_assert_eq(store_len(s), 3);
+	cr_assert_eq(store_batch_commit(b), 0);
+	store_batch_free(b);
+
+	cr_assert_str_eq(seen.log, "update ml/changed 2->7;add ml/new;delete ml/vanished@3;");
+	cr_assert_eq(store_list(s, &all), 0);
+	cr_assert_eq(json_array_size(all), 3);
+	json_decref(all);
+	cr_assert_eq(store_get(s, "ml/vanished", &o), CADRE_ENOTFOUND);
+	store_free(s);
+}
+
+Test(store, an_abandoned_batch_changes_nothing)
+{
+	struct seen seen = { "" };
+	struct store *s = watched_store(&seen, NULL);
+	struct store_batch *b;
+	json_t *o;
+
+	upsert(s, obj_rv("ml", "a", "1"));
+	b = store_batch_new(s);
+	o = obj_rv("ml", "b", "2");
+	store_batch_add(b, o);
+	json_decref(o);
+	store_batch_free(b);
+	cr_assert_eq(store_len(s), 1);
+	cr_assert_str_eq(seen.log, "add ml/a;");
+	store_free(s);
+}
+
+static int count_visit(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	(void)obj;
+	return ++*(int *)ctx == 2 ? 42 : 0;
+}
+
+Test(store, foreach_walks_under_the_lock_and_stops_on_request)
+{
+	struct store *s = store_new(NULL);
+	int n = 0;
+
+	upsert(s, obj_rv("a", "1", "1"));
+	upsert(s, obj_rv("a", "2", "2"));
+	upsert(s, obj_rv("a", "3", "3"));
+	cr_assert_eq(store_foreach(s, count_visit, &n), 42);
+	cr_assert_eq(n, 2);
+	store_free(s);
+}
+
+Test(store, quantities_parse_to_milli_units_rounding_up)
+{
+	static const struct { const char *text; long long milli; } cases[] = {
+		{ "1", 1000 }, { "500m", 500 }, { "1.5", 1500 }, { "0.1", 100 },
+		{ "64Gi", 64LL * 1024 * 1024 * 1024 * 1000 }, { "1Ki", 1024000 }, { "2k", 2000000 },
+		{ "1M", 1000000000LL }, { "1e3", 1000000 }, { "1E-3", 1 },
+		{ "250u", 1 }, { "1n", 1 }, { "0", 0 }, { "0.0001", 1 },
+		{ "+2", 2000 }, { "-3m", -3 }, { ".5", 500 }, { "1P", 1000000000000000000LL },
+	};
+	long long milli;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(store_quantity_milli(cases[i].text, &milli), 0, "%s", cases[i].text);
+		cr_assert_eq(milli, cases[i].milli, "%s: %lld", cases[i].text, milli);
+	}
+	/* An exabyte in milli-units is past int64: saturate, never wrap. */
+	cr_assert_eq(store_quantity_milli("1E", &milli), 0);
+	cr_assert_eq(milli, LLONG_MAX);
+	cr_assert_eq(store_quantity_milli("8Ei", &milli), 0);
+	cr_assert_eq(milli, LLONG_MAX);
+	cr_assert_eq(store_quantity_milli("", &milli), CADRE_EPARSE);
+	cr_assert_eq(store_quantity_milli("Gi", &milli), CADRE_EPARSE);
+	cr_assert_eq(store_quantity_milli("1.2.3", &milli), CADRE_EPARSE);
+	cr_assert_eq(store_quantity_milli("5GB", &milli), CADRE_EPARSE);
+	cr_assert_eq(store_quantity_milli("1e", &milli), CADRE_EPARSE);
+}
+
+/* A pod as the API server sends it for some other team's workload. */
+static const char foreign_pod_json[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-7d9c6b5f4-x2x7k\","
+	"\"generateName\":\"web-7d9c6b5f4-\",\"namespace\":\"shop\",\"uid\":\"3f1f8a4e-2b0c-4a51-9c39-1d1c0e6e8b11\","
+	"\"resourceVersion\":\"918273\",\"creationTimestamp\":\"2026-01-02T03:04:05Z\","
+	"\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"7d9c6b5f4\",\"tier\":\"frontend\"},"
+	"\"annotations\":{\"kubectl.kubernetes.io/restartedAt\":\"2026-01-02T03:00:00Z\","
+	"\"prometheus.io/scrape\":\"true\",\"prometheus.io/port\":\"9090\"},"
+	"\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-7d9c6b5f4\","
+	"\"uid\":\"8c2d5a3e-1111-2222-3333-444455556666\",\"controller\":true,\"blockOwnerDeletion\":true}],"
+	"\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\",\"apiVersion\":\"v1\","
+	"\"time\":\"2026-01-02T03:04:05Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+	"{\"f:generateName\":{},\"f:labels\":{\".\":{},\"f:app\":{},\"f:pod-template-hash\":{},\"f:tier\":{}},"
+	"\"f:ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"8c2d5a3e-1111-2222-3333-444455556666\\\"}\":{}}},"
+	"\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{},"
+	"\"f:ports\":{},\"f:resources\":{\"f:requests\":{\"f:cpu\":{},\"f:memory\":{}}}}}}}},"
+	"{\"manager\":\"kubelet\",\"operation\":\"Update\",\"apiVersion\":\"v1\",\"time\":\"2026-01-02T03:04:09Z\","
+	"\"fieldsType\":\"FieldsV1\",\"subresource\":\"status\",\"fieldsV1\":{\"f:status\":{\"f:conditions\":{},"
+	"\"f:containerStatuses\":{},\"f:hostIP\":{},\"f:phase\":{},\"f:podIP\":{},\"f:startTime\":{}}}}]},"
+	"\"spec\":{\"volumes\":[{\"name\":\"kube-api-access-abcde\",\"projected\":{\"sources\":[{\"serviceAccountToken\":"
+	"{\"expirationSeconds\":3607,\"path\":\"token\"}},{\"configMap\":{\"name\":\"kube-root-ca.crt\",\"items\":"
+	"[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}}],\"defaultMode\":420}}],"
+	"\"initContainers\":[{\"name\":\"migrate\",\"image\":\"shop/migrate:1.2\",\"resources\":{\"requests\":"
+	"{\"cpu\":\"2\",\"memory\":\"1Gi\"}}},{\"name\":\"proxy\",\"image\":\"envoy:1.30\",\"restartPolicy\":\"Always\","
+	"\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}],"
+	"\"containers\":[{\"name\":\"web\",\"image\":\"shop/web:4.5.6\",\"ports\":[{\"containerPort\":8080,"
+	"\"protocol\":\"TCP\"}],\"env\":[{\"name\":\"MODE\",\"value\":\"production\"},{\"name\":\"LOG_LEVEL\","
+	"\"value\":\"info\"}],\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"512Mi\",\"nvidia.com/gpu\":\"1\"},"
+	"\"limits\":{\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}},\"volumeMounts\":[{\"name\":\"kube-api-access-abcde\","
+	"\"readOnly\":true,\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\"}],"
+	"\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","
+	"\"imagePullPolicy\":\"IfNotPresent\"},{\"name\":\"metrics\",\"image\":\"exporter:0.9\",\"resources\":"
+	"{\"requests\":{\"cpu\":\"250m\",\"memory\":\"128Mi\"}}}],"
+	"\"overhead\":{\"cpu\":\"50m\"},\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":30,"
+	"\"dnsPolicy\":\"ClusterFirst\",\"serviceAccountName\":\"default\",\"serviceAccount\":\"default\","
+	"\"nodeName\":\"cpu-node-3\",\"securityContext\":{},\"schedulerName\":\"default-scheduler\","
+	"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+	"\"tolerationSeconds\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\","
+	"\"effect\":\"NoExecute\",\"tolerationSeconds\":300}],\"priority\":0,\"enableServiceLinks\":true,"
+	"\"preemptionPolicy\":\"PreemptLowerPriority\",\"schedulingGates\":[{\"name\":\"example.com/wait\"}]},"
+	"\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\","
+	"\"lastTransitionTime\":\"2026-01-02T03:04:06Z\"},{\"type\":\"Ready\",\"status\":\"True\","
+	"\"lastTransitionTime\":\"2026-01-02T03:04:09Z\"},{\"type\":\"ContainersReady\",\"status\":\"True\","
+	"\"lastTransitionTime\":\"2026-01-02T03:04:09Z\"},{\"type\":\"PodScheduled\",\"status\":\"True\","
+	"\"lastTransitionTime\":\"2026-01-02T03:04:05Z\"}],\"hostIP\":\"10.0.0.3\",\"podIP\":\"10.4.3.17\","
+	"\"podIPs\":[{\"ip\":\"10.4.3.17\"}],\"startTime\":\"2026-01-02T03:04:05Z\",\"containerStatuses\":"
+	"[{\"name\":\"web\",\"state\":{\"running\":{\"startedAt\":\"2026-01-02T03:04:08Z\"}},\"lastState\":{},"
+	"\"ready\":true,\"restartCount\":0,\"image\":\"shop/web:4.5.6\",\"imageID\":\"docker-pullable://shop/web@sha256:"
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"containerID\":\"containerd://"
+	"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\",\"started\":true}],"
+	"\"qosClass\":\"Burstable\"}}";
+
+Test(store, a_foreign_pod_is_kept_as_a_summary_of_what_it_uses)
+{
+	json_t *p = parse(foreign_pod_json);
+	json_t *t = store_trim_pod(p, NULL);
+	json_t *want = parse(
+		"{\"namespace\":\"shop\",\"name\":\"web-7d9c6b5f4-x2x7k\",\"nodeName\":\"cpu-node-3\","
+		"\"phase\":\"Running\",\"schedulingGates\":true,"
+		/*
+		 * cpu: containers 500m+250m, sidecar 100m -> 850m; init "migrate"
+		 * needs 2 (plus no sidecar before it) -> max 2000m; + overhead 50m.
+		 * memory: 512Mi+128Mi+64Mi = 704Mi vs 1Gi -> 1Gi.
+		 */
+		"\"requestsMilli\":{\"cpu\":2050,\"memory\":1073741824000,\"nvidia.com/gpu\":1000}}");
+	char *dump = json_dumps(t, JSON_SORT_KEYS);
+
+	cr_assert(json_equal(t, want), "got %s", dump);
+	free(dump);
+	json_decref(p);
+	json_decref(t);
+	json_decref(want);
+}
+
+Test(store, a_sidecar_counts_toward_later_init_containers)
+{
+	json_t *p = parse(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},\"spec\":{"
+		"\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\","
+		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{\"name\":\"init\","
+		"\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]},"
+		"\"status\":{\"phase\":\"Pending\"}}");
+	json_t *t = store_trim_pod(p, NULL);
+
+	/* sum = 2 + 1 (sidecar) = 3; init need = 3 + 1 = 4 -> 4. */
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(t, "requestsMilli"), "cpu")),
+		     4000);
+	cr_assert_null(json_object_get(t, "nodeName"));
+	cr_assert_null(json_object_get(t, "schedulingGates"));
+	json_decref(p);
+	json_decref(t);
+}
+
+Test(store, cadres_own_pods_are_kept_whole_but_for_managed_fields)
+{
+	json_t *p = parse(foreign_pod_json), *t, *copy;
+
+	json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"),
+			    STORE_JOB_LABEL, json_string("llama"));
+	copy = json_deep_copy(p);
+	t = store_trim_pod(p, NULL);
+	cr_assert_null(json_object_get(json_object_get(t, "metadata"), "managedFields"));
+	json_object_del(json_object_get(copy, "metadata"), "managedFields");
+	cr_assert(json_equal(t, copy));
+	/* The input is untouched. */
+	cr_assert_not_null(json_object_get(json_object_get(p, "metadata"), "managedFields"));
+	json_decref(p);
+	json_decref(t);
+	json_decref(copy);
+}
+
+/* Count the bytes jansson holds, as malloc sizes them (chunk header included). */
+static _Atomic long long heap_bytes;
+
+static void *counting_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p)
+		atomic_fetch_add(&heap_bytes, (long long)(malloc_usable_size(p) + sizeof(size_t)));
+	return p;
+}
+
+static void counting_free(void *p)
+{
+	if (p)
+		atomic_fetch_sub(&heap_bytes, (long long)(malloc_usable_size(p) + sizeof(size_t)));
+	free(p);
+}
+
+#define MEM_PODS 2000
+
+Test(store, a_cached_foreign_pod_costs_under_2_KiB)
+{
+	struct store_options opts = { .kind = "pods", .trim = store_trim_pod };
+	struct store *s;
+	long long before, after, whole_before, whole;
+	char name[64], node[32];
+	json_t *p, *full;
+	int i;
+
+	json_set_alloc_funcs(counting_malloc, counting_free);
+	s = store_new(&opts);
+	cr_assert_eq(store_add_index(s, "node", store_index_pod_node, NULL), 0);
+	cr_assert_eq(store_add_index(s, "job", store_index_pod_job, NULL), 0);
+
+	whole_before = atomic_load(&heap_bytes);
+	full = parse(foreign_pod_json);
+	whole = atomic_load(&heap_bytes) - whole_before;
+
+	before = atomic_load(&heap_bytes);
+	for (i = 0; i < MEM_PODS; i++) {
+		p = json_deep_copy(full);
+		snprintf(name, sizeof(name), "web-7d9c6b5f4-%05d", i);
+		snprintf(node, sizeof(node), "cpu-node-%d", i % 100);
+		json_object_set_new(json_object_get(p, "metadata"), "name", json_string(name));
+		json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+		cr_assert_eq(store_upsert(s, p), 0);
+		json_decref(p);
+	}
+	after = atomic_load(&heap_bytes);
+	cr_log_info("foreign pod: %lld bytes parsed whole, %lld bytes cached (store + indexes)",
+		    whole, (after - before) / MEM_PODS);
+	cr_assert_lt((after - before) / MEM_PODS, 2048, "%lld bytes per pod",
+		     (after - before) / MEM_PODS);
+	json_decref(full);
+	store_free(s);
+}
+
+/* Readers run while the writer replaces objects: each get sees a whole object. */
+struct reader {
+	struct store *s;
+	atomic_bool stop;
+	atomic_int bad;
+};
+
+static void *read_loop(void *arg)
+{
+	struct reader *r = arg;
+	json_t *o;
+
+	while (!atomic_load(&r->stop)) {
+		if (store_get(r->s, "ml/hot", &o) == 0) {
+			const char *rv = json_string_value(json_object_get(
+				json_object_get(o, "metadata"), "resourceVersion"));
+
+			if (!rv)
+				atomic_fetch_add(&r->bad, 1);
+			json_decref(o);
+		}
+	}
+	return NULL;
+}
+
+Test(store, readers_on_other_threads_keep_valid_references)
+{
+	struct reader r = { .s = store_new(NULL) };
+	pthread_t t[3];
+	char rv[16];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, read_loop, &r);
+	for (i = 0; i < 2000; i++) {
+		snprintf(rv, sizeof(rv), "%d", i);
+		upsert(r.s, obj_rv("ml", "hot", rv));
+	}
+	atomic_store(&r.stop, true);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(atomic_load(&r.bad), 0);
+	store_free(r.s);
+}
