@@ -1,0 +1,775 @@
+#include "controller/tj_plan.h"
+#include "base/buf.h"
+#include "base/err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One planning pass: the input, the plan being built, and the first error. */
+struct planner {
+	const struct tj_input *in;
+	const struct trainingjob *job;
+	struct tj_plan *out;
+	int err;
+};
+
+void tj_job_id(const char *uid, char out[16])
+{
+	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
+
+	for (const char *p = uid ? uid : ""; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
+}
+
+int64_t tj_restart_backoff_s(int attempt)
+{
+	int64_t s = 10;
+
+	for (int i = 1; i < attempt && s < 300; i++)
+		s *= 2;
+	return s < 300 ? s : 300;
+}
+
+static void *grow(struct planner *p, void **items, size_t *n, size_t size)
+{
+	void *more = realloc(*items, (*n + 1) * size);
+
+	if (!more) {
+		p->err = CADRE_ENOMEM;
+		return NULL;
+	}
+	*items = more;
+	memset((char *)more + *n * size, 0, size);
+	return (char *)more + (*n)++ * size;
+}
+
+static void action(struct planner *p, enum tj_action_kind kind, int rank,
+		   const struct podview *pod)
+{
+	struct tj_action *a = grow(p, (void **)&p->out->actions, &p->out->n_actions,
+				   sizeof(*a));
+
+	if (!a)
+		return;
+	a->kind = kind;
+	a->rank = rank;
+	a->attempt = p->out->status.restarts + p->out->status.infra_restarts;
+	if (pod) {
+		a->pod = pod->name;
+		a->uid = pod->uid;
+	}
+}
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+{
+	struct tj_event *e = grow(p, (void **)&p->out->events, &p->out->n_events, sizeof(*e));
+	struct buf b;
+	va_list ap;
+
+	if (!e)
+		return;
+	buf_init(&b, 4096);
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	e->warning = warning;
+	e->reason = reason;
+	e->message = buf_detach(&b, NULL);
+	if (!e->message)
+		p->err = CADRE_ENOMEM;
+}
+
+static void set_string(struct planner *p, char **field, const char *value)
+{
+	char *copy = NULL;
+
+	if (value) {
+		copy = strdup(value);
+		if (!copy) {
+			p->err = CADRE_ENOMEM;
+			return;
+		}
+	}
+	free(*field);
+	*field = copy;
+}
+
+static void set_message(struct planner *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_message(struct planner *p, const char *fmt, ...)
+{
+	struct buf b;
+	va_list ap;
+
+	buf_init(&b, 4096);
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	free(p->out->status.message);
+	p->out->status.message = buf_detach(&b, NULL);
+	if (!p->out->status.message)
+		p->err = CADRE_ENOMEM;
+}
+
+static void cond(struct planner *p, const char *type, bool status, const char *reason,
+		 const char *message)
+{
+	int err = condition_set(&p->out->status.conditions, type, status ? "True" : "False",
+				reason, message, p->job->meta.generation, p->in->now, NULL);
+
+	if (err)
+		p->err = err;
+}
+
+/* Set the condition False only when it is present: absent means never true. */
+static void cond_clear(struct planner *p, const char *type, const char *reason,
+		       const char *message)
+{
+	if (condition_find(&p->out->status.conditions, type))
+		cond(p, type, false, reason, message);
+}
+
+static int attempt_of(const struct tj_status *st)
+{
+	return st->restarts + st->infra_restarts;
+}
+
+static int num_nodes(const struct planner *p)
+{
+	return p->job->spec.num_nodes > 0 ? p->job->spec.num_nodes : 1;
+}
+
+static void requeue_in(struct planner *p, int64_t seconds)
+{
+	if (seconds < 1)
+		seconds = 1;
+	if (!p->out->requeue_after_s || seconds < p->out->requeue_after_s)
+		p->out->requeue_after_s = seconds;
+}
+
+static bool pod_terminal(const struct podview *v)
+{
+	return v->phase == POD_SUCCEEDED || v->phase == POD_FAILED;
+}
+
+/* Delete pods not yet going; keep_terminal keeps finished ones for logs. */
+static size_t delete_pods(struct planner *p, bool keep_terminal, int keep_rank)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < p->in->n_pods; i++) {
+		const struct podview *v = &p->in->pods[i];
+
+		if (keep_terminal && pod_terminal(v))
+			continue;
+		if (v->rank == keep_rank && keep_rank >= 0)
+			continue;
+		live++;
+		if (!v->deleting)
+			action(p, TJ_DELETE_POD, v->rank, v);
+	}
+	return live;
+}
+
+static void set_phase(struct planner *p, enum tj_phase phase)
+{
+	p->out->status.phase = phase;
+}
+
+static bool phase_was(const struct planner *p, enum tj_phase phase)
+{
+	return p->job->status.phase == phase;
+}
+
+/* Rebuild status.nodes and readyNodes from the pods of the current attempt. */
+static void record_nodes(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	int n = num_nodes(p), attempt = attempt_of(st), ready = 0;
+
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		free(st->nodes[i].pod);
+		free(st->nodes[i].node);
+		free(st->nodes[i].ip);
+		free(st->nodes[i].phase);
+	}
+	free(st->nodes);
+	st->nodes = NULL;
+	st->n_nodes = 0;
+	for (int rank = 0; rank < n; rank++) {
+		const struct podview *v = NULL;
+		struct tj_node_status *ns;
+
+		for (size_t i = 0; i < p->in->n_pods; i++)
+			if (p->in->pods[i].rank == rank && p->in->pods[i].attempt == attempt)
+				v = &p->in->pods[i];
+		if (!v)
+			continue;
+		ns = grow(p, (void **)&st->nodes, &st->n_nodes, sizeof(*ns));
+		if (!ns)
+			return;
+		ns->rank = rank;
+		set_string(p, &ns->pod, v->name);
+		set_string(p, &ns->node, v->node);
+		set_string(p, &ns->ip, v->ip);
+		set_string(p, &ns->phase, pod_phase_name(v->phase));
+		if (v->phase == POD_RUNNING && !v->deleting)
+			ready++;
+	}
+	st->ready_nodes = ready;
+}
+
+static void clear_nodes(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		free(st->nodes[i].pod);
+		free(st->nodes[i].node);
+		free(st->nodes[i].ip);
+		free(st->nodes[i].phase);
+	}
+	free(st->nodes);
+	st->nodes = NULL;
+	st->n_nodes = 0;
+	st->ready_nodes = 0;
+}
+
+static void record_failure(struct planner *p, const struct podview *v, const char *reason,
+			   const char *message)
+{
+	struct tj_failure *f = &p->out->status.last_failure;
+
+	p->out->status.has_last_failure = true;
+	f->rank = v ? v->rank : -1;
+	f->exit_code = v ? v->exit_code : 0;
+	f->time = p->in->now;
+	set_string(p, &f->pod, v ? v->name : NULL);
+	set_string(p, &f->node, v ? v->node : NULL);
+	set_string(p, &f->reason, reason);
+	set_string(p, &f->message, message);
+}
+
+static void finish(struct planner *p, bool success, const char *reason, const char *message)
+{
+	struct tj_status *st = &p->out->status;
+
+	set_phase(p, success ? TJ_PHASE_SUCCEEDED : TJ_PHASE_FAILED);
+	if (!st->completion_time)
+		st->completion_time = p->in->now;
+	cond(p, success ? "Succeeded" : "Failed", true, reason, message);
+	cond_clear(p, "Running", success ? "Completed" : reason, message);
+	cond_clear(p, "Restarting", success ? "Completed" : reason, message);
+	set_message(p, "%s", message);
+	event(p, !success, success ? "Succeeded" : reason, "%s", message);
+}
+
+/* Terminal jobs: stop what still runs, keep finished pods, honour the TTL. */
+static void plan_terminal(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+
+	delete_pods(p, true, -1);
+	record_nodes(p);
+	if (spec->has_ttl_seconds_after_finished && st->completion_time) {
+		int64_t at = st->completion_time + spec->ttl_seconds_after_finished;
+
+		if (p->in->now >= at)
+			action(p, TJ_DELETE_JOB, -1, NULL);
+		else
+			requeue_in(p, at - p->in->now);
+	}
+}
+
+/*
+ * Begin a gang restart: count it, remember why, delete the gang. The job
+ * stays Restarting until every pod is gone, then queues again.
+ */
+static void restart(struct planner *p, bool user_fault, const char *cond_reason,
+		    const struct podview *v, const char *why)
+{
+	struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+
+	record_failure(p, v, v && v->reason ? v->reason : cond_reason, why);
+	if (user_fault && st->restarts >= spec->max_restarts) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s; no restarts left (maxRestarts %d)", why,
+			 spec->max_restarts);
+		finish(p, false, "MaxRestartsExceeded", msg);
+		cond(p, "Admitted", false, "MaxRestartsExceeded", msg);
+		delete_pods(p, true, -1);
+		record_nodes(p);
+		return;
+	}
+	if (user_fault)
+		st->restarts++;
+	else
+		st->infra_restarts++;
+	set_phase(p, TJ_PHASE_RESTARTING);
+	cond(p, "Restarting", true, cond_reason, why);
+	cond_clear(p, "Running", cond_reason, why);
+	cond(p, "Admitted", false, !strcmp(cond_reason, "GangTimeout") ? "GangTimeout" : "Restarting",
+	     why);
+	if (user_fault)
+		set_message(p, "%s; restarting the gang (restart %d of %d)", why, st->restarts,
+			    spec->max_restarts);
+	else
+		set_message(p, "%s; restarting the gang (infrastructure restart %d, not counted "
+			    "against maxRestarts)", why, st->infra_restarts);
+	event(p, true, cond_reason, "%s", p->out->status.message);
+	delete_pods(p, false, -1);
+	clear_nodes(p);
+}
+
+static bool volumes_ready(struct planner *p)
+{
+	for (size_t i = 0; i < p->in->n_volumes; i++) {
+		const struct tj_volume_state *v = &p->in->volumes[i];
+		char msg[768];
+
+		if (v->found && v->bound)
+			continue;
+		if (!v->found)
+			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) does not exist "
+				 "in namespace %s", v->volume, v->mount_path,
+				 p->job->meta.namespace ? p->job->meta.namespace : "");
+		else
+			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) is not Bound yet",
+				 v->volume, v->mount_path);
+		cond(p, "VolumesReady", false, v->found ? "VolumeNotBound" : "VolumeNotFound", msg);
+		set_phase(p, TJ_PHASE_PENDING);
+		set_message(p, "waiting for volumes: %s", msg);
+		return false;
+	}
+	if (p->in->n_volumes)
+		cond(p, "VolumesReady", true, "Bound", "every Volume is Bound");
+	else
+		cond(p, "VolumesReady", true, "NoVolumes", "the job mounts no Volumes");
+	return true;
+}
+
+/* Kueue admits by removing its gates; Admitted mirrors that. */
+static bool kueue_admitted(struct planner *p, size_t have, size_t gated)
+{
+	if (have == (size_t)num_nodes(p) && gated == 0) {
+		return true;
+	}
+	cond(p, "Admitted", false, "WaitingForKueue",
+	     "waiting for Kueue to admit the pod group");
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "waiting for Kueue to admit the workload (queue \"%s\")",
+		    p->job->spec.queue ? p->job->spec.queue : "");
+	return false;
+}
+
+static void admit(struct planner *p, const char *message)
+{
+	struct tj_status *st = &p->out->status;
+
+	cond(p, "Admitted", true, "Admitted", message);
+	if (!st->admitted_time)
+		st->admitted_time = p->in->now;
+	p->out->admitted_now = true;
+	event(p, false, "Admitted", "%s", message);
+}
+
+/* The gang of the current attempt is admitted: create, ungate, watch it.
+ * by_rank is zeroed scratch space for num_nodes entries. */
+static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+	int n = num_nodes(p), attempt = attempt_of(st);
+	const struct podview *user_fail = NULL, *infra_fail = NULL, *start_trouble = NULL,
+		*sched_trouble = NULL;
+	int running = 0, succeeded = 0, have = 0, gated = 0;
+	const struct condition *admitted;
+	char why[1024];
+
+	for (size_t i = 0; i < in->n_pods; i++) {
+		const struct podview *v = &in->pods[i];
+
+		if (v->attempt != attempt || v->rank < 0 || v->rank >= n)
+			continue;
+		by_rank[v->rank] = v;
+	}
+	for (int r = 0; r < n; r++) {
+		const struct podview *v = by_rank[r];
+
+		if (!v)
+			continue;
+		have++;
+		if (v->gated)
+			gated++;
+		if (v->phase == POD_RUNNING && !v->deleting)
+			running++;
+		if (v->phase == POD_SUCCEEDED)
+			succeeded++;
+		if (v->deleting && !pod_terminal(v) && !infra_fail)
+			infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_EXITED && !user_fail)
+			user_fail = v;
+		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST) &&
+			 !infra_fail)
+			infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_START && !start_trouble)
+			start_trouble = v;
+		else if (v->trouble == POD_TROUBLE_UNSCHEDULABLE && !sched_trouble)
+			sched_trouble = v;
+		if (v->node && !pod_terminal(v) && in->node_ok && !in->node_ok(in->node_ctx, v->node) &&
+		    !infra_fail)
+			infra_fail = v;
+	}
+
+	/* A rank recorded in status.nodes whose pod is gone was deleted by someone. */
+	if (in->expectations_met && !infra_fail) {
+		for (size_t i = 0; i < p->job->status.n_nodes; i++) {
+			const struct tj_node_status *ns = &p->job->status.nodes[i];
+
+			if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] &&
+			    attempt_of(&p->job->status) == attempt) {
+				snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
+					 ns->pod ? ns->pod : "?", ns->rank);
+				restart(p, false, "Evicted", NULL, why);
+				return;
+			}
+		}
+	}
+
+	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted")) {
+		/* Kueue mode: the pods exist before admission; create them first. */
+		if (in->expectations_met)
+			for (int r = 0; r < n; r++)
+				if (!by_rank[r])
+					action(p, TJ_CREATE_POD, r, NULL);
+		size_t kueue_gated = 0;
+
+		for (int r = 0; r < n; r++)
+			if (by_rank[r] && by_rank[r]->n_gates)
+				kueue_gated++;
+		if (!in->service_exists)
+			action(p, TJ_CREATE_SERVICE, -1, NULL);
+		if (!kueue_admitted(p, (size_t)have, kueue_gated)) {
+			record_nodes(p);
+			return;
+		}
+		admit(p, "admitted by Kueue");
+	}
+
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+
+	/* Success first: with Rank0, rank 0 finishing wins over the others. */
+	if (spec->success_policy == TJ_SUCCESS_RANK0 && by_rank[0] &&
+	    by_rank[0]->phase == POD_SUCCEEDED) {
+		finish(p, true, "Rank0Succeeded", "rank 0 succeeded");
+		delete_pods(p, true, 0);
+		record_nodes(p);
+		return;
+	}
+	if (spec->success_policy == TJ_SUCCESS_ALL && succeeded == n) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "all %d pods succeeded", n);
+		finish(p, true, "AllSucceeded", msg);
+		record_nodes(p);
+		return;
+	}
+	if (user_fail) {
+		snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s",
+			 user_fail->rank, user_fail->name, user_fail->exit_code,
+			 user_fail->message ? ": " : "", user_fail->message ? user_fail->message : "");
+		restart(p, true, "PodFailed", user_fail, why);
+		return;
+	}
+	if (infra_fail) {
+		bool node_lost = infra_fail->trouble == POD_TROUBLE_NODE_LOST ||
+				 (infra_fail->node && in->node_ok &&
+				  !in->node_ok(in->node_ctx, infra_fail->node));
+
+		if (node_lost)
+			snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
+				 infra_fail->node ? infra_fail->node : "?", infra_fail->rank,
+				 infra_fail->name);
+		else
+			snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", infra_fail->name,
+				 infra_fail->rank,
+				 infra_fail->deleting && infra_fail->trouble == POD_TROUBLE_NONE ?
+				 "deleted outside cadre" : "evicted or preempted",
+				 infra_fail->message ? ": " : "",
+				 infra_fail->message ? infra_fail->message : "");
+		restart(p, false, node_lost ? "NodeLost" : "Evicted", infra_fail, why);
+		return;
+	}
+
+	/* Create what is missing, once every earlier create has been seen. */
+	if (have < n && in->expectations_met)
+		for (int r = 0; r < n; r++)
+			if (!by_rank[r])
+				action(p, TJ_CREATE_POD, r, NULL);
+	/* All exist: remove every gate together, so the gang binds as one. */
+	if (have == n && gated > 0)
+		for (int r = 0; r < n; r++)
+			if (by_rank[r]->gated)
+				action(p, TJ_UNGATE_POD, r, by_rank[r]);
+
+	record_nodes(p);
+	if (running == n) {
+		if (!phase_was(p, TJ_PHASE_RUNNING)) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "all %d pods are Running", n);
+			p->out->all_running_now = true;
+			event(p, false, "Running", "%s", msg);
+			cond(p, "Running", true, "AllPodsRunning", msg);
+		}
+		set_phase(p, TJ_PHASE_RUNNING);
+		if (!st->start_time)
+			st->start_time = in->now;
+		cond_clear(p, "Restarting", "Running", "the gang is Running again");
+		free(st->message);
+		st->message = NULL;
+		return;
+	}
+
+	set_phase(p, TJ_PHASE_STARTING);
+	cond(p, "Running", false, "Starting", "waiting for every pod to be Running");
+	if (start_trouble)
+		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start_trouble->rank,
+			    start_trouble->name, start_trouble->reason,
+			    start_trouble->message ? start_trouble->message : "");
+	else if (sched_trouble)
+		set_message(p, "rank %d (pod %s) is unschedulable: %s", sched_trouble->rank,
+			    sched_trouble->name,
+			    sched_trouble->message ? sched_trouble->message : "");
+	else
+		set_message(p, "%d of %d pods Running", running, n);
+
+	/* The gang timeout counts from this attempt's admission. */
+	admitted = condition_find(&st->conditions, "Admitted");
+	if (admitted && !strcmp(admitted->status, "True") && admitted->last_transition_time) {
+		int64_t deadline = admitted->last_transition_time + spec->gang_timeout_seconds;
+
+		if (in->now < deadline) {
+			requeue_in(p, deadline - in->now);
+			return;
+		}
+		if (start_trouble) {
+			snprintf(why, sizeof(why), "rank %d (pod %s) could not start within %llds: %s: %s",
+				 start_trouble->rank, start_trouble->name,
+				 (long long)spec->gang_timeout_seconds, start_trouble->reason,
+				 start_trouble->message ? start_trouble->message : "");
+			restart(p, true, "PodFailed", start_trouble, why);
+			return;
+		}
+		snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
+			 running, n, (long long)spec->gang_timeout_seconds);
+		restart(p, false, "GangTimeout", sched_trouble, why);
+	}
+}
+
+static void plan_gang(struct planner *p)
+{
+	const struct podview **by_rank = calloc((size_t)num_nodes(p), sizeof(*by_rank));
+
+	if (!by_rank) {
+		p->err = CADRE_ENOMEM;
+		return;
+	}
+	plan_gang_ranks(p, by_rank);
+	free(by_rank);
+}
+
+static void plan_active(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+	int attempt = attempt_of(st);
+	size_t stale = 0, live = 0;
+
+	/* Deadline: counted from the first admission, across restarts. */
+	if (spec->has_active_deadline_seconds && st->admitted_time) {
+		int64_t deadline = st->admitted_time + spec->active_deadline_seconds;
+
+		if (in->now >= deadline) {
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "activeDeadlineSeconds (%lld) passed",
+				 (long long)spec->active_deadline_seconds);
+			finish(p, false, "DeadlineExceeded", msg);
+			delete_pods(p, true, -1);
+			record_nodes(p);
+			return;
+		}
+		requeue_in(p, deadline - in->now);
+	}
+
+	if (st->phase == TJ_PHASE_RESTARTING) {
+		live = delete_pods(p, false, -1);
+		if (live) {
+			set_message(p, "restarting: waiting for %zu pods of the old gang to go", live);
+			return;
+		}
+		set_phase(p, TJ_PHASE_QUEUED);
+		cond(p, "Restarting", false, "TornDown", "the old gang is gone; queued again");
+	}
+
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt)
+			stale++;
+	if (stale) {
+		/* Pods of an earlier attempt are never reused: finish deleting them. */
+		for (size_t i = 0; i < in->n_pods; i++)
+			if (in->pods[i].attempt != attempt && !in->pods[i].deleting)
+				action(p, TJ_DELETE_POD, in->pods[i].rank, &in->pods[i]);
+		set_message(p, "waiting for %zu pods of an earlier attempt to go", stale);
+		return;
+	}
+
+	if (!condition_is_true(&st->conditions, "Admitted")) {
+		if (!volumes_ready(p))
+			return;
+		if (attempt > 0 && st->has_last_failure) {
+			int64_t at = st->last_failure.time + tj_restart_backoff_s(attempt);
+
+			if (in->now < at) {
+				set_phase(p, TJ_PHASE_QUEUED);
+				set_message(p, "restart %d: backing off for %llds after %s", attempt,
+					    (long long)(at - in->now),
+					    st->last_failure.reason ? st->last_failure.reason :
+					    "a failure");
+				requeue_in(p, at - in->now);
+				return;
+			}
+		}
+		switch (in->mode) {
+		case GANG_KUEUE:
+			break;  /* plan_gang creates the pods and mirrors Kueue */
+		case GANG_NONE:
+			admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
+			break;
+		case GANG_BUILTIN:
+			if (in->admission.verdict == ADMIT_UNDECIDED) {
+				p->out->needs_admission = true;
+				return;
+			}
+			if (in->admission.verdict == ADMIT_WAIT) {
+				const char *reason = in->admission.reason ? in->admission.reason :
+						     "InsufficientCapacity";
+				const char *msg = in->admission.message ? in->admission.message :
+						  "waiting for capacity";
+				const struct condition *c = condition_find(&st->conditions, "Admitted");
+
+				/* Keep a GangTimeout reason visible until the next admission. */
+				if (!c || strcmp(c->reason, "GangTimeout"))
+					cond(p, "Admitted", false, reason, msg);
+				set_phase(p, TJ_PHASE_QUEUED);
+				set_message(p, "%s", msg);
+				return;
+			}
+			admit(p, in->admission.message ? in->admission.message :
+			      "admitted: the whole gang fits");
+			break;
+		}
+	}
+	plan_gang(p);
+}
+
+int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
+{
+	const struct trainingjob *job = in->job;
+	struct planner p = { .in = in, .job = job, .out = out };
+	struct tj_status *st = &out->status;
+	enum tj_phase before;
+	char job_id[16];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = tj_status_copy(st, &job->status);
+	if (err)
+		return err;
+	before = st->phase;
+	st->observed_generation = job->meta.generation;
+	if (!st->job_id) {
+		tj_job_id(job->meta.uid, job_id);
+		set_string(&p, &st->job_id, job_id);
+	}
+	if (!st->task_id) {
+		char created[32] = "", task[512];
+
+		api_time_format(job->meta.creation_timestamp, created);
+		for (char *c = created; *c; c++)
+			if (*c == ':' || *c == 'T')
+				*c = '-';
+		snprintf(task, sizeof(task), "cadre-%.19s_%s_%s", created,
+			 job->meta.name ? job->meta.name : "", st->job_id ? st->job_id : "");
+		set_string(&p, &st->task_id, task);
+	}
+
+	if (job->meta.deleting)
+		goto out;
+	if (in->invalid) {
+		if (st->phase != TJ_PHASE_FAILED) {
+			char msg[2048];
+
+			snprintf(msg, sizeof(msg), "invalid spec: %s", in->invalid);
+			finish(&p, false, "InvalidSpec", msg);
+		}
+		plan_terminal(&p);
+		goto out;
+	}
+	if (tj_phase_terminal(st->phase)) {
+		plan_terminal(&p);
+		goto out;
+	}
+	if (job->spec.suspend) {
+		size_t live = delete_pods(&p, false, -1);
+
+		set_phase(&p, TJ_PHASE_SUSPENDED);
+		cond(&p, "Suspended", true, "Suspended", "spec.suspend is true");
+		cond_clear(&p, "Running", "Suspended", "spec.suspend is true");
+		cond_clear(&p, "Admitted", "Suspended", "spec.suspend is true");
+		clear_nodes(&p);
+		if (live)
+			set_message(&p, "suspending: deleting %zu pods", live);
+		else
+			set_message(&p, "suspended: no pods exist; set spec.suspend to false to resume");
+		if (before != TJ_PHASE_SUSPENDED)
+			event(&p, false, "Suspended", "spec.suspend is true; deleting the gang");
+		goto out;
+	}
+	if (st->phase == TJ_PHASE_SUSPENDED) {
+		cond(&p, "Suspended", false, "Resumed", "spec.suspend is false");
+		set_phase(&p, TJ_PHASE_QUEUED);
+		event(&p, false, "Resumed", "spec.suspend is false; queued for admission");
+	}
+	if (st->phase == TJ_PHASE_UNSET)
+		set_phase(&p, TJ_PHASE_QUEUED);
+	plan_active(&p);
+out:
+	return p.err;
+}
+
+void tj_plan_release(struct tj_plan *plan)
+{
+	tj_status_release(&plan->status);
+	free(plan->actions);
+	for (size_t i = 0; i < plan->n_events; i++)
+		free(plan->events[i].message);
+	free(plan->events);
+	memset(plan, 0, sizeof(*plan));
+}
