@@ -1,0 +1,540 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "controller/tj_plan.h"
+
+/* A fixture: a parsed job, its pods and the planner's input. */
+struct fx {
+	struct trainingjob job;
+	json_t *pods_json[8];
+	struct podview pods[8];
+	size_t n_pods;
+	struct tj_input in;
+	struct tj_plan plan;
+};
+
+static const char *const base_job =
+	"{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+	"\"metadata\":{\"name\":\"llama\",\"namespace\":\"ml\",\"uid\":\"u-1\",\"generation\":1,"
+	"\"creationTimestamp\":\"2026-11-30T00:00:00Z\"},"
+	"\"spec\":{\"numNodes\":2,\"resources\":{\"accelerators\":\"H100:8\"},"
+	"\"image\":\"img\",\"run\":\"train\",\"maxRestarts\":1%s},"
+	"\"status\":%s}";
+
+static void fx_job(struct fx *f, const char *spec_extra, const char *status)
+{
+	char text[4096];
+	struct field_errors errs;
+	json_error_t jerr;
+	json_t *obj;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(text, sizeof(text), base_job, spec_extra ? spec_extra : "",
+		 status ? status : "{}");
+	obj = json_loads(text, 0, &jerr);
+	cr_assert_not_null(obj, "%s", jerr.text);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &f->job, &errs), 0);
+	field_errors_release(&errs);
+	json_decref(obj);
+	f->in.job = &f->job;
+	f->in.now = 1000000;
+	f->in.mode = GANG_BUILTIN;
+	f->in.expectations_met = true;
+	f->in.service_exists = true;
+}
+
+/* Add pod <job>-<rank> of attempt, phase, and extra JSON in status/spec. */
+static void fx_pod(struct fx *f, int rank, int attempt, const char *phase, bool gated,
+		   const char *status_extra)
+{
+	char text[2048];
+	json_error_t jerr;
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"llama-%d\",\"uid\":\"p%d\",\"labels\":{"
+		 "\"cadre.dev/job-name\":\"llama\",\"cadre.dev/node-rank\":\"%d\","
+		 "\"cadre.dev/restart-attempt\":\"%d\"}},"
+		 "\"spec\":{%s\"nodeName\":\"n%d\"},"
+		 "\"status\":{\"phase\":\"%s\",\"podIP\":\"10.0.0.%d\"%s}}",
+		 rank, rank, rank, attempt,
+		 gated ? "\"schedulingGates\":[{\"name\":\"cadre.dev/gang\"}]," : "",
+		 rank, phase, rank + 1, status_extra ? status_extra : "");
+	f->pods_json[f->n_pods] = json_loads(text, 0, &jerr);
+	cr_assert_not_null(f->pods_json[f->n_pods], "%s", jerr.text);
+	podview_read(f->pods_json[f->n_pods], &f->pods[f->n_pods]);
+	f->n_pods++;
+	f->in.pods = f->pods;
+	f->in.n_pods = f->n_pods;
+}
+
+static void fx_plan(struct fx *f)
+{
+	cr_assert_eq(tj_plan_make(&f->in, &f->plan), 0);
+}
+
+static void fx_release(struct fx *f)
+{
+	tj_plan_release(&f->plan);
+	tj_release(&f->job);
+	for (size_t i = 0; i < f->n_pods; i++)
+		json_decref(f->pods_json[i]);
+}
+
+static size_t count_actions(const struct tj_plan *p, enum tj_action_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == kind)
+			n++;
+	return n;
+}
+
+static const char *cond_reason(const struct tj_plan *p, const char *type)
+{
+	const struct condition *c = condition_find(&p->status.conditions, type);
+
+	return c ? c->reason : "(absent)";
+}
+
+static bool has_event(const struct tj_plan *p, const char *reason)
+{
+	for (size_t i = 0; i < p->n_events; i++)
+		if (!strcmp(p->events[i].reason, reason))
+			return true;
+	return false;
+}
+
+#define ADMITTED_AT(t) "{\"phase\":\"Starting\",\"admittedTime\":\"" t "\"," \
+	"\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\"," \
+	"\"message\":\"\",\"lastTransitionTime\":\"" t "\"}]"
+/* 1970-01-12T13:46:40Z is now (1000000) in the fixture. */
+#define NOW "1970-01-12T13:46:40Z"
+#define EARLIER "1970-01-12T13:40:00Z"
+
+Test(tj_plan, a_new_job_asks_for_admission_and_gets_stable_ids)
+{
+	struct fx f;
+	char id[16];
+
+	fx_job(&f, NULL, NULL);
+	fx_plan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert_eq(f.plan.n_actions, 0);
+	tj_job_id("u-1", id);
+	cr_assert_str_eq(f.plan.status.job_id, id);
+	cr_assert_eq(strlen(id), 9);
+	cr_assert(strstr(f.plan.status.task_id, "llama"));
+	fx_release(&f);
+}
+
+Test(tj_plan, a_job_that_does_not_fit_waits_in_queued_and_says_why)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
+		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "InsufficientCapacity");
+	cr_assert(strstr(f.plan.status.message, "1 node has room"));
+	cr_assert_eq(f.plan.n_actions, 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, admission_creates_every_rank_and_the_service)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.service_exists = false;
+	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(f.plan.status.admitted_time, 1000000);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	cr_assert(f.plan.admitted_now);
+	cr_assert(has_event(&f.plan, "Admitted"));
+	fx_release(&f);
+}
+
+Test(tj_plan, no_pod_is_created_while_an_earlier_create_is_unseen)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	f.in.expectations_met = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	f.in.expectations_met = true;
+	tj_plan_release(&f.plan);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_eq(f.plan.actions[0].rank, 1);
+	fx_release(&f);
+}
+
+Test(tj_plan, gates_come_off_together_only_when_every_pod_exists)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 1, 0, "Pending", true, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	fx_release(&f);
+}
+
+Test(tj_plan, every_pod_running_makes_the_job_running)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert_eq(f.plan.status.ready_nodes, 2);
+	cr_assert_eq(f.plan.status.start_time, 1000000);
+	cr_assert_eq(f.plan.status.n_nodes, 2);
+	cr_assert_str_eq(f.plan.status.nodes[1].ip, "10.0.0.2");
+	cr_assert_str_eq(f.plan.status.nodes[1].node, "n1");
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Running"));
+	cr_assert(f.plan.all_running_now);
+	cr_assert_null(f.plan.status.message);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_failed_rank_restarts_the_gang_and_records_the_failure)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3,\"reason\":\"Error\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert(f.plan.status.has_last_failure);
+	cr_assert_eq(f.plan.status.last_failure.rank, 1);
+	cr_assert_eq(f.plan.status.last_failure.exit_code, 3);
+	cr_assert_str_eq(f.plan.status.last_failure.pod, "llama-1");
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "PodFailed");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	fx_release(&f);
+}
+
+Test(tj_plan, a_failure_with_no_restarts_left_fails_the_job_and_keeps_finished_pods)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) ",\"restarts\":1}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 1, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "MaxRestartsExceeded");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 1);
+	cr_assert_str_eq(f.plan.actions[0].pod, "llama-0");
+	cr_assert_neq(f.plan.status.completion_time, 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, an_evicted_pod_is_an_infrastructure_restart)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"reason\":\"Evicted\",\"message\":\"low memory\"");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Evicted");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_pod_deleted_by_someone_else_is_an_infrastructure_restart)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) ",\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\"},"
+	       "{\"rank\":1,\"pod\":\"llama-1\"}]}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
+static bool node_n1_lost(void *ctx, const char *node)
+{
+	(void)ctx;
+	return strcmp(node, "n1") != 0;
+}
+
+Test(tj_plan, a_lost_node_is_an_infrastructure_restart)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.node_ok = node_n1_lost;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	fx_release(&f);
+}
+
+Test(tj_plan, restarting_waits_for_the_old_gang_then_backs_off_in_queued)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, "{\"phase\":\"Restarting\",\"restarts\":1,\"lastFailure\":{\"rank\":1,"
+	       "\"exitCode\":3,\"reason\":\"Error\",\"time\":\"" NOW "\"}}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 1);
+	fx_release(&f);
+
+	fx_job(&f, NULL, "{\"phase\":\"Restarting\",\"restarts\":1,\"lastFailure\":{\"rank\":1,"
+	       "\"exitCode\":3,\"reason\":\"Error\",\"time\":\"" NOW "\"}}");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_eq(f.plan.requeue_after_s, 10);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert(strstr(f.plan.status.message, "backing off"));
+	fx_release(&f);
+}
+
+Test(tj_plan, backoff_doubles_to_five_minutes)
+{
+	cr_assert_eq(tj_restart_backoff_s(1), 10);
+	cr_assert_eq(tj_restart_backoff_s(2), 20);
+	cr_assert_eq(tj_restart_backoff_s(3), 40);
+	cr_assert_eq(tj_restart_backoff_s(6), 300);
+	cr_assert_eq(tj_restart_backoff_s(60), 300);
+}
+
+Test(tj_plan, rank0_success_succeeds_and_deletes_the_others)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"successPolicy\":\"Rank0\"", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Succeeded", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUCCEEDED);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 1);
+	cr_assert_str_eq(f.plan.actions[0].pod, "llama-1");
+	fx_release(&f);
+}
+
+Test(tj_plan, all_policy_needs_every_pod_to_succeed)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Succeeded", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	fx_release(&f);
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Succeeded", false, NULL);
+	fx_pod(&f, 1, 0, "Succeeded", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUCCEEDED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Succeeded"), "AllSucceeded");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, suspend_deletes_the_pods_and_resume_queues_again)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"suspend\":true", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUSPENDED);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Suspended"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 1);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	fx_release(&f);
+
+	fx_job(&f, NULL, "{\"phase\":\"Suspended\",\"conditions\":[{\"type\":\"Suspended\","
+	       "\"status\":\"True\",\"reason\":\"Suspended\",\"message\":\"\","
+	       "\"lastTransitionTime\":\"" NOW "\"}]}");
+	fx_plan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert_str_eq(cond_reason(&f.plan, "Suspended"), "Resumed");
+	fx_release(&f);
+}
+
+Test(tj_plan, the_deadline_fails_the_job_and_stops_its_pods)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"activeDeadlineSeconds\":60", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "DeadlineExceeded");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	fx_release(&f);
+}
+
+Test(tj_plan, ttl_deletes_the_job_after_it_finishes)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"ttlSecondsAfterFinished\":30",
+	       "{\"phase\":\"Succeeded\",\"completionTime\":\"" NOW "\"}");
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_JOB), 0);
+	cr_assert_eq(f.plan.requeue_after_s, 30);
+	fx_release(&f);
+	fx_job(&f, ",\"ttlSecondsAfterFinished\":30",
+	       "{\"phase\":\"Succeeded\",\"completionTime\":\"" EARLIER "\"}");
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_JOB), 1);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_missing_volume_keeps_the_job_pending)
+{
+	struct fx f;
+	struct tj_volume_state vols[] = { { "/mnt/ckpt", "shared", false, false, NULL } };
+
+	fx_job(&f, NULL, NULL);
+	f.in.volumes = vols;
+	f.in.n_volumes = 1;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_PENDING);
+	cr_assert_str_eq(cond_reason(&f.plan, "VolumesReady"), "VolumeNotFound");
+	cr_assert(strstr(f.plan.status.message, "shared"));
+	cr_assert_not(f.plan.needs_admission);
+	fx_release(&f);
+
+	vols[0].found = true;
+	fx_job(&f, NULL, NULL);
+	f.in.volumes = vols;
+	f.in.n_volumes = 1;
+	fx_plan(&f);
+	cr_assert_str_eq(cond_reason(&f.plan, "VolumesReady"), "VolumeNotBound");
+	fx_release(&f);
+}
+
+Test(tj_plan, an_invalid_spec_fails_once_with_the_field_paths)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.invalid = "spec.numNodes: must be >= 1";
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "InvalidSpec");
+	cr_assert(strstr(f.plan.status.message, "spec.numNodes"));
+	cr_assert(has_event(&f.plan, "InvalidSpec"));
+	fx_release(&f);
+}
+
+Test(tj_plan, the_gang_timeout_tears_down_and_requeues_as_infrastructure)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false,
+	       ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+	       "\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are available\"}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "GangTimeout");
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "GangTimeout");
+	fx_release(&f);
+}
+
+Test(tj_plan, an_image_that_never_pulls_counts_against_max_restarts)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":600}", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"waiting\":"
+	       "{\"reason\":\"ImagePullBackOff\",\"message\":\"pull access denied\"}}}]");
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert(strstr(f.plan.status.message, "ImagePullBackOff: pull access denied"),
+		  "%s", f.plan.status.message);
+	cr_assert_eq(f.plan.requeue_after_s, 600);
+	fx_release(&f);
+
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Pending", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"waiting\":"
+	       "{\"reason\":\"ImagePullBackOff\",\"message\":\"pull access denied\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "PodFailed");
+	fx_release(&f);
+}
+
+Test(tj_plan, kueue_mode_creates_ungated_pods_and_mirrors_kueue)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForKueue");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	fx_release(&f);
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	fx_release(&f);
+}
+
+Test(tj_plan, pods_of_an_earlier_attempt_are_deleted_before_anything_else)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, "{\"phase\":\"Queued\",\"restarts\":1}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 1);
+	cr_assert_not(f.plan.needs_admission);
+	fx_release(&f);
+}
