@@ -44,7 +44,7 @@ demo: build
 	scripts/demo
 
 demo-down:
-	e2e/cluster down
+	scripts/demo-down
 
 bench: build
 	bench/run
