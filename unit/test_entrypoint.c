@@ -1,0 +1,519 @@
+/*
+ * The entrypoint script, run for real: each behaviour is checked under bash
+ * and under /bin/sh (dash on Debian), the two shells a pod's /bin/sh can be.
+ * getent is a stub (unit/testdata/bin/getent) that answers from a hosts file
+ * the test writes, so no test touches the network.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "controller/entrypoint.h"
+
+#define STUB_BIN CADRE_SOURCE_DIR "/unit/testdata/bin"
+
+/* One run of the script: a scratch directory, its environment, its output. */
+struct ep {
+	char dir[64];
+	char hosts[128];
+	char out[128];
+	char err[128];
+	char termlog[128];
+	char *env[32];
+	size_t n_env;
+	pid_t pid;
+};
+
+static void ep_setenv(struct ep *e, const char *name, const char *value)
+{
+	struct buf b;
+
+	cr_assert_lt(e->n_env + 1, sizeof(e->env) / sizeof(e->env[0]));
+	buf_init(&b, 1 << 16);
+	cr_assert_eq(buf_addf(&b, "%s=%s", name, value), 0);
+	e->env[e->n_env++] = buf_detach(&b, NULL);
+	e->env[e->n_env] = NULL;
+}
+
+static void write_file(const char *path, const char *text, const char *mode)
+{
+	FILE *f = fopen(path, mode);
+
+	cr_assert_not_null(f, "open %s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The whole file, or "" if it does not exist; the caller frees it. */
+static char *read_file(const char *path)
+{
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+	FILE *f;
+
+	buf_init(&b, 1 << 20);
+	f = fopen(path, "r");
+	if (f) {
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			cr_assert_eq(buf_add(&b, chunk, n), 0);
+		fclose(f);
+	}
+	return buf_detach(&b, NULL);
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/*
+ * A scratch directory with an empty hosts file; path is the script's PATH
+ * (NULL: the stub getent first, then the system's directories).
+ */
+static void ep_init_path(struct ep *e, const char *path)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->dir, sizeof(e->dir), "/tmp/cadre-ep-XXXXXX");
+	cr_assert_not_null(mkdtemp(e->dir));
+	snprintf(e->hosts, sizeof(e->hosts), "%s/hosts", e->dir);
+	snprintf(e->out, sizeof(e->out), "%s/stdout", e->dir);
+	snprintf(e->err, sizeof(e->err), "%s/stderr", e->dir);
+	snprintf(e->termlog, sizeof(e->termlog), "%s/termination-log", e->dir);
+	write_file(e->hosts, "", "w");
+	write_file(e->termlog, "", "w");
+	ep_setenv(e, "PATH", path ? path : STUB_BIN ":/usr/bin:/bin");
+	ep_setenv(e, "HOME", e->dir);
+	ep_setenv(e, "CADRE_TEST_HOSTS", e->hosts);
+	ep_setenv(e, ENTRYPOINT_ENV_TERMINATION_LOG, e->termlog);
+}
+
+static void ep_init(struct ep *e)
+{
+	ep_init_path(e, NULL);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void ep_release(struct ep *e)
+{
+	for (size_t i = 0; i < e->n_env; i++)
+		free(e->env[i]);
+	nftw(e->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * The process group of the script a test started. The fixture's fini kills
+ * whatever is left of it, so a failed assertion leaves no user loop behind.
+ */
+static pid_t started_group;
+
+static void kill_started_group(void)
+{
+	if (started_group > 0)
+		kill(-started_group, SIGKILL);
+	started_group = 0;
+}
+
+/* Start `shell -c <script>` in a process group of its own, as a pod's PID 1 is. */
+static void ep_start(struct ep *e, const char *shell)
+{
+	pid_t pid = fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		char *argv[] = { (char *)shell, "-c", (char *)entrypoint_script(), NULL };
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(e->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(e->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (setpgid(0, 0) != 0 || in < 0 || out < 0 || err < 0 ||
+		    dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(250);
+		execve(shell, argv, e->env);
+		_exit(251);
+	}
+	e->pid = pid;
+	started_group = pid;
+	/* Set it here too, so kill_started_group cannot race the child's setpgid. */
+	setpgid(pid, pid);
+}
+
+/* Wait for the script and return its exit code (128 + n for a signal). */
+static int ep_wait(struct ep *e)
+{
+	int status;
+
+	cr_assert_eq(waitpid(e->pid, &status, 0), e->pid);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static int ep_run(struct ep *e, const char *shell)
+{
+	ep_start(e, shell);
+	return ep_wait(e);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Wait up to timeout_ms for path to contain needle. */
+static bool wait_for_text(const char *path, const char *needle, long timeout_ms)
+{
+	for (long waited = 0; waited < timeout_ms; waited += 50) {
+		char *text = read_file(path);
+		bool found = strstr(text, needle) != NULL;
+
+		free(text);
+		if (found)
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static void assert_file_eq(const char *path, const char *want)
+{
+	char *got = read_file(path);
+
+	cr_assert_str_eq(got, want, "%s:\n%s\nwanted:\n%s", path, got, want);
+	free(got);
+}
+
+static void assert_file_has(const char *path, const char *needle)
+{
+	char *got = read_file(path);
+
+	cr_assert_not_null(strstr(got, needle), "%s lacks \"%s\":\n%s", path, needle, got);
+	free(got);
+}
+
+static void assert_file_lacks(const char *path, const char *needle)
+{
+	char *got = read_file(path);
+
+	cr_assert_null(strstr(got, needle), "%s has \"%s\":\n%s", path, needle, got);
+	free(got);
+}
+
+/*
+ * Each behaviour once per shell, so a failure names the shell. The timeout
+ * turns a script that hangs into a failure; it is generous because valgrind
+ * runs every shell and tool the script starts.
+ */
+#define BOTH_SHELLS(name)                                                   \
+	static void name(const char *shell);                                \
+	Test(entrypoint, name##_under_bash, .fini = kill_started_group,     \
+	     .timeout = 120) { name("/bin/bash"); }                         \
+	Test(entrypoint, name##_under_sh, .fini = kill_started_group,       \
+	     .timeout = 120) { name("/bin/sh"); }                           \
+	static void name(const char *shell)
+
+BOTH_SHELLS(exports_peer_ips_in_rank_order)
+{
+	struct ep e;
+
+	ep_init(&e);
+	/* The hosts file lists the peers out of order; rank order must win. */
+	write_file(e.hosts,
+		   "job-2.job.ns.svc 10.4.0.30\n"
+		   "job-0.job.ns.svc 10.4.0.10\n"
+		   "job-1.job.ns.svc 10.4.0.20\n", "w");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc job-2.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "30");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "printf '[%s]' \"$SKYPILOT_NODE_IPS\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "[10.4.0.10\n10.4.0.20\n10.4.0.30]");
+	assert_file_has(e.err, "cadre: all 3 peers resolved");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(times_out_naming_the_peers_that_never_resolved)
+{
+	char marker[160];
+	size_t lines = 0;
+	char *err;
+	struct ep e;
+
+	ep_init(&e);
+	snprintf(marker, sizeof(marker), "%s/run-started", e.dir);
+	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc job-2.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "2");
+	ep_setenv(&e, "MARKER", marker);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "touch \"$MARKER\"");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "touch \"$MARKER\"");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_PEERS_TIMEOUT);
+	cr_assert_not(file_exists(marker), "setup or run started without the peers");
+	assert_file_has(e.err, "waiting for 2 of 3 peers to resolve");
+	assert_file_has(e.err, "peers to resolve: job-1.job.ns.svc job-2.job.ns.svc\n");
+	assert_file_has(e.termlog, "timed out after");
+	assert_file_has(e.termlog, "job-1.job.ns.svc job-2.job.ns.svc");
+	assert_file_lacks(e.termlog, "job-0");
+	/* Progress is a line now and then, not one per poll. */
+	err = read_file(e.err);
+	for (const char *p = err; *p; p++)
+		lines += *p == '\n';
+	cr_assert_eq(lines, 2, "expected one progress line, then the timeout:\n%s", err);
+	free(err);
+	ep_release(&e);
+}
+
+BOTH_SHELLS(waits_for_a_peer_that_resolves_late)
+{
+	struct ep e;
+
+	ep_init(&e);
+	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "60");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "printf '%s' \"$SKYPILOT_NODE_IPS\"");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.err, "waiting for 1 of 2 peers", 30000));
+	write_file(e.hosts, "job-1.job.ns.svc 10.4.0.20\n", "a");
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_eq(e.out, "10.4.0.10\n10.4.0.20");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(failed_setup_fails_the_pod_with_its_code_and_run_never_starts)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "echo setup-ran\nexit 7");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), 7);
+	assert_file_eq(e.out, "setup-ran\n");
+	assert_file_has(e.err, "cadre: setup failed with exit code 7; run was not started");
+	assert_file_has(e.termlog, "setup failed with exit code 7");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(runs_setup_then_run_and_returns_runs_exit_code)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "echo setup");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run\nexit 42");
+	cr_assert_eq(ep_run(&e, shell), 42);
+	assert_file_eq(e.out, "setup\nrun\n");
+	/* The user's own failure is not cadre's to explain. */
+	assert_file_eq(e.termlog, "");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(run_succeeding_is_exit_zero_without_setup)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "true");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(setup_and_run_execute_in_the_workdir)
+{
+	char workdir[160];
+	char want[400];
+	struct ep e;
+
+	ep_init(&e);
+	snprintf(workdir, sizeof(workdir), "%s/work dir", e.dir);
+	cr_assert_eq(mkdir(workdir, 0755), 0);
+	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, workdir);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "pwd");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "pwd");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	snprintf(want, sizeof(want), "%s\n%s\n", workdir, workdir);
+	assert_file_eq(e.out, want);
+	ep_release(&e);
+}
+
+BOTH_SHELLS(missing_workdir_fails_clearly_before_waiting_for_peers)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, "/nonexistent/workspace");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "600");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_WORKDIR);
+	assert_file_eq(e.out, "");
+	assert_file_has(e.err, "workdir /nonexistent/workspace does not exist");
+	assert_file_has(e.termlog, "workdir /nonexistent/workspace does not exist");
+	ep_release(&e);
+}
+
+/*
+ * Quotes, $, backticks, backslashes and newlines reach the user shell as
+ * written: the quoted heredoc prints them untouched, and the expansions
+ * outside it happen exactly once.
+ */
+BOTH_SHELLS(setup_and_run_text_is_run_verbatim)
+{
+	static const char text[] =
+		"cat <<'EOF'\n"
+		"single ' double \" dollar $HOME ${X:-y} backtick `id` backslash \\ end\n"
+		"EOF\n"
+		"echo \"$((6 * 7)) `echo tick` $(echo sub) 'kept'\"\n";
+	static const char once[] =
+		"single ' double \" dollar $HOME ${X:-y} backtick `id` backslash \\ end\n"
+		"42 tick sub 'kept'\n";
+	struct buf want;
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, text);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, text);
+	cr_assert_eq(ep_run(&e, shell), 0);
+	buf_init(&want, 4096);
+	buf_adds(&want, once);
+	buf_adds(&want, once);
+	assert_file_eq(e.out, buf_str(&want));
+	buf_release(&want);
+	ep_release(&e);
+}
+
+BOTH_SHELLS(user_code_runs_under_bash_when_the_image_has_it)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"${BASH_VERSION:+bash}\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "bash\n");
+	ep_release(&e);
+}
+
+/*
+ * An image without bash: PATH is a directory of our own that holds only sh
+ * and getent, the two programs the script needs when every peer resolves.
+ */
+BOTH_SHELLS(user_code_falls_back_to_sh_without_bash)
+{
+	char bin[] = "/tmp/cadre-ep-bin-XXXXXX";
+	char link[200];
+	struct ep e;
+
+	cr_assert_not_null(mkdtemp(bin));
+	snprintf(link, sizeof(link), "%s/sh", bin);
+	cr_assert_eq(symlink("/bin/sh", link), 0);
+	snprintf(link, sizeof(link), "%s/getent", bin);
+	cr_assert_eq(symlink(STUB_BIN "/getent", link), 0);
+	ep_init_path(&e, bin);
+	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"${BASH_VERSION:-no bash}\" \"$SKYPILOT_NODE_IPS\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "no bash 10.4.0.10\n");
+	ep_release(&e);
+	nftw(bin, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+BOTH_SHELLS(sigterm_reaches_the_running_user_code)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN,
+		  "trap 'echo run-got-term; exit 42' TERM\n"
+		  "echo ready\n"
+		  "while :; do sleep 0.1; done");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	cr_assert_eq(kill(e.pid, SIGTERM), 0);
+	cr_assert_eq(ep_wait(&e), 42);
+	assert_file_eq(e.out, "ready\nrun-got-term\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(sigterm_during_setup_stops_before_run)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP,
+		  "trap 'echo setup-got-term; exit 0' TERM\n"
+		  "echo ready\n"
+		  "while :; do sleep 0.1; done");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	cr_assert_eq(kill(e.pid, SIGTERM), 0);
+	cr_assert_eq(ep_wait(&e), 143);
+	assert_file_eq(e.out, "ready\nsetup-got-term\n");
+	assert_file_has(e.err, "stopped during setup; run was not started");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(refuses_to_start_without_run)
+{
+	struct ep e;
+
+	ep_init(&e);
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
+	assert_file_has(e.err, "CADRE_RUN is empty");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(refuses_a_timeout_that_is_not_a_number)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "10m");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
+	assert_file_has(e.err, "CADRE_GANG_TIMEOUT_SECONDS must be a whole number");
+	assert_file_eq(e.out, "");
+	ep_release(&e);
+}
+
+Test(entrypoint, embedded_script_matches_controller_entrypoint_sh)
+{
+	char *file = read_file(CADRE_SOURCE_DIR "/controller/entrypoint.sh");
+
+	cr_assert_gt(strlen(file), 0);
+	cr_assert_str_eq(entrypoint_script(), file,
+			 "controller/entrypoint.c is out of date: regenerate its literal "
+			 "from controller/entrypoint.sh (the command is in entrypoint.c)");
+	free(file);
+}
+
+Test(entrypoint, command_runs_the_script_under_bin_sh)
+{
+	json_t *cmd = entrypoint_command();
+
+	cr_assert_not_null(cmd);
+	cr_assert_eq(json_array_size(cmd), 3);
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 0)), "/bin/sh");
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 1)), "-c");
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)), entrypoint_script());
+	json_decref(cmd);
+}
