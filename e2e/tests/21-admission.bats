@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# Built-in gang admission (DESIGN.md 3.1) on the fake GPU nodes: a gang that does not fit
+# waits in Queued and says why, with no pod of it free to schedule; waiting jobs are
+# admitted by priority, then age, when capacity frees; adding a node admits a gang that
+# needed it.
+#
+# The jobs' sizes follow the cluster's: other files may have added nodes. The last test
+# adds a node itself, so it comes last.
+
+load helpers
+load controller
+
+setup_file() {
+	crds_install
+	controller_start
+}
+
+teardown_file() {
+	controller_stop
+}
+
+setup() {
+	e2e_namespace
+	controller_mark
+	# Sizes below assume every GPU is free; earlier namespaces are deleted asynchronously.
+	wait_gpus_free
+}
+
+teardown() {
+	test_cleanup
+}
+
+# gpu_job NAME NODES PRIORITY: a gang of NODES x H100:8 (a whole node per pod).
+gpu_job() {
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: $1
+spec:
+  numNodes: $2
+  priority: $3
+  resources:
+    accelerators: "H100:8"
+    cpus: "8"
+    memory: 64Gi
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun --nnodes=\$SKYPILOT_NUM_NODES train.py
+EOF
+}
+
+# queued_waiting JOB: Queued, Admitted False with a waiting reason, and a message.
+queued_waiting() {
+	local tj
+	tj=$(kubectl -n "$NS" get tj "$1" -o json) || return 1
+	json_has "$tj" '.status.phase == "Queued"' &&
+		json_has "$tj" 'any(.status.conditions[]; .type == "Admitted" and .status == "False"
+			and (.reason == "InsufficientCapacity" or .reason == "QueuedBehind"))' &&
+		json_has "$tj" '.status.message | length > 0'
+}
+
+# no_free_pods JOB: no pod of JOB can be scheduled: each is gated and unbound, or absent.
+no_free_pods() {
+	[[ $(ungated_pods "$1") == 0 ]]
+}
+
+# waits_without_pods JOB: queued_waiting and no_free_pods together.
+waits_without_pods() {
+	queued_waiting "$1" && no_free_pods "$1"
+}
+
+# admitted_before A B: A has an admittedTime, earlier than B's if B has one.
+admitted_before() {
+	local a b
+	a=$(jp "trainingjob/$1" '{.status.admittedTime}')
+	b=$(jp "trainingjob/$2" '{.status.admittedTime}')
+	[[ -n $a ]] && [[ -z $b || $a < $b ]]
+}
+
+# Sizes for two jobs of which only one fits: each needs more than half of the nodes.
+half_plus_one() {
+	echo $(($(gpu_nodes) / 2 + 1))
+}
+
+@test "a waiting gang is admitted by priority: higher spec.priority first even when created later" {
+	nodes=$(gpu_nodes)
+	size=$(half_plus_one)
+	gpu_job blocker "$nodes" 0
+	wait_for -t 120 phase_is blocker Running
+
+	gpu_job low "$size" 0
+	# Created later, so by age alone low would go first.
+	sleep 2
+	gpu_job high "$size" 10
+	wait_for -t 60 queued_waiting low
+	wait_for -t 60 queued_waiting high
+	json_has "$(kubectl -n "$NS" get tj high -o json)" \
+		'any(.status.conditions[]; .type == "Admitted" and .reason == "InsufficientCapacity")'
+	same_for 3 no_free_pods low
+	no_free_pods high
+	phase_watch_start low
+
+	# The blocker goes: room for one of the two, and high is first in the queue.
+	kubectl -n "$NS" delete tj blocker --wait=false
+	wait_for -t 180 phase_is high Running
+	[ "$(job_pods high | wc -l)" -eq "$size" ]
+	# low waits, visibly, with none of its pods free to run.
+	wait_for -t 30 queued_waiting low
+	same_for 5 waits_without_pods low
+	not phase_seen low Starting
+	not phase_seen low Running
+
+	# high goes: low is admitted.
+	kubectl -n "$NS" delete tj high --wait=false
+	wait_for -t 180 phase_is low Running
+	[ "$(job_pods low | wc -l)" -eq "$size" ]
+	json_has "$(kubectl -n "$NS" get tj low -o json)" \
+		'any(.status.conditions[]; .type == "Admitted" and .status == "True")'
+}
+
+@test "at equal priority the older waiting gang is admitted first; the newer waits until it is gone" {
+	nodes=$(gpu_nodes)
+	size=$(half_plus_one)
+	gpu_job blocker "$nodes" 5
+	wait_for -t 120 phase_is blocker Running
+
+	gpu_job older "$size" 5
+	# creationTimestamp has a resolution of one second.
+	sleep 2
+	gpu_job newer "$size" 5
+	wait_for -t 60 queued_waiting older
+	wait_for -t 60 queued_waiting newer
+	[[ $(jp tj/older '{.metadata.creationTimestamp}') < $(jp tj/newer '{.metadata.creationTimestamp}') ]]
+	phase_watch_start newer
+
+	kubectl -n "$NS" delete tj blocker --wait=false
+	wait_for -t 180 phase_is older Running
+	wait_for -t 30 queued_waiting newer
+	same_for 5 waits_without_pods newer
+	not phase_seen newer Starting
+	not phase_seen newer Running
+	admitted_before older newer
+
+	kubectl -n "$NS" delete tj older --wait=false
+	wait_for -t 180 phase_is newer Running
+	[ "$(job_pods newer | wc -l)" -eq "$size" ]
+}
+
+@test "a small job is not held behind a big one that does not fit" {
+	nodes=$(gpu_nodes)
+	gpu_job big $((nodes + 1)) 10
+	wait_for -t 60 queued_waiting big
+	gpu_job small 1 0
+	wait_for -t 120 phase_is small Running
+	queued_waiting big
+	no_free_pods big
+}
+
+# Last: it adds a node to the cluster.
+@test "a gang larger than the cluster stays Queued, says what is missing, has no free pod, and runs once a node is added" {
+	nodes=$(gpu_nodes)
+	want=$((nodes + 1))
+	gpu_job huge "$want" 0
+	wait_for -t 60 queued_waiting huge
+	tj=$(kubectl -n "$NS" get tj huge -o json)
+	json_has "$tj" 'any(.status.conditions[]; .type == "Admitted" and .status == "False"
+		and .reason == "InsufficientCapacity" and (.message | length > 0))'
+	# The message names the shortfall: how many nodes, of which resource and type.
+	message=$(jq -r .status.message <<<"$tj")
+	[[ $message == *"$want"* ]] || { echo "status.message: $message"; false; }
+	[[ $message == *nvidia.com/gpu* ]] || { echo "status.message: $message"; false; }
+	[[ $message == *H100* ]] || { echo "status.message: $message"; false; }
+	row=$(kubectl -n "$NS" get tj huge -o wide --no-headers | tr -s ' ')
+	[[ $row == "huge Queued $want 0 H100:8 0 "* ]] || { echo "row: $row"; false; }
+	# Waiting, it holds nothing: no pod of it can be scheduled, now or a few seconds on.
+	same_for 5 waits_without_pods huge
+	json_has "$(kubectl -n "$NS" get tj huge -o json)" '.status.admittedTime == null and .status.readyNodes == 0'
+
+	"$E2E_DIR/cluster" add-nodes 1
+	[ "$(gpu_nodes)" -eq "$want" ]
+	wait_for -t 180 phase_is huge Running
+	[ "$(job_pods huge | wc -l)" -eq "$want" ]
+	all_pods_running huge "$want"
+	distinct=$(kubectl -n "$NS" get pods -l cadre.dev/job-name=huge -o json | jq '[.items[].spec.nodeName] | unique | length')
+	[ "$distinct" -eq "$want" ]
+	json_has "$(kubectl -n "$NS" get tj huge -o json)" \
+		'any(.status.conditions[]; .type == "Admitted" and .status == "True" and .reason == "Admitted")'
+}

@@ -1,0 +1,211 @@
+#!/usr/bin/env bats
+# Volumes (DESIGN.md 4) on a real API server with the PersistentVolume binder of
+# kube-controller-manager: a k8s-pvc Volume makes its claim and reports it Bound; a job
+# waits in Pending for its Volumes; an nfs Volume makes its PV and claim; the protection
+# finalizer holds a Volume while a job uses it; reclaimPolicy Retain keeps the claim and
+# Delete removes it.
+#
+# There is no provisioner: each k8s-pvc test pre-creates a PersistentVolume with
+# storageClassName "" reserved for its claim (claimRef), named after the test's namespace
+# since PVs are cluster-scoped.
+
+load helpers
+load controller
+
+setup_file() {
+	crds_install
+	controller_start
+}
+
+teardown_file() {
+	controller_stop
+}
+
+setup() {
+	e2e_namespace
+	controller_mark
+}
+
+teardown() {
+	test_cleanup
+}
+
+volume_phase_is() {
+	field_is "volume.cadre.dev/$1" '{.status.phase}' "$2"
+}
+
+# scratch_bound: the Volume scratch of scratch.yaml (or FILE), on a PV of its own, Bound.
+scratch_bound() {
+	make_pv "$(pv_name scratch)" 100Gi ReadWriteMany "$NS" scratch
+	kubectl -n "$NS" apply -f "${1:-$JOBS/scratch.yaml}"
+	wait_for -t 60 volume_phase_is scratch Bound
+}
+
+# mounts_claim POD PATH CLAIM: the pod's main container mounts the claim at PATH.
+mounts_claim() {
+	json_has "$(kubectl -n "$NS" get pod "$1" -o json)" "((.spec.containers[] | select(.name == \"main\")
+		| .volumeMounts[] | select(.mountPath == \"$2\") | .name) as \$v
+		| any(.spec.volumes[]; .name == \$v and .persistentVolumeClaim.claimName == \"$3\"))"
+}
+
+# protected_and_going VOLUME: deletion requested, the protection finalizer still holds it.
+protected_and_going() {
+	local vol
+	vol=$(kubectl -n "$NS" get volume.cadre.dev "$1" -o json) || return 1
+	json_has "$vol" '.metadata.deletionTimestamp != null' &&
+		json_has "$vol" '.metadata.finalizers | index("cadre.dev/volume-protection") != null'
+}
+
+@test "a k8s-pvc Volume makes its claim, binds to a pre-created RWX PV and reports Bound with claimName, capacity and accessModes" {
+	pv=$(pv_name scratch)
+	scratch_bound
+	vol=$(kubectl -n "$NS" get volume.cadre.dev scratch -o json)
+	json_has "$vol" '.status.phase == "Bound"'
+	json_has "$vol" '.status.claimName == "scratch"'
+	json_has "$vol" '.status.capacity == "100Gi"'
+	json_has "$vol" '.status.accessModes == ["ReadWriteMany"]'
+	json_has "$vol" 'any(.status.conditions[]; .type == "Ready" and .status == "True")'
+	json_has "$vol" '(.status.usedBy // []) == []'
+	json_has "$vol" '.metadata.finalizers == ["cadre.dev/volume-protection"]'
+
+	pvc=$(kubectl -n "$NS" get pvc scratch -o json)
+	json_has "$pvc" '.spec.accessModes == ["ReadWriteMany"]'
+	json_has "$pvc" '.spec.resources.requests.storage == "100Gi"'
+	json_has "$pvc" ".spec.volumeName == \"$pv\""
+	json_has "$pvc" '.status.phase == "Bound"'
+	# Retain: the claim is not owned by the Volume, so it outlives it.
+	json_has "$pvc" '[.metadata.ownerReferences[]? | select(.kind == "Volume")] == []'
+
+	[ "$(kubectl -n "$NS" get cvol | head -n 1 | tr -s ' ')" = "NAME TYPE SIZE ACCESS PHASE USED-BY AGE" ]
+	row=$(kubectl -n "$NS" get cvol scratch --no-headers | tr -s ' ')
+	[[ $row == "scratch k8s-pvc 100Gi ReadWriteMany Bound "* ]] || { echo "row: $row"; false; }
+}
+
+@test "a job waits in Pending with VolumesReady False until its Volume exists and is Bound, then starts" {
+	kubectl -n "$NS" apply -f "$JOBS/trainer.yaml"
+	wait_for -t 60 phase_is trainer Pending
+	wait_for -t 30 condition_is trainer VolumesReady False VolumeNotFound
+	message=$(jp tj/trainer '{.status.message}')
+	[[ $message == *scratch* ]] || { echo "status.message: $message"; false; }
+	no_job_pods
+
+	# The Volume exists but no PV can satisfy its claim yet.
+	kubectl -n "$NS" apply -f "$JOBS/scratch.yaml"
+	wait_for -t 60 condition_is trainer VolumesReady False VolumeNotBound
+	[ "$(jp volume.cadre.dev/scratch '{.status.phase}')" = Pending ]
+	same_for 3 phase_is trainer Pending
+	no_job_pods
+	message=$(jp tj/trainer '{.status.message}')
+	[[ $message == *scratch* ]] || { echo "status.message: $message"; false; }
+
+	make_pv "$(pv_name scratch)" 100Gi ReadWriteMany "$NS" scratch
+	wait_for -t 60 volume_phase_is scratch Bound
+	wait_for -t 120 phase_is trainer Running
+	condition_is trainer VolumesReady True
+	for rank in 0 1; do
+		mounts_claim "trainer-$rank" /mnt/scratch scratch
+	done
+	wait_for -t 30 field_is volume.cadre.dev/scratch '{.status.usedBy}' '["trainer"]'
+}
+
+@test "an nfs Volume creates its PV cadre-<namespace>-<name> and a claim bound to it, which a job mounts" {
+	kubectl -n "$NS" apply -f "$JOBS/nfs.yaml"
+	pv=cadre-$NS-datasets
+	wait_for -t 60 kubectl get pv "$pv"
+	wait_for -t 60 volume_phase_is datasets Bound
+
+	pvj=$(kubectl get pv "$pv" -o json)
+	json_has "$pvj" '.spec.nfs == {server: "127.0.0.1", path: "/exports/datasets", readOnly: true}'
+	json_has "$pvj" '.spec.accessModes == ["ReadOnlyMany"]'
+	json_has "$pvj" '.spec.capacity.storage == "2Ti"'
+	json_has "$pvj" '(.spec.storageClassName // "") == ""'
+	json_has "$pvj" ".spec.claimRef.namespace == \"$NS\" and .spec.claimRef.name == \"datasets\""
+	pvc=$(kubectl -n "$NS" get pvc datasets -o json)
+	json_has "$pvc" ".spec.volumeName == \"$pv\""
+	json_has "$pvc" '(.spec.storageClassName // "") == ""'
+	json_has "$pvc" '.status.phase == "Bound"'
+	vol=$(kubectl -n "$NS" get volume.cadre.dev datasets -o json)
+	json_has "$vol" '.status.claimName == "datasets" and .status.accessModes == ["ReadOnlyMany"]'
+
+	kubectl -n "$NS" apply -f "$JOBS/reader.yaml"
+	wait_for -t 120 phase_is reader Running
+	mounts_claim reader-0 /data datasets
+}
+
+@test "a Volume in use cannot be deleted until its job is deleted" {
+	scratch_bound
+	kubectl -n "$NS" apply -f "$JOBS/trainer.yaml"
+	wait_for -t 120 phase_is trainer Running
+	wait_for -t 30 field_is volume.cadre.dev/scratch '{.status.usedBy}' '["trainer"]'
+
+	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
+	wait_for -t 10 protected_and_going scratch
+	same_for 5 protected_and_going scratch
+	[ "$(jp volume.cadre.dev/scratch '{.status.usedBy}')" = '["trainer"]' ]
+	[ "$(jp pvc/scratch '{.status.phase}')" = Bound ]
+	[ "$(jp tj/trainer '{.status.phase}')" = Running ]
+
+	kubectl -n "$NS" delete tj trainer --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
+}
+
+@test "a Volume in use is released when its job finishes" {
+	scratch_bound
+	kubectl -n "$NS" apply -f "$JOBS/trainer.yaml"
+	wait_for -t 120 phase_is trainer Running
+
+	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
+	wait_for -t 10 protected_and_going scratch
+	same_for 3 protected_and_going scratch
+
+	kubectl -n "$NS" annotate pod trainer-0 trainer-1 e2e.cadre.dev/exit-code=0 >/dev/null
+	wait_for -t 60 phase_is trainer Succeeded
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
+	# The job itself is still there, finished.
+	[ "$(jp tj/trainer '{.status.phase}')" = Succeeded ]
+}
+
+@test "reclaimPolicy Retain: deleting the Volume keeps its claim, and a new Volume of that name adopts it" {
+	scratch_bound
+	pvc_uid=$(jp pvc/scratch '{.metadata.uid}')
+	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
+	same_for 3 field_is pvc/scratch '{.metadata.uid}' "$pvc_uid"
+	[ -z "$(jp pvc/scratch '{.metadata.deletionTimestamp}')" ]
+	[ "$(jp pvc/scratch '{.status.phase}')" = Bound ]
+
+	kubectl -n "$NS" apply -f "$JOBS/scratch.yaml"
+	wait_for -t 60 volume_phase_is scratch Bound
+	[ "$(jp volume.cadre.dev/scratch '{.status.claimName}')" = scratch ]
+	[ "$(jp pvc/scratch '{.metadata.uid}')" = "$pvc_uid" ]
+}
+
+@test "reclaimPolicy Delete: the claim is owned by the Volume and goes with it" {
+	scratch_bound "$JOBS/scratch-delete.yaml"
+	vol_uid=$(jp volume.cadre.dev/scratch '{.metadata.uid}')
+	json_has "$(kubectl -n "$NS" get pvc scratch -o json)" \
+		"any(.metadata.ownerReferences[]?; .kind == \"Volume\" and .name == \"scratch\" and .uid == \"$vol_uid\")"
+	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
+	wait_for -t 60 not kubectl -n "$NS" get pvc scratch
+}
+
+@test "an nfs Volume: Retain keeps its PV and claim, Delete removes both" {
+	kubectl -n "$NS" apply -f "$JOBS/nfs.yaml"
+	pv=cadre-$NS-datasets
+	wait_for -t 60 volume_phase_is datasets Bound
+	pvc_uid=$(jp pvc/datasets '{.metadata.uid}')
+	kubectl -n "$NS" delete volume.cadre.dev datasets --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev datasets
+	same_for 3 field_is pvc/datasets '{.metadata.uid}' "$pvc_uid"
+	[ -z "$(kubectl get pv "$pv" -o 'jsonpath={.metadata.deletionTimestamp}')" ]
+
+	# The same Volume with Delete adopts the claim and the PV, and takes them when it goes.
+	kubectl -n "$NS" apply -f "$JOBS/nfs-delete.yaml"
+	wait_for -t 60 volume_phase_is datasets Bound
+	[ "$(jp pvc/datasets '{.metadata.uid}')" = "$pvc_uid" ]
+	kubectl -n "$NS" delete volume.cadre.dev datasets --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev datasets
+	wait_for -t 60 not kubectl -n "$NS" get pvc datasets
+	wait_for -t 60 not kubectl get pv "$pv"
+}
