@@ -1,0 +1,118 @@
+/*
+ * manager.h - the controller process's moving parts, wired together.
+ *
+ * One manager owns: the API client, a reflector and store per watched kind,
+ * the work queue and its workers, expectations, the event recorder, the
+ * metrics registry and, with --leader-elect, the elector. Store handlers
+ * turn changes into queue keys; workers take keys and run the reconciler of
+ * their kind. Workers run only while this process may write: always without
+ * leader election, and only while leading with it.
+ *
+ * Queue keys name a kind and an object: "tj/<namespace>/<name>" and
+ * "vol/<namespace>/<name>", plus "admission", which re-queues every job
+ * still waiting for capacity (capacity changes are coalesced into it).
+ *
+ * Threads: manager_run() blocks until manager_stop() (from a signal-safe
+ * flag watcher or another thread). Reconcilers run on worker threads and
+ * read the stores, which are thread-safe.
+ */
+#ifndef CADRE_MANAGER_H
+#define CADRE_MANAGER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controller/expect.h"
+#include "controller/metrics.h"
+#include "controller/options.h"
+#include "kube/events.h"
+#include "kube/http.h"
+#include "kube/leader.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+#include "kube/workqueue.h"
+
+enum manager_kind {
+	KIND_TRAININGJOBS,
+	KIND_VOLUMES,
+	KIND_PODS,          /* cadre's own pods, whole, every phase */
+	KIND_OTHER_PODS,    /* everybody else's non-terminal pods, trimmed */
+	KIND_NODES,
+	KIND_SERVICES,
+	KIND_PVCS,
+	KIND_PVS,
+	KIND_COUNT
+};
+
+struct manager_metrics {
+	struct metric *reconcile_total;        /* {kind,result} */
+	struct metric *reconcile_seconds;      /* {kind} */
+	struct metric *workqueue_depth;
+	struct metric *trainingjobs;           /* {phase} */
+	struct metric *admission_wait;         /* seconds from creation to admission */
+	struct metric *time_to_running;        /* seconds from admission to all Running */
+	struct metric *job_restarts;           /* {reason} */
+	struct metric *leader;                 /* 1 while leading */
+};
+
+struct manager {
+	const struct options *opts;
+	struct kube_config *config;
+	struct kube_http *http;
+	struct registry *registry;
+	struct manager_metrics metrics;
+	struct store *stores[KIND_COUNT];
+	struct reflector *reflectors[KIND_COUNT];
+	struct wq *queue;
+	struct expect *expect;
+	struct events *events;
+	struct leader *leader;
+	pthread_t *workers;
+	int n_workers;
+	bool workers_running;
+	atomic_bool stopping;
+	atomic_bool leading;
+	pthread_mutex_t lock;          /* workers_running, start/stop of workers */
+	pthread_mutex_t admission_lock; /* one admission decision at a time */
+	pthread_cond_t wake;
+};
+
+/*
+ * Build everything from opts (borrowed; outlives the manager): load the
+ * kubeconfig, make the client, stores, reflectors, queue, recorder, metrics.
+ * Nothing runs yet. 0 or an error with a log line saying what failed.
+ */
+int manager_init(struct manager *m, const struct options *opts);
+
+/*
+ * Start reflectors, wait for their first lists, start the HTTP endpoints'
+ * readiness, then lead (or not) and run workers until manager_stop().
+ * Returns 0 after a clean stop, or an error when start-up failed.
+ */
+int manager_run(struct manager *m);
+
+/* Ask manager_run to return; safe from any thread (not from a signal handler). */
+void manager_stop(struct manager *m);
+
+/* Free everything manager_init made. */
+void manager_release(struct manager *m);
+
+/* Whether every reflector has synced (for /readyz). Thread-safe. */
+bool manager_synced(void *m);
+
+/* Queue helpers for handlers and reconcilers. */
+void manager_enqueue(struct manager *m, const char *kind, const char *ns, const char *name);
+void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
+			   const char *name, uint64_t delay_ms);
+void manager_kick_admission(struct manager *m);
+
+/* Record an event about obj (borrowed) if a recorder exists. */
+void manager_event(struct manager *m, const json_t *obj, bool warning, const char *reason,
+		   const char *action, const char *message);
+
+/* Monotonic milliseconds. */
+uint64_t manager_now_ms(void);
+
+#endif

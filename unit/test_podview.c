@@ -1,0 +1,126 @@
+#include <criterion/criterion.h>
+
+#include "controller/podview.h"
+
+static json_t *load(const char *text)
+{
+	json_error_t err;
+	json_t *pod = json_loads(text, JSON_DECODE_ANY, &err);
+
+	cr_assert_not_null(pod, "%s", err.text);
+	return pod;
+}
+
+#define LABELS "\"labels\":{\"cadre.dev/job-name\":\"j\",\"cadre.dev/node-rank\":\"3\"," \
+	"\"cadre.dev/restart-attempt\":\"2\"}"
+
+Test(podview, reads_rank_attempt_gate_node_and_ip)
+{
+	json_t *pod = load("{\"metadata\":{\"name\":\"j-3\",\"uid\":\"u\"," LABELS "},"
+			   "\"spec\":{\"nodeName\":\"n1\",\"schedulingGates\":[{\"name\":\"x\"},"
+			   "{\"name\":\"cadre.dev/gang\"}]},"
+			   "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.1.2.3\","
+			   "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	struct podview v;
+
+	podview_read(pod, &v);
+	cr_assert_str_eq(v.name, "j-3");
+	cr_assert_eq(v.rank, 3);
+	cr_assert_eq(v.attempt, 2);
+	cr_assert(v.gated);
+	cr_assert_eq(v.n_gates, 2);
+	cr_assert_str_eq(v.node, "n1");
+	cr_assert_str_eq(v.ip, "10.1.2.3");
+	cr_assert_eq(v.phase, POD_RUNNING);
+	cr_assert(v.ready);
+	cr_assert_eq(v.trouble, POD_TROUBLE_NONE);
+	json_decref(pod);
+}
+
+Test(podview, a_non_zero_exit_is_user_code)
+{
+	json_t *pod = load("{\"metadata\":{" LABELS "},\"status\":{\"phase\":\"Failed\","
+			   "\"containerStatuses\":[{\"name\":\"sidecar\",\"state\":{}},"
+			   "{\"name\":\"main\",\"state\":{\"terminated\":{\"exitCode\":3,"
+			   "\"reason\":\"Error\",\"message\":\"boom\"}}}]}}");
+	struct podview v;
+
+	podview_read(pod, &v);
+	cr_assert_eq(v.trouble, POD_TROUBLE_EXITED);
+	cr_assert_eq(v.exit_code, 3);
+	cr_assert_str_eq(v.reason, "Error");
+	cr_assert_str_eq(v.message, "boom");
+	json_decref(pod);
+}
+
+Test(podview, eviction_and_preemption_are_infrastructure)
+{
+	json_t *evicted = load("{\"metadata\":{" LABELS "},\"status\":{\"phase\":\"Failed\","
+			       "\"reason\":\"Evicted\",\"message\":\"low on memory\"}}");
+	json_t *preempted = load("{\"metadata\":{" LABELS ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+				 "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":"
+				 "\"DisruptionTarget\",\"status\":\"True\",\"reason\":"
+				 "\"PreemptionByScheduler\"}]}}");
+	struct podview v;
+
+	podview_read(evicted, &v);
+	cr_assert_eq(v.trouble, POD_TROUBLE_EVICTED);
+	cr_assert_str_eq(v.message, "low on memory");
+	podview_read(preempted, &v);
+	cr_assert_eq(v.trouble, POD_TROUBLE_EVICTED);
+	cr_assert(v.deleting);
+	cr_assert_str_eq(v.reason, "PreemptionByScheduler");
+	json_decref(evicted);
+	json_decref(preempted);
+}
+
+Test(podview, image_pull_and_config_errors_are_start_trouble)
+{
+	json_t *pod = load("{\"metadata\":{" LABELS "},\"status\":{\"phase\":\"Pending\","
+			   "\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"waiting\":"
+			   "{\"reason\":\"CreateContainerConfigError\",\"message\":"
+			   "\"secret \\\"hf\\\" not found\"}}}]}}");
+	struct podview v;
+
+	podview_read(pod, &v);
+	cr_assert_eq(v.trouble, POD_TROUBLE_START);
+	cr_assert_str_eq(v.reason, "CreateContainerConfigError");
+	cr_assert_str_eq(v.message, "secret \"hf\" not found");
+	json_decref(pod);
+}
+
+Test(podview, unschedulable_is_read_from_the_scheduler_condition)
+{
+	json_t *pod = load("{\"metadata\":{" LABELS "},\"status\":{\"phase\":\"Pending\","
+			   "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+			   "\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are available\"}]}}");
+	struct podview v;
+
+	podview_read(pod, &v);
+	cr_assert_eq(v.trouble, POD_TROUBLE_UNSCHEDULABLE);
+	cr_assert_str_eq(v.message, "0/4 nodes are available");
+	json_decref(pod);
+}
+
+Test(podview, garbage_reads_as_unknown_without_crashing)
+{
+	const char *const inputs[] = {
+		"{}", "[]", "null", "{\"metadata\":5,\"spec\":[],\"status\":\"x\"}",
+		"{\"metadata\":{\"labels\":{\"cadre.dev/node-rank\":\"-1\","
+		"\"cadre.dev/restart-attempt\":\"99999999999\"}}}",
+		"{\"spec\":{\"schedulingGates\":[1,null,{\"name\":7}]},\"status\":{\"phase\":"
+		"\"Failed\",\"containerStatuses\":[{\"state\":{\"terminated\":{\"exitCode\":"
+		"\"x\"}}}],\"conditions\":[5,{\"type\":null}]}}",
+	};
+	struct podview v;
+
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		json_t *pod = load(inputs[i]);
+
+		podview_read(pod, &v);
+		cr_assert_eq(v.rank, -1);
+		cr_assert_eq(v.attempt, -1);
+		cr_assert_not(v.gated);
+		json_decref(pod);
+	}
+}
