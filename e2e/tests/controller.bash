@@ -89,13 +89,16 @@ controller_start() {
 	log=$dir/log
 	echo "==== cadre-controller started $(date -u +%FT%TZ) by ${BATS_TEST_NAME:-setup_file}" >>"$log"
 	# The wrapper records the exit status; fd 3 is closed so bats does not wait for it.
+	# bats' errexit and ERR trap would end the wrapper at a non-zero status: drop them.
 	(
+		set +eE
+		trap - ERR
 		"$CADRE_CONTROLLER" --kubeconfig "$KUBECONFIG" --metrics-addr 127.0.0.1:0 \
 			--health-addr "127.0.0.1:$port" "$@" >>"$log" 2>&1 </dev/null &
 		echo $! >"$dir/pid.tmp"
 		mv "$dir/pid.tmp" "$dir/pid"
 		wait $!
-		echo $? >"$dir/rc.tmp"
+		echo "$?" >"$dir/rc.tmp"
 		mv "$dir/rc.tmp" "$dir/rc"
 	) </dev/null >/dev/null 2>&1 3>&- &
 	t0=$SECONDS
@@ -215,9 +218,10 @@ controller_check() {
 	fi
 }
 
-# crds_install: applies crd/ (idempotent) and waits until both CRDs are Established.
+# crds_install: applies the CRDs (idempotent) and waits until both are Established. The
+# files are named, not the directory, which also holds a kustomization.
 crds_install() {
-	kubectl apply -f "$CRD_DIR/" >/dev/null
+	kubectl apply -f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml" >/dev/null
 	kubectl wait --for=condition=Established --timeout=60s \
 		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev >/dev/null
 }
