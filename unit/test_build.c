@@ -1,0 +1,937 @@
+/*
+ * The builders, against golden JSON in unit/testdata/golden/ (inputs in
+ * unit/testdata/golden/inputs/). Objects are compared with json_equal, so
+ * key order does not matter. To accept a deliberate change, run
+ *   CADRE_UPDATE_GOLDEN=1 ./build/cadre-unit --filter 'build/[a-z]*'
+ * and review the diff of the golden files. The entrypoint script inside each
+ * pod's command is checked against entrypoint_script() and replaced by a
+ * placeholder before comparing, so editing the script does not touch them.
+ */
+#include <criterion/criterion.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "api/volume.h"
+#include "controller/build.h"
+#include "controller/entrypoint.h"
+
+#define GOLDEN_DIR CADRE_SOURCE_DIR "/unit/testdata/golden"
+#define SCRIPT_PLACEHOLDER "<entrypoint_script()>"
+
+static json_t *load_json(const char *path)
+{
+	json_error_t error;
+	json_t *v = json_load_file(path, 0, &error);
+
+	cr_assert_not_null(v, "%s:%d: %s", path, error.line, error.text);
+	return v;
+}
+
+/* The job in inputs/<name>.json, parsed and validated; edit (may be NULL) changes the JSON first. */
+static void load_job(const char *name, void (*edit)(json_t *obj), struct trainingjob *tj)
+{
+	struct field_errors errs;
+	struct buf path, msg;
+	json_t *obj;
+
+	buf_init(&path, 512);
+	buf_init(&msg, 4096);
+	buf_addf(&path, "%s/inputs/%s.json", GOLDEN_DIR, name);
+	obj = load_json(buf_str(&path));
+	if (edit)
+		edit(obj);
+	field_errors_init(&errs);
+	tj_parse(obj, tj, &errs);
+	tj_validate(tj, &errs);
+	field_errors_join(&errs, &msg);
+	cr_assert_eq(field_errors_count(&errs), 0, "%s: %s", name, buf_str(&msg));
+	field_errors_release(&errs);
+	json_decref(obj);
+	buf_release(&path);
+	buf_release(&msg);
+}
+
+/* The Volume named name in inputs/volumes.json. */
+static void load_volume(const char *name, struct volume *vol)
+{
+	struct field_errors errs;
+	struct buf msg;
+	json_t *all = load_json(GOLDEN_DIR "/inputs/volumes.json"), *obj;
+	size_t i;
+
+	json_array_foreach(all, i, obj) {
+		const char *n = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+								  "name"));
+		if (strcmp(n, name))
+			continue;
+		field_errors_init(&errs);
+		buf_init(&msg, 4096);
+		vol_parse(obj, vol, &errs);
+		vol_validate(vol, &errs);
+		field_errors_join(&errs, &msg);
+		cr_assert_eq(field_errors_count(&errs), 0, "%s: %s", name, buf_str(&msg));
+		field_errors_release(&errs);
+		buf_release(&msg);
+		json_decref(all);
+		return;
+	}
+	cr_assert_fail("no Volume %s in volumes.json", name);
+}
+
+static char *dump(const json_t *v)
+{
+	return json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
+}
+
+/* got must equal golden/<name>.json (or becomes it under CADRE_UPDATE_GOLDEN=1). */
+static void assert_golden(const char *name, const json_t *got)
+{
+	const char *update = getenv("CADRE_UPDATE_GOLDEN");
+	struct buf path;
+	json_t *want;
+
+	buf_init(&path, 512);
+	buf_addf(&path, "%s/%s.json", GOLDEN_DIR, name);
+	if (update && !strcmp(update, "1")) {
+		cr_assert_eq(json_dump_file(got, buf_str(&path), JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+		FILE *f = fopen(buf_str(&path), "a");
+		cr_assert_not_null(f);
+		fputc('\n', f);
+		fclose(f);
+	}
+	want = load_json(buf_str(&path));
+	if (!json_equal(want, got)) {
+		char *a = dump(got), *b = dump(want);
+
+		cr_assert_fail("%s differs from the golden file.\ngot:\n%s\nwanted:\n%s\n"
+			       "(CADRE_UPDATE_GOLDEN=1 rewrites it)", name, a, b);
+		free(a);
+		free(b);
+	}
+	json_decref(want);
+	buf_release(&path);
+}
+
+static json_t *container_of(const json_t *pod)
+{
+	return json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+}
+
+/* The command must run the entrypoint; the golden files hold a placeholder for the script. */
+static void replace_script(json_t *pod)
+{
+	json_t *cmd = json_object_get(container_of(pod), "command");
+
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)), entrypoint_script());
+	json_array_set_new(cmd, 2, json_string(SCRIPT_PLACEHOLDER));
+}
+
+static const char *const h100_values[] = {
+	"NVIDIA-H100-NVL", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-NVL",
+};
+
+static struct build_opts llama_opts(void)
+{
+	static const char *const claims[] = { "shared-checkpoints" };
+
+	return (struct build_opts){
+		.mode = GANG_BUILTIN,
+		.accelerator_label = "nvidia.com/gpu.product",
+		.label_values = h100_values,
+		.n_label_values = sizeof(h100_values) / sizeof(h100_values[0]),
+		.claim_names = claims,
+		.n_claim_names = 1,
+	};
+}
+
+static json_t *pod_ok(const struct trainingjob *tj, int rank, int attempt,
+		      const struct build_opts *opts)
+{
+	struct buf err;
+	json_t *pod = NULL;
+	int ret;
+
+	buf_init(&err, 4096);
+	ret = build_pod(tj, rank, attempt, opts, &pod, &err);
+	cr_assert_eq(ret, 0, "build_pod: %d %s", ret, buf_str(&err));
+	cr_assert_not_null(pod);
+	buf_release(&err);
+	return pod;
+}
+
+/* Build and expect failure with code and a message starting with prefix. */
+static void pod_fails(const struct trainingjob *tj, int rank, const struct build_opts *opts,
+		      int code, const char *prefix)
+{
+	struct buf err;
+	json_t *pod = (json_t *)1;
+
+	buf_init(&err, 4096);
+	cr_assert_eq(build_pod(tj, rank, 0, opts, &pod, &err), code, "%s", buf_str(&err));
+	cr_assert_null(pod);
+	cr_assert_eq(strncmp(buf_str(&err), prefix, strlen(prefix)), 0,
+		     "message \"%s\" does not start with \"%s\"", buf_str(&err), prefix);
+	buf_release(&err);
+}
+
+static const char *env_value(const json_t *pod, const char *name)
+{
+	json_t *env = json_object_get(container_of(pod), "env"), *e;
+	size_t i;
+
+	json_array_foreach(env, i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+			return json_string_value(json_object_get(e, "value"));
+	return NULL;
+}
+
+static const char *label(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
+}
+
+static json_t *pod_spec(const json_t *pod)
+{
+	return json_object_get(pod, "spec");
+}
+
+Test(build, service_matches_golden)
+{
+	struct trainingjob tj;
+	json_t *svc = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	cr_assert_eq(build_service(&tj, &svc, NULL), 0);
+	assert_golden("llama-pretrain.service", svc);
+	json_decref(svc);
+	tj_release(&tj);
+}
+
+Test(build, service_needs_the_uid_for_its_owner_reference)
+{
+	struct trainingjob tj;
+	struct buf err;
+	json_t *svc = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	free(tj.meta.uid);
+	tj.meta.uid = NULL;
+	buf_init(&err, 256);
+	cr_assert_eq(build_service(&tj, &svc, &err), CADRE_EINVAL);
+	cr_assert_null(svc);
+	cr_assert_str_eq(buf_str(&err), "metadata.uid: required: owner references name the uid");
+	buf_release(&err);
+	tj_release(&tj);
+}
+
+Test(build, llama_pretrain_pods_match_golden)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", NULL, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		json_t *pod = pod_ok(&tj, rank, 2, &opts);
+		char name[64];
+
+		replace_script(pod);
+		snprintf(name, sizeof(name), "llama-pretrain.pod-%d", rank);
+		assert_golden(name, pod);
+		json_decref(pod);
+	}
+	tj_release(&tj);
+}
+
+static void four_nodes(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(4));
+}
+
+/* DESIGN.md 2.3, then the entrypoint's inputs, then envs and secretEnvs: names, order, values. */
+Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", four_nodes, &tj);
+	for (int rank = 0; rank < 4; rank++) {
+		char r[4];
+		const char *want[][2] = {
+			{ "SKYPILOT_NUM_NODES", "4" }, { "NNODES", "4" },
+			{ "SLURM_NNODES", "4" }, { "SLURM_JOB_NUM_NODES", "4" },
+			{ "SKYPILOT_NODE_RANK", r }, { "NODE_RANK", r },
+			{ "SLURM_NODEID", r }, { "SLURM_PROCID", r },
+			{ "SKYPILOT_NUM_GPUS_PER_NODE", "8" }, { "SLURM_GPUS_PER_NODE", "8" },
+			{ "SLURM_JOB_NODELIST",
+			  "llama-pretrain-0,llama-pretrain-1,llama-pretrain-2,llama-pretrain-3" },
+			{ "SKYPILOT_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
+			{ "CADRE_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
+			{ "SLURM_JOB_ID", "482913307" }, { "CADRE_JOB_ID", "482913307" },
+			{ "SLURM_JOB_NAME", "llama-pretrain" }, { "CADRE_JOB_NAME", "llama-pretrain" },
+			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc" },
+			{ "MASTER_PORT", "29500" },
+			{ "CADRE_RESTART_ATTEMPT", "2" },
+			{ "CADRE_PEERS",
+			  "llama-pretrain-0.llama-pretrain.research.svc "
+			  "llama-pretrain-1.llama-pretrain.research.svc "
+			  "llama-pretrain-2.llama-pretrain.research.svc "
+			  "llama-pretrain-3.llama-pretrain.research.svc" },
+			{ "CADRE_GANG_TIMEOUT_SECONDS", "600" },
+			{ "CADRE_WORKDIR", "/workspace" },
+			{ "CADRE_SETUP", "pip install -r requirements.txt\n" },
+			{ "CADRE_RUN", tj.spec.run },
+			{ "BATCH_SIZE", "32" },
+		};
+		size_t n = sizeof(want) / sizeof(want[0]);
+		json_t *pod, *env, *secret;
+
+		snprintf(r, sizeof(r), "%d", rank);
+		pod = pod_ok(&tj, rank, 2, &opts);
+		env = json_object_get(container_of(pod), "env");
+		cr_assert_eq(json_array_size(env), n + 1, "rank %d has %zu variables", rank,
+			     json_array_size(env));
+		for (size_t i = 0; i < n; i++) {
+			json_t *e = json_array_get(env, i);
+
+			cr_assert_str_eq(json_string_value(json_object_get(e, "name")), want[i][0],
+					 "rank %d variable %zu", rank, i);
+			cr_assert_str_eq(json_string_value(json_object_get(e, "value")), want[i][1],
+					 "rank %d %s", rank, want[i][0]);
+		}
+		secret = json_array_get(env, n);
+		cr_assert_str_eq(json_string_value(json_object_get(secret, "name")), "HF_TOKEN");
+		cr_assert_null(json_object_get(secret, "value"), "a Secret's value never enters the pod");
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
+			secret, "valueFrom"), "secretKeyRef"), "name")), "hf");
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
+			secret, "valueFrom"), "secretKeyRef"), "key")), "token");
+		cr_assert_str_eq(label(pod, BUILD_LABEL_NODE_RANK), r);
+		json_decref(pod);
+	}
+	tj_release(&tj);
+}
+
+Test(build, pod_names_hostnames_and_labels_follow_the_rank)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 1, 3, &opts);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod, "metadata"),
+							    "name")), "llama-pretrain-1");
+	cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod), "hostname")),
+			 "llama-pretrain-1");
+	cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod), "subdomain")),
+			 "llama-pretrain");
+	cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod), "restartPolicy")),
+			 "Never");
+	cr_assert_str_eq(label(pod, BUILD_LABEL_JOB_NAME), "llama-pretrain");
+	cr_assert_str_eq(label(pod, BUILD_LABEL_RESTART_ATTEMPT), "3");
+	cr_assert_str_eq(env_value(pod, "CADRE_RESTART_ATTEMPT"), "3");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+static bool has_gate(const json_t *pod)
+{
+	json_t *gates = json_object_get(pod_spec(pod), "schedulingGates");
+
+	return json_array_size(gates) == 1 &&
+	       !strcmp(json_string_value(json_object_get(json_array_get(gates, 0), "name")),
+		       BUILD_GANG_GATE);
+}
+
+Test(build, builtin_mode_gates_every_pod_and_adds_no_kueue_labels)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", NULL, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		json_t *pod = pod_ok(&tj, rank, 0, &opts);
+
+		cr_assert(has_gate(pod));
+		cr_assert_null(label(pod, BUILD_KUEUE_QUEUE_LABEL));
+		cr_assert_null(label(pod, BUILD_KUEUE_GROUP_LABEL));
+		cr_assert_null(annotation(pod, BUILD_KUEUE_COUNT_ANNOTATION));
+		json_decref(pod);
+	}
+	tj_release(&tj);
+}
+
+static void with_queue(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "queue", json_string("team-a"));
+}
+
+Test(build, spec_queue_builds_a_kueue_pod_group_without_our_gate)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", with_queue, &tj);
+	opts.mode = GANG_BUILTIN;  /* spec.queue wins over the controller's mode */
+	pod = pod_ok(&tj, 1, 2, &opts);
+	cr_assert_null(json_object_get(pod_spec(pod), "schedulingGates"));
+	cr_assert_str_eq(label(pod, BUILD_KUEUE_QUEUE_LABEL), "team-a");
+	cr_assert_str_eq(label(pod, BUILD_KUEUE_GROUP_LABEL), "llama-pretrain-2");
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_COUNT_ANNOTATION), "2");
+	replace_script(pod);
+	assert_golden("llama-pretrain.kueue.pod-1", pod);
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, kueue_mode_without_a_queue_leaves_the_queue_to_kueues_default)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	opts.mode = GANG_KUEUE;
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(json_object_get(pod_spec(pod), "schedulingGates"));
+	cr_assert_null(label(pod, BUILD_KUEUE_QUEUE_LABEL));
+	cr_assert_str_eq(label(pod, BUILD_KUEUE_GROUP_LABEL), "llama-pretrain-0");
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_COUNT_ANNOTATION), "2");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, none_mode_creates_ungated_pods_without_kueue_labels)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	opts.mode = GANG_NONE;
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(json_object_get(pod_spec(pod), "schedulingGates"));
+	cr_assert_null(label(pod, BUILD_KUEUE_GROUP_LABEL));
+	cr_assert_null(annotation(pod, BUILD_KUEUE_COUNT_ANNOTATION));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, accelerators_become_requests_limits_a_toleration_and_node_affinity)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod, *res, *tol, *terms, *expr, *values;
+
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	res = json_object_get(container_of(pod), "resources");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "requests"),
+							    "nvidia.com/gpu")), "8");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "limits"),
+							    "nvidia.com/gpu")), "8");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "requests"),
+							    "cpu")), "32");
+	cr_assert_null(json_object_get(json_object_get(res, "limits"), "cpu"));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "limits"),
+							    "memory")), "256Gi");
+	tol = json_object_get(pod_spec(pod), "tolerations");
+	cr_assert_eq(json_array_size(tol), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(tol, 0), "key")),
+			 "nvidia.com/gpu");
+	terms = json_object_get(json_object_get(json_object_get(json_object_get(pod_spec(pod),
+		"affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms");
+	cr_assert_eq(json_array_size(terms), 1);
+	expr = json_array_get(json_object_get(json_array_get(terms, 0), "matchExpressions"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(expr, "key")), "nvidia.com/gpu.product");
+	cr_assert_str_eq(json_string_value(json_object_get(expr, "operator")), "In");
+	/* The A100 value is dropped, the duplicate H100 value kept once, the rest sorted. */
+	values = json_object_get(expr, "values");
+	cr_assert_eq(json_array_size(values), 2);
+	cr_assert_str_eq(json_string_value(json_array_get(values, 0)), "NVIDIA-H100-80GB-HBM3");
+	cr_assert_str_eq(json_string_value(json_array_get(values, 1)), "NVIDIA-H100-NVL");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, accelerators_without_a_matching_node_wait_instead_of_failing)
+{
+	static const char *const a100_only[] = { "NVIDIA-A100-SXM4-80GB" };
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", NULL, &tj);
+	opts.label_values = a100_only;
+	opts.n_label_values = 1;
+	pod_fails(&tj, 0, &opts, CADRE_EAGAIN,
+		  "spec.resources.accelerators: no node has accelerator type H100 "
+		  "(label nvidia.com/gpu.product)");
+	opts.label_values = NULL;
+	opts.n_label_values = 0;
+	opts.accelerator_label = "example.com/accelerator";
+	pod_fails(&tj, 0, &opts, CADRE_EAGAIN,
+		  "spec.resources.accelerators: no node has accelerator type H100 "
+		  "(label example.com/accelerator)");
+	tj_release(&tj);
+}
+
+Test(build, cpu_only_job_has_no_gpu_resource_toleration_or_affinity)
+{
+	struct build_opts opts = { .mode = GANG_BUILTIN };
+	struct trainingjob tj;
+
+	load_job("cpu-only", NULL, &tj);
+	for (int rank = 0; rank < 3; rank++) {
+		json_t *pod = pod_ok(&tj, rank, 0, &opts), *res;
+		char *text;
+
+		res = json_object_get(container_of(pod), "resources");
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "requests"),
+								    "cpu")), "500m");
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "requests"),
+								    "memory")), "1536Mi");
+		cr_assert_null(json_object_get(pod_spec(pod), "tolerations"));
+		cr_assert_null(json_object_get(pod_spec(pod), "affinity"));
+		cr_assert_str_eq(env_value(pod, "SKYPILOT_NUM_GPUS_PER_NODE"), "0");
+		cr_assert_str_eq(env_value(pod, "SLURM_GPUS_PER_NODE"), "0");
+		cr_assert_null(env_value(pod, "CADRE_WORKDIR"));
+		cr_assert_null(env_value(pod, "CADRE_SETUP"));
+		text = json_dumps(pod, 0);
+		cr_assert_null(strstr(text, "nvidia.com/gpu"), "%s", text);
+		free(text);
+		cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod),
+			"priorityClassName")), "batch-low");
+		if (rank == 2) {
+			replace_script(pod);
+			assert_golden("cpu-only.pod-2", pod);
+		}
+		json_decref(pod);
+	}
+	tj_release(&tj);
+}
+
+static const char *const a100_values[] = { "NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-PCIE-40GB" };
+/* In the order of spec.volumes: /data then /ckpt. */
+static const char *const template_claims[] = { "datasets", "checkpoints" };
+
+static struct build_opts template_opts(void)
+{
+	return (struct build_opts){
+		.mode = GANG_NONE,
+		.label_values = a100_values,
+		.n_label_values = 2,
+		.claim_names = template_claims,
+		.n_claim_names = 2,
+	};
+}
+
+Test(build, pod_template_merges_and_cadre_labels_win)
+{
+	struct build_opts opts = template_opts();
+	struct trainingjob tj;
+	json_t *pod, *spec, *terms, *tol;
+
+	load_job("template", NULL, &tj);
+	pod = pod_ok(&tj, 1, 0, &opts);
+	replace_script(pod);
+	assert_golden("template.pod-1", pod);
+	json_decref(pod);
+	/*
+	 * Validation refuses cadre.dev/ keys in a template; should one get
+	 * through anyway, cadre's own values still win.
+	 */
+	json_object_set_new(tj.spec.pod_template.labels, BUILD_LABEL_JOB_NAME,
+			    json_string("spoofed"));
+	json_object_set_new(tj.spec.pod_template.labels, BUILD_LABEL_NODE_RANK, json_string("9"));
+	json_object_set_new(tj.spec.pod_template.annotations, BUILD_ANNOTATION_JOB_UID,
+			    json_string("spoofed"));
+	pod = pod_ok(&tj, 1, 0, &opts);
+	cr_assert_str_eq(label(pod, "team"), "nlp");
+	cr_assert_str_eq(label(pod, BUILD_LABEL_JOB_NAME), "tuned");
+	cr_assert_str_eq(label(pod, BUILD_LABEL_NODE_RANK), "1");
+	cr_assert_str_eq(annotation(pod, "example.com/owner"), "ada");
+	cr_assert_str_eq(annotation(pod, BUILD_ANNOTATION_JOB_UID),
+			 "0c0ffee0-1111-4222-8333-444455556666");
+	spec = pod_spec(pod);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(spec, "nodeSelector"),
+		"topology.kubernetes.io/zone")), "eu-west-1a");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "serviceAccountName")), "trainer");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "runtimeClassName")), "nvidia");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "schedulerName")), "volcano");
+	cr_assert_eq(json_array_size(json_object_get(spec, "imagePullSecrets")), 1);
+	/* Ours first, then the template's. */
+	tol = json_object_get(spec, "tolerations");
+	cr_assert_eq(json_array_size(tol), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(tol, 0), "key")),
+			 "nvidia.com/gpu");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(tol, 1), "key")),
+			 "dedicated");
+	/* The accelerator requirement is AND-ed into each of the user's terms. */
+	terms = json_object_get(json_object_get(json_object_get(json_object_get(spec, "affinity"),
+		"nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms");
+	cr_assert_eq(json_array_size(terms), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *exprs = json_object_get(json_array_get(terms, i), "matchExpressions");
+		json_t *last = json_array_get(exprs, json_array_size(exprs) - 1);
+
+		cr_assert_str_eq(json_string_value(json_object_get(last, "key")),
+				 "nvidia.com/gpu.product", "term %zu", i);
+	}
+	cr_assert_eq(json_array_size(json_object_get(json_array_get(terms, 0),
+						     "matchExpressions")), 2);
+	cr_assert_eq(json_array_size(json_object_get(json_array_get(terms, 1), "matchFields")), 1);
+	cr_assert_not_null(json_object_get(json_object_get(json_object_get(spec, "affinity"),
+		"nodeAffinity"), "preferredDuringSchedulingIgnoredDuringExecution"));
+	cr_assert_not_null(json_object_get(json_object_get(spec, "affinity"), "podAntiAffinity"));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+/* vol-0, vol-1 in mount path order, each with the claim of its own entry. */
+Test(build, volumes_are_named_in_mount_path_order_with_their_own_claims)
+{
+	struct build_opts opts = template_opts();
+	struct trainingjob tj;
+	json_t *pod, *volumes, *mounts;
+
+	load_job("template", NULL, &tj);
+	cr_assert_str_eq(tj.spec.volumes[0].mount_path, "/data");
+	pod = pod_ok(&tj, 0, 0, &opts);
+	volumes = json_object_get(pod_spec(pod), "volumes");
+	mounts = json_object_get(container_of(pod), "volumeMounts");
+	cr_assert_eq(json_array_size(volumes), 3);
+	cr_assert_eq(json_array_size(mounts), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 0),
+		"emptyDir"), "medium")), "Memory");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 0), "mountPath")),
+			 "/dev/shm");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(volumes, 1), "name")),
+			 "vol-0");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 1),
+		"persistentVolumeClaim"), "claimName")), "checkpoints");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 1), "mountPath")),
+			 "/ckpt");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 2),
+		"persistentVolumeClaim"), "claimName")), "datasets");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 2), "mountPath")),
+			 "/data");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+/* Nothing that would make a pod privileged, host-networked or host-mounted, anywhere. */
+static void assert_no_host_access(const json_t *v, const char *where)
+{
+	static const char *const banned[] = {
+		"privileged", "hostNetwork", "hostPID", "hostIPC", "hostPath", "hostPort",
+		"securityContext", "allowPrivilegeEscalation", "capabilities", NULL,
+	};
+	const char *key;
+	json_t *child;
+	size_t i;
+
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, key, child) {
+			for (size_t b = 0; banned[b]; b++)
+				cr_assert_str_neq(key, banned[b], "%s has %s", where, key);
+			assert_no_host_access(child, where);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, child)
+			assert_no_host_access(child, where);
+	}
+}
+
+Test(build, no_pod_ever_asks_for_host_access_or_privilege)
+{
+	struct build_opts llama = llama_opts(), tpl = template_opts(), cpu = { .mode = GANG_KUEUE };
+	struct trainingjob a, b, c;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &a);
+	load_job("template", NULL, &b);
+	load_job("cpu-only", NULL, &c);
+	pod = pod_ok(&a, 0, 0, &llama);
+	assert_no_host_access(pod, "llama-pretrain");
+	json_decref(pod);
+	pod = pod_ok(&b, 0, 0, &tpl);
+	assert_no_host_access(pod, "template");
+	json_decref(pod);
+	pod = pod_ok(&c, 0, 0, &cpu);
+	assert_no_host_access(pod, "cpu-only");
+	json_decref(pod);
+	tj_release(&a);
+	tj_release(&b);
+	tj_release(&c);
+}
+
+static void template_with_host_network(json_t *obj)
+{
+	json_t *tpl = json_object_get(json_object_get(obj, "spec"), "podTemplate");
+
+	json_object_set_new(json_object_get(tpl, "spec"), "hostNetwork", json_true());
+}
+
+/* A podTemplate with anything else never reaches the builder: the job does not parse. */
+Test(build, a_pod_template_with_other_fields_is_refused_before_building)
+{
+	struct buf path;
+	struct field_errors errs;
+	struct trainingjob tj;
+	json_t *obj;
+
+	buf_init(&path, 512);
+	buf_addf(&path, "%s/inputs/template.json", GOLDEN_DIR);
+	obj = load_json(buf_str(&path));
+	template_with_host_network(obj);
+	field_errors_init(&errs);
+	cr_assert_neq(tj_parse(obj, &tj, &errs), 0);
+	cr_assert_gt(field_errors_count(&errs), 0);
+	field_errors_release(&errs);
+	tj_release(&tj);
+	json_decref(obj);
+	buf_release(&path);
+}
+
+static void without_image(json_t *obj)
+{
+	json_object_del(json_object_get(obj, "spec"), "image");
+}
+
+Test(build, missing_image_uses_the_default_or_is_invalid)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", without_image, &tj);
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL,
+		  "spec.image: required: the controller has no --default-image");
+	opts.default_image = "registry.example.com/base:1";
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(json_string_value(json_object_get(container_of(pod), "image")),
+			 "registry.example.com/base:1");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, spec_image_wins_over_the_default)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	opts.default_image = "registry.example.com/base:1";
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(json_string_value(json_object_get(container_of(pod), "image")),
+			 "nvcr.io/nvidia/pytorch:24.05-py3");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, refuses_what_cannot_become_a_pod)
+{
+	static const char *const no_claim[] = { "" };
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	char *saved;
+
+	load_job("llama-pretrain", NULL, &tj);
+	pod_fails(&tj, 2, &opts, CADRE_EINVAL, "spec.numNodes: rank 2 is outside 0..1");
+	pod_fails(&tj, -1, &opts, CADRE_EINVAL, "spec.numNodes: rank -1");
+	opts.n_claim_names = 0;
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: 1 volumes but 0 claim names");
+	opts = llama_opts();
+	opts.claim_names = no_claim;
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL,
+		  "spec.volumes: /mnt/checkpoints: Volume shared-checkpoints has no claim yet");
+	opts = llama_opts();
+	saved = tj.status.job_id;
+	tj.status.job_id = NULL;
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "status.jobId: not assigned yet");
+	tj.status.job_id = saved;
+	tj_release(&tj);
+}
+
+/* Validation checks this too; the builder does not rely on it. */
+Test(build, refuses_a_name_whose_last_hostname_would_be_too_long)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", NULL, &tj);
+	free(tj.meta.name);
+	/* 62 characters: "-1" makes 64. */
+	tj.meta.name = strdup("a-job-name-of-sixty-two-characters-so-rank-one-is-one-too-many");
+	cr_assert_eq(strlen(tj.meta.name), 62);
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "metadata.name: too long");
+	/* 59 characters: rank 999 fits exactly, rank 1000 does not. */
+	tj.meta.name[59] = '\0';
+	tj.spec.num_nodes = 1001;
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "metadata.name: too long");
+	tj.spec.num_nodes = 1000;
+	json_decref(pod_ok(&tj, 0, 0, &opts));
+	tj_release(&tj);
+}
+
+/* spec.envs after cadre's would win in the pod, so a name cadre sets is refused. */
+Test(build, refuses_user_envs_that_would_shadow_the_entrypoint_inputs)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	char *saved;
+
+	load_job("llama-pretrain", NULL, &tj);
+	saved = tj.spec.envs[0].name;
+	tj.spec.envs[0].name = "CADRE_RUN";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.envs: CADRE_RUN is set by cadre");
+	tj.spec.envs[0].name = "SLURM_JOB_ID";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.envs: SLURM_JOB_ID is set by cadre");
+	tj.spec.envs[0].name = saved;
+	tj_release(&tj);
+}
+
+Test(build, the_same_input_builds_the_same_pod)
+{
+	static const char *const reordered[] = {
+		"NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-NVL", "NVIDIA-A100-SXM4-80GB",
+	};
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *a, *b;
+
+	load_job("llama-pretrain", NULL, &tj);
+	a = pod_ok(&tj, 1, 1, &opts);
+	opts.label_values = reordered;
+	opts.n_label_values = 3;
+	b = pod_ok(&tj, 1, 1, &opts);
+	cr_assert(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+	tj_release(&tj);
+}
+
+static json_t *volume_object(const char *name, int (*fn)(const struct volume *, json_t **,
+							 struct buf *))
+{
+	struct volume vol;
+	struct buf err;
+	json_t *out = NULL;
+	int ret;
+
+	load_volume(name, &vol);
+	buf_init(&err, 1024);
+	ret = fn(&vol, &out, &err);
+	cr_assert_eq(ret, 0, "%s: %d %s", name, ret, buf_str(&err));
+	buf_release(&err);
+	vol_release(&vol);
+	return out;
+}
+
+Test(build, retained_pvc_is_not_owned_by_its_volume)
+{
+	json_t *pvc = volume_object("shared-checkpoints", build_pvc);
+
+	cr_assert_null(json_object_get(json_object_get(pvc, "metadata"), "ownerReferences"));
+	assert_golden("shared-checkpoints.pvc", pvc);
+	json_decref(pvc);
+}
+
+Test(build, deleted_pvc_is_owned_by_its_volume_and_keeps_its_class)
+{
+	json_t *pvc = volume_object("scratch", build_pvc);
+	json_t *owner = json_array_get(json_object_get(json_object_get(pvc, "metadata"),
+						       "ownerReferences"), 0);
+
+	cr_assert_str_eq(json_string_value(json_object_get(owner, "kind")), "Volume");
+	cr_assert(json_is_true(json_object_get(owner, "controller")));
+	assert_golden("scratch.pvc", pvc);
+	json_decref(pvc);
+}
+
+Test(build, nfs_volume_is_a_retained_pv_and_a_claim_bound_to_it)
+{
+	json_t *pv = volume_object("datasets", build_pv);
+	json_t *pvc = volume_object("datasets", build_pvc);
+
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pv, "metadata"),
+							    "name")), "cadre-research-datasets");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pvc, "spec"),
+							    "volumeName")), "cadre-research-datasets");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pv, "spec"),
+		"persistentVolumeReclaimPolicy")), "Retain");
+	assert_golden("datasets.pv", pv);
+	assert_golden("datasets.pvc", pvc);
+	json_decref(pv);
+	json_decref(pvc);
+}
+
+Test(build, nfs_volume_without_a_size_gets_a_nominal_one_on_both_sides)
+{
+	json_t *pv = volume_object("home", build_pv);
+	json_t *pvc = volume_object("home", build_pvc);
+
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(pv,
+		"spec"), "capacity"), "storage")), BUILD_NFS_NOMINAL_SIZE);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
+		json_object_get(pvc, "spec"), "resources"), "requests"), "storage")),
+		BUILD_NFS_NOMINAL_SIZE);
+	cr_assert_null(json_object_get(json_object_get(pvc, "metadata"), "ownerReferences"));
+	assert_golden("home.pv", pv);
+	assert_golden("home.pvc", pvc);
+	json_decref(pv);
+	json_decref(pvc);
+}
+
+Test(build, adopted_claims_and_non_nfs_pvs_are_not_built)
+{
+	struct volume vol;
+	struct buf err;
+	json_t *out = NULL;
+
+	buf_init(&err, 1024);
+	load_volume("adopted", &vol);
+	cr_assert_eq(build_pvc(&vol, &out, &err), CADRE_EINVAL);
+	cr_assert_null(out);
+	cr_assert_str_eq(buf_str(&err),
+			 "spec.claimName: the Volume adopts claim existing-claim; cadre makes none");
+	vol_release(&vol);
+	buf_reset(&err);
+	load_volume("shared-checkpoints", &vol);
+	cr_assert_eq(build_pv(&vol, &out, &err), CADRE_EINVAL);
+	cr_assert_null(out);
+	cr_assert_str_eq(buf_str(&err),
+			 "spec.type: only an nfs Volume has a PersistentVolume of cadre's");
+	vol_release(&vol);
+	buf_release(&err);
+}
+
+Test(build, pv_name_is_cadre_namespace_name_and_bounded)
+{
+	struct volume vol;
+	char name[300];
+
+	load_volume("datasets", &vol);
+	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), 0);
+	cr_assert_str_eq(name, "cadre-research-datasets");
+	cr_assert_eq(build_pv_name(&vol, name, 10), CADRE_EINVAL);
+	free(vol.meta.name);
+	vol.meta.name = malloc(251);
+	memset(vol.meta.name, 'a', 250);
+	vol.meta.name[250] = '\0';
+	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), CADRE_EINVAL);
+	vol_release(&vol);
+}
