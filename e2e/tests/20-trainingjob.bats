@@ -99,7 +99,9 @@ owner_ref_of() {
 		# The Volume's claim, mounted where spec.volumes says.
 		json_has "$pod" "($main.volumeMounts[] | select(.mountPath == \"/mnt/checkpoints\") | .name) as \$v
 			| any(.spec.volumes[]; .name == \$v and .persistentVolumeClaim.claimName == \"shared-checkpoints\")"
-		json_has "$pod" "[$main.volumeMounts[].mountPath] | sort == [\"/dev/shm\", \"/mnt/checkpoints\"]"
+		# Nothing else, but the service account token the API server adds.
+		json_has "$pod" "[$main.volumeMounts[].mountPath | select(startswith(\"/var/run/secrets/\") | not)]
+			| sort == [\"/dev/shm\", \"/mnt/checkpoints\"]"
 	done
 }
 

@@ -50,8 +50,8 @@ phases_in_order() {
 	local seen want
 	seen=" $(phases_seen "$1" | tr '\n' ' ')"
 	shift
-	want=$(printf ' %s .*' "$@")
-	[[ $seen =~ ${want% .\*} ]] || { echo "phases seen:$seen; wanted in order: $*" >&2; return 1; }
+	want=" $(printf '%s .*' "$@")"
+	[[ $seen =~ $want ]] || { echo "phases seen:$seen; wanted in order: $*" >&2; return 1; }
 }
 
 # seconds_between T1 T2: T2 - T1 for two RFC 3339 times.
