@@ -1,0 +1,665 @@
+#include "controller/manager.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "controller/podview.h"
+#include "controller/reconcile.h"
+#include "kube/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How a watched kind is listed and what the store keeps of it. */
+struct kind_spec {
+	const struct kube_resource *resource;
+	const char *label_selector;
+	const char *field_selector;
+	store_trim_fn trim;
+	bool namespaced_by_flag;   /* honour --namespace */
+};
+
+static const struct kind_spec kinds[KIND_COUNT] = {
+	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
+				store_trim_managed_fields, true },
+	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
+	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, store_trim_pod, true },
+	/* Capacity is cluster-wide whatever --namespace says. */
+	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
+			      REFLECTOR_NON_TERMINAL_PODS, store_trim_pod, false },
+	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
+	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
+			    store_trim_managed_fields, true },
+	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
+	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_managed_fields, false },
+};
+
+uint64_t manager_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void queue_key(struct manager *m, const char *kind, const char *ns,
+		      const char *name, uint64_t delay_ms)
+{
+	char key[STORE_KEY_MAX + 16];
+
+	if (!name || !*name)
+		return;
+	snprintf(key, sizeof(key), "%s/%s/%s", kind, ns ? ns : "", name);
+	if (delay_ms)
+		wq_add_after(m->queue, key, delay_ms);
+	else
+		wq_add(m->queue, key);
+}
+
+void manager_enqueue(struct manager *m, const char *kind, const char *ns, const char *name)
+{
+	queue_key(m, kind, ns, name, 0);
+}
+
+void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
+			   const char *name, uint64_t delay_ms)
+{
+	queue_key(m, kind, ns, name, delay_ms);
+}
+
+/* Capacity changes come in floods (a node's pods, a gang ending); one pass
+ * over the waiting jobs per half second answers them all. */
+void manager_kick_admission(struct manager *m)
+{
+	wq_add_after(m->queue, "admission", 500);
+}
+
+void manager_event(struct manager *m, const json_t *obj, bool warning, const char *reason,
+		   const char *action, const char *message)
+{
+	if (m->events)
+		events_record(m->events, obj, warning ? EVENTS_WARNING : EVENTS_NORMAL, reason,
+			      action, "%s", message);
+}
+
+static const char *obj_ns(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+}
+
+static const char *obj_name(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+}
+
+static const char *obj_label(const json_t *obj, const char *label)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(obj, "metadata"), "labels"), label));
+}
+
+/* --- handlers: what each change means for the queue --- */
+
+/* The Volumes a job names: their usedBy lists change with the job. */
+static void enqueue_job_volumes(struct manager *m, const json_t *job)
+{
+	const json_t *vols = json_object_get(json_object_get(job, "spec"), "volumes");
+	const char *path;
+	json_t *value;
+
+	json_object_foreach((json_t *)vols, path, value)
+		if (json_string_value(value))
+			manager_enqueue(m, "vol", obj_ns(job), json_string_value(value));
+}
+
+static void on_tj(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
+	enqueue_job_volumes(m, obj);
+}
+
+static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
+			 const json_t *new_obj)
+{
+	struct manager *m = ctx;
+	const char *old_phase = json_string_value(
+		json_object_get(json_object_get(old_obj, "status"), "phase"));
+	const char *new_phase = json_string_value(
+		json_object_get(json_object_get(new_obj, "status"), "phase"));
+
+	on_tj(ctx, key, new_obj);
+	/* A job changing phase (finished, restarting) may free capacity. */
+	if (strcmp(old_phase ? old_phase : "", new_phase ? new_phase : ""))
+		manager_kick_admission(m);
+}
+
+static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	expect_forget(m->expect, key);
+	manager_kick_admission(m);
+	enqueue_job_volumes(m, obj);
+}
+
+static void enqueue_pod_job(struct manager *m, const json_t *pod)
+{
+	manager_enqueue(m, "tj", obj_ns(pod), obj_label(pod, LABEL_JOB_NAME));
+}
+
+static void pod_job_key(const json_t *pod, char *key, size_t size)
+{
+	snprintf(key, size, "%s/%s", obj_ns(pod) ? obj_ns(pod) : "",
+		 obj_label(pod, LABEL_JOB_NAME) ? obj_label(pod, LABEL_JOB_NAME) : "");
+}
+
+static void on_pod_add(void *ctx, const char *key, const json_t *pod)
+{
+	struct manager *m = ctx;
+	char job[STORE_KEY_MAX];
+
+	(void)key;
+	pod_job_key(pod, job, sizeof(job));
+	expect_observed_create(m->expect, job, obj_name(pod));
+	enqueue_pod_job(m, pod);
+}
+
+static void on_pod_update(void *ctx, const char *key, const json_t *old_pod,
+			  const json_t *new_pod)
+{
+	(void)key;
+	(void)old_pod;
+	enqueue_pod_job(ctx, new_pod);
+}
+
+static void on_pod_delete(void *ctx, const char *key, const json_t *pod)
+{
+	struct manager *m = ctx;
+	char job[STORE_KEY_MAX];
+
+	(void)key;
+	pod_job_key(pod, job, sizeof(job));
+	expect_observed_delete(m->expect, job, obj_name(pod));
+	enqueue_pod_job(m, pod);
+	manager_kick_admission(m);
+}
+
+static void on_capacity(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	(void)obj;
+	manager_kick_admission(ctx);
+}
+
+static void on_capacity_update(void *ctx, const char *key, const json_t *old_obj,
+			       const json_t *new_obj)
+{
+	(void)old_obj;
+	on_capacity(ctx, key, new_obj);
+}
+
+/* A node that changed may have lost pods of running gangs: look at them. */
+static void on_node_change(void *ctx, const char *key, const json_t *node)
+{
+	struct manager *m = ctx;
+	json_t *pods = NULL, *pod;
+	size_t i;
+
+	manager_kick_admission(m);
+	if (store_by_index(m->stores[KIND_PODS], "node", obj_name(node), &pods) == 0) {
+		json_array_foreach(pods, i, pod)
+			enqueue_pod_job(m, pod);
+		json_decref(pods);
+	}
+	(void)key;
+}
+
+static void on_node_update(void *ctx, const char *key, const json_t *old_obj,
+			   const json_t *new_obj)
+{
+	(void)old_obj;
+	on_node_change(ctx, key, new_obj);
+}
+
+static void on_volume(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+	/* Jobs waiting in Pending for this Volume. */
+	tj_requeue_waiting(m);
+}
+
+static void on_volume_update(void *ctx, const char *key, const json_t *old_obj,
+			     const json_t *new_obj)
+{
+	(void)old_obj;
+	on_volume(ctx, key, new_obj);
+}
+
+/* A claim or volume changed: the Volume named like it (or claiming it) looks again. */
+static void on_claim(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+	const char *volume = obj_label(obj, "cadre.dev/volume");
+
+	(void)key;
+	if (volume)
+		manager_enqueue(m, "vol", obj_ns(obj), volume);
+	else if (obj_ns(obj))
+		manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+}
+
+static void on_claim_update(void *ctx, const char *key, const json_t *old_obj,
+			    const json_t *new_obj)
+{
+	(void)old_obj;
+	on_claim(ctx, key, new_obj);
+}
+
+static void on_service(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "tj", obj_ns(obj), obj_label(obj, LABEL_JOB_NAME));
+}
+
+static void on_service_update(void *ctx, const char *key, const json_t *old_obj,
+			      const json_t *new_obj)
+{
+	(void)old_obj;
+	on_service(ctx, key, new_obj);
+}
+
+static const struct store_handlers handlers_for[KIND_COUNT] = {
+	[KIND_TRAININGJOBS] = { on_tj, on_tj_update, on_tj_delete, NULL },
+	[KIND_VOLUMES] = { on_volume, on_volume_update, on_volume, NULL },
+	[KIND_PODS] = { on_pod_add, on_pod_update, on_pod_delete, NULL },
+	[KIND_OTHER_PODS] = { on_capacity, on_capacity_update, on_capacity, NULL },
+	[KIND_NODES] = { on_node_change, on_node_update, on_node_change, NULL },
+	[KIND_SERVICES] = { on_service, on_service_update, on_service, NULL },
+	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
+	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
+};
+
+/* --- metrics --- */
+
+static void api_collector(void *ctx, struct buf *out)
+{
+	struct manager *m = ctx;
+	struct kube_http_stat stats[128];
+	size_t n = kube_http_stats(m->http, stats, 128);
+
+	if (n > 128)
+		n = 128;
+	buf_adds(out, "# HELP cadre_api_requests_total API server requests by verb and HTTP code.\n"
+		 "# TYPE cadre_api_requests_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(out, "cadre_api_requests_total{verb=\"%s\",code=\"%ld\"} %llu\n",
+			 stats[i].verb, stats[i].code, (unsigned long long)stats[i].count);
+	buf_adds(out, "# HELP cadre_watch_restarts_total Watch restarts by resource and reason.\n"
+		 "# TYPE cadre_watch_restarts_total counter\n");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		if (!m->reflectors[k])
+			continue;
+		for (int r = 0; r < REFLECTOR_REASON_COUNT; r++) {
+			uint64_t count = reflector_restarts(m->reflectors[k], r);
+
+			if (count)
+				buf_addf(out, "cadre_watch_restarts_total{resource=\"%s%s\","
+					 "reason=\"%s\"} %llu\n",
+					 reflector_resource_name(m->reflectors[k]),
+					 k == KIND_OTHER_PODS ? "-other" : "",
+					 reflector_reason_name(r), (unsigned long long)count);
+		}
+	}
+	buf_addf(out, "# HELP cadre_workqueue_depth Keys waiting in the work queue.\n"
+		 "# TYPE cadre_workqueue_depth gauge\ncadre_workqueue_depth %zu\n",
+		 wq_len(m->queue));
+	buf_addf(out, "# HELP cadre_cache_objects Objects held in each cache.\n"
+		 "# TYPE cadre_cache_objects gauge\n");
+	for (int k = 0; k < KIND_COUNT; k++)
+		if (m->stores[k])
+			buf_addf(out, "cadre_cache_objects{resource=\"%s%s\"} %zu\n",
+				 kinds[k].resource->plural, k == KIND_OTHER_PODS ? "-other" : "",
+				 store_len(m->stores[k]));
+}
+
+static int metrics_init(struct manager *m)
+{
+	static const char *const kind_result[] = { "kind", "result", NULL };
+	static const char *const kind_only[] = { "kind", NULL };
+	static const char *const phase[] = { "phase", NULL };
+	static const char *const reason[] = { "reason", NULL };
+	static const double latency[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5 };
+	static const double waits[] = { 1, 5, 15, 30, 60, 300, 900, 3600, 14400 };
+	struct manager_metrics *mm = &m->metrics;
+
+	m->registry = registry_new();
+	if (!m->registry)
+		return CADRE_ENOMEM;
+	mm->reconcile_total = registry_add(m->registry, METRIC_COUNTER, "cadre_reconcile_total",
+					   "Reconciles by kind and result.", kind_result, NULL, 0);
+	mm->reconcile_seconds = registry_add(m->registry, METRIC_HISTOGRAM,
+					     "cadre_reconcile_duration_seconds",
+					     "Time one reconcile took.", kind_only, latency, 8);
+	mm->trainingjobs = registry_add(m->registry, METRIC_GAUGE, "cadre_trainingjobs",
+					"TrainingJobs by phase.", phase, NULL, 0);
+	mm->admission_wait = registry_add(m->registry, METRIC_HISTOGRAM,
+					  "cadre_gang_admission_wait_seconds",
+					  "Time from a gang's creation or requeue to its admission.",
+					  NULL, waits, 9);
+	mm->time_to_running = registry_add(m->registry, METRIC_HISTOGRAM,
+					   "cadre_time_to_all_running_seconds",
+					   "Time from admission until every pod of the gang runs.",
+					   NULL, waits, 9);
+	mm->job_restarts = registry_add(m->registry, METRIC_COUNTER, "cadre_job_restarts_total",
+					"Gang restarts by reason.", reason, NULL, 0);
+	mm->leader = registry_add(m->registry, METRIC_GAUGE, "cadre_leader",
+				  "1 while this process holds the leader Lease.", NULL, NULL, 0);
+	if (!mm->reconcile_total || !mm->reconcile_seconds || !mm->trainingjobs ||
+	    !mm->admission_wait || !mm->time_to_running || !mm->job_restarts || !mm->leader)
+		return CADRE_ENOMEM;
+	if (registry_add_collector(m->registry, api_collector, m) ||
+	    registry_add_collector(m->registry, metrics_process_collector, NULL))
+		return CADRE_ENOMEM;
+	return 0;
+}
+
+/* --- workers --- */
+
+static int run_key(struct manager *m, const char *key)
+{
+	char kind[8], ns[STORE_KEY_MAX], name[STORE_KEY_MAX];
+	const char *slash1, *slash2;
+
+	if (!strcmp(key, "admission")) {
+		tj_requeue_waiting(m);
+		return 0;
+	}
+	slash1 = strchr(key, '/');
+	slash2 = slash1 ? strchr(slash1 + 1, '/') : NULL;
+	if (!slash2 || (size_t)(slash1 - key) >= sizeof(kind))
+		return CADRE_EINVAL;
+	snprintf(kind, sizeof(kind), "%.*s", (int)(slash1 - key), key);
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash2 - slash1 - 1), slash1 + 1);
+	snprintf(name, sizeof(name), "%s", slash2 + 1);
+	if (!strcmp(kind, "tj"))
+		return tj_reconcile(m, ns, name);
+	if (!strcmp(kind, "vol"))
+		return vol_reconcile(m, ns, name);
+	return CADRE_EINVAL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct manager *m = arg;
+	char *key;
+
+	while (wq_get(m->queue, &key) == 0) {
+		uint64_t start = manager_now_ms();
+		const char *kind = !strncmp(key, "vol/", 4) ? "Volume" :
+				   !strncmp(key, "tj/", 3) ? "TrainingJob" : "Admission";
+		const char *labels[2] = { kind, NULL };
+		int err = 0;
+
+		if (atomic_load(&m->leading))
+			err = run_key(m, key);
+		labels[1] = err == 0 ? "success" : err == CADRE_EAGAIN ? "requeue" : "error";
+		metric_add(m->metrics.reconcile_total, labels, 1);
+		metric_observe(m->metrics.reconcile_seconds, labels,
+			       (double)(manager_now_ms() - start) / 1000.0);
+		if (err == 0) {
+			wq_forget(m->queue, key);
+		} else {
+			if (err != CADRE_EAGAIN && err != CADRE_ECONFLICT)
+				log_warn("worker", "%s: %s; retrying with backoff", key,
+					 cadre_strerror(err));
+			wq_add_rate_limited(m->queue, key);
+		}
+		wq_done(m->queue, key);
+		free(key);
+	}
+	return NULL;
+}
+
+/* Queue every object we know of: the first pass after gaining the lead. */
+static void enqueue_everything(struct manager *m)
+{
+	json_t *all = NULL, *obj;
+	size_t i;
+
+	if (store_list(m->stores[KIND_TRAININGJOBS], &all) == 0) {
+		json_array_foreach(all, i, obj)
+			manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
+		json_decref(all);
+	}
+	if (store_list(m->stores[KIND_VOLUMES], &all) == 0) {
+		json_array_foreach(all, i, obj)
+			manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+		json_decref(all);
+	}
+}
+
+static void on_started_leading(void *ctx)
+{
+	struct manager *m = ctx;
+
+	log_info("leader", "became leader as %s; starting to reconcile",
+		 m->leader ? leader_identity(m->leader) : "(no election)");
+	atomic_store(&m->leading, true);
+	metric_set(m->metrics.leader, NULL, 1);
+	enqueue_everything(m);
+}
+
+static void on_stopped_leading(void *ctx)
+{
+	struct manager *m = ctx;
+
+	atomic_store(&m->leading, false);
+	metric_set(m->metrics.leader, NULL, 0);
+	if (!atomic_load(&m->stopping)) {
+		/* Another replica may be writing now: stop at once, as client-go does. */
+		log_error("leader", "lost the leader Lease; exiting so a clean process takes over");
+		manager_stop(m);
+	}
+}
+
+static void on_new_leader(void *ctx, const char *identity)
+{
+	(void)ctx;
+	log_info("leader", "the leader is now %s", identity && *identity ? identity : "(none)");
+}
+
+bool manager_synced(void *arg)
+{
+	struct manager *m = arg;
+
+	for (int k = 0; k < KIND_COUNT; k++)
+		if (m->reflectors[k] && !reflector_synced(m->reflectors[k]))
+			return false;
+	return true;
+}
+
+int manager_init(struct manager *m, const struct options *opts)
+{
+	struct kube_config_opts copts = { opts->kubeconfig, opts->context, NULL };
+	struct kube_http_opts hopts;
+	struct kube_status st;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->opts = opts;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->admission_lock, NULL);
+	pthread_cond_init(&m->wake, NULL);
+
+	kube_status_clear(&st);
+	err = kube_config_load(&copts, &m->config, &st);
+	if (err) {
+		log_error("config", "cannot load a Kubernetes config: %s", st.message);
+		return err;
+	}
+	kube_http_opts_init(&hopts);
+	hopts.qps = opts->kube_api_qps;
+	hopts.burst = opts->kube_api_burst;
+	err = kube_http_new(m->config, &hopts, &m->http);
+	if (err) {
+		log_error("config", "cannot make an API client: %s", cadre_strerror(err));
+		return err;
+	}
+	err = metrics_init(m);
+	if (err)
+		return err;
+	m->queue = wq_new(NULL);
+	m->expect = expect_new(5 * 60 * 1000);
+	if (!m->queue || !m->expect)
+		return CADRE_ENOMEM;
+	err = events_new(m->http, NULL, &m->events);
+	if (err)
+		return err;
+
+	for (int k = 0; k < KIND_COUNT; k++) {
+		struct store_options so = { kinds[k].resource->plural, kinds[k].trim, NULL };
+		struct reflector_options ro = {
+			.resource = kinds[k].resource,
+			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
+			.label_selector = kinds[k].label_selector,
+			.field_selector = kinds[k].field_selector,
+		};
+		struct store_handlers h = handlers_for[k];
+
+		m->stores[k] = store_new(&so);
+		if (!m->stores[k])
+			return CADRE_ENOMEM;
+		h.ctx = m;
+		err = store_add_handlers(m->stores[k], &h);
+		if (!err && k == KIND_PODS) {
+			err = store_add_index(m->stores[k], "job", store_index_pod_job, NULL);
+			if (!err)
+				err = store_add_index(m->stores[k], "node", store_index_pod_node, NULL);
+		}
+		if (!err)
+			err = reflector_new(m->http, m->stores[k], &ro, &m->reflectors[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int start_workers(struct manager *m)
+{
+	m->n_workers = m->opts->workers;
+	m->workers = calloc((size_t)m->n_workers, sizeof(*m->workers));
+	if (!m->workers)
+		return CADRE_ENOMEM;
+	for (int i = 0; i < m->n_workers; i++)
+		if (pthread_create(&m->workers[i], NULL, worker_main, m)) {
+			m->n_workers = i;
+			return CADRE_ENOMEM;
+		}
+	m->workers_running = true;
+	return 0;
+}
+
+int manager_run(struct manager *m)
+{
+	int err;
+
+	for (int k = 0; k < KIND_COUNT; k++) {
+		err = reflector_start(m->reflectors[k]);
+		if (err)
+			return err;
+	}
+	err = events_start(m->events);
+	if (err)
+		return err;
+	log_info("manager", "listing and watching %s; waiting for caches to sync",
+		 m->opts->namespace ? m->opts->namespace : "all namespaces");
+	for (int k = 0; k < KIND_COUNT; k++) {
+		while (!atomic_load(&m->stopping)) {
+			err = reflector_wait_synced(m->reflectors[k], 1000);
+			if (err != CADRE_ETIMEDOUT)
+				break;
+		}
+		if (atomic_load(&m->stopping))
+			return 0;
+		log_info("manager", "cache synced: %s%s (%zu objects)",
+			 kinds[k].resource->plural, k == KIND_OTHER_PODS ? " (other pods)" : "",
+			 store_len(m->stores[k]));
+	}
+	log_info("manager", "all caches synced");
+
+	err = start_workers(m);
+	if (err)
+		return err;
+	if (m->opts->leader_elect) {
+		struct leader_options lo = { .namespace = m->opts->leader_election_namespace,
+					     .name = m->opts->leader_election_id };
+		struct leader_callbacks cb = { on_started_leading, on_stopped_leading,
+					       on_new_leader, m };
+
+		err = leader_new(m->http, &lo, &cb, &m->leader);
+		if (!err)
+			err = leader_start(m->leader);
+		if (err)
+			return err;
+		log_info("leader", "standing for election on Lease %s/%s as %s",
+			 lo.namespace, lo.name, leader_identity(m->leader));
+	} else {
+		on_started_leading(m);
+	}
+
+	pthread_mutex_lock(&m->lock);
+	while (!atomic_load(&m->stopping))
+		pthread_cond_wait(&m->wake, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+void manager_stop(struct manager *m)
+{
+	pthread_mutex_lock(&m->lock);
+	atomic_store(&m->stopping, true);
+	pthread_cond_broadcast(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void manager_release(struct manager *m)
+{
+	atomic_store(&m->stopping, true);
+	/* Stop writing first: the Lease goes back only after workers are done. */
+	if (m->queue)
+		wq_shutdown(m->queue);
+	for (int i = 0; i < m->n_workers; i++)
+		pthread_join(m->workers[i], NULL);
+	free(m->workers);
+	m->workers = NULL;
+	if (m->leader) {
+		leader_stop(m->leader);
+		leader_free(m->leader);
+		log_info("leader", "released the leader Lease");
+	}
+	for (int k = 0; k < KIND_COUNT; k++)
+		reflector_free(m->reflectors[k]);
+	if (m->events) {
+		events_flush(m->events, 2000);
+		events_free(m->events);
+	}
+	for (int k = 0; k < KIND_COUNT; k++)
+		store_free(m->stores[k]);
+	wq_free(m->queue);
+	expect_free(m->expect);
+	registry_free(m->registry);
+	kube_http_free(m->http);
+	kube_config_free(m->config);
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->admission_lock);
+	pthread_cond_destroy(&m->wake);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,398 @@
+/*
+ * vol_reconcile.c - the Volume reconciler (DESIGN.md 4).
+ *
+ * A Volume is a name a TrainingJob mounts; underneath it is a PVC named
+ * after it (or an existing one named by spec.claimName), and for nfs a PV
+ * cadre-<namespace>-<name> pre-bound to that PVC. The reconciler makes
+ * what is missing, mirrors the PVC into status, keeps the list of jobs
+ * using it, and holds the protection finalizer so that a Volume in use is
+ * not removed under a running job, and so that a Delete-policy nfs PV
+ * (cluster-scoped, so it cannot be owned) is cleaned up.
+ */
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "api/volume.h"
+#include "controller/build.h"
+#include "controller/manager.h"
+#include "controller/reconcile.h"
+#include "kube/client.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct users {
+	const char *ns;
+	const char *volume;
+	char **names;
+	size_t n;
+	int err;
+};
+
+static int collect_user(void *ctx, const char *key, const json_t *obj)
+{
+	struct users *u = ctx;
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
+							      "phase"));
+	const json_t *vols = json_object_get(json_object_get(obj, "spec"), "volumes");
+	const char *path;
+	json_t *value;
+
+	(void)key;
+	if (!ns || strcmp(ns, u->ns))
+		return 0;
+	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+		return 0;
+	json_object_foreach((json_t *)vols, path, value) {
+		const char *v = json_string_value(value);
+
+		if (v && !strcmp(v, u->volume)) {
+			char **more = realloc(u->names, (u->n + 1) * sizeof(*more));
+			const char *name = json_string_value(json_object_get(meta, "name"));
+
+			if (!more || !name || !(more[u->n] = strdup(name))) {
+				if (more)
+					u->names = more;
+				u->err = CADRE_ENOMEM;
+				return 0;
+			}
+			u->names = more;
+			u->n++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void users_release(struct users *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		free(u->names[i]);
+	free(u->names);
+}
+
+/* JSON patch on metadata.finalizers guarded by the resourceVersion we read. */
+static int patch_finalizer(struct manager *m, const struct volume *vol, const json_t *obj,
+			   bool add)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const json_t *finalizers = json_object_get(meta, "finalizers");
+	json_t *patch, *op;
+	struct kube_status st;
+	int ret, index = -1;
+	size_t i;
+	json_t *f;
+
+	patch = json_pack("[{s:s, s:s, s:O}]", "op", "test", "path", "/metadata/resourceVersion",
+			  "value", json_object_get(meta, "resourceVersion"));
+	if (!patch)
+		return CADRE_ENOMEM;
+	if (add && json_array_size(finalizers))
+		op = json_pack("{s:s, s:s, s:s}", "op", "add", "path", "/metadata/finalizers/-",
+			       "value", VOL_FINALIZER);
+	else if (add)
+		op = json_pack("{s:s, s:s, s:[s]}", "op", "add", "path", "/metadata/finalizers",
+			       "value", VOL_FINALIZER);
+	else {
+		char path[64];
+
+		json_array_foreach(finalizers, i, f)
+			if (json_string_value(f) && !strcmp(json_string_value(f), VOL_FINALIZER))
+				index = (int)i;
+		if (index < 0) {
+			json_decref(patch);
+			return 0;
+		}
+		snprintf(path, sizeof(path), "/metadata/finalizers/%d", index);
+		op = json_pack("{s:s, s:s}", "op", "remove", "path", path);
+	}
+	if (!op || json_array_append_new(patch, op)) {
+		json_decref(patch);
+		return CADRE_ENOMEM;
+	}
+	ret = kube_client_patch(m->http, &kube_resource_volumes, vol->meta.namespace,
+				vol->meta.name, NULL, KUBE_PATCH_JSON, patch, NULL, &st);
+	json_decref(patch);
+	if (ret == CADRE_EINVALID || ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
+		return CADRE_EAGAIN;  /* changed under us; the watch brings the new version */
+	if (ret)
+		log_warn("volume", "%s/%s: cannot update finalizers: %s", vol->meta.namespace,
+			 vol->meta.name, st.message);
+	return ret;
+}
+
+static void pv_name(const struct volume *vol, char *out, size_t size)
+{
+	if (build_pv_name(vol, out, size))
+		snprintf(out, size, "cadre-%s-%s", vol->meta.namespace, vol->meta.name);
+}
+
+/* The Volume is going: release what the reclaim policy says, then the finalizer. */
+static int finish_delete(struct manager *m, const struct volume *vol, const json_t *obj)
+{
+	struct kube_status st;
+	char pv[STORE_KEY_MAX];
+	int ret;
+
+	if (vol->spec.reclaim_policy == VOL_RECLAIM_DELETE) {
+		if (!(vol->spec.claim_name && *vol->spec.claim_name)) {
+			ret = kube_client_delete(m->http, &kube_resource_pvcs, vol->meta.namespace,
+						 vol->meta.name, NULL, NULL, &st);
+			if (ret && ret != CADRE_ENOTFOUND)
+				return ret;
+		}
+		if (vol->spec.type == VOL_TYPE_NFS) {
+			pv_name(vol, pv, sizeof(pv));
+			ret = kube_client_delete(m->http, &kube_resource_pvs, NULL, pv, NULL, NULL, &st);
+			if (ret && ret != CADRE_ENOTFOUND)
+				return ret;
+		}
+	}
+	log_info("volume", "%s/%s: deleted (reclaimPolicy %s)", vol->meta.namespace,
+		 vol->meta.name, vol_reclaim_policy_name(vol->spec.reclaim_policy));
+	return patch_finalizer(m, vol, obj, false);
+}
+
+static int ensure_claim(struct manager *m, const struct volume *vol, const json_t *obj)
+{
+	struct kube_status st;
+	char key[STORE_KEY_MAX], pv[STORE_KEY_MAX];
+	struct buf err;
+	json_t *existing = NULL, *want = NULL;
+	int ret = 0;
+
+	buf_init(&err, 1024);
+	if (vol->spec.type == VOL_TYPE_NFS) {
+		pv_name(vol, pv, sizeof(pv));
+		if (store_get(m->stores[KIND_PVS], pv, &existing)) {
+			ret = build_pv(vol, &want, &err);
+			if (ret)
+				goto out;
+			ret = kube_client_create(m->http, &kube_resource_pvs, NULL, want, NULL, &st);
+			json_decref(want);
+			if (ret && ret != CADRE_EEXIST)
+				goto out;
+			ret = 0;
+		}
+		json_decref(existing);
+		existing = NULL;
+	}
+	if (vol->spec.claim_name && *vol->spec.claim_name)
+		goto out;  /* an existing claim is adopted, never created */
+	snprintf(key, sizeof(key), "%s/%s", vol->meta.namespace, vol->meta.name);
+	if (store_get(m->stores[KIND_PVCS], key, &existing) == 0)
+		goto out;  /* also a claim left by a Retain Volume of the same name: adopted */
+	ret = build_pvc(vol, &want, &err);
+	if (ret)
+		goto out;
+	ret = kube_client_create(m->http, &kube_resource_pvcs, vol->meta.namespace, want, NULL, &st);
+	json_decref(want);
+	if (ret == CADRE_EEXIST)
+		ret = 0;
+	else if (ret)
+		log_warn("volume", "%s: cannot create PVC: %s", key, st.message);
+	else
+		manager_event(m, obj, false, "CreatedClaim", "Create",
+			      "created PersistentVolumeClaim for the Volume");
+out:
+	if (ret == CADRE_EINVAL)
+		log_warn("volume", "%s/%s: %s", vol->meta.namespace, vol->meta.name, buf_str(&err));
+	json_decref(existing);
+	buf_release(&err);
+	return ret;
+}
+
+/* Mirror the claim into status; the rest of status is set by the caller. */
+static void observe_claim(struct manager *m, const struct volume *vol, struct vol_status *st,
+			  int64_t now, int64_t generation)
+{
+	const char *claim = vol->spec.claim_name && *vol->spec.claim_name ?
+			    vol->spec.claim_name : vol->meta.name;
+	char key[STORE_KEY_MAX], msg[512];
+	json_t *pvc = NULL, *mode;
+	const json_t *pst;
+	const char *phase;
+	size_t i;
+
+	free(st->claim_name);
+	st->claim_name = strdup(claim);
+	free(st->capacity);
+	st->capacity = NULL;
+	for (i = 0; i < st->n_access_modes; i++)
+		free(st->access_modes[i]);
+	free(st->access_modes);
+	st->access_modes = NULL;
+	st->n_access_modes = 0;
+
+	snprintf(key, sizeof(key), "%s/%s", vol->meta.namespace, claim);
+	if (store_get(m->stores[KIND_PVCS], key, &pvc)) {
+		st->phase = VOL_PHASE_PENDING;
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s does not exist yet", claim);
+		condition_set(&st->conditions, "Ready", "False", "ClaimNotFound", msg, generation,
+			      now, NULL);
+		return;
+	}
+	pst = json_object_get(pvc, "status");
+	phase = json_string_value(json_object_get(pst, "phase"));
+	if (json_string_value(json_object_get(json_object_get(pst, "capacity"), "storage")))
+		st->capacity = strdup(json_string_value(
+			json_object_get(json_object_get(pst, "capacity"), "storage")));
+	st->access_modes = calloc(json_array_size(json_object_get(pst, "accessModes")) + 1,
+				  sizeof(char *));
+	if (st->access_modes)
+		json_array_foreach(json_object_get(pst, "accessModes"), i, mode)
+			if (json_string_value(mode))
+				st->access_modes[st->n_access_modes++] = strdup(json_string_value(mode));
+	if (phase && !strcmp(phase, "Bound")) {
+		st->phase = VOL_PHASE_BOUND;
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s is Bound", claim);
+		condition_set(&st->conditions, "Ready", "True", "Bound", msg, generation, now, NULL);
+	} else if (phase && !strcmp(phase, "Lost")) {
+		st->phase = VOL_PHASE_FAILED;
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s lost its PersistentVolume",
+			 claim);
+		condition_set(&st->conditions, "Ready", "False", "ClaimLost", msg, generation, now,
+			      NULL);
+	} else {
+		st->phase = VOL_PHASE_PENDING;
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s is %s: waiting for a "
+			 "PersistentVolume that offers %s %s", claim, phase ? phase : "Pending",
+			 vol->spec.size ? vol->spec.size : "the requested size",
+			 vol_access_mode_name(vol->spec.access_mode));
+		condition_set(&st->conditions, "Ready", "False", "ClaimPending", msg, generation,
+			      now, NULL);
+	}
+	json_decref(pvc);
+}
+
+static int write_status(struct manager *m, const struct volume *vol, const json_t *obj,
+			const struct vol_status *next)
+{
+	json_t *want = vol_status_to_json(next), *have = NULL, *body;
+	const json_t *meta = json_object_get(obj, "metadata");
+	struct vol_status current;
+	struct field_errors errs;
+	struct kube_status st;
+	int ret = 0;
+
+	if (!want)
+		return CADRE_ENOMEM;
+	field_errors_init(&errs);
+	if (vol_status_parse(json_object_get(obj, "status"), &current, &errs) == 0)
+		have = vol_status_to_json(&current);
+	vol_status_release(&current);
+	field_errors_release(&errs);
+	if (have && json_equal(have, want))
+		goto out;
+	body = json_pack("{s:s, s:s, s:{s:O, s:O, s:O}, s:O}", "apiVersion", VOL_API_VERSION,
+			 "kind", VOL_KIND, "metadata", "name", json_object_get(meta, "name"),
+			 "namespace", json_object_get(meta, "namespace"), "resourceVersion",
+			 json_object_get(meta, "resourceVersion"), "status", want);
+	if (!body) {
+		ret = CADRE_ENOMEM;
+		goto out;
+	}
+	ret = kube_client_replace_status(m->http, &kube_resource_volumes, vol->meta.namespace,
+					 vol->meta.name, body, NULL, &st);
+	json_decref(body);
+	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
+		ret = CADRE_EAGAIN;
+	else if (ret)
+		log_warn("volume", "%s/%s: cannot write status: %s", vol->meta.namespace,
+			 vol->meta.name, st.message);
+out:
+	json_decref(have);
+	json_decref(want);
+	return ret;
+}
+
+int vol_reconcile(struct manager *m, const char *ns, const char *name)
+{
+	struct users users = { .ns = ns, .volume = name };
+	struct field_errors errs;
+	struct vol_status next;
+	struct volume vol;
+	struct buf invalid;
+	char key[STORE_KEY_MAX];
+	json_t *obj = NULL;
+	int64_t now = time(NULL);
+	int ret = 0;
+
+	vol_init(&vol);
+	vol_status_init(&next);
+	field_errors_init(&errs);
+	buf_init(&invalid, 8192);
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (store_get(m->stores[KIND_VOLUMES], key, &obj))
+		goto out;
+	if (vol_parse(obj, &vol, &errs) == 0)
+		vol_validate(&vol, &errs);
+	store_foreach(m->stores[KIND_TRAININGJOBS], collect_user, &users);
+	if (users.err) {
+		ret = users.err;
+		goto out;
+	}
+	qsort(users.names, users.n, sizeof(*users.names), cmp_names);
+
+	if (vol.meta.deleting) {
+		if (users.n) {
+			/* Protection: the finalizer holds it while a job may mount it. */
+			log_info("volume", "%s: deletion waits for %zu job(s) using it", key, users.n);
+			goto status;
+		}
+		ret = meta_has_finalizer(&vol.meta, VOL_FINALIZER) ? finish_delete(m, &vol, obj) : 0;
+		goto out;
+	}
+	if (!meta_has_finalizer(&vol.meta, VOL_FINALIZER)) {
+		ret = patch_finalizer(m, &vol, obj, true);
+		goto out;  /* the update comes back through the watch */
+	}
+
+status:
+	ret = vol_status_parse(json_object_get(obj, "status"), &next, &errs);
+	if (ret == CADRE_ENOMEM)
+		goto out;
+	ret = 0;
+	if (field_errors_count(&errs)) {
+		field_errors_join(&errs, &invalid);
+		next.phase = VOL_PHASE_FAILED;
+		condition_set(&next.conditions, "Ready", "False", "InvalidSpec", buf_str(&invalid),
+			      vol.meta.generation, now, NULL);
+	} else if (!vol.meta.deleting) {
+		ret = ensure_claim(m, &vol, obj);
+		if (ret == CADRE_EINVAL)
+			ret = 0;
+		observe_claim(m, &vol, &next, now, vol.meta.generation);
+	}
+	for (size_t i = 0; i < next.n_used_by; i++)
+		free(next.used_by[i]);
+	free(next.used_by);
+	next.used_by = users.names;
+	next.n_used_by = users.n;
+	users.names = NULL;
+	users.n = 0;
+	{
+		int wret = write_status(m, &vol, obj, &next);
+
+		if (!ret)
+			ret = wret;
+	}
+out:
+	users_release(&users);
+	vol_status_release(&next);
+	vol_release(&vol);
+	field_errors_release(&errs);
+	buf_release(&invalid);
+	json_decref(obj);
+	return ret;
+}
