@@ -201,10 +201,8 @@ owner_ref_of() {
 		json_has "$pod" ".metadata.labels[\"cadre.dev/node-rank\"] == \"$rank\""
 		json_has "$pod" '.spec.affinity.nodeAffinity == null'
 		# The setup and run texts reach the pod verbatim.
-		run_text=$(jp tj/envs '{.spec.run}')
-		setup_text=$(jp tj/envs '{.spec.setup}')
-		jq -e --arg run "$run_text" --arg setup "$setup_text" \
-			'[.. | strings] | index($run) != null and index($setup) != null' <<<"$pod" >/dev/null ||
+		jq -e --argjson spec "$(kubectl -n "$NS" get tj envs -o json | jq .spec)" \
+			'[.. | strings] | index($spec.run) != null and index($spec.setup) != null' <<<"$pod" >/dev/null ||
 			{ echo "spec.run or spec.setup is not in pod envs-$rank verbatim"; false; }
 	done
 	svc=$(kubectl -n "$NS" get service envs -o json)
