@@ -1,0 +1,374 @@
+/*
+ * trainingjob.c - reading a TrainingJob: spec, defaults, lifetime, phase
+ * names. The status lives in trainingjob_status.c, the rules in
+ * trainingjob_validate.c.
+ */
+#include "api/trainingjob.h"
+
+#include "api/decode.h"
+#include "api/fielderr.h"
+#include "base/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void pod_template_release(struct tj_pod_template *pt)
+{
+	json_decref(pt->labels);
+	json_decref(pt->annotations);
+	json_decref(pt->node_selector);
+	json_decref(pt->tolerations);
+	json_decref(pt->affinity);
+	free(pt->service_account_name);
+	json_decref(pt->image_pull_secrets);
+	free(pt->runtime_class_name);
+	free(pt->scheduler_name);
+	memset(pt, 0, sizeof(*pt));
+}
+
+static void spec_release(struct tj_spec *spec)
+{
+	free(spec->resources.accelerators);
+	free(spec->resources.cpus);
+	free(spec->resources.memory);
+	free(spec->resources.accelerator_resource);
+	free(spec->image);
+	free(spec->setup);
+	free(spec->run);
+	free(spec->workdir);
+	for (size_t i = 0; i < spec->n_envs; i++) {
+		free(spec->envs[i].name);
+		free(spec->envs[i].value);
+	}
+	free(spec->envs);
+	for (size_t i = 0; i < spec->n_secret_envs; i++) {
+		free(spec->secret_envs[i].name);
+		free(spec->secret_envs[i].secret_name);
+		free(spec->secret_envs[i].secret_key);
+	}
+	free(spec->secret_envs);
+	for (size_t i = 0; i < spec->n_volumes; i++) {
+		free(spec->volumes[i].mount_path);
+		free(spec->volumes[i].volume);
+	}
+	free(spec->volumes);
+	free(spec->queue);
+	free(spec->priority_class_name);
+	pod_template_release(&spec->pod_template);
+	memset(spec, 0, sizeof(*spec));
+}
+
+void tj_init(struct trainingjob *tj)
+{
+	meta_init(&tj->meta);
+	memset(&tj->spec, 0, sizeof(tj->spec));
+	tj_status_init(&tj->status);
+}
+
+void tj_release(struct trainingjob *tj)
+{
+	meta_release(&tj->meta);
+	spec_release(&tj->spec);
+	tj_status_release(&tj->status);
+}
+
+void tj_default(struct tj_spec *spec)
+{
+	if (!spec->has_num_nodes) {
+		spec->num_nodes = TJ_DEFAULT_NUM_NODES;
+		spec->has_num_nodes = true;
+	}
+	if (!spec->resources.accelerator_resource)
+		spec->resources.accelerator_resource = strdup(TJ_DEFAULT_ACCELERATOR_RESOURCE);
+	if (!spec->has_gang_timeout_seconds) {
+		spec->gang_timeout_seconds = TJ_DEFAULT_GANG_TIMEOUT_SECONDS;
+		spec->has_gang_timeout_seconds = true;
+	}
+	if (!spec->has_master_port) {
+		spec->master_port = TJ_DEFAULT_MASTER_PORT;
+		spec->has_master_port = true;
+	}
+}
+
+static void parse_resources(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *res = decode_object(d, spec, "spec", "resources");
+	struct tj_resources *r = &s->resources;
+
+	if (!res)
+		return;
+	if (decode_string(d, res, "spec.resources", "accelerators", &r->accelerators))
+		r->has_accel = accel_parse(r->accelerators, &r->accel) == 0;
+	decode_quantity(d, res, "spec.resources", "cpus", &r->cpus, &r->has_cpus,
+		       &r->cpus_milli);
+	decode_quantity(d, res, "spec.resources", "memory", &r->memory, &r->has_memory,
+		       &r->memory_milli);
+	decode_string(d, res, "spec.resources", "acceleratorResource",
+		      &r->accelerator_resource);
+}
+
+/* spec.envs: an object of strings, kept in its order. */
+static void parse_envs(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX];
+	const json_t *envs = decode_object(d, spec, "spec", "envs");
+	const char *name;
+	json_t *value;
+
+	if (!envs || !json_object_size(envs))
+		return;
+	s->envs = calloc(json_object_size(envs), sizeof(*s->envs));
+	if (!s->envs) {
+		decode_nomem(d);
+		return;
+	}
+	json_object_foreach((json_t *)envs, name, value) {
+		struct tj_env *env = &s->envs[s->n_envs];
+
+		if (!(env->name = strdup(name))) {
+			decode_nomem(d);
+			return;
+		}
+		s->n_envs++;
+		decode_path(path, sizeof(path), "spec.envs", name);
+		if (json_is_null(value))
+			decode_fail(d, path, "must be a string, not null");
+		else
+			decode_as_string(d, value, path, &env->value);
+	}
+}
+
+static void parse_secret_envs(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX], ref_path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, spec, "spec", "secretEnvs");
+	size_t i;
+	json_t *item;
+
+	if (!list || !json_array_size(list))
+		return;
+	s->secret_envs = calloc(json_array_size(list), sizeof(*s->secret_envs));
+	if (!s->secret_envs) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_secret_env *env = &s->secret_envs[s->n_secret_envs++];
+		const json_t *ref;
+
+		decode_path_index(path, sizeof(path), "spec.secretEnvs", i);
+		if (!decode_as_object(d, item, path)) {
+			if (json_is_null(item))
+				decode_fail(d, path, "must be an object, not null");
+			continue;
+		}
+		decode_string(d, item, path, "name", &env->name);
+		ref = decode_object(d, item, path, "secretKeyRef");
+		decode_path(ref_path, sizeof(ref_path), path, "secretKeyRef");
+		decode_string(d, ref, ref_path, "name", &env->secret_name);
+		decode_string(d, ref, ref_path, "key", &env->secret_key);
+	}
+}
+
+/* spec.volumes: mount path -> Volume name, kept in its order. */
+static void parse_volumes(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX];
+	const json_t *volumes = decode_object(d, spec, "spec", "volumes");
+	const char *mount_path;
+	json_t *value;
+
+	if (!volumes || !json_object_size(volumes))
+		return;
+	s->volumes = calloc(json_object_size(volumes), sizeof(*s->volumes));
+	if (!s->volumes) {
+		decode_nomem(d);
+		return;
+	}
+	json_object_foreach((json_t *)volumes, mount_path, value) {
+		struct tj_volume_mount *mount = &s->volumes[s->n_volumes];
+
+		if (!(mount->mount_path = strdup(mount_path))) {
+			decode_nomem(d);
+			return;
+		}
+		s->n_volumes++;
+		decode_path_quoted(path, sizeof(path), "spec.volumes", mount_path);
+		if (json_is_null(value))
+			decode_fail(d, path, "must be the name of a Volume, not null");
+		else
+			decode_as_string(d, value, path, &mount->volume);
+	}
+}
+
+/*
+ * spec.podTemplate: only the fields DESIGN.md section 1 lists. Anything
+ * else (hostNetwork, securityContext, volumes, containers, ...) is refused
+ * here rather than dropped, so a user learns it was not applied.
+ */
+static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	static const char *const template_keys[] = { "metadata", "spec", NULL };
+	static const char *const metadata_keys[] = { "labels", "annotations", NULL };
+	static const char *const spec_keys[] = {
+		"nodeSelector", "tolerations", "affinity", "serviceAccountName",
+		"imagePullSecrets", "runtimeClassName", "schedulerName", NULL,
+	};
+	static const char *const why =
+		"podTemplate accepts only metadata.labels, metadata.annotations and spec."
+		"{nodeSelector, tolerations, affinity, serviceAccountName, imagePullSecrets, "
+		"runtimeClassName, schedulerName}";
+	const char *base = "spec.podTemplate";
+	struct tj_pod_template *pt = &s->pod_template;
+	const json_t *tmpl = decode_object(d, spec, "spec", "podTemplate");
+	const json_t *meta, *pod;
+
+	if (!tmpl)
+		return;
+	decode_only_keys(d, tmpl, base, template_keys, why);
+	meta = decode_object(d, tmpl, base, "metadata");
+	if (meta) {
+		decode_only_keys(d, meta, "spec.podTemplate.metadata", metadata_keys, why);
+		decode_string_map_copy(d, meta, "spec.podTemplate.metadata", "labels",
+				       &pt->labels);
+		decode_string_map_copy(d, meta, "spec.podTemplate.metadata", "annotations",
+				       &pt->annotations);
+	}
+	pod = decode_object(d, tmpl, base, "spec");
+	if (pod) {
+		base = "spec.podTemplate.spec";
+		decode_only_keys(d, pod, base, spec_keys, why);
+		decode_string_map_copy(d, pod, base, "nodeSelector", &pt->node_selector);
+		decode_array_copy(d, pod, base, "tolerations", &pt->tolerations);
+		decode_object_copy(d, pod, base, "affinity", &pt->affinity);
+		decode_string(d, pod, base, "serviceAccountName", &pt->service_account_name);
+		decode_array_copy(d, pod, base, "imagePullSecrets", &pt->image_pull_secrets);
+		decode_string(d, pod, base, "runtimeClassName", &pt->runtime_class_name);
+		decode_string(d, pod, base, "schedulerName", &pt->scheduler_name);
+	}
+}
+
+static void parse_success_policy(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	char *name = NULL;
+
+	if (!decode_string(d, spec, "spec", "successPolicy", &name))
+		return;
+	if (!strcmp(name, "All"))
+		s->success_policy = TJ_SUCCESS_ALL;
+	else if (!strcmp(name, "Rank0"))
+		s->success_policy = TJ_SUCCESS_RANK0;
+	else
+		decode_fail(d, "spec.successPolicy", "must be All or Rank0, not \"%.64s\"", name);
+	free(name);
+}
+
+static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *gang;
+
+	decode_int32(d, spec, "spec", "numNodes", &s->num_nodes, &s->has_num_nodes);
+	parse_resources(d, spec, s);
+	decode_string(d, spec, "spec", "image", &s->image);
+	decode_string(d, spec, "spec", "setup", &s->setup);
+	decode_string(d, spec, "spec", "run", &s->run);
+	decode_string(d, spec, "spec", "workdir", &s->workdir);
+	parse_envs(d, spec, s);
+	parse_secret_envs(d, spec, s);
+	parse_volumes(d, spec, s);
+	decode_string(d, spec, "spec", "queue", &s->queue);
+	decode_int32(d, spec, "spec", "priority", &s->priority, NULL);
+	decode_string(d, spec, "spec", "priorityClassName", &s->priority_class_name);
+	decode_int32(d, spec, "spec", "maxRestarts", &s->max_restarts, NULL);
+	parse_success_policy(d, spec, s);
+	decode_bool(d, spec, "spec", "suspend", &s->suspend);
+	decode_int64(d, spec, "spec", "activeDeadlineSeconds", &s->active_deadline_seconds,
+		     &s->has_active_deadline_seconds);
+	decode_int64(d, spec, "spec", "ttlSecondsAfterFinished",
+		     &s->ttl_seconds_after_finished, &s->has_ttl_seconds_after_finished);
+	gang = decode_object(d, spec, "spec", "gang");
+	decode_int64(d, gang, "spec.gang", "timeoutSeconds", &s->gang_timeout_seconds,
+		     &s->has_gang_timeout_seconds);
+	decode_int32(d, spec, "spec", "masterPort", &s->master_port, &s->has_master_port);
+	parse_pod_template(d, spec, s);
+}
+
+/* apiVersion and kind, when present, must name this kind. */
+static void check_kind(struct decoder *d, const json_t *obj)
+{
+	char *api_version = NULL, *kind = NULL;
+
+	if (decode_string(d, obj, "", "apiVersion", &api_version) &&
+	    strcmp(api_version, TJ_API_VERSION))
+		decode_fail(d, "apiVersion", "must be " TJ_API_VERSION);
+	if (decode_string(d, obj, "", "kind", &kind) && strcmp(kind, TJ_KIND))
+		decode_fail(d, "kind", "must be " TJ_KIND);
+	free(api_version);
+	free(kind);
+}
+
+int tj_parse(const json_t *obj, struct trainingjob *out, struct field_errors *errs)
+{
+	struct decoder d;
+	const json_t *spec;
+
+	tj_init(out);
+	decode_init(&d, errs);
+	if (!json_is_object(obj)) {
+		decode_fail(&d, "", "a TrainingJob must be a JSON object");
+		goto out;
+	}
+	check_kind(&d, obj);
+	decode_merge(&d, meta_parse(json_object_get(obj, "metadata"), &out->meta, errs));
+	spec = json_object_get(obj, "spec");
+	if (!spec || json_is_null(spec))
+		decode_fail(&d, "spec", "required");
+	else if (decode_as_object(&d, spec, "spec"))
+		parse_spec(&d, spec, &out->spec);
+	decode_merge(&d, tj_status_parse(json_object_get(obj, "status"), &out->status, errs));
+out:
+	tj_default(&out->spec);
+	if (!out->spec.resources.accelerator_resource)
+		decode_nomem(&d);
+	return decode_finish(&d);
+}
+
+const char *tj_success_policy_name(enum tj_success_policy policy)
+{
+	return policy == TJ_SUCCESS_RANK0 ? "Rank0" : "All";
+}
+
+static const char *const phase_names[] = {
+	[TJ_PHASE_UNSET] = "",
+	[TJ_PHASE_PENDING] = "Pending",
+	[TJ_PHASE_QUEUED] = "Queued",
+	[TJ_PHASE_STARTING] = "Starting",
+	[TJ_PHASE_RUNNING] = "Running",
+	[TJ_PHASE_RESTARTING] = "Restarting",
+	[TJ_PHASE_SUCCEEDED] = "Succeeded",
+	[TJ_PHASE_FAILED] = "Failed",
+	[TJ_PHASE_SUSPENDED] = "Suspended",
+};
+
+const char *tj_phase_name(enum tj_phase phase)
+{
+	if ((unsigned)phase >= sizeof(phase_names) / sizeof(phase_names[0]))
+		return "";
+	return phase_names[phase];
+}
+
+int tj_phase_parse(const char *name, enum tj_phase *out)
+{
+	for (unsigned i = TJ_PHASE_PENDING; i < sizeof(phase_names) / sizeof(phase_names[0]); i++) {
+		if (name && !strcmp(name, phase_names[i])) {
+			*out = (enum tj_phase)i;
+			return 0;
+		}
+	}
+	return CADRE_EINVAL;
+}
+
+bool tj_phase_terminal(enum tj_phase phase)
+{
+	return phase == TJ_PHASE_SUCCEEDED || phase == TJ_PHASE_FAILED;
+}

@@ -1,0 +1,297 @@
+/*
+ * trainingjob.h - the TrainingJob kind (cadre.dev/v1alpha1) as C structs:
+ * reading it from JSON, its defaults, its validation, and its status as the
+ * JSON the controller PUTs to /status.
+ *
+ * Field names follow DESIGN.md section 1; every spec and status field there
+ * has a member here. Pure: no I/O, no globals. Not thread-safe; one owner
+ * at a time.
+ *
+ * Ownership: a struct trainingjob owns everything it points to. Strings are
+ * heap copies; NULL means the field was absent or null (Kubernetes treats
+ * an empty string in most optional names the same way, so users of a
+ * field check `s && *s`). json_t members are new references to deep
+ * copies, independent of the object parsed; NULL when absent.
+ *
+ *   struct trainingjob tj;
+ *   struct field_errors errs;
+ *   field_errors_init(&errs);
+ *   if (tj_parse(obj, &tj, &errs) == 0 && tj_validate(&tj, &errs) == 0)
+ *           use(&tj);
+ *   else
+ *           report(&errs);        // field_errors_join(): every problem, with its path
+ *   tj_release(&tj);
+ *   field_errors_release(&errs);
+ */
+#ifndef CADRE_API_TRAININGJOB_H
+#define CADRE_API_TRAININGJOB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/accel.h"
+#include "api/condition.h"
+#include "api/meta.h"
+
+struct field_errors;
+
+#define TJ_API_VERSION "cadre.dev/v1alpha1"
+#define TJ_KIND "TrainingJob"
+
+/* Defaults of DESIGN.md section 1. */
+#define TJ_DEFAULT_NUM_NODES 1
+#define TJ_DEFAULT_ACCELERATOR_RESOURCE "nvidia.com/gpu"
+#define TJ_DEFAULT_GANG_TIMEOUT_SECONDS 600
+#define TJ_DEFAULT_MASTER_PORT 29500
+
+enum tj_success_policy {
+	TJ_SUCCESS_ALL = 0,  /* every pod Succeeded (the default) */
+	TJ_SUCCESS_RANK0,    /* rank 0 Succeeded; the rest are then deleted */
+};
+
+/*
+ * Phases of DESIGN.md 1.2. TJ_PHASE_UNSET is a job the controller has not
+ * looked at yet (no status.phase); it is not written back.
+ */
+enum tj_phase {
+	TJ_PHASE_UNSET = 0,
+	TJ_PHASE_PENDING,     /* waiting for its Volumes to exist and be Bound */
+	TJ_PHASE_QUEUED,      /* waiting for gang admission */
+	TJ_PHASE_STARTING,    /* admitted; pods exist and are being started */
+	TJ_PHASE_RUNNING,     /* every pod is Running */
+	TJ_PHASE_RESTARTING,  /* tearing the gang down after a failure */
+	TJ_PHASE_SUCCEEDED,   /* terminal */
+	TJ_PHASE_FAILED,      /* terminal */
+	TJ_PHASE_SUSPENDED,   /* spec.suspend; no pods exist */
+};
+
+/* spec.envs: one plain variable, in the order of the JSON object. */
+struct tj_env {
+	char *name;   /* owned, never NULL */
+	char *value;  /* owned; NULL when the value was not a string */
+};
+
+/* spec.secretEnvs[i]: a variable whose value comes from a Secret. */
+struct tj_secret_env {
+	char *name;         /* owned; NULL when absent */
+	char *secret_name;  /* secretKeyRef.name, owned; NULL when absent */
+	char *secret_key;   /* secretKeyRef.key, owned; NULL when absent */
+};
+
+/* spec.volumes: a mount path and the Volume mounted there, in JSON order. */
+struct tj_volume_mount {
+	char *mount_path;  /* owned, never NULL */
+	char *volume;      /* owned; NULL when the value was not a string */
+};
+
+/* spec.resources, per node. Raw strings are kept for messages and printing. */
+struct tj_resources {
+	char *accelerators;       /* raw "H100:8", owned; NULL when none asked for */
+	bool has_accel;           /* accel holds accelerators parsed */
+	struct accel accel;
+	char *cpus;               /* raw quantity, owned; NULL when absent */
+	bool has_cpus;            /* cpus_milli holds cpus parsed */
+	int64_t cpus_milli;
+	char *memory;             /* raw quantity, owned; NULL when absent */
+	bool has_memory;
+	int64_t memory_milli;     /* bytes * 1000 */
+	char *accelerator_resource;  /* owned; "nvidia.com/gpu" by default */
+};
+
+/*
+ * spec.podTemplate: the safe subset of pod fields that is merged into every
+ * pod. Anything else under podTemplate is a parse error (DESIGN.md 6).
+ */
+struct tj_pod_template {
+	json_t *labels;              /* object of strings; NULL when absent */
+	json_t *annotations;         /* object of strings; NULL when absent */
+	json_t *node_selector;       /* object of strings; NULL when absent */
+	json_t *tolerations;         /* array of Toleration objects; NULL when absent */
+	json_t *affinity;            /* Affinity object; NULL when absent */
+	char *service_account_name;
+	json_t *image_pull_secrets;  /* array of {name}; NULL when absent */
+	char *runtime_class_name;
+	char *scheduler_name;
+};
+
+struct tj_spec {
+	bool has_num_nodes;
+	int32_t num_nodes;
+	struct tj_resources resources;
+	char *image;      /* NULL: the controller's --default-image, checked there */
+	char *setup;
+	char *run;
+	char *workdir;
+	struct tj_env *envs;
+	size_t n_envs;
+	struct tj_secret_env *secret_envs;
+	size_t n_secret_envs;
+	struct tj_volume_mount *volumes;
+	size_t n_volumes;
+	char *queue;                  /* Kueue LocalQueue */
+	int32_t priority;             /* 0 when absent */
+	char *priority_class_name;
+	int32_t max_restarts;         /* 0 when absent */
+	enum tj_success_policy success_policy;
+	bool suspend;
+	bool has_active_deadline_seconds;
+	int64_t active_deadline_seconds;
+	bool has_ttl_seconds_after_finished;
+	int64_t ttl_seconds_after_finished;
+	bool has_gang_timeout_seconds;
+	int64_t gang_timeout_seconds;  /* spec.gang.timeoutSeconds */
+	bool has_master_port;
+	int32_t master_port;
+	struct tj_pod_template pod_template;
+};
+
+/* status.nodes[i] */
+struct tj_node_status {
+	int32_t rank;
+	char *pod;    /* owned; NULL when absent */
+	char *node;   /* owned; NULL until scheduled */
+	char *ip;     /* owned; NULL until it has one */
+	char *phase;  /* owned pod phase: Pending, Running, Succeeded, Failed, Unknown */
+};
+
+/* status.lastFailure */
+struct tj_failure {
+	int32_t rank;
+	char *pod;
+	char *node;
+	int32_t exit_code;
+	char *reason;
+	char *message;
+	int64_t time;  /* Unix seconds; 0 when unknown */
+};
+
+struct tj_status {
+	enum tj_phase phase;
+	struct condition_list conditions;
+	int64_t observed_generation;
+	char *job_id;   /* numeric text, stable for the job's life (SLURM_JOB_ID) */
+	char *task_id;  /* SKYPILOT_TASK_ID, stable across restarts */
+	int32_t ready_nodes;
+	int32_t restarts;        /* gang restarts counted against maxRestarts */
+	int32_t infra_restarts;  /* node loss, eviction, preemption, gang timeout */
+	int64_t admitted_time;   /* Unix seconds; 0 when not yet */
+	int64_t start_time;
+	int64_t completion_time;
+	struct tj_node_status *nodes;  /* owned array */
+	size_t n_nodes;
+	bool has_last_failure;
+	struct tj_failure last_failure;
+	char *message;  /* why the job waits or failed, for a person */
+};
+
+struct trainingjob {
+	struct object_meta meta;
+	struct tj_spec spec;
+	struct tj_status status;
+};
+
+/* Empty job: everything NULL, zero, or unset; safe to release. */
+void tj_init(struct trainingjob *tj);
+
+/* Free everything the job owns; it is left as after tj_init. */
+void tj_release(struct trainingjob *tj);
+
+void tj_status_init(struct tj_status *status);
+void tj_status_release(struct tj_status *status);
+
+/*
+ * Read a TrainingJob object (borrowed) into out, which tj_parse initializes
+ * first. Structural problems (a field of the wrong type, an unknown field
+ * under podTemplate, a phase or successPolicy that is not one of its names,
+ * a number out of range, missing metadata) are added to errs with their
+ * path; the rest of the object is still read, so out holds what could be.
+ * Defaults are applied (tj_default) to the fields that were absent. The
+ * quantities and accelerators are parsed where they parse; that they must
+ * is checked by tj_validate. Never crashes, whatever the JSON.
+ *
+ * Returns 0; CADRE_EINVAL when it added errors; CADRE_ENOMEM. Release out
+ * whatever it returns.
+ */
+int tj_parse(const json_t *obj, struct trainingjob *out, struct field_errors *errs);
+
+/*
+ * Fill the fields that are unset with their defaults: numNodes 1,
+ * acceleratorResource nvidia.com/gpu, gang.timeoutSeconds 600, masterPort
+ * 29500 (priority, maxRestarts, suspend and successPolicy default to their
+ * zero values). Fields already set are kept, valid or not. If the copy of
+ * the accelerator resource name cannot be allocated it stays NULL, which
+ * tj_validate reports.
+ */
+void tj_default(struct tj_spec *spec);
+
+/*
+ * The semantic rules of DESIGN.md sections 1, 2.3 and 6, checked on a
+ * parsed job: every problem is added to errs with its field path, e.g.
+ * "spec.envs.SLURM_JOB_ID: reserved for cadre" or
+ * "spec.volumes[\"tmp\"]: mount path must be absolute". spec.image is not
+ * checked: whether it may be absent depends on the controller's
+ * --default-image. Returns 0, CADRE_EINVAL when it added errors, or
+ * CADRE_ENOMEM.
+ */
+int tj_validate(const struct trainingjob *tj, struct field_errors *errs);
+
+/*
+ * Read a status object (borrowed; NULL or null means no status yet) into
+ * status, which this initializes first; paths start with "status.".
+ * Returns 0, CADRE_EINVAL when it added errors, or CADRE_ENOMEM. Release
+ * status whatever it returns.
+ */
+int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_errors *errs);
+
+/*
+ * The status as the exact object to PUT to /status (new reference). Unset
+ * optional fields (phase, ids, times, lastFailure, message) are left out;
+ * counters and conditions are always written. NULL when out of memory,
+ * when a string is not valid UTF-8, or when a time is outside years 0001
+ * to 9999.
+ */
+json_t *tj_status_to_json(const struct tj_status *status);
+
+/*
+ * A deep copy of src in dst, which this initializes first (so the
+ * controller can build the next status from the current one). It goes
+ * through tj_status_to_json, so dst is exactly what a PUT would store.
+ * Returns 0; CADRE_EINVAL when src cannot be written (see
+ * tj_status_to_json; a failed allocation there reads the same) or read
+ * back (a condition with a bad status); CADRE_ENOMEM. Release dst
+ * whatever it returns.
+ */
+int tj_status_copy(struct tj_status *dst, const struct tj_status *src);
+
+/* "Running", ...; "" for TJ_PHASE_UNSET and for values outside the enum. Static. */
+const char *tj_phase_name(enum tj_phase phase);
+
+/* The phase named name (exact case). 0 or CADRE_EINVAL. */
+int tj_phase_parse(const char *name, enum tj_phase *out);
+
+/* Succeeded and Failed: the job will not run again. */
+bool tj_phase_terminal(enum tj_phase phase);
+
+/* "All" or "Rank0". Static. */
+const char *tj_success_policy_name(enum tj_success_policy policy);
+
+/*
+ * The environment variables cadre sets in every pod (DESIGN.md 2.3), in
+ * the order of that table; NULL-terminated. spec.envs and spec.secretEnvs
+ * may not use them.
+ */
+extern const char *const tj_reserved_envs[];
+
+/* Whether name is one of tj_reserved_envs (exact case, as shells see names). */
+bool tj_env_reserved(const char *name);
+
+/*
+ * Whether a plain env name looks like it carries a credential: it ends in
+ * _TOKEN or _KEY, or contains PASSWORD or SECRET, in any case. Such an
+ * entry earns a Warning event (DESIGN.md 6); it is not an error.
+ */
+bool tj_env_looks_secret(const char *name);
+
+#endif

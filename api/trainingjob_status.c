@@ -1,0 +1,226 @@
+/*
+ * trainingjob_status.c - a TrainingJob's status: reading it back from the
+ * object and writing it as the body of a PUT to /status.
+ */
+#include "api/trainingjob.h"
+
+#include "api/decode.h"
+#include "api/fielderr.h"
+#include "base/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void failure_release(struct tj_failure *f)
+{
+	free(f->pod);
+	free(f->node);
+	free(f->reason);
+	free(f->message);
+	memset(f, 0, sizeof(*f));
+}
+
+void tj_status_init(struct tj_status *status)
+{
+	memset(status, 0, sizeof(*status));
+	condition_list_init(&status->conditions);
+}
+
+void tj_status_release(struct tj_status *status)
+{
+	condition_list_release(&status->conditions);
+	free(status->job_id);
+	free(status->task_id);
+	for (size_t i = 0; i < status->n_nodes; i++) {
+		free(status->nodes[i].pod);
+		free(status->nodes[i].node);
+		free(status->nodes[i].ip);
+		free(status->nodes[i].phase);
+	}
+	free(status->nodes);
+	failure_release(&status->last_failure);
+	free(status->message);
+	tj_status_init(status);
+}
+
+static void parse_nodes(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, obj, "status", "nodes");
+	size_t i;
+	json_t *item;
+
+	if (!list || !json_array_size(list))
+		return;
+	st->nodes = calloc(json_array_size(list), sizeof(*st->nodes));
+	if (!st->nodes) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_node_status *node = &st->nodes[st->n_nodes];
+
+		decode_path_index(path, sizeof(path), "status.nodes", i);
+		if (!decode_as_object(d, item, path)) {
+			if (json_is_null(item))
+				decode_fail(d, path, "must be an object, not null");
+			continue;
+		}
+		st->n_nodes++;
+		decode_int32(d, item, path, "rank", &node->rank, NULL);
+		decode_string(d, item, path, "pod", &node->pod);
+		decode_string(d, item, path, "node", &node->node);
+		decode_string(d, item, path, "ip", &node->ip);
+		decode_string(d, item, path, "phase", &node->phase);
+	}
+}
+
+static void parse_last_failure(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const char *base = "status.lastFailure";
+	const json_t *f = decode_object(d, obj, "status", "lastFailure");
+	struct tj_failure *lf = &st->last_failure;
+
+	if (!f)
+		return;
+	st->has_last_failure = true;
+	decode_int32(d, f, base, "rank", &lf->rank, NULL);
+	decode_string(d, f, base, "pod", &lf->pod);
+	decode_string(d, f, base, "node", &lf->node);
+	decode_int32(d, f, base, "exitCode", &lf->exit_code, NULL);
+	decode_string(d, f, base, "reason", &lf->reason);
+	decode_string(d, f, base, "message", &lf->message);
+	decode_time(d, f, base, "time", &lf->time);
+}
+
+int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_errors *errs)
+{
+	struct decoder d;
+	char *phase = NULL;
+
+	tj_status_init(status);
+	decode_init(&d, errs);
+	if (!decode_as_object(&d, obj, "status"))
+		return decode_finish(&d);
+	if (decode_string(&d, obj, "status", "phase", &phase) && *phase &&
+	    tj_phase_parse(phase, &status->phase))
+		decode_fail(&d, "status.phase", "unknown phase \"%.64s\"", phase);
+	free(phase);
+	decode_merge(&d, condition_list_parse(json_object_get(obj, "conditions"),
+					      "status.conditions", &status->conditions, errs));
+	decode_int64(&d, obj, "status", "observedGeneration", &status->observed_generation, NULL);
+	decode_string(&d, obj, "status", "jobId", &status->job_id);
+	decode_string(&d, obj, "status", "taskId", &status->task_id);
+	decode_int32(&d, obj, "status", "readyNodes", &status->ready_nodes, NULL);
+	decode_int32(&d, obj, "status", "restarts", &status->restarts, NULL);
+	decode_int32(&d, obj, "status", "infraRestarts", &status->infra_restarts, NULL);
+	decode_time(&d, obj, "status", "admittedTime", &status->admitted_time);
+	decode_time(&d, obj, "status", "startTime", &status->start_time);
+	decode_time(&d, obj, "status", "completionTime", &status->completion_time);
+	parse_nodes(&d, obj, status);
+	parse_last_failure(&d, obj, status);
+	decode_string(&d, obj, "status", "message", &status->message);
+	return decode_finish(&d);
+}
+
+/* Set key to a copy of s when s is not NULL. false when out of memory or not UTF-8. */
+static bool put_string(json_t *obj, const char *key, const char *s)
+{
+	return !s || !json_object_set_new(obj, key, json_string(s));
+}
+
+static bool put_int(json_t *obj, const char *key, int64_t n)
+{
+	return !json_object_set_new(obj, key, json_integer((json_int_t)n));
+}
+
+/* A time, left out when 0 (unset). */
+static bool put_time(json_t *obj, const char *key, int64_t t)
+{
+	char text[32];
+
+	if (!t)
+		return true;
+	if (api_time_format(t, text))
+		return false;
+	return put_string(obj, key, text);
+}
+
+static json_t *nodes_to_json(const struct tj_status *st)
+{
+	json_t *array = json_array();
+
+	for (size_t i = 0; array && i < st->n_nodes; i++) {
+		const struct tj_node_status *n = &st->nodes[i];
+		json_t *obj = json_object();
+
+		if (!obj || !put_int(obj, "rank", n->rank) || !put_string(obj, "pod", n->pod) ||
+		    !put_string(obj, "node", n->node) || !put_string(obj, "ip", n->ip) ||
+		    !put_string(obj, "phase", n->phase) || json_array_append_new(array, obj)) {
+			json_decref(obj);
+			json_decref(array);
+			return NULL;
+		}
+	}
+	return array;
+}
+
+static json_t *failure_to_json(const struct tj_failure *f)
+{
+	json_t *obj = json_object();
+
+	if (!obj || !put_int(obj, "rank", f->rank) || !put_string(obj, "pod", f->pod) ||
+	    !put_string(obj, "node", f->node) || !put_int(obj, "exitCode", f->exit_code) ||
+	    !put_string(obj, "reason", f->reason) || !put_string(obj, "message", f->message) ||
+	    !put_time(obj, "time", f->time)) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+json_t *tj_status_to_json(const struct tj_status *st)
+{
+	json_t *obj = json_object();
+	bool ok = obj != NULL;
+
+	if (ok && st->phase != TJ_PHASE_UNSET)
+		ok = put_string(obj, "phase", tj_phase_name(st->phase));
+	ok = ok && !json_object_set_new(obj, "conditions",
+					condition_list_to_json(&st->conditions));
+	ok = ok && put_int(obj, "observedGeneration", st->observed_generation);
+	ok = ok && put_string(obj, "jobId", st->job_id);
+	ok = ok && put_string(obj, "taskId", st->task_id);
+	ok = ok && put_int(obj, "readyNodes", st->ready_nodes);
+	ok = ok && put_int(obj, "restarts", st->restarts);
+	ok = ok && put_int(obj, "infraRestarts", st->infra_restarts);
+	ok = ok && put_time(obj, "admittedTime", st->admitted_time);
+	ok = ok && put_time(obj, "startTime", st->start_time);
+	ok = ok && put_time(obj, "completionTime", st->completion_time);
+	ok = ok && !json_object_set_new(obj, "nodes", nodes_to_json(st));
+	if (ok && st->has_last_failure)
+		ok = !json_object_set_new(obj, "lastFailure", failure_to_json(&st->last_failure));
+	ok = ok && put_string(obj, "message", st->message);
+	if (!ok) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int tj_status_copy(struct tj_status *dst, const struct tj_status *src)
+{
+	struct field_errors errs;
+	json_t *obj;
+	int err;
+
+	tj_status_init(dst);
+	obj = tj_status_to_json(src);
+	if (!obj)
+		return CADRE_EINVAL;
+	field_errors_init(&errs);
+	err = tj_status_parse(obj, dst, &errs);
+	field_errors_release(&errs);
+	json_decref(obj);
+	return err;
+}

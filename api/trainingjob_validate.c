@@ -1,0 +1,391 @@
+/*
+ * trainingjob_validate.c - the rules a parsed TrainingJob must meet before
+ * cadre acts on it. The CRD schema enforces most of them at the API server;
+ * these are the second line of defence (an object written before a schema
+ * change, a schema that was not installed) and the source of the
+ * Failed/InvalidSpec message, so every problem is reported with its path.
+ */
+#include "api/trainingjob.h"
+
+#include "api/decode.h"
+#include "api/fielderr.h"
+#include "api/name.h"
+#include "api/quantity.h"
+#include "base/err.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* DESIGN.md 2.3, in the order of its table. */
+const char *const tj_reserved_envs[] = {
+	"SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
+	"SKYPILOT_NODE_RANK", "NODE_RANK", "SLURM_NODEID", "SLURM_PROCID",
+	"SKYPILOT_NUM_GPUS_PER_NODE", "SLURM_GPUS_PER_NODE",
+	"SKYPILOT_NODE_IPS",
+	"SLURM_JOB_NODELIST",
+	"SKYPILOT_TASK_ID", "CADRE_TASK_ID",
+	"SLURM_JOB_ID", "CADRE_JOB_ID",
+	"SLURM_JOB_NAME", "CADRE_JOB_NAME",
+	"MASTER_ADDR", "MASTER_PORT",
+	"CADRE_RESTART_ATTEMPT",
+	NULL,
+};
+
+bool tj_env_reserved(const char *name)
+{
+	for (size_t i = 0; name && tj_reserved_envs[i]; i++)
+		if (!strcmp(name, tj_reserved_envs[i]))
+			return true;
+	return false;
+}
+
+static bool ends_with_nocase(const char *s, const char *suffix)
+{
+	size_t len = strlen(s), suffix_len = strlen(suffix);
+
+	return len >= suffix_len && !strcasecmp(s + len - suffix_len, suffix);
+}
+
+static bool contains_nocase(const char *s, const char *needle)
+{
+	return strcasestr(s, needle) != NULL;
+}
+
+bool tj_env_looks_secret(const char *name)
+{
+	return name && (ends_with_nocase(name, "_TOKEN") || ends_with_nocase(name, "_KEY") ||
+			contains_nocase(name, "PASSWORD") || contains_nocase(name, "SECRET"));
+}
+
+/* Label and annotation prefixes that cadre and Kueue set on pods themselves. */
+static const char *reserved_key_owner(const char *key)
+{
+	if (!strncmp(key, "cadre.dev/", 10))
+		return "reserved for cadre";
+	if (!strncmp(key, "kueue.x-k8s.io/", 15))
+		return "set by cadre from spec.queue";
+	return NULL;
+}
+
+static int decimal_digits(int64_t n)
+{
+	int digits = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		digits++;
+	}
+	return digits;
+}
+
+/*
+ * The job's name is its Service's name (a DNS-1035 label) and, with
+ * "-<rank>" appended, every pod's hostname (at most 63 bytes).
+ */
+static void validate_name(struct decoder *d, const struct trainingjob *tj)
+{
+	const char *name = tj->meta.name;
+	int64_t last_rank = tj->spec.num_nodes > 1 ? tj->spec.num_nodes - 1 : 0;
+	size_t room = 63 - 1 - (size_t)decimal_digits(last_rank);
+
+	if (!name) {
+		decode_fail(d, "metadata.name", "required");
+		return;
+	}
+	if (!name_is_dns1035_label(name)) {
+		decode_fail(d, "metadata.name",
+			    "must be a DNS-1035 label (lower-case letters, digits and '-', "
+			    "starting with a letter, at most 63 characters): it names the "
+			    "job's Service");
+		return;
+	}
+	if (strlen(name) > room)
+		decode_fail(d, "metadata.name",
+			    "must be at most %zu characters so that pod host names "
+			    "\"<name>-<rank>\" fit in 63", room);
+}
+
+static void validate_quantity(struct decoder *d, const char *path, const char *raw,
+			      const char *example)
+{
+	int64_t milli;
+	int err;
+
+	if (!raw)
+		return;
+	err = quantity_parse(raw, &milli);
+	if (err == CADRE_ETOOBIG)
+		decode_fail(d, path, "\"%.64s\" is too large", raw);
+	else if (err)
+		decode_fail(d, path, "\"%.64s\" is not a quantity like %s", raw, example);
+	else if (milli <= 0)
+		decode_fail(d, path, "must be > 0");
+}
+
+static void validate_resources(struct decoder *d, const struct tj_resources *r)
+{
+	const char *resource = r->accelerator_resource;
+	struct accel accel;
+	int err;
+
+	if (r->accelerators) {
+		err = accel_parse(r->accelerators, &accel);
+		if (err == CADRE_ETOOBIG)
+			decode_fail(d, "spec.resources.accelerators",
+				    "\"%.64s\" is too long: the type may have 63 characters "
+				    "and the count may not exceed 2147483647", r->accelerators);
+		else if (err)
+			decode_fail(d, "spec.resources.accelerators",
+				    "\"%.64s\" must look like <type>[:<count>] with count >= 1",
+				    r->accelerators);
+	}
+	validate_quantity(d, "spec.resources.cpus", r->cpus, "\"32\" or \"500m\"");
+	validate_quantity(d, "spec.resources.memory", r->memory, "\"256Gi\"");
+	/* Extended resources are always domain-prefixed (nvidia.com/gpu). */
+	if (!resource || !name_is_qualified(resource) || !strchr(resource, '/'))
+		decode_fail(d, "spec.resources.acceleratorResource",
+			    "must be an extended resource name like nvidia.com/gpu");
+}
+
+static bool blank(const char *s)
+{
+	if (!s)
+		return true;
+	for (; *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+			return false;
+	return true;
+}
+
+/* An env name: a C identifier, not one cadre sets. */
+static void validate_env_name(struct decoder *d, const char *path, const char *name)
+{
+	if (!name_is_c_identifier(name))
+		decode_fail(d, path, "must be a C identifier like BATCH_SIZE");
+	else if (tj_env_reserved(name))
+		decode_fail(d, path, "reserved for cadre");
+}
+
+static void validate_envs(struct decoder *d, const struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX], ref_path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+
+	for (size_t i = 0; i < s->n_envs; i++) {
+		decode_path(path, sizeof(path), "spec.envs", s->envs[i].name);
+		validate_env_name(d, path, s->envs[i].name);
+	}
+	for (size_t i = 0; i < s->n_secret_envs; i++) {
+		const struct tj_secret_env *env = &s->secret_envs[i];
+
+		decode_path_index(path, sizeof(path), "spec.secretEnvs", i);
+		decode_path(field, sizeof(field), path, "name");
+		if (!env->name) {
+			decode_fail(d, field, "required");
+		} else {
+			validate_env_name(d, field, env->name);
+			for (size_t j = 0; j < s->n_envs; j++)
+				if (!strcmp(s->envs[j].name, env->name))
+					decode_fail(d, field, "%s is also set in spec.envs",
+						    env->name);
+			for (size_t j = 0; j < i; j++)
+				if (s->secret_envs[j].name &&
+				    !strcmp(s->secret_envs[j].name, env->name))
+					decode_fail(d, field, "duplicate of spec.secretEnvs[%zu].name",
+						    j);
+		}
+		decode_path(ref_path, sizeof(ref_path), path, "secretKeyRef");
+		decode_path(field, sizeof(field), ref_path, "name");
+		if (!env->secret_name)
+			decode_fail(d, field, "required");
+		else if (!name_is_dns1123_subdomain(env->secret_name))
+			decode_fail(d, field, "must be the name of a Secret (a DNS subdomain)");
+		decode_path(field, sizeof(field), ref_path, "key");
+		if (!env->secret_key)
+			decode_fail(d, field, "required");
+		else if (!name_is_config_key(env->secret_key))
+			decode_fail(d, field, "must be a Secret key ([-._a-zA-Z0-9]+)");
+	}
+}
+
+static void validate_volumes(struct decoder *d, const struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX];
+
+	for (size_t i = 0; i < s->n_volumes; i++) {
+		const struct tj_volume_mount *m = &s->volumes[i];
+
+		decode_path_quoted(path, sizeof(path), "spec.volumes", m->mount_path);
+		if (m->mount_path[0] != '/')
+			decode_fail(d, path, "mount path must be absolute");
+		else if (!name_is_mount_path(m->mount_path))
+			decode_fail(d, path, "mount path must be a plain directory: no \".\", "
+				    "\"..\" or empty components, and not \"/\"");
+		else if (!strncmp(m->mount_path, "/dev/shm", 8) &&
+			 (!m->mount_path[8] || m->mount_path[8] == '/'))
+			decode_fail(d, path, "/dev/shm is mounted by cadre");
+		if (m->volume && !name_is_dns1123_subdomain(m->volume))
+			decode_fail(d, path, "must be the name of a Volume (a DNS subdomain)");
+	}
+}
+
+/* Keys (and for labels, values) of a labels-like map. */
+static void validate_keys(struct decoder *d, const json_t *map, const char *base,
+			  bool label_values, bool reserve)
+{
+	char path[DECODE_PATH_MAX];
+	const char *key, *owner;
+	json_t *value;
+
+	json_object_foreach((json_t *)map, key, value) {
+		decode_path(path, sizeof(path), base, key);
+		if (!name_is_qualified(key))
+			decode_fail(d, path, "key must be a qualified name like "
+				    "example.com/name");
+		else if (reserve && (owner = reserved_key_owner(key)))
+			decode_fail(d, path, "%s", owner);
+		if (label_values && !name_is_label_value(json_string_value(value)))
+			decode_fail(d, path, "value must be a label value (at most 63 "
+				    "characters of [-A-Za-z0-9_.], alphanumeric at both ends)");
+	}
+}
+
+static void validate_tolerations(struct decoder *d, const json_t *list)
+{
+	static const char *const keys[] = {
+		"key", "operator", "value", "effect", "tolerationSeconds", NULL,
+	};
+	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(list, i, t) {
+		char *op = NULL, *value = NULL, *effect = NULL, *key = NULL;
+		int64_t seconds;
+
+		decode_path_index(path, sizeof(path), "spec.podTemplate.spec.tolerations", i);
+		if (!json_is_object(t)) {
+			decode_fail(d, path, "must be an object");
+			continue;
+		}
+		decode_only_keys(d, t, path, keys, NULL);
+		decode_string(d, t, path, "key", &key);
+		decode_string(d, t, path, "value", &value);
+		decode_int64(d, t, path, "tolerationSeconds", &seconds, NULL);
+		if (decode_string(d, t, path, "operator", &op) && strcmp(op, "Exists") &&
+		    strcmp(op, "Equal")) {
+			decode_path(field, sizeof(field), path, "operator");
+			decode_fail(d, field, "must be Exists or Equal");
+		}
+		if (op && !strcmp(op, "Exists") && value && *value) {
+			decode_path(field, sizeof(field), path, "value");
+			decode_fail(d, field, "must be empty when operator is Exists");
+		}
+		if (decode_string(d, t, path, "effect", &effect) && *effect &&
+		    strcmp(effect, "NoSchedule") && strcmp(effect, "PreferNoSchedule") &&
+		    strcmp(effect, "NoExecute")) {
+			decode_path(field, sizeof(field), path, "effect");
+			decode_fail(d, field, "must be NoSchedule, PreferNoSchedule or NoExecute");
+		}
+		free(key);
+		free(op);
+		free(value);
+		free(effect);
+	}
+}
+
+static void validate_pull_secrets(struct decoder *d, const json_t *list)
+{
+	static const char *const keys[] = { "name", NULL };
+	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+	size_t i;
+	json_t *ref;
+
+	json_array_foreach(list, i, ref) {
+		char *name = NULL;
+
+		decode_path_index(path, sizeof(path),
+				  "spec.podTemplate.spec.imagePullSecrets", i);
+		if (!json_is_object(ref)) {
+			decode_fail(d, path, "must be an object like {\"name\": \"regcred\"}");
+			continue;
+		}
+		decode_only_keys(d, ref, path, keys, NULL);
+		decode_path(field, sizeof(field), path, "name");
+		if (!json_object_get(ref, "name") || json_is_null(json_object_get(ref, "name")))
+			decode_fail(d, field, "required");
+		else if (decode_string(d, ref, path, "name", &name) &&
+			 !name_is_dns1123_subdomain(name))
+			decode_fail(d, field, "must be the name of a Secret (a DNS subdomain)");
+		free(name);
+	}
+}
+
+static void validate_optional_name(struct decoder *d, const char *path, const char *name,
+				   const char *what)
+{
+	if (name && *name && !name_is_dns1123_subdomain(name))
+		decode_fail(d, path, "must be the name of a %s (a DNS subdomain)", what);
+}
+
+static void validate_pod_template(struct decoder *d, const struct tj_pod_template *pt)
+{
+	static const char *const affinity_keys[] = {
+		"nodeAffinity", "podAffinity", "podAntiAffinity", NULL,
+	};
+
+	if (pt->labels)
+		validate_keys(d, pt->labels, "spec.podTemplate.metadata.labels", true, true);
+	if (pt->annotations)
+		validate_keys(d, pt->annotations, "spec.podTemplate.metadata.annotations",
+			      false, true);
+	if (pt->node_selector)
+		validate_keys(d, pt->node_selector, "spec.podTemplate.spec.nodeSelector",
+			      true, false);
+	if (pt->tolerations)
+		validate_tolerations(d, pt->tolerations);
+	if (pt->affinity)
+		decode_only_keys(d, pt->affinity, "spec.podTemplate.spec.affinity",
+				 affinity_keys, NULL);
+	validate_optional_name(d, "spec.podTemplate.spec.serviceAccountName",
+			       pt->service_account_name, "ServiceAccount");
+	if (pt->image_pull_secrets)
+		validate_pull_secrets(d, pt->image_pull_secrets);
+	validate_optional_name(d, "spec.podTemplate.spec.runtimeClassName",
+			       pt->runtime_class_name, "RuntimeClass");
+	validate_optional_name(d, "spec.podTemplate.spec.schedulerName",
+			       pt->scheduler_name, "scheduler");
+}
+
+int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
+{
+	const struct tj_spec *s = &tj->spec;
+	struct decoder d;
+
+	decode_init(&d, errs);
+	validate_name(&d, tj);
+	if (s->num_nodes < 1)
+		decode_fail(&d, "spec.numNodes", "must be >= 1");
+	validate_resources(&d, &s->resources);
+	if (blank(s->run))
+		decode_fail(&d, "spec.run", s->run ? "must not be empty" : "required");
+	if (s->workdir && *s->workdir && s->workdir[0] != '/')
+		decode_fail(&d, "spec.workdir", "must be an absolute path");
+	validate_envs(&d, s);
+	validate_volumes(&d, s);
+	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
+	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,
+			       "PriorityClass");
+	if (s->max_restarts < 0)
+		decode_fail(&d, "spec.maxRestarts", "must be >= 0");
+	if (s->has_active_deadline_seconds && s->active_deadline_seconds < 1)
+		decode_fail(&d, "spec.activeDeadlineSeconds", "must be >= 1");
+	if (s->has_ttl_seconds_after_finished && s->ttl_seconds_after_finished < 0)
+		decode_fail(&d, "spec.ttlSecondsAfterFinished", "must be >= 0");
+	if (s->gang_timeout_seconds < 1)
+		decode_fail(&d, "spec.gang.timeoutSeconds", "must be >= 1");
+	if (s->master_port < 1 || s->master_port > 65535)
+		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
+	validate_pod_template(&d, &s->pod_template);
+	return decode_finish(&d);
+}
