@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum expect_kind { EXPECT_CREATE, EXPECT_DELETE };
+enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS };
 
 struct expect_item {
 	struct expect_item *next;
@@ -129,7 +129,7 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 	pthread_mutex_lock(&e->lock);
 	link = &e->head;
 	while ((it = *link)) {
-		if (!strcmp(it->job, job)) {
+		if (!strcmp(it->job, job) && it->kind != EXPECT_STATUS) {
 			if (now_ms >= it->deadline_ms) {
 				/* Expired: the event was lost; trust the cache again. */
 				*link = it->next;
@@ -142,6 +142,53 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 	}
 	pthread_mutex_unlock(&e->lock);
 	return satisfied;
+}
+
+bool expect_deleting(struct expect *e, const char *job, const char *name, uint64_t now_ms)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&e->lock);
+	for (struct expect_item *it = e->head; it && !found; it = it->next)
+		found = it->kind == EXPECT_DELETE && now_ms < it->deadline_ms &&
+			!strcmp(it->job, job) && !strcmp(it->name, name);
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
+int expect_status_written(struct expect *e, const char *job, const char *rv, uint64_t now_ms)
+{
+	if (!rv)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	remove_matching(e, job, NULL, EXPECT_STATUS);
+	pthread_mutex_unlock(&e->lock);
+	return expect_add(e, EXPECT_STATUS, job, rv, now_ms);
+}
+
+bool expect_status_fresh(struct expect *e, const char *job, const char *cached_rv,
+			 uint64_t now_ms)
+{
+	struct expect_item **link, *it;
+	bool fresh = true;
+
+	pthread_mutex_lock(&e->lock);
+	link = &e->head;
+	while ((it = *link)) {
+		if (it->kind == EXPECT_STATUS && !strcmp(it->job, job)) {
+			if (now_ms < it->deadline_ms && cached_rv && !strcmp(it->name, cached_rv)) {
+				fresh = false;
+				break;
+			}
+			/* The cache moved past our write (or it expired): forget it. */
+			*link = it->next;
+			item_free(it);
+			continue;
+		}
+		link = &it->next;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return fresh;
 }
 
 void expect_forget(struct expect *e, const char *job)

@@ -40,6 +40,22 @@ void expect_observed_delete(struct expect *e, const char *job, const char *name)
 /* True when nothing is pending for job (or all of it has expired). */
 bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms);
 
+/* Whether a delete of name under job is ours and not yet seen through. */
+bool expect_deleting(struct expect *e, const char *job, const char *name, uint64_t now_ms);
+
+/*
+ * Status writes. A reconcile that wrote status based on the object at
+ * resourceVersion rv must not act again on that same version: the cache
+ * has not caught up with its own write, and acting on the old status would
+ * repeat decisions already made (a second restart, a deleted pod counted as
+ * lost). expect_status_written() records rv; expect_status_fresh() is false
+ * while the cached object still has it. resourceVersions are only compared
+ * for equality: they are opaque.
+ */
+int expect_status_written(struct expect *e, const char *job, const char *rv, uint64_t now_ms);
+bool expect_status_fresh(struct expect *e, const char *job, const char *cached_rv,
+			 uint64_t now_ms);
+
 /* Drop everything recorded for job (the job is gone). */
 void expect_forget(struct expect *e, const char *job);
 

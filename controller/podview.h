@@ -46,6 +46,7 @@ struct podview {
 	bool gated;                /* carries the cadre.dev/gang scheduling gate */
 	int n_gates;               /* scheduling gates of anyone */
 	bool deleting;             /* has a deletionTimestamp */
+	bool deleted_by_us;        /* deleting, and the delete was ours (set by the caller) */
 	bool ready;                /* condition Ready is True */
 	enum pod_trouble trouble;
 	const char *reason;        /* short CamelCase: "ErrImagePull", "Error", "Evicted" */

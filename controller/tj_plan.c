@@ -418,7 +418,7 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			running++;
 		if (v->phase == POD_SUCCEEDED)
 			succeeded++;
-		if (v->deleting && !pod_terminal(v) && !infra_fail)
+		if (v->deleting && !v->deleted_by_us && !pod_terminal(v) && !infra_fail)
 			infra_fail = v;
 		else if (v->trouble == POD_TROUBLE_EXITED && !user_fail)
 			user_fail = v;

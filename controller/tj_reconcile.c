@@ -110,8 +110,13 @@ static void read_pods(struct tj_pass *p)
 	p->views = calloc(json_array_size(p->pods) + 1, sizeof(*p->views));
 	if (!p->views)
 		return;
-	json_array_foreach(p->pods, i, pod)
-		podview_read(pod, &p->views[p->n_views++]);
+	json_array_foreach(p->pods, i, pod) {
+		struct podview *v = &p->views[p->n_views++];
+
+		podview_read(pod, v);
+		v->deleted_by_us = v->deleting && v->name &&
+				   expect_deleting(p->m->expect, p->key, v->name, manager_now_ms());
+	}
 }
 
 /* The values of the accelerator label seen on Nodes that match the type. */
@@ -380,6 +385,9 @@ static int write_status(struct tj_pass *p)
 	ret = kube_client_replace_status(p->m->http, &kube_resource_trainingjobs,
 					 p->job.meta.namespace, p->job.meta.name, body, NULL, &st);
 	json_decref(body);
+	if (!ret)
+		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
+					    manager_now_ms());
 	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
 		ret = CADRE_EAGAIN;  /* a newer version is on its way through the watch */
 	else if (ret)
@@ -445,6 +453,14 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	if (store_get(m->stores[KIND_TRAININGJOBS], p.key, &p.obj)) {
 		/* Deleted: owner references take its pods and Service with it. */
 		expect_forget(m->expect, p.key);
+		ret = 0;
+		goto out;
+	}
+	if (!expect_status_fresh(m->expect, p.key, json_string_value(json_object_get(
+		json_object_get(p.obj, "metadata"), "resourceVersion")), manager_now_ms())) {
+		/* Our last status write has not come back through the watch yet:
+		 * acting on this older version would repeat what it decided. */
+		manager_enqueue_after(m, "tj", ns, name, 1000);
 		ret = 0;
 		goto out;
 	}

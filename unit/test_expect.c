@@ -52,3 +52,32 @@ Test(expect, forget_drops_everything_for_a_job)
 	cr_assert_not(expect_satisfied(e, "ns/keep", 1));
 	expect_free(e);
 }
+
+Test(expect, our_own_deletes_are_known_until_seen)
+{
+	struct expect *e = expect_new(1000);
+
+	cr_assert_not(expect_deleting(e, "ns/job", "job-0", 0));
+	expect_delete(e, "ns/job", "job-0", 0);
+	cr_assert(expect_deleting(e, "ns/job", "job-0", 1));
+	cr_assert_not(expect_deleting(e, "ns/job", "job-1", 1));
+	expect_observed_delete(e, "ns/job", "job-0");
+	cr_assert_not(expect_deleting(e, "ns/job", "job-0", 1));
+	expect_free(e);
+}
+
+Test(expect, a_status_write_holds_the_version_it_was_based_on)
+{
+	struct expect *e = expect_new(1000);
+
+	cr_assert(expect_status_fresh(e, "ns/job", "41", 0));
+	cr_assert_eq(expect_status_written(e, "ns/job", "41", 0), 0);
+	cr_assert(expect_satisfied(e, "ns/job", 1), "status writes are not pod expectations");
+	cr_assert_not(expect_status_fresh(e, "ns/job", "41", 1));
+	cr_assert(expect_status_fresh(e, "ns/other", "41", 1));
+	cr_assert(expect_status_fresh(e, "ns/job", "42", 1));
+	cr_assert(expect_status_fresh(e, "ns/job", "41", 2), "forgotten once the cache moved on");
+	expect_status_written(e, "ns/job", "43", 10);
+	cr_assert(expect_status_fresh(e, "ns/job", "43", 1010), "expires");
+	expect_free(e);
+}
