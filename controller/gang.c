@@ -407,11 +407,11 @@ static void describe_demand(const struct demand *d, struct buf *b)
 		buf_addf(b, " with %d %s of type %s", r->accel.count, d->accel_resource,
 			 r->accel.type);
 	if (r->cpus || r->memory)
-		buf_addf(b, "%s%s%s%s%s", r->has_accel ? " and" : " with",
-			 r->cpus ? " " : "", r->cpus ? r->cpus : "", r->cpus ? " cpu" : "",
-			 r->memory ? "" : "");
+		buf_adds(b, r->has_accel ? " and" : " with");
+	if (r->cpus)
+		buf_addf(b, " %s cpu%s", r->cpus, r->memory ? "," : "");
 	if (r->memory)
-		buf_addf(b, "%s %s memory", r->cpus ? "," : "", r->memory);
+		buf_addf(b, " %s memory", r->memory);
 }
 
 static void why_message(struct manager *m, const struct demand *d, const int counts[],
@@ -422,7 +422,8 @@ static void why_message(struct manager *m, const struct demand *d, const int cou
 	describe_demand(d, b);
 	buf_addf(b, "; %d node%s ha%s room", room, room == 1 ? "" : "s", room == 1 ? "s" : "ve");
 	if (counts[NO_ROOM])
-		buf_addf(b, ", %d %s full", counts[NO_ROOM], counts[NO_ROOM] == 1 ? "is" : "are");
+		buf_addf(b, ", %d ha%s too little free", counts[NO_ROOM],
+			 counts[NO_ROOM] == 1 ? "s" : "ve");
 	if (counts[WRONG_TYPE])
 		buf_addf(b, ", %d ha%s no %s matching %s", counts[WRONG_TYPE],
 			 counts[WRONG_TYPE] == 1 ? "s" : "ve", m->opts->accelerator_label,
