@@ -556,6 +556,20 @@ Test(crd, quantities_are_int_or_string_kubernetes_quantities)
 	assert_matches(vol_crd, "spec.size", good, bad);
 }
 
+Test(crd, job_names_fit_the_service_and_pod_names_made_from_them)
+{
+	struct ytree *rules = ytree_get(schema_of(tj_crd), "x-kubernetes-validations");
+	const char *rule = ytree_str(ytree_get(ytree_at(rules, 0), "rule"));
+	const char *message = ytree_str(ytree_get(ytree_at(rules, 0), "message"));
+
+	cr_assert_not_null(rule, "the TrainingJob needs a rule on metadata.name");
+	cr_assert(strstr(rule, "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')"),
+		  "the name must be a DNS-1035 label, as a Service name is: %s", rule);
+	cr_assert(strstr(rule, "size(self.metadata.name) <= 50"),
+		  "<name>-<rank> and <name>-<attempt> must stay within 63 characters: %s", rule);
+	cr_assert(message && strstr(message, "metadata.name"), "the message must name the field");
+}
+
 Test(crd, run_is_required_and_non_empty_image_is_optional)
 {
 	struct ytree *required = ytree_get(field(tj_crd, "spec"), "required");
@@ -828,6 +842,13 @@ Test(crd, pod_template_accepts_only_the_safe_subset)
 	assert_exact_properties(tj_crd, "spec.podTemplate.metadata", meta, 2);
 	assert_exact_properties(tj_crd, "spec.podTemplate.spec", spec, 7);
 	assert_exact_properties(tj_crd, "spec.podTemplate.spec.tolerations.[]", toleration, 5);
+	/* cadre selects its pods by cadre.dev/ labels and sets kueue.x-k8s.io/ from spec.queue. */
+	cr_assert_not_null(rule_with(tj_crd, "spec.podTemplate.metadata.labels",
+				     "!k.startsWith('cadre.dev/') && !k.startsWith('kueue.x-k8s.io/')"),
+			   "pod labels must not take cadre's or Kueue's keys");
+	cr_assert_not_null(rule_with(tj_crd, "spec.podTemplate.metadata.annotations",
+				     "!k.startsWith('cadre.dev/') && !k.startsWith('kueue.x-k8s.io/')"),
+			   "pod annotations must not take cadre's or Kueue's keys");
 	assert_no_unknown_fields(schema_of(tj_crd), "TrainingJob");
 	assert_no_unknown_fields(schema_of(vol_crd), "Volume");
 	cr_assert_null(field_at(tj_crd, "spec.podTemplate.spec.hostNetwork"));
