@@ -336,13 +336,16 @@ static int put_locked(struct store *s, const char *key, json_t *trimmed, struct 
 static int remove_locked(struct store *s, const char *key, struct changes *c)
 {
 	json_t *old_obj = json_object_get(s->objects, key);
+	int err;
 
 	if (!old_obj)
 		return 0;
 	json_incref(old_obj);
 	index_update(s, key, old_obj, false);
+	/* Record first: key may be the map's own copy, freed by the delete. */
+	err = changes_push(c, CHANGE_DELETE, key, old_obj, NULL);
 	json_object_del(s->objects, key);
-	return changes_push(c, CHANGE_DELETE, key, old_obj, NULL);
+	return err;
 }
 
 int store_upsert(struct store *s, const json_t *obj)

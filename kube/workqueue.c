@@ -1,6 +1,7 @@
 #include "kube/workqueue.h"
 
 #include "base/err.h"
+#include "kube/ratelimit.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -49,9 +50,8 @@ struct wq {
 	size_t heap_len, heap_cap;
 	uint64_t seq;
 
-	/* Global token bucket (golang.org/x/time/rate semantics: reserve). */
-	double tokens;
-	uint64_t bucket_ms;
+	/* Global token bucket, on the queue's clock (reserve semantics). */
+	struct kube_ratelimit bucket;
 
 	bool shutting_down;
 };
@@ -70,9 +70,25 @@ static uint64_t wq_now(const struct wq *q)
 	return q->opts.now_ms(q->opts.clock_arg);
 }
 
+/* The bucket reads the queue's clock, so an injected clock paces both. */
+static int64_t bucket_now_ns(void *ctx)
+{
+	return (int64_t)wq_now(ctx) * 1000000;
+}
+
+/* Required by the clock interface; the queue only reserves, never sleeps. */
+static void bucket_sleep_ns(void *ctx, int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+
+	(void)ctx;
+	nanosleep(&ts, NULL);
+}
+
 struct wq *wq_new(const struct wq_options *opts)
 {
 	pthread_condattr_t attr;
+	struct kube_ratelimit_clock clock = { bucket_now_ns, bucket_sleep_ns, NULL };
 	struct wq *q = calloc(1, sizeof(*q));
 
 	if (!q)
@@ -96,8 +112,11 @@ struct wq *wq_new(const struct wq_options *opts)
 	q->failures = json_object();
 	if (!q->dirty || !q->processing || !q->waiting || !q->failures)
 		goto fail;
-	q->tokens = q->opts.burst;
-	q->bucket_ms = wq_now(q);
+	clock.ctx = q;
+	/* qps < 0 asks for no bucket; the limiter's word for that is 0. */
+	if (kube_ratelimit_init(&q->bucket, q->opts.qps < 0 ? 0 : q->opts.qps,
+				(int)q->opts.burst, &clock))
+		goto fail;
 
 	pthread_mutex_init(&q->lock, NULL);
 	/* Monotonic, so a wall-clock step never stretches a delayed key. */
@@ -131,6 +150,7 @@ void wq_free(struct wq *q)
 	json_decref(q->processing);
 	json_decref(q->waiting);
 	json_decref(q->failures);
+	kube_ratelimit_release(&q->bucket);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -336,24 +356,12 @@ static uint64_t backoff_for(const struct wq *q, json_int_t failures)
 	return base << failures;
 }
 
-/* Take one token, returning how long the caller must wait for it. */
-static uint64_t bucket_reserve(struct wq *q, uint64_t now)
+/* Take one token, returning how many milliseconds the caller must wait for it. */
+static uint64_t bucket_reserve(struct wq *q)
 {
-	double deficit;
+	int64_t ns = kube_ratelimit_reserve(&q->bucket);
 
-	if (q->opts.qps < 0)
-		return 0;
-	if (now > q->bucket_ms) {
-		q->tokens += (double)(now - q->bucket_ms) * q->opts.qps / 1000.0;
-		if (q->tokens > q->opts.burst)
-			q->tokens = q->opts.burst;
-		q->bucket_ms = now;
-	}
-	q->tokens -= 1.0;
-	if (q->tokens >= 0)
-		return 0;
-	deficit = -q->tokens * 1000.0 / q->opts.qps;
-	return (uint64_t)deficit + ((double)(uint64_t)deficit < deficit);
+	return ns > 0 ? ((uint64_t)ns + 999999) / 1000000 : 0;
 }
 
 int wq_add_rate_limited(struct wq *q, const char *key)
@@ -375,7 +383,7 @@ int wq_add_rate_limited(struct wq *q, const char *key)
 		err = CADRE_ENOMEM;
 		goto out;
 	}
-	global = bucket_reserve(q, wq_now(q));
+	global = bucket_reserve(q);
 	err = add_after_locked(q, key, per_key > global ? per_key : global);
 out:
 	pthread_mutex_unlock(&q->lock);

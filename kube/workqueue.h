@@ -14,7 +14,8 @@
  *   - wq_add_after() delays an add; wq_add_rate_limited() delays it by the
  *     larger of a per-key exponential backoff (5 ms doubling up to 1000 s)
  *     and a global token bucket (10 qps, burst 100): client-go's
- *     DefaultControllerRateLimiter. wq_forget() ends a key's backoff.
+ *     DefaultControllerRateLimiter (the bucket is kube/ratelimit.h on the
+ *     queue's clock). wq_forget() ends a key's backoff.
  *
  * Usage by a worker thread:
  *

@@ -377,6 +377,22 @@ static bool wait_for(atomic_int *v, int want, int timeout_ms)
 	return atomic_load(v) >= want;
 }
 
+/* Poll until the fake has seen n PUTs (renewals), for at most timeout_ms. */
+static bool wait_puts(struct fake_lease *f, int n, int timeout_ms)
+{
+	int i, puts = 0;
+
+	for (i = 0; i < timeout_ms / 5; i++) {
+		pthread_mutex_lock(&f->lock);
+		puts = f->puts;
+		pthread_mutex_unlock(&f->lock);
+		if (puts >= n)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
 Test(leader, the_thread_leads_then_releases_on_stop)
 {
 	struct rig g;
@@ -387,8 +403,7 @@ Test(leader, the_thread_leads_then_releases_on_stop)
 	cr_assert_eq(leader_start(a), 0);
 	cr_assert(wait_for(&g.seen.started, 1, 3000));
 	cr_assert(leader_is_leader(a));
-	usleep(200000);    /* a few renewals */
-	cr_assert_gt(g.fake.puts, 1);
+	cr_assert(wait_puts(&g.fake, 2, 5000), "no renewals");
 	expect_spec(&g.fake, "holderIdentity", "a");
 	leader_stop(a);
 	cr_assert_eq(atomic_load(&g.seen.stopped), 1);
