@@ -805,6 +805,18 @@ static int share_string(json_t *dst, const char *key, const json_t *src, const c
 	return json_object_set_nocheck(dst, key, v) ? CADRE_ENOMEM : 0;
 }
 
+/* Canonical quantity text for milli-units: "<n>" when whole, else "<n>m". */
+static json_t *quantity_json(long long milli)
+{
+	char text[32];
+
+	if (milli % 1000 == 0)
+		snprintf(text, sizeof(text), "%lld", milli / 1000);
+	else
+		snprintf(text, sizeof(text), "%lldm", milli);
+	return json_string_nocheck(text);
+}
+
 json_t *store_trim_pod(const json_t *pod, void *arg)
 {
 	const json_t *meta = json_object_get(pod, "metadata");
@@ -830,13 +842,12 @@ json_t *store_trim_pod(const json_t *pod, void *arg)
 	for (i = 0; i < sum.n; i++) {
 		if (!sum.milli[i])
 			continue;
-		/* Integers, not quantity strings: half the memory, no parsing. */
 		if (json_object_set_new_nocheck(requests, sum.name[i],
-						json_integer((json_int_t)sum.milli[i])))
+						quantity_json(sum.milli[i])))
 			goto fail;
 	}
 	if (json_object_size(requests) &&
-	    json_object_set_nocheck(out, "requestsMilli", requests))
+	    json_object_set_nocheck(out, "requests", requests))
 		goto fail;
 	if (json_array_size(gates) &&
 	    json_object_set_new_nocheck(out, "schedulingGates", json_true()))

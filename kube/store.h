@@ -170,13 +170,13 @@ size_t store_len(struct store *s);
  *
  * Every other pod is kept as a flat summary, enough to count what it uses:
  *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),
- *    "phase": "...", "requestsMilli": {"cpu": 1500, "memory": 1073741824000,
- *    "nvidia.com/gpu": 8000, ...}, "schedulingGates": true (when gated)}
- * requestsMilli holds the pod's effective requests as the scheduler counts
- * them - the larger of the containers' sum and each init container's need
- * (restartable sidecars included), plus spec.overhead - as integers in
- * milli-units (1000 per CPU, per byte, per device); zero amounts and an
- * empty map are left out. A summary has no "metadata" member, which is how
+ *    "phase": "...", "requests": {"cpu": "1500m", "memory": "1073741824",
+ *    "nvidia.com/gpu": "8", ...}, "schedulingGates": true (when gated)}
+ * requests is a ResourceList of the pod's effective requests as the
+ * scheduler counts them - the larger of the containers' sum and each init
+ * container's need (restartable sidecars included), plus spec.overhead - in
+ * canonical quantities ("<n>" when whole, else "<n>m"); zero amounts and an
+ * empty list are left out. A summary has no "metadata" member, which is how
  * to tell it from a whole pod.
  */
 json_t *store_trim_pod(const json_t *pod, void *arg);

@@ -382,7 +382,7 @@ Test(store, a_foreign_pod_is_kept_as_a_summary_of_what_it_uses)
 		 * needs 2 (plus no sidecar before it) -> max 2000m; + overhead 50m.
 		 * memory: 512Mi+128Mi+64Mi = 704Mi vs 1Gi -> 1Gi.
 		 */
-		"\"requestsMilli\":{\"cpu\":2050,\"memory\":1073741824000,\"nvidia.com/gpu\":1000}}");
+		"\"requests\":{\"cpu\":\"2050m\",\"memory\":\"1073741824\",\"nvidia.com/gpu\":\"1\"}}");
 	char *dump = json_dumps(t, JSON_SORT_KEYS);
 
 	cr_assert(json_equal(t, want), "got %s", dump);
@@ -404,8 +404,8 @@ Test(store, a_sidecar_counts_toward_later_init_containers)
 	json_t *t = store_trim_pod(p, NULL);
 
 	/* sum = 2 + 1 (sidecar) = 3; init need = 3 + 1 = 4 -> 4. */
-	cr_assert_eq(json_integer_value(json_object_get(json_object_get(t, "requestsMilli"), "cpu")),
-		     4000);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "requests"), "cpu")),
+			 "4");
 	cr_assert_null(json_object_get(t, "nodeName"));
 	cr_assert_null(json_object_get(t, "schedulingGates"));
 	json_decref(p);
