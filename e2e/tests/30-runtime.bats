@@ -251,6 +251,8 @@ tj_gone_rv() {
 	t0=$(now_ms)
 	ctl_signal "$follower" TERM
 	wait_for -t 20 ctl_log_has c "leader: became leader as $id_c"
+	ctl_log_has "$follower" "leader: released lease $NS/$lease" ||
+		{ echo "$follower did not log that it released the Lease"; false; }
 	released=$(ctl_log_time_ms "$follower" "leader: released lease $NS/$lease")
 	led=$(ctl_log_time_ms c "leader: became leader")
 	echo "SIGTERM to $follower: released after $((released - t0)) ms; c led after $((led - t0)) ms"
@@ -258,7 +260,6 @@ tj_gone_rv() {
 	((led - t0 < 5000))
 	ctl_wait_exit "$follower" "$ctl_stop_grace"
 	[ "$(ctl_rc "$follower")" = 0 ]
-	ctl_log_has "$follower" "leader: released lease $NS/$lease"
 	ctl_log_has "$follower" "leader: released the leader Lease"
 	[ "$(lease_holder "$lease")" = "$id_c" ]
 
