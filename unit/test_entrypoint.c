@@ -143,6 +143,8 @@ static void ep_start(struct ep *e, const char *shell)
 		if (setpgid(0, 0) != 0 || in < 0 || out < 0 || err < 0 ||
 		    dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 			_exit(250);
+		/* The runner's own pipes must not live on in the script's processes. */
+		closefrom(3);
 		execve(shell, argv, e->env);
 		_exit(251);
 	}
