@@ -403,6 +403,9 @@ phase_watch_start() {
 	kubectl -n "$NS" get "trainingjob/$1" --watch -o 'jsonpath={.status.phase}{"\n"}' \
 		>"$out" 2>/dev/null </dev/null 3>&- &
 	track_pid $!
+	# The watch is in place once it has printed the current state; a change made before
+	# that would be missed.
+	wait_for -t 30 test -s "$out"
 }
 
 # phases_seen JOB: the phases recorded so far, one per line, repeats squeezed.
