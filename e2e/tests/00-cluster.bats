@@ -186,15 +186,15 @@ EOF
 	[ "$(jp configmap/survivor '{.data.answer}')" = 42 ]
 	# The scheduler, controller manager and kwok reconnect on their own.
 	make_pod after-restart
-	wait_for -t 60 pod_phase_is after-restart Running
+	wait_for -t 180 pod_phase_is after-restart Running
 }
 
 @test "stop etcd / start etcd: the API server becomes ready again with the same data" {
 	kubectl -n "$NS" create configmap kept --from-literal=answer=42
 	"$E2E_DIR/cluster" stop etcd
-	wait_for -t 20 not kubectl get --raw /readyz --request-timeout=5s
+	wait_for not kubectl get --raw /readyz --request-timeout=5s
 	"$E2E_DIR/cluster" start etcd
-	wait_for -t 60 kubectl get --raw /readyz
+	wait_for -t 180 kubectl get --raw /readyz
 	[ "$(jp configmap/kept '{.data.answer}')" = 42 ]
 }
 

@@ -17,8 +17,9 @@ fi
 eval "$_e2e_env"
 unset _e2e_env
 
-# Seconds wait_for waits when not told otherwise.
-E2E_TIMEOUT=${E2E_TIMEOUT:-30}
+# Seconds wait_for waits when not told otherwise. A wait that succeeds returns at once, so
+# this is generous: on a busy 2-core machine one kubectl call can take seconds.
+E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 
 # wait_for [-t SECONDS] COMMAND...
 # Runs COMMAND every 0.2 s until it succeeds; fails after SECONDS (default $E2E_TIMEOUT),
@@ -74,8 +75,14 @@ e2e_namespace() {
 	base=$(printf '%s-%s' "$base" "$BATS_TEST_NUMBER" | tr -c 'a-z0-9\n-' '-' | tr -s '-')
 	NS="e2e-${base:0:40}-$(printf '%04x' $((RANDOM)))"
 	export NS
-	kubectl create namespace "$NS" >/dev/null
-	kubectl label namespace "$NS" e2e.cadre.dev/test=true >/dev/null
+	kubectl create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $NS
+  labels:
+    e2e.cadre.dev/test: "true"
+EOF
 	wait_for kubectl -n "$NS" get serviceaccount default
 }
 
