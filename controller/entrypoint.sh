@@ -104,12 +104,15 @@ if [ -n "${CADRE_PEERS:-}" ]; then
 		[ "$cadre_nmissing" -eq 0 ] && break
 		cadre_now
 		cadre_elapsed=$((cadre_t - cadre_start))
-		if [ "$cadre_elapsed" -ge "$cadre_timeout" ]; then
-			cadre_fail 124 "timed out after ${cadre_elapsed}s waiting for $cadre_nmissing of $cadre_npeers peers to resolve:$cadre_missing"
-		fi
+		# Say so before giving up: on a slow node the first pass alone may
+		# use the whole timeout, and a job must never fail without having
+		# said what it waited for.
 		if [ "$cadre_t" -ge "$cadre_next_report" ]; then
 			cadre_say "waiting for $cadre_nmissing of $cadre_npeers peers to resolve (${cadre_elapsed}s of ${cadre_timeout}s):$cadre_missing"
 			cadre_next_report=$((cadre_t + 10))
+		fi
+		if [ "$cadre_elapsed" -ge "$cadre_timeout" ]; then
+			cadre_fail 124 "timed out after ${cadre_elapsed}s waiting for $cadre_nmissing of $cadre_npeers peers to resolve:$cadre_missing"
 		fi
 		sleep 1
 		cadre_polls=$((cadre_polls + 1))
