@@ -21,6 +21,8 @@
 # Environment:
 #   CADRE_CONTROLLER                 the binary (default $REPO_ROOT/build/cadre-controller)
 #   CADRE_E2E_CONTROLLER_READY_TIMEOUT  seconds to wait for /readyz (default 90)
+#   CADRE_E2E_CONTROLLER_KUBECONFIG     the controller's kubeconfig (default: the cluster
+#                                       admin's $KUBECONFIG; a ServiceAccount's one checks RBAC)
 
 CADRE_CONTROLLER=${CADRE_CONTROLLER:-$REPO_ROOT/build/cadre-controller}
 CRD_DIR=$REPO_ROOT/crd
@@ -93,7 +95,7 @@ controller_start() {
 	(
 		set +eE
 		trap - ERR
-		"$CADRE_CONTROLLER" --kubeconfig "$KUBECONFIG" --metrics-addr 127.0.0.1:0 \
+		"$CADRE_CONTROLLER" --kubeconfig "${CADRE_E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" --metrics-addr 127.0.0.1:0 \
 			--health-addr "127.0.0.1:$port" "$@" >>"$log" 2>&1 </dev/null &
 		echo $! >"$dir/pid.tmp"
 		mv "$dir/pid.tmp" "$dir/pid"
