@@ -45,8 +45,8 @@ struct kube_list_opts {
 typedef int (*kube_list_item_fn)(void *ctx, json_t *item);
 
 /*
- * List with pagination (limit / continue), calling on_item for every item
- * so that a large list never needs to be held whole. resource_version, when
+ * List with pagination (limit / continue), calling on_item (required) for
+ * every item so that a large list never needs to be held whole. resource_version, when
  * not NULL, receives the list's metadata.resourceVersion (of the first page:
  * every page of a paginated list is served from that snapshot) as a
  * malloc'd string for the caller to free. Errors: the mapped status code -

@@ -73,7 +73,7 @@ struct kube_config {
 	/* The credential cache; private to config.c. */
 	pthread_mutex_t lock;
 	char *cached_token;         /* token_file contents */
-	int64_t token_read_ms;      /* when cached_token was read; 0 = never */
+	int64_t token_read_ms;      /* when cached_token was read; INT64_MIN = must re-read */
 	struct kube_exec_cred exec_cred;
 	bool exec_valid;
 	int64_t (*now_ms)(void *ctx);  /* wall clock, replaceable for tests */

@@ -21,6 +21,9 @@
  * plugin) and, when there were any, retries once. Nothing else is retried
  * here: a 409 goes back to the caller, who re-reads.
  *
+ * For tests: kube_config_new(httpd_url(server), &cfg) and kube_http_new(cfg,
+ * NULL, &h) give a client for the fake server in unit/support/httpd.h.
+ *
  * Errors: every non-2xx response becomes a CADRE_E* code through
  * kube/status.c, with the API server's Status reason and message kept in
  * the response. Transport failures are CADRE_EIO (connect, TLS, reset,
@@ -107,9 +110,12 @@ int kube_http_request(struct kube_http *h, const char *method,
 
 struct kube_stream_opts {
 	/*
-	 * Abandon the connection after this long without a byte of body (0 = no
-	 * idle limit). Measured on a monotonic clock from libcurl's progress
-	 * callback, so it fires for a half-open connection that sends nothing.
+	 * Abandon the connection after this long without a byte (header or
+	 * body; 0 = no idle limit), counted from when the connection is up
+	 * (before that, the connect timeout applies). Checked every 100 ms on the
+	 * client's clock (kube_http_opts.clock: give a test that wants the idle
+	 * timeout to fire the real clock), so it fires for a half-open
+	 * connection that sends nothing at all.
 	 */
 	long idle_timeout_ms;
 	/*
@@ -122,8 +128,8 @@ struct kube_stream_opts {
 	int (*on_data)(void *ctx, const char *data, size_t len);
 	void *ctx;
 	/*
-	 * Set from any thread to end the stream: seen within ~100 ms (libcurl
-	 * calls the progress callback at least that often). May be NULL.
+	 * Set from any thread to end the stream: seen within ~100 ms (the
+	 * transfer is driven in slices that long). May be NULL.
 	 */
 	const atomic_bool *stop;
 	/*

@@ -13,8 +13,10 @@
  *  - a plain body (Content-Length),
  *  - a list of chunks sent with chunked transfer-encoding, each after an
  *    optional delay (a watch stream),
- *  - followed by holding the connection open in silence (a half-open
- *    server) for hold_ms, or until the client closes or the server stops,
+ *  - with a silent pause (a half-open server) of hold_ms, or until the
+ *    client closes or the server stops: with chunks, after the last chunk
+ *    and before the terminating zero chunk; with a plain body, after the
+ *    headers and before the body,
  *  - torn: the last chunk's size line promises more bytes than are sent and
  *    the connection is closed (a body cut mid-chunk).
  * Connections are keep-alive unless a response says close, is torn, or
@@ -58,10 +60,9 @@ struct httpd_response {
 	int delay_ms;                    /* wait before sending the status line */
 	bool torn;                       /* announce 16 bytes more in the last
 					    chunk than are sent, then close */
-	int hold_ms;                     /* after the body (or, with chunks, before
-					    the terminating zero chunk), stay silent
-					    this long; -1 = until the client closes
-					    or httpd_free */
+	int hold_ms;                     /* stay silent this long (see above);
+					    -1 = until the client closes or
+					    httpd_free; 0 = no pause */
 	bool close;                      /* close the connection after this response */
 };
 

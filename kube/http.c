@@ -1,0 +1,810 @@
+#include "kube/http.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <strings.h>
+
+#include "base/err.h"
+#include "base/log.h"
+
+/* Idle easy handles kept for their open connections; more are freed. */
+#define POOL_MAX 8
+/* A stream checks its stop flag and idle clock at least this often. */
+#define STREAM_TICK_MS 100
+#define NS_PER_MS 1000000LL
+
+struct kube_http {
+	struct kube_config *cfg;        /* borrowed */
+	struct kube_http_opts opts;     /* user_agent and clock point into this struct */
+	char *user_agent;
+	char *base_url;                 /* cfg->server, or with tls-server-name as host */
+	struct curl_slist *connect_to;  /* tls-server-name: where to really connect */
+	struct kube_ratelimit_clock clock;
+	struct kube_ratelimit limiter;
+
+	CURLSH *share;
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+
+	pthread_mutex_t pool_lock;
+	CURL *pool[POOL_MAX];
+	size_t npool;
+
+	pthread_mutex_t stats_lock;
+	struct kube_http_stat *stats;
+	size_t nstats, stats_cap;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_result;
+
+/*
+ * curl_global_init is not thread-safe and must run once per process; it
+ * is never undone, since other clients may still be running (its memory is
+ * reachable until exit, not leaked).
+ */
+static void global_init(void)
+{
+	global_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void kube_http_opts_init(struct kube_http_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->qps = 100;
+	opts->burst = 200;
+	opts->connect_timeout_ms = 10000;
+	opts->request_timeout_ms = 60000;
+	opts->max_body = 64u << 20;
+	opts->max_retries = 5;
+	opts->max_retry_after_ms = 60000;
+}
+
+void kube_response_init(struct kube_response *resp)
+{
+	resp->status = 0;
+	buf_init(&resp->body, 64u << 20);
+	kube_status_clear(&resp->error);
+	resp->attempts = 0;
+}
+
+void kube_response_release(struct kube_response *resp)
+{
+	buf_release(&resp->body);
+}
+
+/*
+ * kubeconfig's tls-server-name: verify the server's certificate against that
+ * name instead of the URL's host. libcurl verifies the URL's host, so the
+ * URL gets the name as its host and CURLOPT_CONNECT_TO sends the connection
+ * to the real address.
+ */
+static int setup_server_name(struct kube_http *h)
+{
+	const char *name = h->cfg->tls_server_name;
+	char *host = NULL, *port = NULL, *url = NULL;
+	struct curl_slist *list;
+	struct buf b;
+	CURLU *u;
+	int err = CADRE_EINVAL;
+
+	buf_init(&b, 64 * 1024);
+	h->base_url = strdup(h->cfg->server);
+	if (!h->base_url)
+		return CADRE_ENOMEM;
+	if (!name || !*name)
+		return 0;
+	u = curl_url();
+	if (!u)
+		return CADRE_ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, h->cfg->server, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ||
+	    curl_url_set(u, CURLUPART_HOST, name, 0) ||
+	    curl_url_get(u, CURLUPART_URL, &url, 0))
+		goto out;
+	err = buf_addf(&b, "%s:%s:%s:%s", name, port, host, port);
+	if (err)
+		goto out;
+	err = CADRE_ENOMEM;
+	list = curl_slist_append(NULL, b.data);
+	if (!list)
+		goto out;
+	h->connect_to = list;
+	free(h->base_url);
+	h->base_url = strdup(url);
+	if (!h->base_url)
+		goto out;
+	/* curl_url_get adds "/" for an empty path; paths are appended to this. */
+	for (size_t n = strlen(h->base_url); n && h->base_url[n - 1] == '/'; n--)
+		h->base_url[n - 1] = '\0';
+	err = 0;
+out:
+	curl_free(host);
+	curl_free(port);
+	curl_free(url);
+	curl_url_cleanup(u);
+	buf_release(&b);
+	return err;
+}
+
+static void share_lock(CURL *easy, curl_lock_data data,
+		       curl_lock_access access, void *ctx)
+{
+	struct kube_http *h = ctx;
+
+	(void)easy;
+	(void)access;
+	pthread_mutex_lock(&h->share_locks[data]);
+}
+
+static void share_unlock(CURL *easy, curl_lock_data data, void *ctx)
+{
+	struct kube_http *h = ctx;
+
+	(void)easy;
+	pthread_mutex_unlock(&h->share_locks[data]);
+}
+
+int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
+		  struct kube_http **out)
+{
+	struct kube_http *h;
+	int err = CADRE_ENOMEM;
+	bool limiter_ready = false;
+
+	*out = NULL;
+	if (!cfg || !cfg->server || (strncmp(cfg->server, "https://", 8) &&
+				     strncmp(cfg->server, "http://", 7)))
+		return CADRE_EINVAL;
+	pthread_once(&global_once, global_init);
+	if (global_result != CURLE_OK)
+		return CADRE_EIO;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return CADRE_ENOMEM;
+	h->cfg = cfg;
+	if (opts)
+		h->opts = *opts;
+	else
+		kube_http_opts_init(&h->opts);
+	h->clock = h->opts.clock ? *h->opts.clock : kube_ratelimit_clock_real;
+	h->opts.clock = &h->clock;
+	if (h->opts.user_agent)
+		h->user_agent = strdup(h->opts.user_agent);
+	else
+		h->user_agent = strdup("cadre/" CADRE_VERSION);
+	if (!h->user_agent)
+		goto out;
+	h->opts.user_agent = h->user_agent;
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&h->share_locks[i], NULL);
+	pthread_mutex_init(&h->pool_lock, NULL);
+	pthread_mutex_init(&h->stats_lock, NULL);
+	err = kube_ratelimit_init(&h->limiter, h->opts.qps, h->opts.burst,
+				  &h->clock);
+	if (err)
+		goto out;
+	limiter_ready = true;
+	err = CADRE_ENOMEM;
+	h->share = curl_share_init();
+	if (!h->share)
+		goto out;
+	/*
+	 * DNS answers and TLS sessions are safe to share between threads;
+	 * the connection cache is not (libcurl does not support concurrent
+	 * threads on one shared connection pool), so connections stay with
+	 * the pooled easy handles instead.
+	 */
+	curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(h->share, CURLSHOPT_USERDATA, h);
+	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	err = setup_server_name(h);
+	if (err)
+		goto out;
+	*out = h;
+	h = NULL;
+out:
+	/* Until the limiter is set up, kube_http_free cannot take it apart. */
+	if (h && limiter_ready) {
+		kube_http_free(h);
+	} else if (h) {
+		free(h->user_agent);
+		free(h);
+	}
+	return err;
+}
+
+void kube_http_free(struct kube_http *h)
+{
+	if (!h)
+		return;
+	/* Easy handles first: they hold references to the share. */
+	for (size_t i = 0; i < h->npool; i++)
+		curl_easy_cleanup(h->pool[i]);
+	if (h->share)
+		curl_share_cleanup(h->share);
+	kube_ratelimit_release(&h->limiter);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&h->share_locks[i]);
+	pthread_mutex_destroy(&h->pool_lock);
+	pthread_mutex_destroy(&h->stats_lock);
+	free(h->stats);
+	free(h->user_agent);
+	free(h->base_url);
+	curl_slist_free_all(h->connect_to);
+	free(h);
+}
+
+struct kube_config *kube_http_config(struct kube_http *h)
+{
+	return h->cfg;
+}
+
+/* An idle easy handle (with its open connections), or a new one. */
+static CURL *pool_take(struct kube_http *h)
+{
+	CURL *easy = NULL;
+
+	pthread_mutex_lock(&h->pool_lock);
+	if (h->npool)
+		easy = h->pool[--h->npool];
+	pthread_mutex_unlock(&h->pool_lock);
+	if (!easy)
+		easy = curl_easy_init();
+	return easy;
+}
+
+static void pool_give(struct kube_http *h, CURL *easy)
+{
+	pthread_mutex_lock(&h->pool_lock);
+	if (h->npool < POOL_MAX) {
+		h->pool[h->npool++] = easy;
+		easy = NULL;
+	}
+	pthread_mutex_unlock(&h->pool_lock);
+	if (easy)
+		curl_easy_cleanup(easy);
+}
+
+static void stats_count(struct kube_http *h, const char *verb, long code)
+{
+	struct kube_http_stat *s;
+
+	pthread_mutex_lock(&h->stats_lock);
+	for (size_t i = 0; i < h->nstats; i++) {
+		s = &h->stats[i];
+		if (s->code == code && !strcmp(s->verb, verb)) {
+			s->count++;
+			goto out;
+		}
+	}
+	if (h->nstats == h->stats_cap) {
+		size_t cap = h->stats_cap ? h->stats_cap * 2 : 16;
+
+		s = realloc(h->stats, cap * sizeof(*s));
+		if (!s)
+			goto out; /* a lost count is better than a lost request */
+		h->stats = s;
+		h->stats_cap = cap;
+	}
+	s = &h->stats[h->nstats++];
+	snprintf(s->verb, sizeof(s->verb), "%s", verb);
+	s->code = code;
+	s->count = 1;
+out:
+	pthread_mutex_unlock(&h->stats_lock);
+}
+
+size_t kube_http_stats(struct kube_http *h, struct kube_http_stat *out,
+		       size_t max)
+{
+	size_t n;
+
+	pthread_mutex_lock(&h->stats_lock);
+	n = h->nstats;
+	if (out && max)
+		memcpy(out, h->stats, (n < max ? n : max) * sizeof(*out));
+	pthread_mutex_unlock(&h->stats_lock);
+	return n;
+}
+
+/* What one transfer saw; filled by the callbacks below. */
+struct transfer {
+	struct kube_http *h;
+	CURL *easy;
+	struct buf *body;            /* where non-streamed bytes go */
+	bool too_big;
+	long retry_after_s;          /* -1 = no usable Retry-After */
+	/* streams only */
+	const struct kube_stream_opts *stream;
+	int callback_err;
+	bool stream_2xx;
+	bool status_known;
+	bool connected;              /* the request is on its way: idle time counts */
+	int64_t last_data_ns;
+};
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transfer *t = ctx;
+	size_t len = size * n;
+	static const char name[] = "retry-after:";
+
+	/* Header bytes are bytes too: the connection is alive. */
+	if (t->stream)
+		t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
+	/* A new status line (after a 100 Continue) starts a new header set. */
+	if (len >= 5 && !strncmp(data, "HTTP/", 5))
+		t->retry_after_s = -1;
+	if (len > sizeof(name) - 1 && !strncasecmp(data, name, sizeof(name) - 1)) {
+		char value[32], *end;
+		size_t vlen = len - (sizeof(name) - 1);
+		const char *v = data + sizeof(name) - 1;
+		long secs;
+
+		while (vlen && isspace((unsigned char)*v)) {
+			v++;
+			vlen--;
+		}
+		while (vlen && isspace((unsigned char)v[vlen - 1]))
+			vlen--;
+		if (vlen && vlen < sizeof(value)) {
+			memcpy(value, v, vlen);
+			value[vlen] = '\0';
+			/*
+			 * Only delay-seconds: the API server never sends an
+			 * HTTP-date, and client-go ignores one too.
+			 */
+			errno = 0;
+			secs = strtol(value, &end, 10);
+			if (!errno && !*end && secs >= 0)
+				t->retry_after_s = secs;
+		}
+	}
+	return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transfer *t = ctx;
+	size_t len = size * n;
+
+	if (t->stream) {
+		if (!t->status_known) {
+			long status = 0;
+
+			curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+			t->stream_2xx = status >= 200 && status < 300;
+			t->status_known = true;
+		}
+		t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
+		if (t->stream_2xx) {
+			int err = t->stream->on_data(t->stream->ctx, data, len);
+
+			if (err) {
+				t->callback_err = err < 0 ? err : CADRE_ECANCELED;
+				return 0;
+			}
+			return len;
+		}
+	}
+	if (buf_add(t->body, data, len)) {
+		t->too_big = true;
+		return 0;
+	}
+	return len;
+}
+
+/*
+ * Set the options every request shares: URL, TLS material, credentials,
+ * timeouts. *headers receives the list to free after the transfer.
+ */
+static int setup_common(struct kube_http *h, struct transfer *t,
+			const char *path, const struct kube_config_creds *creds,
+			struct curl_slist **headers, struct buf *url)
+{
+	struct kube_config *cfg = h->cfg;
+	struct curl_slist *list = NULL, *next;
+	struct buf auth;
+	CURL *easy = t->easy;
+	int err;
+
+	*headers = NULL;
+	buf_reset(url);
+	err = buf_adds(url, h->base_url);
+	if (!err)
+		err = buf_adds(url, path);
+	if (err)
+		return err;
+	curl_easy_reset(easy);
+	curl_easy_setopt(easy, CURLOPT_URL, url->data);
+	curl_easy_setopt(easy, CURLOPT_SHARE, h->share);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT, h->user_agent);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, h->opts.connect_timeout_ms);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 10L);
+	curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
+	if (h->connect_to)
+		curl_easy_setopt(easy, CURLOPT_CONNECT_TO, h->connect_to);
+
+	if (cfg->ca_pem) {
+		struct curl_blob blob = { cfg->ca_pem, cfg->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
+	}
+	if (cfg->insecure) {
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (creds->cert_pem && creds->key_pem) {
+		struct curl_blob cert = { creds->cert_pem, creds->cert_len, CURL_BLOB_COPY };
+		struct curl_blob key = { creds->key_pem, creds->key_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &cert);
+		curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+		curl_easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &key);
+	}
+
+	/* Without this libcurl waits up to a second for a 100 Continue. */
+	list = curl_slist_append(list, "Expect:");
+	next = list ? curl_slist_append(list, "Accept: application/json") : NULL;
+	if (next && creds->token) {
+		buf_init(&auth, 64 * 1024);
+		err = buf_addf(&auth, "Authorization: Bearer %s", creds->token);
+		next = err ? NULL : curl_slist_append(list, auth.data);
+		/* The copy in auth held a secret; do not leave it in freed memory. */
+		if (auth.data)
+			memset(auth.data, 0, auth.len);
+		buf_release(&auth);
+	}
+	if (!next) {
+		curl_slist_free_all(list);
+		return CADRE_ENOMEM;
+	}
+	*headers = list;
+	return 0;
+}
+
+static int transport_error(struct kube_status *st, CURLcode rc,
+			   const char *errbuf, const char *method,
+			   const char *path)
+{
+	int code = CADRE_EIO;
+
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		code = CADRE_ETIMEDOUT;
+	else if (rc == CURLE_OUT_OF_MEMORY)
+		code = CADRE_ENOMEM;
+	return kube_status_set(st, code, "%s %s: %s", method, path,
+			       errbuf[0] ? errbuf : curl_easy_strerror(rc));
+}
+
+static bool idempotent(const char *method)
+{
+	return !strcmp(method, "GET") || !strcmp(method, "HEAD") ||
+	       !strcmp(method, "PUT") || !strcmp(method, "DELETE") ||
+	       !strcmp(method, "OPTIONS");
+}
+
+int kube_http_request(struct kube_http *h, const char *method,
+		      const char *path_and_query, const char *content_type,
+		      const char *body, size_t body_len,
+		      struct kube_response *resp)
+{
+	struct kube_config_creds creds = { 0 };
+	struct curl_slist *headers = NULL;
+	char errbuf[CURL_ERROR_SIZE];
+	struct transfer t;
+	struct buf url;
+	bool auth_retried = false;
+	int err;
+
+	buf_init(&url, 64 * 1024);
+	memset(&t, 0, sizeof(t));
+	resp->status = 0;
+	resp->attempts = 0;
+	resp->body.max = h->opts.max_body;
+	buf_reset(&resp->body);
+	kube_status_clear(&resp->error);
+	if (!method || !path_and_query || path_and_query[0] != '/') {
+		err = kube_status_set(&resp->error, CADRE_EINVAL,
+				      "bad request arguments");
+		goto out;
+	}
+	t.h = h;
+	t.easy = pool_take(h);
+	if (!t.easy) {
+		err = kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");
+		goto out;
+	}
+	t.body = &resp->body;
+
+	for (;;) {
+		CURLcode rc;
+		long status = 0;
+		struct curl_slist *next;
+
+		kube_ratelimit_wait(&h->limiter, NULL);
+		err = kube_config_credentials(h->cfg, &creds, &resp->error);
+		if (err)
+			goto out;
+		err = setup_common(h, &t, path_and_query, &creds, &headers, &url);
+		kube_config_creds_release(&creds);
+		if (err) {
+			kube_status_set(&resp->error, err, "%s %s: cannot build request",
+					method, path_and_query);
+			goto out;
+		}
+		if (body) {
+			char ct[256];
+
+			snprintf(ct, sizeof(ct), "Content-Type: %s",
+				 content_type ? content_type : "application/json");
+			next = curl_slist_append(headers, ct);
+			if (!next) {
+				err = kube_status_set(&resp->error, CADRE_ENOMEM,
+						      "out of memory");
+				goto out;
+			}
+			headers = next;
+			curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE,
+					 (curl_off_t)body_len);
+			curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, body);
+		}
+		if (!strcmp(method, "HEAD"))
+			curl_easy_setopt(t.easy, CURLOPT_NOBODY, 1L);
+		else if (strcmp(method, "GET") || body)
+			curl_easy_setopt(t.easy, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, h->opts.request_timeout_ms);
+		errbuf[0] = '\0';
+		curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, errbuf);
+
+		buf_reset(&resp->body);
+		t.too_big = false;
+		t.retry_after_s = -1;
+		resp->attempts++;
+		rc = curl_easy_perform(t.easy);
+		curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, NULL);
+		curl_slist_free_all(headers);
+		headers = NULL;
+		resp->status = status;
+		stats_count(h, method, rc == CURLE_OK ? status : 0);
+
+		if (t.too_big) {
+			err = kube_status_set(&resp->error, CADRE_ETOOBIG,
+					      "%s %s: response body over %zu bytes",
+					      method, path_and_query, h->opts.max_body);
+			goto out;
+		}
+		if (rc != CURLE_OK) {
+			err = transport_error(&resp->error, rc, errbuf, method,
+					      path_and_query);
+			goto out;
+		}
+		err = kube_status_from_http(&resp->error, status, resp->body.data,
+					    resp->body.len, t.retry_after_s >= 0);
+		if (!err)
+			goto out;
+		if (status == 401 && !auth_retried && kube_config_invalidate(h->cfg)) {
+			auth_retried = true;
+			continue;
+		}
+		/*
+		 * A 429 was not processed, so any verb may go again; a 503 may
+		 * have been, so only idempotent ones do. Both only when the
+		 * server said when (client-go does the same).
+		 */
+		if (t.retry_after_s >= 0 && resp->attempts <= h->opts.max_retries &&
+		    (status == 429 || (status == 503 && idempotent(method)))) {
+			int64_t wait_ms = (int64_t)t.retry_after_s * 1000;
+
+			if (wait_ms > h->opts.max_retry_after_ms)
+				wait_ms = h->opts.max_retry_after_ms;
+			log_debug("http", "%s %s: HTTP %ld, retrying in %lld ms",
+				  method, path_and_query, status, (long long)wait_ms);
+			kube_ratelimit_sleep(&h->clock, wait_ms * NS_PER_MS, NULL);
+			continue;
+		}
+		goto out;
+	}
+out:
+	curl_slist_free_all(headers);
+	if (t.easy)
+		pool_give(h, t.easy);
+	buf_release(&url);
+	resp->error.code = err;
+	return err;
+}
+
+/*
+ * libcurl calls this once the connection is up, just before it sends the
+ * request. Idle time counts from here: until then the connect timeout is
+ * in charge, and a slow connect is not a silent peer.
+ */
+static int on_connected(void *ctx, char *conn_primary_ip, char *conn_local_ip,
+			int conn_primary_port, int conn_local_port)
+{
+	struct transfer *t = ctx;
+
+	(void)conn_primary_ip;
+	(void)conn_local_ip;
+	(void)conn_primary_port;
+	(void)conn_local_port;
+	t->connected = true;
+	t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
+	return CURL_PREREQFUNC_OK;
+}
+
+/* Milliseconds left before the stream counts as idle (may be <= 0). */
+static long idle_left_ms(const struct transfer *t, int64_t now)
+{
+	return (long)((t->last_data_ns - now) / NS_PER_MS) +
+	       t->stream->idle_timeout_ms;
+}
+
+int kube_http_stream(struct kube_http *h, const char *path_and_query,
+		     const struct kube_stream_opts *opts)
+{
+	struct kube_config_creds creds = { 0 };
+	struct curl_slist *headers = NULL;
+	struct kube_response local, *resp = opts->resp;
+	char errbuf[CURL_ERROR_SIZE];
+	struct transfer t;
+	struct buf url;
+	CURLM *multi = NULL;
+	CURLcode rc = CURLE_OK;
+	bool added = false, idle = false, stopped = false, done = false;
+	long status = 0;
+	int err;
+
+	if (!resp) {
+		kube_response_init(&local);
+		resp = &local;
+	}
+	buf_init(&url, 64 * 1024);
+	memset(&t, 0, sizeof(t));
+	resp->status = 0;
+	resp->attempts = 1;
+	resp->body.max = h->opts.max_body;
+	buf_reset(&resp->body);
+	kube_status_clear(&resp->error);
+	if (!path_and_query || path_and_query[0] != '/' || !opts->on_data) {
+		err = kube_status_set(&resp->error, CADRE_EINVAL,
+				      "bad stream arguments");
+		goto out;
+	}
+	err = kube_ratelimit_wait(&h->limiter, opts->stop);
+	if (err) {
+		kube_status_set(&resp->error, err, "GET %s: stopped", path_and_query);
+		goto out;
+	}
+	err = kube_config_credentials(h->cfg, &creds, &resp->error);
+	if (err)
+		goto out;
+	/*
+	 * A stream gets its own easy and multi handles: its connection ends
+	 * with it (an abandoned watch cannot be reused), and driving the
+	 * multi handle ourselves lets us look at the stop flag and the idle
+	 * clock every STREAM_TICK_MS instead of libcurl's once a second.
+	 */
+	t.h = h;
+	t.stream = opts;
+	t.body = &resp->body;
+	t.retry_after_s = -1;
+	t.easy = curl_easy_init();
+	multi = curl_multi_init();
+	if (!t.easy || !multi) {
+		err = kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");
+		goto out;
+	}
+	err = setup_common(h, &t, path_and_query, &creds, &headers, &url);
+	if (err) {
+		kube_status_set(&resp->error, err, "GET %s: cannot build request",
+				path_and_query);
+		goto out;
+	}
+	curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(t.easy, CURLOPT_PREREQFUNCTION, on_connected);
+	curl_easy_setopt(t.easy, CURLOPT_PREREQDATA, &t);
+	errbuf[0] = '\0';
+	curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, errbuf);
+	if (curl_multi_add_handle(multi, t.easy) != CURLM_OK) {
+		err = kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");
+		goto out;
+	}
+	added = true;
+	t.last_data_ns = h->clock.now_ns(h->clock.ctx);
+
+	while (!done) {
+		int running = 0, queued;
+		long wait_ms = STREAM_TICK_MS;
+		CURLMsg *msg;
+
+		if (curl_multi_perform(multi, &running) != CURLM_OK) {
+			rc = CURLE_RECV_ERROR;
+			break;
+		}
+		while ((msg = curl_multi_info_read(multi, &queued)))
+			if (msg->msg == CURLMSG_DONE) {
+				rc = msg->data.result;
+				done = true;
+			}
+		if (done || !running)
+			break;
+		if (t.callback_err)
+			break;
+		if (opts->stop && atomic_load(opts->stop)) {
+			stopped = true;
+			break;
+		}
+		if (opts->idle_timeout_ms > 0 && t.connected) {
+			long left = idle_left_ms(&t, h->clock.now_ns(h->clock.ctx));
+
+			if (left <= 0) {
+				idle = true;
+				break;
+			}
+			if (left < wait_ms)
+				wait_ms = left;
+		}
+		curl_multi_poll(multi, NULL, 0, (int)wait_ms, NULL);
+	}
+	curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+	resp->status = status;
+	stats_count(h, "WATCH", status);
+
+	if (stopped) {
+		err = kube_status_set(&resp->error, CADRE_ECANCELED,
+				      "GET %s: stopped", path_and_query);
+	} else if (t.callback_err) {
+		err = kube_status_set(&resp->error, t.callback_err,
+				      "GET %s: ended by the reader (%s)", path_and_query,
+				      cadre_strerror(t.callback_err));
+	} else if (idle) {
+		err = kube_status_set(&resp->error, CADRE_ETIMEDOUT,
+				      "GET %s: no data for %ld ms", path_and_query,
+				      opts->idle_timeout_ms);
+	} else if (t.too_big) {
+		err = kube_status_set(&resp->error, CADRE_ETOOBIG,
+				      "GET %s: error body over %zu bytes",
+				      path_and_query, h->opts.max_body);
+	} else if (rc != CURLE_OK || !done) {
+		err = transport_error(&resp->error, rc == CURLE_OK ? CURLE_RECV_ERROR : rc,
+				      errbuf, "GET", path_and_query);
+	} else {
+		err = kube_status_from_http(&resp->error, status, resp->body.data,
+					    resp->body.len, t.retry_after_s >= 0);
+		/* The next stream (the reflector comes back) gets fresh credentials. */
+		if (status == 401)
+			kube_config_invalidate(h->cfg);
+	}
+out:
+	if (added)
+		curl_multi_remove_handle(multi, t.easy);
+	if (t.easy)
+		curl_easy_cleanup(t.easy);
+	if (multi)
+		curl_multi_cleanup(multi);
+	curl_slist_free_all(headers);
+	kube_config_creds_release(&creds);
+	buf_release(&url);
+	resp->error.code = err;
+	if (resp == &local)
+		kube_response_release(&local);
+	return err;
+}
