@@ -94,9 +94,14 @@ attempt_running() {
 		[[ $(kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1,cadre.dev/restart-attempt=$3" -o name | wc -l) -eq $2 ]]
 }
 
-# running_event_twice JOB: describe shows the job's Running event twice.
-running_event_twice() {
-	kubectl -n "$NS" describe "tj/$1" | grep -qE '^  Normal +Running +[0-9a-z]+ \(x2 over'
+# event_seen_times JOB REASON N: describe shows REASON about the job at least N times,
+# counting both repeated rows and a row's "(xN over ...)".
+event_seen_times() {
+	local total=0 type reason age message
+	while IFS='|' read -r type reason age message; do
+		[[ $reason == "$2" ]] && total=$((total + $(event_count "$age")))
+	done < <(kubectl -n "$NS" describe "tj/$1" | describe_events)
+	((total >= $3))
 }
 
 # running_gauge_positive: /metrics counts at least one TrainingJob Running.
@@ -493,7 +498,7 @@ EOF
 	wait_for -t 150 attempt_running finetune 2 1
 	wait_for -t 30 phase_is finetune Running
 	# Events are sent in the background: wait for the last of them.
-	wait_for -t 30 running_event_twice finetune
+	wait_for -t 30 event_seen_times finetune Running 2
 
 	describe=$(kubectl -n "$NS" describe tj/finetune)
 	events=$(describe_events <<<"$describe")
@@ -537,23 +542,23 @@ EOF
 			((at < failed)) || problems+=("$reason is first listed after PodFailed")
 			prev=$at
 		done
-		# The restart: admitted, released and Running again after the failure.
-		for reason in Admitted GangReleased Running; do
-			at=$(first "$reason")
-			((at >= 0)) || continue
-			if ((counts[at] < 2)); then
-				problems+=("$reason is shown once; the restarted gang was $reason again")
-			elif ((ages[at] > ages[failed])); then
-				problems+=("$reason was last seen ${ages[at]}s ago, before PodFailed (${ages[failed]}s ago)")
-			fi
+		# The restart: admitted, created, released and Running again after the failure,
+		# as a row of its own after PodFailed, or as a repeat ("x2") last seen after it.
+		for reason in Admitted CreatedPods GangReleased Running; do
+			again=0
+			for ((i = 0; i < ${#reasons[@]}; i++)); do
+				[[ ${reasons[i]} == "$reason" ]] || continue
+				if ((i > failed && ages[i] <= ages[failed])) || ((counts[i] >= 2 && ages[i] < ages[failed])); then
+					again=1
+				fi
+			done
+			((again)) || problems+=("no $reason after PodFailed: the restarted gang's $reason is missing")
 		done
-		again=0
+		attempt1=0
 		for ((i = 0; i < ${#reasons[@]}; i++)); do
-			if [[ ${reasons[i]} == CreatedPods && ${messages[i]} == *"attempt 1"* ]] && ((ages[i] <= ages[failed])); then
-				again=1
-			fi
+			[[ ${reasons[i]} == CreatedPods && ${messages[i]} == *"attempt 1"* ]] && attempt1=1
 		done
-		((again)) || problems+=("no CreatedPods event for attempt 1 after PodFailed")
+		((attempt1)) || problems+=("no CreatedPods event names attempt 1")
 	fi
 	# The wait: the job sat Queued for capacity before it was admitted; the events say so.
 	admitted=$(first Admitted)
