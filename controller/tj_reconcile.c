@@ -357,11 +357,9 @@ static int run_actions(struct tj_pass *p)
 
 static int write_status(struct tj_pass *p)
 {
-	json_t *want = tj_status_to_json(&p->plan.status), *have = NULL, *body;
-	const json_t *meta = json_object_get(p->obj, "metadata");
+	json_t *want = tj_status_to_json(&p->plan.status), *have = NULL;
 	struct tj_status current;
 	struct field_errors errs;
-	struct kube_status st;
 	int ret = 0;
 
 	if (!want)
@@ -374,24 +372,10 @@ static int write_status(struct tj_pass *p)
 	field_errors_release(&errs);
 	if (have && json_equal(have, want))
 		goto out;
-	body = json_pack("{s:s, s:s, s:{s:O, s:O, s:O}, s:O}", "apiVersion", TJ_API_VERSION,
-			 "kind", TJ_KIND, "metadata", "name", json_object_get(meta, "name"),
-			 "namespace", json_object_get(meta, "namespace"), "resourceVersion",
-			 json_object_get(meta, "resourceVersion"), "status", want);
-	if (!body) {
-		ret = CADRE_ENOMEM;
-		goto out;
-	}
-	ret = kube_client_replace_status(p->m->http, &kube_resource_trainingjobs,
-					 p->job.meta.namespace, p->job.meta.name, body, NULL, &st);
-	json_decref(body);
+	ret = manager_put_status(p->m, &kube_resource_trainingjobs, p->obj, want, "tj");
 	if (!ret)
 		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
 					    manager_now_ms());
-	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
-		ret = CADRE_EAGAIN;  /* a newer version is on its way through the watch */
-	else if (ret)
-		log_warn("tj", "%s: cannot write status: %s", p->key, st.message);
 out:
 	json_decref(have);
 	json_decref(want);

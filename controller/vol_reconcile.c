@@ -278,11 +278,9 @@ static void observe_claim(struct manager *m, const struct volume *vol, struct vo
 static int write_status(struct manager *m, const struct volume *vol, const json_t *obj,
 			const struct vol_status *next)
 {
-	json_t *want = vol_status_to_json(next), *have = NULL, *body;
-	const json_t *meta = json_object_get(obj, "metadata");
+	json_t *want = vol_status_to_json(next), *have = NULL;
 	struct vol_status current;
 	struct field_errors errs;
-	struct kube_status st;
 	int ret = 0;
 
 	if (!want)
@@ -294,22 +292,7 @@ static int write_status(struct manager *m, const struct volume *vol, const json_
 	field_errors_release(&errs);
 	if (have && json_equal(have, want))
 		goto out;
-	body = json_pack("{s:s, s:s, s:{s:O, s:O, s:O}, s:O}", "apiVersion", VOL_API_VERSION,
-			 "kind", VOL_KIND, "metadata", "name", json_object_get(meta, "name"),
-			 "namespace", json_object_get(meta, "namespace"), "resourceVersion",
-			 json_object_get(meta, "resourceVersion"), "status", want);
-	if (!body) {
-		ret = CADRE_ENOMEM;
-		goto out;
-	}
-	ret = kube_client_replace_status(m->http, &kube_resource_volumes, vol->meta.namespace,
-					 vol->meta.name, body, NULL, &st);
-	json_decref(body);
-	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
-		ret = CADRE_EAGAIN;
-	else if (ret)
-		log_warn("volume", "%s/%s: cannot write status: %s", vol->meta.namespace,
-			 vol->meta.name, st.message);
+	ret = manager_put_status(m, &kube_resource_volumes, obj, want, "volume");
 out:
 	json_decref(have);
 	json_decref(want);
