@@ -316,6 +316,40 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 
 /* --- metrics --- */
 
+struct phase_counts {
+	const char *names[10];
+	size_t counts[10];
+};
+
+static int count_phase(void *ctx, const char *key, const json_t *obj)
+{
+	struct phase_counts *pc = ctx;
+	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
+							      "phase"));
+
+	(void)key;
+	for (size_t i = 0; i < 10 && pc->names[i]; i++)
+		if (!strcmp(pc->names[i], phase && *phase ? phase : "Pending")) {
+			pc->counts[i]++;
+			break;
+		}
+	return 0;
+}
+
+/* cadre_trainingjobs{phase}: counted from the cache at scrape time, so it
+ * is always exactly what the cache holds, every phase present (0 included). */
+static void phase_counts_render(struct manager *m, struct buf *out)
+{
+	struct phase_counts pc = { { "Pending", "Queued", "Starting", "Running", "Restarting",
+				     "Succeeded", "Failed", "Suspended", NULL }, { 0 } };
+
+	store_foreach(m->stores[KIND_TRAININGJOBS], count_phase, &pc);
+	buf_adds(out, "# HELP cadre_trainingjobs TrainingJobs by phase.\n"
+		 "# TYPE cadre_trainingjobs gauge\n");
+	for (size_t i = 0; pc.names[i]; i++)
+		buf_addf(out, "cadre_trainingjobs{phase=\"%s\"} %zu\n", pc.names[i], pc.counts[i]);
+}
+
 static void api_collector(void *ctx, struct buf *out)
 {
 	struct manager *m = ctx;
@@ -345,6 +379,7 @@ static void api_collector(void *ctx, struct buf *out)
 					 reflector_reason_name(r), (unsigned long long)count);
 		}
 	}
+	phase_counts_render(m, out);
 	buf_addf(out, "# HELP cadre_workqueue_depth Keys waiting in the work queue.\n"
 		 "# TYPE cadre_workqueue_depth gauge\ncadre_workqueue_depth %zu\n",
 		 wq_len(m->queue));
@@ -361,7 +396,6 @@ static int metrics_init(struct manager *m)
 {
 	static const char *const kind_result[] = { "kind", "result", NULL };
 	static const char *const kind_only[] = { "kind", NULL };
-	static const char *const phase[] = { "phase", NULL };
 	static const char *const reason[] = { "reason", NULL };
 	static const double latency[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5 };
 	static const double waits[] = { 1, 5, 15, 30, 60, 300, 900, 3600, 14400 };
@@ -375,8 +409,6 @@ static int metrics_init(struct manager *m)
 	mm->reconcile_seconds = registry_add(m->registry, METRIC_HISTOGRAM,
 					     "cadre_reconcile_duration_seconds",
 					     "Time one reconcile took.", kind_only, latency, 8);
-	mm->trainingjobs = registry_add(m->registry, METRIC_GAUGE, "cadre_trainingjobs",
-					"TrainingJobs by phase.", phase, NULL, 0);
 	mm->admission_wait = registry_add(m->registry, METRIC_HISTOGRAM,
 					  "cadre_gang_admission_wait_seconds",
 					  "Time from a gang's creation or requeue to its admission.",
@@ -389,7 +421,7 @@ static int metrics_init(struct manager *m)
 					"Gang restarts by reason.", reason, NULL, 0);
 	mm->leader = registry_add(m->registry, METRIC_GAUGE, "cadre_leader",
 				  "1 while this process holds the leader Lease.", NULL, NULL, 0);
-	if (!mm->reconcile_total || !mm->reconcile_seconds || !mm->trainingjobs ||
+	if (!mm->reconcile_total || !mm->reconcile_seconds ||
 	    !mm->admission_wait || !mm->time_to_running || !mm->job_restarts || !mm->leader)
 		return CADRE_ENOMEM;
 	if (registry_add_collector(m->registry, api_collector, m) ||

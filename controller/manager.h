@@ -50,7 +50,6 @@ struct manager_metrics {
 	struct metric *reconcile_total;        /* {kind,result} */
 	struct metric *reconcile_seconds;      /* {kind} */
 	struct metric *workqueue_depth;
-	struct metric *trainingjobs;           /* {phase} */
 	struct metric *admission_wait;         /* seconds from creation to admission */
 	struct metric *time_to_running;        /* seconds from admission to all Running */
 	struct metric *job_restarts;           /* {reason} */

@@ -677,6 +677,9 @@ static void plan_active(struct planner *p)
 				/* Keep a GangTimeout reason visible until the next admission. */
 				if (!c || strcmp(c->reason, "GangTimeout"))
 					cond(p, "Admitted", false, reason, msg);
+				/* Say once, as an event, that the gang waits and why. */
+				if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
+					event(p, false, reason, "%s", msg);
 				set_phase(p, TJ_PHASE_QUEUED);
 				set_message(p, "%s", msg);
 				return;

@@ -486,7 +486,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	ret = plan(&p, &in);
 	if (ret)
 		goto out;
-	act_err = run_actions(&p);
+	/* The decision's events first, then what acting on it did, so that
+	 * `kubectl describe` reads in order (Admitted before CreatedPods). */
 	for (size_t i = 0; i < p.plan.n_events; i++) {
 		const struct tj_event *e = &p.plan.events[i];
 
@@ -496,6 +497,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		else
 			log_info("tj", "%s: %s: %s", p.key, e->reason, e->message);
 	}
+	act_err = run_actions(&p);
 	record_metrics(&p);
 	ret = write_status(&p);
 	if (p.plan.requeue_after_s > 0)

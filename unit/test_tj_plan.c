@@ -143,6 +143,7 @@ Test(tj_plan, a_job_that_does_not_fit_waits_in_queued_and_says_why)
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "InsufficientCapacity");
 	cr_assert(strstr(f.plan.status.message, "1 node has room"));
 	cr_assert_eq(f.plan.n_actions, 0);
+	cr_assert(has_event(&f.plan, "InsufficientCapacity"), "the wait is told as an event");
 	fx_release(&f);
 }
 
