@@ -6,7 +6,7 @@ ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind e2e test demo demo-down bench clean
+.PHONY: all deps build unit asan valgrind valgrind-controller e2e test demo demo-down bench clean
 
 all: build
 
@@ -34,6 +34,11 @@ asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # The unit tests under valgrind; any leak or error fails the run.
 valgrind: build
 	scripts/valgrind-unit $(BUILD)/cadre-unit
+
+# The controller under valgrind through a minute of real work on the local
+# control plane (also run by e2e/tests/30-runtime.bats).
+valgrind-controller: build
+	scripts/valgrind-controller $(BUILD)/cadre-controller
 
 e2e: build
 	e2e/run
