@@ -66,9 +66,11 @@ static int path_for(struct buf *path, const struct kube_resource *res,
 	return err;
 }
 
-int kube_client_get(struct kube_http *h, const struct kube_resource *res,
-		    const char *ns, const char *name, json_t **out,
-		    struct kube_status *st)
+/* One request to one object or collection: build the path, then call(). */
+static int request(struct kube_http *h, const char *method, const struct kube_resource *res,
+		   const char *ns, const char *name, const char *subresource,
+		   const struct buf *query, const char *content_type, const json_t *body,
+		   json_t **out, struct kube_status *st)
 {
 	struct buf path;
 	int err;
@@ -76,11 +78,18 @@ int kube_client_get(struct kube_http *h, const struct kube_resource *res,
 	if (out)
 		*out = NULL;
 	buf_init(&path, MAX_PATH);
-	err = path_for(&path, res, ns, name, NULL, NULL, st);
+	err = path_for(&path, res, ns, name, subresource, query, st);
 	if (!err)
-		err = call(h, "GET", &path, NULL, NULL, out, st);
+		err = call(h, method, &path, content_type, body, out, st);
 	buf_release(&path);
 	return err;
+}
+
+int kube_client_get(struct kube_http *h, const struct kube_resource *res,
+		    const char *ns, const char *name, json_t **out,
+		    struct kube_status *st)
+{
+	return request(h, "GET", res, ns, name, NULL, NULL, NULL, NULL, out, st);
 }
 
 int kube_client_list_each(struct kube_http *h, const struct kube_resource *res,
@@ -210,41 +219,14 @@ int kube_client_create(struct kube_http *h, const struct kube_resource *res,
 		       const char *ns, const json_t *obj, json_t **out,
 		       struct kube_status *st)
 {
-	struct buf path;
-	int err;
-
-	if (out)
-		*out = NULL;
-	buf_init(&path, MAX_PATH);
-	err = path_for(&path, res, ns, NULL, NULL, NULL, st);
-	if (!err)
-		err = call(h, "POST", &path, "application/json", obj, out, st);
-	buf_release(&path);
-	return err;
-}
-
-static int put(struct kube_http *h, const struct kube_resource *res,
-	       const char *ns, const char *name, const char *subresource,
-	       const json_t *obj, json_t **out, struct kube_status *st)
-{
-	struct buf path;
-	int err;
-
-	if (out)
-		*out = NULL;
-	buf_init(&path, MAX_PATH);
-	err = path_for(&path, res, ns, name, subresource, NULL, st);
-	if (!err)
-		err = call(h, "PUT", &path, "application/json", obj, out, st);
-	buf_release(&path);
-	return err;
+	return request(h, "POST", res, ns, NULL, NULL, NULL, "application/json", obj, out, st);
 }
 
 int kube_client_replace(struct kube_http *h, const struct kube_resource *res,
 			const char *ns, const char *name, const json_t *obj,
 			json_t **out, struct kube_status *st)
 {
-	return put(h, res, ns, name, NULL, obj, out, st);
+	return request(h, "PUT", res, ns, name, NULL, NULL, "application/json", obj, out, st);
 }
 
 int kube_client_replace_status(struct kube_http *h,
@@ -252,7 +234,8 @@ int kube_client_replace_status(struct kube_http *h,
 			       const char *name, const json_t *obj,
 			       json_t **out, struct kube_status *st)
 {
-	return put(h, res, ns, name, "status", obj, out, st);
+	return request(h, "PUT", res, ns, name, "status", NULL, "application/json", obj, out,
+		       st);
 }
 
 /* metav1.DeleteOptions for opts, or NULL when there is nothing to say. */
@@ -290,16 +273,9 @@ int kube_client_delete(struct kube_http *h, const struct kube_resource *res,
 		       struct kube_status *st)
 {
 	json_t *body = delete_options(opts);
-	struct buf path;
-	int err;
+	int err = request(h, "DELETE", res, ns, name, NULL, NULL, "application/json", body, out,
+			  st);
 
-	if (out)
-		*out = NULL;
-	buf_init(&path, MAX_PATH);
-	err = path_for(&path, res, ns, name, NULL, NULL, st);
-	if (!err)
-		err = call(h, "DELETE", &path, "application/json", body, out, st);
-	buf_release(&path);
 	json_decref(body);
 	return err;
 }
@@ -319,17 +295,8 @@ int kube_client_patch(struct kube_http *h, const struct kube_resource *res,
 		      enum kube_patch_type type, const json_t *patch,
 		      json_t **out, struct kube_status *st)
 {
-	struct buf path;
-	int err;
-
-	if (out)
-		*out = NULL;
-	buf_init(&path, MAX_PATH);
-	err = path_for(&path, res, ns, name, subresource, NULL, st);
-	if (!err)
-		err = call(h, "PATCH", &path, patch_content_type(type), patch, out, st);
-	buf_release(&path);
-	return err;
+	return request(h, "PATCH", res, ns, name, subresource, NULL, patch_content_type(type),
+		       patch, out, st);
 }
 
 int kube_client_patch_status(struct kube_http *h,
@@ -346,7 +313,7 @@ int kube_client_apply(struct kube_http *h, const struct kube_resource *res,
 		      const json_t *obj, const char *field_manager, bool force,
 		      json_t **out, struct kube_status *st)
 {
-	struct buf path, query;
+	struct buf query;
 	int err;
 
 	if (out)
@@ -355,7 +322,6 @@ int kube_client_apply(struct kube_http *h, const struct kube_resource *res,
 		return kube_status_set(st, CADRE_EINVAL,
 				       "apply %s/%s: a field manager is required",
 				       res->plural, name ? name : "");
-	buf_init(&path, MAX_PATH);
 	buf_init(&query, MAX_PATH);
 	err = kube_path_query_add(&query, "fieldManager", field_manager);
 	if (!err && force)
@@ -363,10 +329,8 @@ int kube_client_apply(struct kube_http *h, const struct kube_resource *res,
 	if (err)
 		kube_status_set(st, err, "apply %s: field manager too long", res->plural);
 	if (!err)
-		err = path_for(&path, res, ns, name, subresource, &query, st);
-	if (!err)
-		err = call(h, "PATCH", &path, "application/apply-patch+yaml", obj, out, st);
-	buf_release(&path);
+		err = request(h, "PATCH", res, ns, name, subresource, &query,
+			      "application/apply-patch+yaml", obj, out, st);
 	buf_release(&query);
 	return err;
 }
