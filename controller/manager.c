@@ -1,4 +1,5 @@
 #include "controller/manager.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "controller/podview.h"
@@ -37,10 +38,7 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 
 uint64_t manager_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static void queue_key(struct manager *m, const char *kind, const char *ns,

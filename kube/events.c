@@ -1,4 +1,5 @@
 #include "kube/events.h"
+#include "base/clock.h"
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -64,24 +65,15 @@ struct events {
 
 static uint64_t monotonic_ms(void *arg)
 {
-	struct timespec ts;
-
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static json_t *micro_time_now(void)
 {
-	struct timespec ts;
-	char text[80];
-	struct tm tm;
+	char text[64];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		 tm.tm_sec, (ts.tv_nsec / 1000) % 1000000);
+	clock_micro_time(text);
 	return json_string(text);
 }
 

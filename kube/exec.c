@@ -1,4 +1,5 @@
 #include "kube/exec.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -427,10 +428,7 @@ static char *find_command(const char *command)
 
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)clock_mono_ms();
 }
 
 /*

@@ -1,4 +1,5 @@
 #include "kube/leader.h"
+#include "base/clock.h"
 
 #include "base/err.h"
 #include "base/log.h"
@@ -45,11 +46,8 @@ struct leader {
 
 static uint64_t monotonic_ms(void *arg)
 {
-	struct timespec ts;
-
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static uint64_t leader_now(const struct leader *l)
@@ -179,15 +177,9 @@ static void set_leading(struct leader *l, bool leading)
 /* A metav1.MicroTime for now, by the wall clock (for people and kubectl). */
 static json_t *micro_time_now(void)
 {
-	struct timespec ts;
-	char text[80];
-	struct tm tm;
+	char text[64];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		 tm.tm_sec, (ts.tv_nsec / 1000) % 1000000);
+	clock_micro_time(text);
 	return json_string(text);
 }
 

@@ -1,4 +1,5 @@
 #include "kube/reflector.h"
+#include "base/clock.h"
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -75,10 +76,7 @@ const char *reflector_reason_name(enum reflector_reason reason)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static int dup_opt(const char *s, char **out)

@@ -1,4 +1,5 @@
 #include "kube/workqueue.h"
+#include "base/clock.h"
 
 #include "base/err.h"
 #include "kube/ratelimit.h"
@@ -58,11 +59,8 @@ struct wq {
 
 static uint64_t monotonic_ms(void *arg)
 {
-	struct timespec ts;
-
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static uint64_t wq_now(const struct wq *q)

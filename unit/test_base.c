@@ -82,3 +82,27 @@ Test(log, parses_levels_and_formats)
 	cr_assert_eq(format, LOG_JSON);
 	cr_assert_eq(log_parse_format("xml", &format), CADRE_EINVAL);
 }
+
+#include <regex.h>
+
+#include "base/clock.h"
+
+Test(clock, monotonic_never_goes_back)
+{
+	uint64_t a = clock_mono_ms(), b = clock_mono_ms();
+
+	cr_assert_geq(b, a);
+	cr_assert_gt(a, 0);
+}
+
+Test(clock, micro_time_is_rfc3339_with_microseconds_in_utc)
+{
+	char text[64];
+	regex_t re;
+
+	clock_micro_time(text);
+	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$",
+			     REG_EXTENDED | REG_NOSUB), 0);
+	cr_assert_eq(regexec(&re, text, 0, NULL, 0), 0, "%s", text);
+	regfree(&re);
+}

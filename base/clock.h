@@ -1,0 +1,18 @@
+/*
+ * clock.h - the two clocks cadre reads: a monotonic one for intervals and
+ * timeouts (never steps back when the wall clock is set), and the wall
+ * clock, formatted as Kubernetes writes a metav1.MicroTime.
+ * Thread-safe.
+ */
+#ifndef CADRE_CLOCK_H
+#define CADRE_CLOCK_H
+
+#include <stdint.h>
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t clock_mono_ms(void);
+
+/* Now, in UTC, as "2026-11-30T01:02:03.123456Z". */
+void clock_micro_time(char out[64]);
+
+#endif
