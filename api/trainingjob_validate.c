@@ -17,7 +17,11 @@
 #include <string.h>
 #include <strings.h>
 
-/* DESIGN.md 2.3, in the order of its table. */
+/*
+ * DESIGN.md 2.3, in the order of its table, then the inputs of the
+ * generated entrypoint (DESIGN.md 2.2), which cadre sets on every pod too:
+ * a user's CADRE_RUN would replace the job's own run.
+ */
 const char *const tj_reserved_envs[] = {
 	"SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
 	"SKYPILOT_NODE_RANK", "NODE_RANK", "SLURM_NODEID", "SLURM_PROCID",
@@ -29,6 +33,8 @@ const char *const tj_reserved_envs[] = {
 	"SLURM_JOB_NAME", "CADRE_JOB_NAME",
 	"MASTER_ADDR", "MASTER_PORT",
 	"CADRE_RESTART_ATTEMPT",
+	"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
+	"CADRE_TERMINATION_LOG",
 	NULL,
 };
 

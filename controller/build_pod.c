@@ -59,20 +59,15 @@ static int add_env_int(json_t *env, const char *name, long long value)
 	return add_env(env, name, text);
 }
 
-/* The names cadre sets itself, so spec.envs cannot shadow them (the last duplicate wins in a pod). */
-static const char *const entrypoint_envs[] = {
-	ENTRYPOINT_ENV_PEERS, ENTRYPOINT_ENV_TIMEOUT, ENTRYPOINT_ENV_WORKDIR,
-	ENTRYPOINT_ENV_SETUP, ENTRYPOINT_ENV_RUN, ENTRYPOINT_ENV_TERMINATION_LOG, NULL,
-};
-
+/*
+ * The names cadre sets itself, so spec.envs cannot shadow them (the last
+ * duplicate wins in a pod). The API and the CRD refuse them already
+ * (tj_reserved_envs lists the entrypoint's inputs too); this is for an
+ * object that got past both, such as one stored before a CRD upgrade.
+ */
 static bool env_taken(const char *name)
 {
-	if (tj_env_reserved(name))
-		return true;
-	for (size_t i = 0; entrypoint_envs[i]; i++)
-		if (!strcmp(name, entrypoint_envs[i]))
-			return true;
-	return false;
+	return tj_env_reserved(name);
 }
 
 /*

@@ -804,6 +804,18 @@ Test(build, refuses_user_envs_that_would_shadow_the_entrypoint_inputs)
 	tj_release(&tj);
 }
 
+/* The API's reserved list is what keeps them out at admission; it must know every input. */
+Test(build, every_entrypoint_input_is_a_reserved_name)
+{
+	static const char *const inputs[] = {
+		ENTRYPOINT_ENV_PEERS, ENTRYPOINT_ENV_TIMEOUT, ENTRYPOINT_ENV_WORKDIR,
+		ENTRYPOINT_ENV_SETUP, ENTRYPOINT_ENV_RUN, ENTRYPOINT_ENV_TERMINATION_LOG,
+	};
+
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		cr_assert(tj_env_reserved(inputs[i]), "%s is not in tj_reserved_envs", inputs[i]);
+}
+
 Test(build, the_same_input_builds_the_same_pod)
 {
 	static const char *const reordered[] = {

@@ -412,7 +412,7 @@ Test(trainingjob, every_injected_name_is_refused_in_envs_and_secret_envs)
 	}
 }
 
-Test(trainingjob, reserved_list_is_exactly_design_section_2_3)
+Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 {
 	static const char *const design[] = {
 		"SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
@@ -421,6 +421,9 @@ Test(trainingjob, reserved_list_is_exactly_design_section_2_3)
 		"SLURM_JOB_NODELIST", "SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID",
 		"CADRE_JOB_ID", "SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR",
 		"MASTER_PORT", "CADRE_RESTART_ATTEMPT",
+		/* controller/entrypoint.h; test_build checks the two agree. */
+		"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP",
+		"CADRE_RUN", "CADRE_TERMINATION_LOG",
 	};
 	size_t n = 0;
 
