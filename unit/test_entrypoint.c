@@ -79,6 +79,13 @@ static bool file_exists(const char *path)
 }
 
 /*
+ * What a test left behind if an assertion ended it early: the process group
+ * of the script it started and its scratch directory (see kill_started_group).
+ */
+static pid_t started_group;
+static char scratch_dir[64];
+
+/*
  * A scratch directory with an empty hosts file; path is the script's PATH
  * (NULL: the stub getent first, then the system's directories).
  */
@@ -87,6 +94,7 @@ static void ep_init_path(struct ep *e, const char *path)
 	memset(e, 0, sizeof(*e));
 	snprintf(e->dir, sizeof(e->dir), "/tmp/cadre-ep-XXXXXX");
 	cr_assert_not_null(mkdtemp(e->dir));
+	snprintf(scratch_dir, sizeof(scratch_dir), "%s", e->dir);
 	snprintf(e->hosts, sizeof(e->hosts), "%s/hosts", e->dir);
 	snprintf(e->out, sizeof(e->out), "%s/stdout", e->dir);
 	snprintf(e->err, sizeof(e->err), "%s/stderr", e->dir);
@@ -109,24 +117,40 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
+/*
+ * What a test left behind if an assertion ended it early: the process group
+ * of the script it started and its scratch directory. The fixture's fini
+ * kills the one and removes the other, so a failure leaves no user loop
+ * running and nothing in /tmp.
+ */
+
+static void remove_scratch(void)
+{
+	if (scratch_dir[0])
+		nftw(scratch_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	scratch_dir[0] = '\0';
+}
+
 static void ep_release(struct ep *e)
 {
 	for (size_t i = 0; i < e->n_env; i++)
 		free(e->env[i]);
 	nftw(e->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (!strcmp(e->dir, scratch_dir))
+		scratch_dir[0] = '\0';
 }
 
 /*
- * The process group of the script a test started. The fixture's fini kills
- * whatever is left of it, so a failed assertion leaves no user loop behind.
+ * The fixture's fini: kill what is left of the script's process group and
+ * remove the scratch directory, so a failed assertion leaves no user loop
+ * running and nothing in /tmp.
  */
-static pid_t started_group;
-
 static void kill_started_group(void)
 {
 	if (started_group > 0)
 		kill(-started_group, SIGKILL);
 	started_group = 0;
+	remove_scratch();
 }
 
 /* Start `shell -c <script>` in a process group of its own, as a pod's PID 1 is. */
