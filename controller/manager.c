@@ -661,7 +661,23 @@ int manager_run(struct manager *m)
 		struct leader_callbacks cb = { on_started_leading, on_stopped_leading,
 					       on_new_leader, m };
 
-		err = leader_new(m->http, &lo, &cb, &m->leader);
+		struct kube_http_opts hopts;
+
+		/*
+		 * The Lease gets a client of its own: a busy reconciler must
+		 * not spend the renewals' rate limit, and a hung renew must
+		 * give up well inside the 10 s renew deadline (the shared
+		 * client waits 60 s).
+		 */
+		kube_http_opts_init(&hopts);
+		hopts.qps = 5;
+		hopts.burst = 10;
+		hopts.connect_timeout_ms = 5000;
+		hopts.request_timeout_ms = 5000;
+		hopts.max_retries = 0;
+		err = kube_http_new(m->config, &hopts, &m->lease_http);
+		if (!err)
+			err = leader_new(m->lease_http, &lo, &cb, &m->leader);
 		if (!err)
 			err = leader_start(m->leader);
 		if (err)
@@ -713,6 +729,7 @@ void manager_release(struct manager *m)
 	wq_free(m->queue);
 	expect_free(m->expect);
 	registry_free(m->registry);
+	kube_http_free(m->lease_http);
 	kube_http_free(m->http);
 	kube_config_free(m->config);
 	pthread_mutex_destroy(&m->lock);

@@ -60,6 +60,7 @@ struct manager {
 	const struct options *opts;
 	struct kube_config *config;
 	struct kube_http *http;
+	struct kube_http *lease_http;          /* the leader elector's own client */
 	struct registry *registry;
 	struct manager_metrics metrics;
 	struct store *stores[KIND_COUNT];
