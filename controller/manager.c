@@ -123,6 +123,19 @@ static const char *obj_label(const json_t *obj, const char *label)
 		json_object_get(json_object_get(obj, "metadata"), "labels"), label));
 }
 
+static const char *obj_uid(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+}
+
+/* Whether old and new are different objects under one name (deleted and made again). */
+static bool uid_changed(const json_t *old_obj, const json_t *new_obj)
+{
+	const char *a = obj_uid(old_obj), *b = obj_uid(new_obj);
+
+	return a && b && strcmp(a, b);
+}
+
 /* --- handlers: what each change means for the queue --- */
 
 /* The Volumes a job names: their usedBy lists change with the job. */
@@ -155,6 +168,9 @@ static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
 	const char *new_phase = json_string_value(
 		json_object_get(json_object_get(new_obj, "status"), "phase"));
 
+	/* Deleted and created again while the watch was down: start afresh. */
+	if (uid_changed(old_obj, new_obj))
+		expect_forget(m->expect, key);
 	on_tj(ctx, key, new_obj);
 	/* A job changing phase (finished, restarting) may free capacity. */
 	if (strcmp(old_phase ? old_phase : "", new_phase ? new_phase : ""))
@@ -192,11 +208,22 @@ static void on_pod_add(void *ctx, const char *key, const json_t *pod)
 	enqueue_pod_job(m, pod);
 }
 
+static void on_pod_delete(void *ctx, const char *key, const json_t *pod);
+
 static void on_pod_update(void *ctx, const char *key, const json_t *old_pod,
 			  const json_t *new_pod)
 {
-	(void)key;
-	(void)old_pod;
+	/*
+	 * A relist after a broken watch folds "rank 3's pod deleted" and "the
+	 * next attempt's rank 3 created" (same name) into one update; both
+	 * expectations must be seen through, or the job waits for them to
+	 * expire.
+	 */
+	if (uid_changed(old_pod, new_pod)) {
+		on_pod_delete(ctx, key, old_pod);
+		on_pod_add(ctx, key, new_pod);
+		return;
+	}
 	enqueue_pod_job(ctx, new_pod);
 }
 
@@ -311,6 +338,14 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
 	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
 };
+
+struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)
+{
+	struct store_handlers h = handlers_for[kind];
+
+	h.ctx = m;
+	return h;
+}
 
 /* --- metrics --- */
 
@@ -589,12 +624,11 @@ int manager_init(struct manager *m, const struct options *opts)
 			.label_selector = kinds[k].label_selector,
 			.field_selector = kinds[k].field_selector,
 		};
-		struct store_handlers h = handlers_for[k];
+		struct store_handlers h = manager_handlers(m, (enum manager_kind)k);
 
 		m->stores[k] = store_new(&so);
 		if (!m->stores[k])
 			return CADRE_ENOMEM;
-		h.ctx = m;
 		err = store_add_handlers(m->stores[k], &h);
 		if (!err && k == KIND_PODS) {
 			err = store_add_index(m->stores[k], "job", store_index_pod_job, NULL);

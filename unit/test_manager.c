@@ -1,0 +1,130 @@
+/*
+ * What the manager's cache handlers make of a change: the keys they queue
+ * and the expectations they see through. Driven with a manager that has
+ * only a work queue and expectations, as the handlers need nothing else.
+ */
+#include <criterion/criterion.h>
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/expect.h"
+#include "controller/manager.h"
+#include "kube/workqueue.h"
+
+static struct manager m;
+
+static void setup(void)
+{
+	memset(&m, 0, sizeof(m));
+	m.expect = expect_new(5 * 60 * 1000);
+	m.queue = wq_new(NULL);
+	cr_assert(m.expect && m.queue);
+}
+
+static void teardown(void)
+{
+	wq_free(m.queue);
+	expect_free(m.expect);
+}
+
+TestSuite(manager, .init = setup, .fini = teardown);
+
+static json_t *object(const char *name, const char *uid, const char *job)
+{
+	json_t *obj = json_pack("{s:{s:s, s:s, s:s, s:{}}}", "metadata", "namespace", "ns",
+				"name", name, "uid", uid, "labels");
+
+	cr_assert_not_null(obj);
+	if (job)
+		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
+				    "cadre.dev/job-name", json_string(job));
+	return obj;
+}
+
+/* The next key the queue hands out, or NULL when none comes within 200 ms. */
+static char *next_key(void)
+{
+	char *key = NULL;
+
+	if (wq_get_timeout(m.queue, &key, 200))
+		return NULL;
+	wq_done(m.queue, key);
+	return key;
+}
+
+static void assert_queued(const char *want)
+{
+	char *key = next_key();
+
+	cr_assert_not_null(key, "nothing queued; wanted %s", want);
+	cr_assert_str_eq(key, want);
+	free(key);
+}
+
+Test(manager, a_pod_seen_by_the_watch_meets_its_create_expectation_and_queues_its_job)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_PODS);
+	json_t *pod = object("job-0", "uid-1", "job");
+
+	expect_create(m.expect, "ns/job", "job-0", 0);
+	cr_assert_not(expect_satisfied(m.expect, "ns/job", 1));
+	h.on_add(h.ctx, "ns/job-0", pod);
+	cr_assert(expect_satisfied(m.expect, "ns/job", 1));
+	assert_queued("tj/ns/job");
+	json_decref(pod);
+}
+
+/*
+ * A relist after a broken watch can fold "the old rank-0 pod deleted" and
+ * "the next attempt's rank-0 pod created" (the same name) into one update.
+ * Both expectations are met, or the job would wait for them to expire.
+ */
+Test(manager, a_pod_replaced_under_the_same_name_meets_the_delete_and_the_create)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_PODS);
+	json_t *old_pod = object("job-0", "uid-1", "job"), *new_pod = object("job-0", "uid-2", "job");
+
+	expect_delete(m.expect, "ns/job", "job-0", 0);
+	expect_create(m.expect, "ns/job", "job-0", 0);
+	h.on_update(h.ctx, "ns/job-0", old_pod, new_pod);
+	cr_assert(expect_satisfied(m.expect, "ns/job", 1),
+		  "a replaced pod left expectations pending");
+	assert_queued("tj/ns/job");
+	json_decref(old_pod);
+	json_decref(new_pod);
+}
+
+/* An update of the same pod (same uid) is not the create the job waits for. */
+Test(manager, an_update_of_the_same_pod_is_not_a_create)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_PODS);
+	json_t *old_pod = object("job-0", "uid-1", "job"), *new_pod = object("job-0", "uid-1", "job");
+
+	expect_create(m.expect, "ns/job", "job-0", 0);
+	h.on_update(h.ctx, "ns/job-0", old_pod, new_pod);
+	cr_assert_not(expect_satisfied(m.expect, "ns/job", 1));
+	assert_queued("tj/ns/job");
+	json_decref(old_pod);
+	json_decref(new_pod);
+}
+
+/* A TrainingJob deleted and created again while the watch was down starts afresh. */
+Test(manager, a_job_replaced_under_the_same_name_forgets_the_old_ones_expectations)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_TRAININGJOBS);
+	json_t *old_job = object("job", "uid-1", NULL), *new_job = object("job", "uid-2", NULL);
+
+	expect_create(m.expect, "ns/job", "job-0", 0);
+	h.on_update(h.ctx, "ns/job", old_job, new_job);
+	cr_assert(expect_satisfied(m.expect, "ns/job", 1));
+	assert_queued("tj/ns/job");
+
+	/* The same job updated keeps them. */
+	expect_create(m.expect, "ns/job", "job-0", 0);
+	h.on_update(h.ctx, "ns/job", new_job, new_job);
+	cr_assert_not(expect_satisfied(m.expect, "ns/job", 1));
+	json_decref(old_job);
+	json_decref(new_job);
+}
