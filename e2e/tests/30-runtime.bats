@@ -108,20 +108,27 @@ tj_gone_rv() {
 	ctl_stop solo
 }
 
-@test "after the API server is stopped and started again, its watches resume and a new TrainingJob is acted on" {
+@test "after the API server is stopped and started again, its watches resume; a TrainingJob created while it was down and one created after are acted on" {
 	start_controller
 	make_pair before
 	wait_for -t 60 pair_running before
 	restarts_before=$(watch_restarts_of "$METRICS" trainingjobs)
 
 	apiserver_stop
+	# Created while no API server runs: written into etcd as the API server would store it.
+	etcd_create_pair while-down
 	sleep 3
 	apiserver_start
 	wait_for -t 60 nodes_ready
+	# The API server serves it now, and it was not created through the API.
+	fields=$(jp trainingjob/while-down '{.metadata.managedFields}')
+	[ -z "$fields" ]
 
 	# Its TrainingJob watch noticed and came back.
 	wait_for -t 60 watch_restarts_above "$METRICS" trainingjobs "$restarts_before"
 	log_since_mark_has "reflector: trainingjobs: watch from resourceVersion"
+	wait_for -t 90 acted_on while-down
+	wait_for -t 60 pair_running while-down
 	make_pair after
 	wait_for -t 90 acted_on after
 	wait_for -t 60 pair_running after

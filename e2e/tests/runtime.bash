@@ -300,6 +300,25 @@ etcd_compact() {
 		-d "{\"revision\":\"$1\",\"physical\":true}" >/dev/null
 }
 
+# etcd_create_pair NAME: a pair TrainingJob (testdata/jobs/pair.yaml's spec) written straight
+# into etcd under the key the API server stores it at, so that it can come into being while
+# no API server runs. The API server fills in resourceVersion (etcd's revision) and the
+# schema's defaults when it reads it back.
+etcd_create_pair() {
+	local url obj key
+	url=$(_etcd_url) || return 1
+	obj=$(jq -cn --arg name "$1" --arg ns "$NS" --arg uid "$(</proc/sys/kernel/random/uuid)" \
+		--arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '{
+			apiVersion: "cadre.dev/v1alpha1", kind: "TrainingJob",
+			metadata: {name: $name, namespace: $ns, uid: $uid, generation: 1,
+				creationTimestamp: $now},
+			spec: {numNodes: 2, resources: {accelerators: "H100:1", cpus: "1", memory: "1Gi"},
+				image: "registry.invalid/cadre/e2e:latest", run: "python train.py"}}')
+	key=$(printf '/registry/cadre.dev/trainingjobs/%s/%s' "$NS" "$1" | base64 -w0)
+	curl -fsS --max-time 10 -X POST "$url/v3/kv/put" \
+		-d "{\"key\":\"$key\",\"value\":\"$(printf '%s' "$obj" | base64 -w0)\"}" >/dev/null
+}
+
 # watch_from_is_gone PATH RV: a watch of PATH from RV is refused as expired (410), whether
 # as the HTTP status or as an ERROR event, as the API server may answer either way.
 watch_from_is_gone() {
