@@ -6,7 +6,7 @@ ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind valgrind-controller e2e test demo demo-down bench clean
+.PHONY: all deps build unit asan valgrind valgrind-controller e2e test demo demo-down bench bench-cache clean
 
 all: build
 
@@ -53,6 +53,11 @@ demo-down:
 
 bench: build
 	bench/run
+
+# The caches' memory per object, without a cluster (DESIGN.md 8).
+bench-cache: build
+	$(BUILD)/cadre-bench-cache unit/testdata/golden/llama-pretrain.pod-1.json \
+		unit/testdata/golden/inputs/llama-pretrain.json
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -37,7 +37,7 @@
 enum manager_kind {
 	KIND_TRAININGJOBS,
 	KIND_VOLUMES,
-	KIND_PODS,          /* cadre's own pods, whole, every phase */
+	KIND_PODS,          /* cadre's own pods, every phase, trimmed (store.h) */
 	KIND_OTHER_PODS,    /* everybody else's non-terminal pods, trimmed */
 	KIND_NODES,
 	KIND_SERVICES,

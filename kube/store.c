@@ -817,6 +817,130 @@ static json_t *quantity_json(long long milli)
 	return json_string_nocheck(text);
 }
 
+/* dst[key] = src[key], the same node (shared, not copied); absent or null is skipped. */
+static bool share(json_t *dst, const json_t *src, const char *key)
+{
+	json_t *v = json_object_get(src, key);
+
+	if (!v || json_is_null(v))
+		return true;
+	return json_object_set_nocheck(dst, key, v) == 0;
+}
+
+/* Share the listed keys of src into dst. */
+static bool share_keys(json_t *dst, const json_t *src, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (!share(dst, src, *keys))
+			return false;
+	return true;
+}
+
+/* A new empty object or array (array true) as dst[key], owned by dst; NULL on no memory. */
+static json_t *child(json_t *dst, const char *key, bool array)
+{
+	json_t *v = array ? json_array() : json_object();
+
+	if (!v || json_object_set_new_nocheck(dst, key, v))
+		return NULL;
+	return v;
+}
+
+/* A new empty object appended to array, owned by it; NULL on no memory. */
+static json_t *append_object(json_t *array)
+{
+	json_t *v = json_object();
+
+	if (!v || json_array_append_new(array, v))
+		return NULL;
+	return v;
+}
+
+/* Remove dst[key] when it is an empty object or array. */
+static void drop_empty(json_t *dst, const char *key)
+{
+	json_t *v = json_object_get(dst, key);
+
+	if ((json_is_object(v) && !json_object_size(v)) || (json_is_array(v) && !json_array_size(v)))
+		json_object_del(dst, key);
+}
+
+static bool listed(const char *s, const char *const *list)
+{
+	for (; s && *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+static const char *const own_meta_keys[] = {
+	"name", "namespace", "uid", "resourceVersion", "labels", "deletionTimestamp", NULL,
+};
+static const char *const own_spec_keys[] = { "nodeName", "schedulingGates", NULL };
+static const char *const own_status_keys[] = { "phase", "podIP", "reason", "message", NULL };
+static const char *const own_condition_types[] = {
+	"PodScheduled", "Ready", "DisruptionTarget", NULL,
+};
+static const char *const own_condition_keys[] = { "type", "status", "reason", "message", NULL };
+static const char *const own_state_keys[] = { "waiting", "terminated", NULL };
+
+/*
+ * cadre's own pod, cut to what its reconcilers read (see store.h). Every
+ * new node is attached to its parent as soon as it is made, so one decref
+ * of out frees all on failure.
+ */
+static json_t *trim_own_pod(const json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	const json_t *status = json_object_get(pod, "status");
+	json_t *out = json_object(), *meta, *sp, *st, *list, *item, *sub;
+	const json_t *c;
+	size_t i;
+
+	if (!out || !(meta = child(out, "metadata", false)) ||
+	    !share_keys(meta, json_object_get(pod, "metadata"), own_meta_keys))
+		goto fail;
+
+	if (!(sp = child(out, "spec", false)) || !share_keys(sp, spec, own_spec_keys) ||
+	    !(list = child(sp, "containers", true)))
+		goto fail;
+	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+		if (!(item = append_object(list)) || !share(item, c, "name") ||
+		    !(sub = child(item, "resources", false)) ||
+		    !share(sub, json_object_get(c, "resources"), "requests"))
+			goto fail;
+		drop_empty(item, "resources");
+	}
+
+	if (!(st = child(out, "status", false)) || !share_keys(st, status, own_status_keys) ||
+	    !(list = child(st, "conditions", true)))
+		goto fail;
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
+		if (!listed(json_string_value(json_object_get(c, "type")), own_condition_types))
+			continue;
+		if (!(item = append_object(list)) || !share_keys(item, c, own_condition_keys))
+			goto fail;
+	}
+	if (!(list = child(st, "containerStatuses", true)))
+		goto fail;
+	json_array_foreach(json_object_get(status, "containerStatuses"), i, c) {
+		if (!(item = append_object(list)) || !share(item, c, "name") ||
+		    !(sub = child(item, "state", false)) ||
+		    !share_keys(sub, json_object_get(c, "state"), own_state_keys))
+			goto fail;
+		drop_empty(item, "state");
+	}
+	drop_empty(st, "conditions");
+	drop_empty(st, "containerStatuses");
+	drop_empty(sp, "containers");
+	drop_empty(out, "spec");
+	drop_empty(out, "status");
+	return out;
+fail:
+	json_decref(out);
+	return NULL;
+}
+
 json_t *store_trim_pod(const json_t *pod, void *arg)
 {
 	const json_t *meta = json_object_get(pod, "metadata");
@@ -826,8 +950,9 @@ json_t *store_trim_pod(const json_t *pod, void *arg)
 	struct reslist sum;
 	size_t i;
 
+	(void)arg;
 	if (json_object_get(json_object_get(meta, "labels"), STORE_JOB_LABEL))
-		return store_trim_managed_fields(pod, arg);
+		return trim_own_pod(pod);
 
 	out = json_object();
 	requests = json_object();

@@ -164,9 +164,13 @@ size_t store_len(struct store *s);
 /*
  * Trim for pods (pass as store_options.trim; arg unused).
  *
- * cadre's own pods (with STORE_JOB_LABEL) are kept whole except
- * metadata.managedFields, which no reconciler reads and which is often the
- * largest part of a pod.
+ * cadre's own pods (with STORE_JOB_LABEL) keep what its reconcilers read,
+ * in the pod's own shape, and nothing else:
+ *   metadata: name, namespace, uid, resourceVersion, labels, deletionTimestamp
+ *   spec: nodeName, schedulingGates, containers[]: name, resources.requests
+ *   status: phase, podIP, reason, message; conditions[] of type
+ *     PodScheduled, Ready and DisruptionTarget: type, status, reason,
+ *     message; containerStatuses[]: name, state.waiting, state.terminated
  *
  * Every other pod is kept as a flat summary, enough to count what it uses:
  *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),

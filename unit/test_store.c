@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *parse(const char *text)
@@ -412,22 +413,72 @@ Test(store, a_sidecar_counts_toward_later_init_containers)
 	json_decref(t);
 }
 
-Test(store, cadres_own_pods_are_kept_whole_but_for_managed_fields)
+/* The value at a dotted path of obj ("status.phase"); array items by index ("spec.containers.0"). */
+static json_t *at(json_t *obj, const char *path)
 {
-	json_t *p = parse(foreign_pod_json), *t, *copy;
+	char part[64];
+
+	while (obj && *path) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(part, sizeof(part), "%.*s", (int)n, path);
+		obj = json_is_array(obj) ? json_array_get(obj, strtoul(part, NULL, 10))
+					 : json_object_get(obj, part);
+		path += n + (path[n] == '.');
+	}
+	return obj;
+}
+
+Test(store, cadres_own_pods_keep_what_the_reconcilers_read_and_nothing_else)
+{
+	json_t *p = parse(foreign_pod_json), *t, *cs;
 
 	json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"),
 			    STORE_JOB_LABEL, json_string("llama"));
-	copy = json_deep_copy(p);
+	json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp",
+			    json_string("2026-01-02T03:05:00Z"));
+	cs = json_array_get(json_object_get(json_object_get(p, "status"), "containerStatuses"), 0);
+	cr_assert_not_null(cs);
+	json_object_set_new(cs, "state", json_pack("{s:{s:i, s:s}, s:{s:s}}", "terminated",
+						   "exitCode", 3, "reason", "Error", "running",
+						   "startedAt", "2026-01-02T03:04:08Z"));
 	t = store_trim_pod(p, NULL);
-	cr_assert_null(json_object_get(json_object_get(t, "metadata"), "managedFields"));
-	json_object_del(json_object_get(copy, "metadata"), "managedFields");
-	cr_assert(json_equal(t, copy));
+	cr_assert_not_null(t);
+
+	/* Identity, the job's labels, and deletion. */
+	for (const char *const *k = (const char *const[]){ "metadata.name", "metadata.namespace",
+			"metadata.uid", "metadata.resourceVersion", "metadata.labels",
+			"metadata.deletionTimestamp", "spec.nodeName", "spec.schedulingGates",
+			"status.phase", NULL }; *k; k++)
+		cr_assert(json_equal(at(t, *k), at(p, *k)), "%s was not kept as it was", *k);
+	/* Each container's name and requests, for the capacity it holds. */
+	cr_assert_eq(json_array_size(at(t, "spec.containers")), 2);
+	cr_assert_str_eq(json_string_value(at(t, "spec.containers.0.name")), "web");
+	cr_assert(json_equal(at(t, "spec.containers.0.resources.requests"),
+			     at(p, "spec.containers.0.resources.requests")));
+	cr_assert_null(at(t, "spec.containers.0.resources.limits"));
+	cr_assert_null(at(t, "spec.containers.0.image"));
+	/* Conditions that decide trouble and readiness, without their times. */
+	cr_assert_str_eq(json_string_value(at(t, "status.conditions.0.type")), "Ready");
+	cr_assert_str_eq(json_string_value(at(t, "status.conditions.0.status")), "True");
+	cr_assert_null(at(t, "status.conditions.0.lastTransitionTime"));
+	/* A container's end, not its run. */
+	cr_assert_eq(json_integer_value(at(t, "status.containerStatuses.0.state.terminated.exitCode")),
+		     3);
+	cr_assert_null(at(t, "status.containerStatuses.0.state.running"));
+	cr_assert_null(at(t, "status.containerStatuses.0.imageID"));
+	/* The rest is gone. */
+	cr_assert_null(at(t, "metadata.managedFields"));
+	cr_assert_null(at(t, "metadata.annotations"));
+	cr_assert_null(at(t, "metadata.ownerReferences"));
+	cr_assert_null(at(t, "spec.volumes"));
+	cr_assert_null(at(t, "spec.tolerations"));
+	cr_assert_null(at(t, "status.hostIP"));
 	/* The input is untouched. */
-	cr_assert_not_null(json_object_get(json_object_get(p, "metadata"), "managedFields"));
+	cr_assert_not_null(at(p, "metadata.managedFields"));
+	cr_assert_not_null(at(p, "status.containerStatuses.0.state.running"));
 	json_decref(p);
 	json_decref(t);
-	json_decref(copy);
 }
 
 /* Count the bytes jansson holds, as malloc sizes them (chunk header included). */
