@@ -52,6 +52,7 @@ struct store_batch {
 struct store *store_new(const struct store_options *opts)
 {
 	struct store *s = calloc(1, sizeof(*s));
+	pthread_rwlockattr_t attr;
 
 	if (!s)
 		return NULL;
@@ -67,7 +68,19 @@ struct store *store_new(const struct store_options *opts)
 		s->trim = opts->trim;
 		s->trim_arg = opts->trim_arg;
 	}
-	pthread_rwlock_init(&s->lock, NULL);
+	/*
+	 * Writer first: glibc's default lets a steady stream of readers (the
+	 * workers, an admission pass over every pod) hold off the reflector's
+	 * writes indefinitely, and a cache that cannot take events falls
+	 * behind the cluster. No reader takes the same store's lock twice
+	 * (which this kind would deadlock on while a writer waits): visitors
+	 * of store_foreach read other stores only, and writers never hold one
+	 * store's lock while taking another's.
+	 */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	return s;
 }
 
