@@ -157,8 +157,8 @@ static int charge_other_pod(void *arg, const char *key, const json_t *pod)
 	return 0;
 }
 
-/* cadre's own pods are cached whole: main's requests, once bound (the
- * builders give every pod exactly one container). */
+/* cadre's own pods keep their containers' requests (store.h): main's,
+ * once bound (the builders give every pod exactly one container). */
 static int charge_own_pod(void *arg, const char *key, const json_t *pod)
 {
 	struct charge_ctx *c = arg;
