@@ -24,6 +24,8 @@
 #include "controller/tj_plan.h"
 #include "kube/client.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,6 +48,8 @@ struct tj_pass {
 	size_t n_label_values;
 	struct tj_plan plan;
 	char admit_msg[1024];
+	atomic_int created;          /* pods created by this pass (run_actions) */
+	atomic_int ungated;          /* pods ungated by this pass */
 };
 
 static bool node_ok(void *ctx, const char *name)
@@ -183,7 +187,7 @@ static int create_service(struct tj_pass *p)
 	return ret;
 }
 
-static int create_pod(struct tj_pass *p, const struct tj_action *a, int *created)
+static int create_pod(struct tj_pass *p, const struct tj_action *a)
 {
 	const char *claims[p->n_volumes + 1];
 	struct trainingjob next = p->job;
@@ -230,7 +234,7 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a, int *created
 		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
 		return ret;
 	}
-	(*created)++;
+	atomic_fetch_add(&p->created, 1);
 	return 0;
 }
 
@@ -306,36 +310,134 @@ static int delete_job(struct tj_pass *p)
 	return ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT ? 0 : ret;
 }
 
+static int do_action(struct tj_pass *p, const struct tj_action *a)
+{
+	int ret = 0;
+
+	switch (a->kind) {
+	case TJ_CREATE_SERVICE:
+		ret = create_service(p);
+		break;
+	case TJ_CREATE_POD:
+		ret = create_pod(p, a);
+		break;
+	case TJ_UNGATE_POD:
+		ret = ungate_pod(p, a);
+		if (!ret)
+			atomic_fetch_add(&p->ungated, 1);
+		break;
+	case TJ_DELETE_POD:
+		ret = delete_pod(p, a);
+		break;
+	case TJ_DELETE_JOB:
+		ret = delete_job(p);
+		break;
+	}
+	return ret;
+}
+
+/*
+ * Pod writes of one kind go out together: one at a time, the 64 creates and
+ * 64 ungates of a gang are seconds of round trips, each waiting on etcd.
+ * Creates go in batches that double from 1 (the Job controller's slow
+ * start) and stop after a batch with a failure: a quota or an admission
+ * webhook that refuses one pod refuses them all, and one refusal is
+ * enough. Ungates and deletes touch only our own pods and all go at once,
+ * so the gates of a gang come off before the scheduler, busy binding the
+ * first pods, slows the API server down for the rest. At most
+ * PARALLEL_WRITES requests are in flight; the client's QPS limit still
+ * applies to each.
+ */
+#define PARALLEL_WRITES 64
+#define WRITER_STACK_BYTES (256u << 10)
+
+struct wave {
+	struct tj_pass *p;
+	const struct tj_action *acts;
+	atomic_size_t next;
+	size_t end;
+	atomic_int first_err;
+};
+
+static void *wave_worker(void *arg)
+{
+	struct wave *w = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&w->next, 1)) < w->end) {
+		int ret = do_action(w->p, &w->acts[i]), none = 0;
+
+		if (ret)
+			atomic_compare_exchange_strong(&w->first_err, &none, ret);
+	}
+	return NULL;
+}
+
+/* Run acts[0..n), all of one kind, in batches (see above). Returns the first error. */
+static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
+{
+	struct wave w = { .p = p, .acts = acts };
+	pthread_t threads[PARALLEL_WRITES];
+	size_t start = 0, batch = acts[0].kind == TJ_CREATE_POD ? 1 : PARALLEL_WRITES;
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WRITER_STACK_BYTES);
+	atomic_init(&w.first_err, 0);
+	while (start < n) {
+		size_t end = start + batch < n ? start + batch : n, spawned = 0;
+
+		atomic_init(&w.next, start);
+		w.end = end;
+		/* This thread is one of the writers; a thread that cannot start is not needed. */
+		while (spawned + 1 < end - start && spawned + 1 < PARALLEL_WRITES &&
+		       pthread_create(&threads[spawned], &attr, wave_worker, &w) == 0)
+			spawned++;
+		wave_worker(&w);
+		for (size_t t = 0; t < spawned; t++)
+			pthread_join(threads[t], NULL);
+		if (atomic_load(&w.first_err) && acts[0].kind == TJ_CREATE_POD)
+			break;
+		start = end;
+		/* Only creates start slow; our own pods' gates and deletes all go at once. */
+		batch = acts[0].kind == TJ_CREATE_POD ? batch * 2 : PARALLEL_WRITES;
+	}
+	pthread_attr_destroy(&attr);
+	return atomic_load(&w.first_err);
+}
+
+static bool runs_in_waves(enum tj_action_kind kind)
+{
+	return kind == TJ_CREATE_POD || kind == TJ_UNGATE_POD || kind == TJ_DELETE_POD;
+}
+
 static int run_actions(struct tj_pass *p)
 {
-	int first_err = 0, created = 0, ungated = 0;
+	const struct tj_action *acts = p->plan.actions;
+	size_t n = p->plan.n_actions, i = 0, j;
+	int first_err = 0, created, ungated, ret;
 
-	for (size_t i = 0; i < p->plan.n_actions; i++) {
-		const struct tj_action *a = &p->plan.actions[i];
-		int ret = 0;
+	while (i < n) {
+		/* The run of actions of one kind that starts at i. */
+		for (j = i + 1; j < n && acts[j].kind == acts[i].kind; j++)
+			;
+		if (runs_in_waves(acts[i].kind)) {
+			ret = run_wave(p, &acts[i], j - i);
+		} else {
+			ret = 0;
+			for (size_t k = i; k < j; k++) {
+				int r = do_action(p, &acts[k]);
 
-		switch (a->kind) {
-		case TJ_CREATE_SERVICE:
-			ret = create_service(p);
-			break;
-		case TJ_CREATE_POD:
-			ret = create_pod(p, a, &created);
-			break;
-		case TJ_UNGATE_POD:
-			ret = ungate_pod(p, a);
-			if (!ret)
-				ungated++;
-			break;
-		case TJ_DELETE_POD:
-			ret = delete_pod(p, a);
-			break;
-		case TJ_DELETE_JOB:
-			ret = delete_job(p);
-			break;
+				if (r && !ret)
+					ret = r;
+			}
 		}
 		if (ret && !first_err)
 			first_err = ret;
+		i = j;
 	}
+	created = atomic_load(&p->created);
+	ungated = atomic_load(&p->ungated);
 	if (created) {
 		char msg[256];
 
