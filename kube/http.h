@@ -4,12 +4,13 @@
  *
  * A struct kube_http is a client for one API server. It is thread-safe:
  * any number of threads may call kube_http_request and kube_http_stream at
- * once. A request blocks its caller, but the transfer runs on the client's
- * I/O thread, whose one multi handle owns the connections: concurrent
- * requests are streams of one kept-alive HTTP/2 connection where the server
- * offers HTTP/2 over TLS, as client-go's are. A stream (a watch) runs on its
- * caller's thread with a connection of its own. DNS answers and TLS sessions
- * are shared through a locked CURLSH.
+ * once. Inside, each call borrows a libcurl easy handle from a small pool
+ * and gives it back afterwards; a pooled handle keeps its connections open,
+ * so calls reuse connections (keep-alive, HTTP/2 where the server offers it
+ * over TLS). DNS answers and TLS sessions are shared between handles
+ * through a locked CURLSH. Connections themselves are not shared between
+ * handles: libcurl does not support one connection cache used by
+ * concurrent threads.
  *
  * Every call first takes a token from the client-side limiter (qps/burst,
  * defaults 100/200, as --kube-api-qps / --kube-api-burst): waiting for a
