@@ -304,9 +304,9 @@ static int relist(struct reflector *r)
 			 cadre_strerror(err));
 	/* Even a partly stored list moves on: the next relist repairs it. */
 	set_rv(r, rv);
-	if (!reflector_synced(r))
-		log_info("reflector", "%s: synced (%zu objects, resourceVersion %s)",
-			 r->res->plural, store_len(r->store), rv);
+	/* Every list is worth a line: after the first, each one means a watch was lost. */
+	log_info("reflector", "%s: %s (%zu objects, resourceVersion %s)", r->res->plural,
+		 reflector_synced(r) ? "relisted" : "synced", store_len(r->store), rv);
 	pthread_mutex_lock(&r->lock);
 	r->synced = true;
 	pthread_cond_broadcast(&r->cond);
