@@ -22,3 +22,9 @@ void clock_micro_time(char out[64])
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (long)(ts.tv_nsec / 1000) % 1000000);
 }
+
+uint64_t clock_mono_ms_cb(void *arg)
+{
+	(void)arg;
+	return clock_mono_ms();
+}

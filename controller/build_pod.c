@@ -60,17 +60,6 @@ static int add_env_int(json_t *env, const char *name, long long value)
 }
 
 /*
- * The names cadre sets itself, so spec.envs cannot shadow them (the last
- * duplicate wins in a pod). The API and the CRD refuse them already
- * (tj_reserved_envs lists the entrypoint's inputs too); this is for an
- * object that got past both, such as one stored before a CRD upgrade.
- */
-static bool env_taken(const char *name)
-{
-	return tj_env_reserved(name);
-}
-
-/*
  * The environment, in the order of DESIGN.md 2.3, then the entrypoint's
  * inputs, then spec.envs, then spec.secretEnvs. SKYPILOT_NODE_IPS is not
  * here: only the entrypoint can know the addresses.
@@ -129,10 +118,15 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	if (bad)
 		goto nomem;
 
+	/*
+	 * A name cadre sets cannot be shadowed (the last duplicate wins in a
+	 * pod). The API and the CRD refuse them already; this is for an object
+	 * that got past both, such as one stored before a CRD upgrade.
+	 */
 	for (size_t i = 0; i < spec->n_envs; i++) {
 		const struct tj_env *e = &spec->envs[i];
 
-		if (env_taken(e->name)) {
+		if (tj_env_reserved(e->name)) {
 			ret = build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s is set by cadre",
 					 e->name);
 			goto out;
@@ -153,7 +147,7 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 					 i);
 			goto out;
 		}
-		if (env_taken(s->name)) {
+		if (tj_env_reserved(s->name)) {
 			ret = build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs", "%s is set by cadre",
 					 s->name);
 			goto out;

@@ -63,12 +63,6 @@ struct events {
 	_Atomic uint64_t created, patched, dropped, filtered, failed;
 };
 
-static uint64_t monotonic_ms(void *arg)
-{
-	(void)arg;
-	return clock_mono_ms();
-}
-
 static json_t *micro_time_now(void)
 {
 	char text[64];
@@ -126,7 +120,7 @@ int events_new(struct kube_http *http, const struct events_options *opts,
 	e->cache_len = opts->cache_len ? opts->cache_len : DEFAULT_CACHE_LEN;
 	e->spam_burst = opts->spam_burst ? opts->spam_burst : DEFAULT_SPAM_BURST;
 	e->spam_qps = opts->spam_qps > 0 ? opts->spam_qps : DEFAULT_SPAM_QPS;
-	e->now_ms = opts->now_ms ? opts->now_ms : monotonic_ms;
+	e->now_ms = opts->now_ms ? opts->now_ms : clock_mono_ms_cb;
 	e->clock_arg = opts->clock_arg;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&attr);

@@ -492,6 +492,16 @@ static int transport_error(struct kube_status *st, CURLcode rc,
 			       errbuf[0] ? errbuf : curl_easy_strerror(rc));
 }
 
+/* Make resp ready for a new call: no status, no body, no error. */
+static void response_reset(struct kube_http *h, struct kube_response *resp, int attempts)
+{
+	resp->status = 0;
+	resp->attempts = attempts;
+	resp->body.max = h->opts.max_body;
+	buf_reset(&resp->body);
+	kube_status_clear(&resp->error);
+}
+
 static bool idempotent(const char *method)
 {
 	return !strcmp(method, "GET") || !strcmp(method, "HEAD") ||
@@ -514,11 +524,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 
 	buf_init(&url, 64 * 1024);
 	memset(&t, 0, sizeof(t));
-	resp->status = 0;
-	resp->attempts = 0;
-	resp->body.max = h->opts.max_body;
-	buf_reset(&resp->body);
-	kube_status_clear(&resp->error);
+	response_reset(h, resp, 0);
 	if (!method || !path_and_query || path_and_query[0] != '/') {
 		err = kube_status_set(&resp->error, CADRE_EINVAL,
 				      "bad request arguments");
@@ -678,11 +684,7 @@ int kube_http_stream(struct kube_http *h, const char *path_and_query,
 	}
 	buf_init(&url, 64 * 1024);
 	memset(&t, 0, sizeof(t));
-	resp->status = 0;
-	resp->attempts = 1;
-	resp->body.max = h->opts.max_body;
-	buf_reset(&resp->body);
-	kube_status_clear(&resp->error);
+	response_reset(h, resp, 1);
 	if (!path_and_query || path_and_query[0] != '/' || !opts->on_data) {
 		err = kube_status_set(&resp->error, CADRE_EINVAL,
 				      "bad stream arguments");

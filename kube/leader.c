@@ -44,12 +44,6 @@ struct leader {
 	uint64_t rng;
 };
 
-static uint64_t monotonic_ms(void *arg)
-{
-	(void)arg;
-	return clock_mono_ms();
-}
-
 static uint64_t leader_now(const struct leader *l)
 {
 	return l->now_ms(l->clock_arg);
@@ -91,7 +85,7 @@ int leader_new(struct kube_http *http, const struct leader_options *opts,
 						  : LEADER_RENEW_DEADLINE_MS;
 	l->retry_ms = opts->retry_period_ms > 0 ? opts->retry_period_ms
 						: LEADER_RETRY_PERIOD_MS;
-	l->now_ms = opts->now_ms ? opts->now_ms : monotonic_ms;
+	l->now_ms = opts->now_ms ? opts->now_ms : clock_mono_ms_cb;
 	l->clock_arg = opts->clock_arg;
 	if (cb)
 		l->cb = *cb;

@@ -74,11 +74,6 @@ const char *reflector_reason_name(enum reflector_reason reason)
 	return "unknown";
 }
 
-static uint64_t now_ms(void)
-{
-	return clock_mono_ms();
-}
-
 static int dup_opt(const char *s, char **out)
 {
 	*out = NULL;
@@ -424,7 +419,7 @@ static enum next_step watch_once(struct reflector *r, enum reflector_reason *rea
 		.resp = &resp,
 	};
 	char *rv = reflector_resource_version(r);
-	uint64_t started = now_ms();
+	uint64_t started = clock_mono_ms();
 	enum next_step step = STEP_BACKOFF_WATCH;
 	struct buf path;
 	bool brief;
@@ -444,7 +439,7 @@ static enum next_step watch_once(struct reflector *r, enum reflector_reason *rea
 	 * A watch that ends at once without an event, however it ends, means
 	 * the server is turning us away: never come back without a backoff.
 	 */
-	brief = !r->events && now_ms() - started < SHORT_WATCH_MS;
+	brief = !r->events && clock_mono_ms() - started < SHORT_WATCH_MS;
 
 	if (atomic_load(&r->stop)) {
 		*reason = REFLECTOR_CLOSED;

@@ -57,12 +57,6 @@ struct wq {
 	bool shutting_down;
 };
 
-static uint64_t monotonic_ms(void *arg)
-{
-	(void)arg;
-	return clock_mono_ms();
-}
-
 static uint64_t wq_now(const struct wq *q)
 {
 	return q->opts.now_ms(q->opts.clock_arg);
@@ -102,7 +96,7 @@ struct wq *wq_new(const struct wq_options *opts)
 	if (!q->opts.burst)
 		q->opts.burst = WQ_DEFAULT_BURST;
 	if (!q->opts.now_ms)
-		q->opts.now_ms = monotonic_ms;
+		q->opts.now_ms = clock_mono_ms_cb;
 
 	q->dirty = json_object();
 	q->processing = json_object();
@@ -418,7 +412,7 @@ static void timespec_add_ms(struct timespec *ts, uint64_t ms)
 /* timeout_ms UINT64_MAX waits for ever. */
 static int get_locked(struct wq *q, char **key, uint64_t timeout_ms)
 {
-	uint64_t start = monotonic_ms(NULL);
+	uint64_t start = clock_mono_ms();
 
 	for (;;) {
 		uint64_t now = wq_now(q), wait_ms = UINT64_MAX, waited;
@@ -445,7 +439,7 @@ static int get_locked(struct wq *q, char **key, uint64_t timeout_ms)
 		if (q->heap_len)
 			wait_ms = q->heap[0].due_ms - now;
 		if (timeout_ms != UINT64_MAX) {
-			waited = monotonic_ms(NULL) - start;
+			waited = clock_mono_ms() - start;
 			if (waited >= timeout_ms)
 				return CADRE_ETIMEDOUT;
 			if (timeout_ms - waited < wait_ms)
