@@ -546,6 +546,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		json_object_get(p.obj, "metadata"), "resourceVersion")), manager_now_ms())) {
 		/* Our last status write has not come back through the watch yet:
 		 * acting on this older version would repeat what it decided. */
+		log_debug("tj", "%s: waiting for the watch to bring back our status write",
+			  p.key);
 		manager_enqueue_after(m, "tj", ns, name, 1000);
 		ret = 0;
 		goto out;
@@ -580,6 +582,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.pods = p.views;
 	in.n_pods = p.n_views;
 	in.expectations_met = expect_satisfied(m->expect, p.key, manager_now_ms());
+	if (!in.expectations_met)
+		log_debug("tj", "%s: waiting for the watch to bring back our pod writes", p.key);
 	in.volumes = p.volumes;
 	in.n_volumes = p.n_volumes;
 	in.node_ok = node_ok;

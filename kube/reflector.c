@@ -65,6 +65,7 @@ struct reflector {
 	struct watch watch;
 	int event_error;        /* the code of an ERROR event that ended the watch */
 	uint64_t events;        /* events applied in the current watch */
+	bool from_list;         /* the next watch starts from the list just made */
 };
 
 const char *reflector_reason_name(enum reflector_reason reason)
@@ -313,6 +314,13 @@ out:
 	return err;
 }
 
+static const char *object_meta(const json_t *obj, const char *field)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+
+	return s ? s : "";
+}
+
 static const char *object_rv(const json_t *obj)
 {
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"),
@@ -357,6 +365,10 @@ static int on_event(void *ctx, enum watch_type type, json_t *object)
 	if (!err) {
 		set_rv(r, object_rv(object));
 		r->events++;
+		if (type != WATCH_BOOKMARK)
+			log_debug("reflector", "%s: %s %s/%s at resourceVersion %s", r->res->plural,
+				  watch_type_name(type), object_meta(object, "namespace"),
+				  object_meta(object, "name"), object_meta(object, "resourceVersion"));
 	}
 	json_decref(object);
 	return err;
@@ -422,9 +434,10 @@ static enum next_step watch_once(struct reflector *r, enum reflector_reason *rea
 	uint64_t started = clock_mono_ms();
 	enum next_step step = STEP_BACKOFF_WATCH;
 	struct buf path;
-	bool brief;
+	bool brief, from_list = r->from_list;
 	int err;
 
+	r->from_list = false;
 	buf_init(&path, MAX_PATH_BYTES);
 	kube_response_init(&resp);
 	watch_reset(&r->watch);
@@ -446,9 +459,18 @@ static enum next_step watch_once(struct reflector *r, enum reflector_reason *rea
 		step = STEP_EXIT;
 		goto out;
 	}
+	/*
+	 * A resourceVersion refused at once is only a server turning us away
+	 * when it came from the list just made. Refused on a watch resumed
+	 * after a break, it is the expected news that the server moved on
+	 * while we were away (after an API server restart, every watch gets
+	 * it): the server is answering again, so relist now. Waiting out the
+	 * backoff that the break built up would leave the cache stale for up
+	 * to 30 s more.
+	 */
 	if (r->event_error) {
 		*reason = r->event_error == CADRE_EGONE ? REFLECTOR_GONE : REFLECTOR_ERROR_EVENT;
-		step = brief ? STEP_BACKOFF_RELIST : STEP_RELIST;
+		step = brief && from_list ? STEP_BACKOFF_RELIST : STEP_RELIST;
 		goto log;
 	}
 	switch (err) {
@@ -459,7 +481,7 @@ static enum next_step watch_once(struct reflector *r, enum reflector_reason *rea
 		goto out;
 	case CADRE_EGONE:
 		*reason = REFLECTOR_GONE;
-		step = brief ? STEP_BACKOFF_RELIST : STEP_RELIST;
+		step = brief && from_list ? STEP_BACKOFF_RELIST : STEP_RELIST;
 		break;
 	case CADRE_ETIMEDOUT:
 		*reason = REFLECTOR_IDLE;
@@ -506,6 +528,7 @@ static void *reflector_main(void *arg)
 				continue;
 			}
 			need_list = false;
+			r->from_list = true;
 			backoff_reset(&r->backoff);
 		}
 		step = watch_once(r, &reason);

@@ -19,7 +19,10 @@
  *              from the last resourceVersion;
  *            - 410 Gone (as the HTTP status or in an ERROR event), or any
  *              other ERROR event: the resourceVersion is no good, so LIST
- *              again (once) and watch from the new list;
+ *              again (once) and watch from the new list; at once, unless
+ *              the refused watch was the first from a fresh list and ended
+ *              within a second (then after the backoff, so that a server
+ *              refusing every version cannot make us spin);
  *            - a dropped or torn connection, a malformed line, no byte for
  *              idle_timeout_ms (a half-open connection), another HTTP
  *              error: wait a jittered backoff (800 ms doubling to 30 s,

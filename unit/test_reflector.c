@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "kube/backoff.h"
 #include "kube/config.h"
@@ -375,6 +376,81 @@ Test(reflector, a_410_status_on_the_watch_request_relists_once)
 	sleep_ms(200);
 	cr_assert_eq(count_requests(g.server, false), 2);
 	cr_assert_eq(reflector_restarts(g.r, REFLECTOR_GONE), 1);
+	rig_release(&g);
+}
+
+/*
+ * After an API server restart every resumed watch is refused with 410: the
+ * server is back, and the relist must not wait out the backoff that the
+ * broken connection built up (here 2 s).
+ */
+Test(reflector, a_410_on_a_resumed_watch_relists_at_once_without_the_backoff)
+{
+	static const struct httpd_chunk events[] = {
+		{ EVENT("ADDED", POD("a", "101")), 0, 0 },
+	};
+	struct reflector_options opts = {
+		.idle_timeout_ms = 60000,
+		.backoff_initial_ms = 2000,
+		.backoff_max_ms = 2000,
+	};
+	struct rig g;
+	uint64_t refused_at;
+	int i;
+
+	rig_init(&g);
+	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"100\"},\"items\":[]}");
+	/* One event, then the connection breaks: 2 s of backoff before watching again. */
+	watch_chunks(&g.api, events, 1, 0, true);
+	g.api.watches[g.api.nwatches++] = (struct httpd_response){
+		.status = 410,
+		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+			"\"message\":\"too old resource version: 101 (900)\"}",
+	};
+	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"900\"},\"items\":[]}");
+	rig_start(&g, &opts);
+	cr_assert(strstr(wait_watch(g.server, 2)->target, "resourceVersion=101"));
+	refused_at = clock_mono_ms();
+	for (i = 0; i < 500 && count_requests(g.server, false) < 2; i++)
+		sleep_ms(10);
+	cr_assert_eq(count_requests(g.server, false), 2, "no relist after the 410");
+	cr_assert_lt(clock_mono_ms() - refused_at, 1000, "the relist waited %llu ms",
+		     (unsigned long long)(clock_mono_ms() - refused_at));
+	cr_assert(strstr(wait_watch(g.server, 3)->target, "resourceVersion=900"));
+	cr_assert_eq(reflector_restarts(g.r, REFLECTOR_GONE), 1);
+	cr_assert_eq(reflector_restarts(g.r, REFLECTOR_DISCONNECT), 1);
+	rig_release(&g);
+}
+
+/* But a version refused straight from a fresh list is a server turning us away. */
+Test(reflector, a_410_on_the_first_watch_from_a_fresh_list_waits_the_backoff)
+{
+	struct reflector_options opts = {
+		.idle_timeout_ms = 60000,
+		.backoff_initial_ms = 400,
+		.backoff_max_ms = 400,
+	};
+	struct rig g;
+	uint64_t refused_at;
+	int i;
+
+	rig_init(&g);
+	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"100\"},\"items\":[]}");
+	g.api.watches[g.api.nwatches++] = (struct httpd_response){
+		.status = 410,
+		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+			"\"message\":\"too old resource version: 100 (900)\"}",
+	};
+	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"900\"},\"items\":[]}");
+	rig_start(&g, &opts);
+	wait_watch(g.server, 1);
+	refused_at = clock_mono_ms();
+	for (i = 0; i < 500 && count_requests(g.server, false) < 2; i++)
+		sleep_ms(5);
+	cr_assert_eq(count_requests(g.server, false), 2, "no relist after the 410");
+	/* The backoff is 400 ms; the wait above started at most 10 ms late. */
+	cr_assert_geq(clock_mono_ms() - refused_at, 380, "the relist came after %llu ms",
+		      (unsigned long long)(clock_mono_ms() - refused_at));
 	rig_release(&g);
 }
 
