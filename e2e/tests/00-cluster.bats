@@ -10,6 +10,8 @@ setup() {
 }
 
 teardown() {
+	# A test that stopped the scheduler and failed must not leave it stopped.
+	"$E2E_DIR/cluster" status >/dev/null 2>&1 || "$E2E_DIR/cluster" start scheduler >/dev/null 2>&1 || true
 	e2e_namespace_delete
 }
 
@@ -196,6 +198,34 @@ EOF
 	"$E2E_DIR/cluster" start etcd
 	wait_for -t 180 kubectl get --raw /readyz
 	[ "$(jp configmap/kept '{.data.answer}')" = 42 ]
+}
+
+# scheduler_line: the scheduler's line of `e2e/cluster status`.
+scheduler_line() {
+	"$E2E_DIR/cluster" status 2>/dev/null | grep '^scheduler '
+}
+
+# scheduler_back_after PID: a scheduler other than PID runs and is healthy.
+scheduler_back_after() {
+	local line
+	line=$(scheduler_line) || return 1
+	[[ $line == *healthy* && $line != *" pid $1 "* ]]
+}
+
+@test "a component that exits on its own is started again, as a kubelet would; stop keeps it stopped" {
+	pid=$(<"$CADRE_E2E_STATE/run/scheduler.pid")
+	kill -KILL "$pid"
+	wait_for -t 30 scheduler_back_after "$pid"
+	grep -q "scheduler exited with status 137" "$CADRE_E2E_STATE/logs/restarts.log"
+	[[ $(scheduler_line) == *"exited on its own and was restarted: "[1-9]* ]]
+	make_pod after-crash
+	wait_for -t 60 pod_phase_is after-crash Running
+	# Stopped on purpose, it stays stopped.
+	"$E2E_DIR/cluster" stop scheduler
+	sleep 3
+	[[ $(scheduler_line) == *" stopped "* ]]
+	"$E2E_DIR/cluster" start scheduler
+	[[ $(scheduler_line) == *healthy* ]]
 }
 
 @test "add-nodes 1 adds a fifth Ready GPU node, continuing the numbering" {

@@ -303,6 +303,14 @@ show_state() {
 	kubectl -n "$NS" get trainingjobs,volumes.cadre.dev -o wide 2>&1 || true
 	kubectl -n "$NS" get trainingjobs -o json 2>/dev/null | jq -c '.items[] | {name: .metadata.name, status}' 2>/dev/null || true
 	kubectl -n "$NS" get pods,svc,pvc -o wide 2>&1 || true
+	# STATUS SchedulingGated above comes from the scheduler's PodScheduled condition, which
+	# only a working scheduler updates: say what the pods' specs hold.
+	kubectl -n "$NS" get pods -o json 2>/dev/null | jq -c '.items[] | {name: .metadata.name,
+		gates: [.spec.schedulingGates[]?.name], node: .spec.nodeName,
+		scheduled: (.status.conditions // [] | map(select(.type == "PodScheduled")) |
+			map(.status + "/" + (.reason // "")) | first)}' 2>/dev/null || true
+	kubectl -n "$NS" get events --sort-by=.lastTimestamp 2>&1 | tail -n 25 || true
+	"$REPO_ROOT/e2e/cluster" status 2>&1 || true
 	echo "----"
 }
 
