@@ -349,6 +349,15 @@ acted_on() {
 	[[ -n $(jp "trainingjob/$1" '{.status.phase}') ]] && job_pod_count_is "$1" 2
 }
 
+# pair_released JOB: the controller has done its part of starting a pair job: both pods
+# exist and neither carries a scheduling gate any more. (What `kubectl get pods` shows as
+# SchedulingGated is the scheduler's PodScheduled condition, which stays until the
+# scheduler sees the pod again; the spec is what the controller wrote.)
+pair_released() {
+	[[ $(kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1" -o json |
+		jq '[.items[] | select((.spec.schedulingGates // []) == [])] | length') == 2 ]]
+}
+
 # pair_running JOB: a pair job is Running with both pods Running.
 pair_running() {
 	phase_is "$1" Running && all_pods_running "$1" 2
