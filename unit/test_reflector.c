@@ -69,6 +69,14 @@ static void watch_chunks(struct fake_api *api, const struct httpd_chunk *chunks,
 	};
 }
 
+/* The next watch is refused with 410 Gone, as the HTTP status; message is a literal. */
+#define WATCH_GONE(api, message) \
+	((api)->watches[(api)->nwatches++] = (struct httpd_response){ \
+		.status = 410, \
+		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"," \
+			"\"message\":\"" message "\"}", \
+	})
+
 /* Store handlers that keep a log of what they were told. */
 struct events_log {
 	pthread_mutex_t lock;
@@ -228,6 +236,18 @@ static const struct httpd_request *wait_watch(struct httpd *s, size_t n)
 	return req;
 }
 
+/* Milliseconds from now until the server has seen n lists; fails after 5 s. */
+static uint64_t ms_until_lists(struct httpd *s, size_t n)
+{
+	uint64_t start = clock_mono_ms();
+	int i;
+
+	for (i = 0; i < 1000 && count_requests(s, false) < n; i++)
+		sleep_ms(5);
+	cr_assert_eq(count_requests(s, false), n, "list %zu never came", n);
+	return clock_mono_ms() - start;
+}
+
 #define POD(name, rv) \
 	"{\"metadata\":{\"namespace\":\"ml\",\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}"
 #define EVENT(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
@@ -365,11 +385,7 @@ Test(reflector, a_410_status_on_the_watch_request_relists_once)
 
 	rig_init(&g);
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"100\"},\"items\":[]}");
-	g.api.watches[g.api.nwatches++] = (struct httpd_response){
-		.status = 410,
-		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
-			"\"message\":\"too old resource version: 100 (900)\"}",
-	};
+	WATCH_GONE(&g.api, "too old resource version: 100 (900)");
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"900\"},\"items\":[]}");
 	rig_start(&g, NULL);
 	cr_assert(strstr(wait_watch(g.server, 2)->target, "resourceVersion=900"));
@@ -395,27 +411,18 @@ Test(reflector, a_410_on_a_resumed_watch_relists_at_once_without_the_backoff)
 		.backoff_max_ms = 2000,
 	};
 	struct rig g;
-	uint64_t refused_at;
-	int i;
+	uint64_t waited;
 
 	rig_init(&g);
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"100\"},\"items\":[]}");
 	/* One event, then the connection breaks: 2 s of backoff before watching again. */
 	watch_chunks(&g.api, events, 1, 0, true);
-	g.api.watches[g.api.nwatches++] = (struct httpd_response){
-		.status = 410,
-		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
-			"\"message\":\"too old resource version: 101 (900)\"}",
-	};
+	WATCH_GONE(&g.api, "too old resource version: 101 (900)");
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"900\"},\"items\":[]}");
 	rig_start(&g, &opts);
 	cr_assert(strstr(wait_watch(g.server, 2)->target, "resourceVersion=101"));
-	refused_at = clock_mono_ms();
-	for (i = 0; i < 500 && count_requests(g.server, false) < 2; i++)
-		sleep_ms(10);
-	cr_assert_eq(count_requests(g.server, false), 2, "no relist after the 410");
-	cr_assert_lt(clock_mono_ms() - refused_at, 1000, "the relist waited %llu ms",
-		     (unsigned long long)(clock_mono_ms() - refused_at));
+	waited = ms_until_lists(g.server, 2);
+	cr_assert_lt(waited, 1000, "the relist waited %llu ms", (unsigned long long)waited);
 	cr_assert(strstr(wait_watch(g.server, 3)->target, "resourceVersion=900"));
 	cr_assert_eq(reflector_restarts(g.r, REFLECTOR_GONE), 1);
 	cr_assert_eq(reflector_restarts(g.r, REFLECTOR_DISCONNECT), 1);
@@ -431,26 +438,17 @@ Test(reflector, a_410_on_the_first_watch_from_a_fresh_list_waits_the_backoff)
 		.backoff_max_ms = 400,
 	};
 	struct rig g;
-	uint64_t refused_at;
-	int i;
+	uint64_t waited;
 
 	rig_init(&g);
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"100\"},\"items\":[]}");
-	g.api.watches[g.api.nwatches++] = (struct httpd_response){
-		.status = 410,
-		.body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
-			"\"message\":\"too old resource version: 100 (900)\"}",
-	};
+	WATCH_GONE(&g.api, "too old resource version: 100 (900)");
 	list_body(&g.api, "{\"metadata\":{\"resourceVersion\":\"900\"},\"items\":[]}");
 	rig_start(&g, &opts);
 	wait_watch(g.server, 1);
-	refused_at = clock_mono_ms();
-	for (i = 0; i < 500 && count_requests(g.server, false) < 2; i++)
-		sleep_ms(5);
-	cr_assert_eq(count_requests(g.server, false), 2, "no relist after the 410");
-	/* The backoff is 400 ms; the wait above started at most 10 ms late. */
-	cr_assert_geq(clock_mono_ms() - refused_at, 380, "the relist came after %llu ms",
-		      (unsigned long long)(clock_mono_ms() - refused_at));
+	waited = ms_until_lists(g.server, 2);
+	/* The backoff is 400 ms; wait_watch saw the refused watch at most 10 ms late. */
+	cr_assert_geq(waited, 380, "the relist came after %llu ms", (unsigned long long)waited);
 	rig_release(&g);
 }
 
