@@ -378,7 +378,9 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 {
 	struct wave w = { .p = p, .acts = acts };
 	pthread_t threads[PARALLEL_WRITES];
-	size_t start = 0, batch = acts[0].kind == TJ_CREATE_POD ? 1 : PARALLEL_WRITES;
+	/* Only creates start slow; our own pods' gates and deletes all go at once. */
+	bool slow_start = acts[0].kind == TJ_CREATE_POD;
+	size_t start = 0, batch = slow_start ? 1 : PARALLEL_WRITES;
 	pthread_attr_t attr;
 
 	pthread_attr_init(&attr);
@@ -396,11 +398,11 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 		wave_worker(&w);
 		for (size_t t = 0; t < spawned; t++)
 			pthread_join(threads[t], NULL);
-		if (atomic_load(&w.first_err) && acts[0].kind == TJ_CREATE_POD)
+		if (atomic_load(&w.first_err) && slow_start)
 			break;
 		start = end;
-		/* Only creates start slow; our own pods' gates and deletes all go at once. */
-		batch = acts[0].kind == TJ_CREATE_POD ? batch * 2 : PARALLEL_WRITES;
+		if (slow_start)
+			batch *= 2;
 	}
 	pthread_attr_destroy(&attr);
 	return atomic_load(&w.first_err);

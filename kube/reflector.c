@@ -314,17 +314,12 @@ out:
 	return err;
 }
 
-static const char *object_meta(const json_t *obj, const char *field)
+/* metadata.<field> of obj as a string, or otherwise when it has none. */
+static const char *object_meta(const json_t *obj, const char *field, const char *otherwise)
 {
 	const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
 
-	return s ? s : "";
-}
-
-static const char *object_rv(const json_t *obj)
-{
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"),
-						 "resourceVersion"));
+	return s ? s : otherwise;
 }
 
 /* Apply one watch event. Owns object. */
@@ -363,12 +358,13 @@ static int on_event(void *ctx, enum watch_type type, json_t *object)
 	 * failure here re-delivers the event on the next watch.
 	 */
 	if (!err) {
-		set_rv(r, object_rv(object));
+		set_rv(r, object_meta(object, "resourceVersion", NULL));
 		r->events++;
 		if (type != WATCH_BOOKMARK)
 			log_debug("reflector", "%s: %s %s/%s at resourceVersion %s", r->res->plural,
-				  watch_type_name(type), object_meta(object, "namespace"),
-				  object_meta(object, "name"), object_meta(object, "resourceVersion"));
+				  watch_type_name(type), object_meta(object, "namespace", ""),
+				  object_meta(object, "name", ""),
+				  object_meta(object, "resourceVersion", ""));
 	}
 	json_decref(object);
 	return err;
