@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum opt_kind { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_GANG, OPT_LOGFMT,
+/* OPT_INT is a count (>= 1); OPT_SECONDS any whole number, where 0 and negative mean something. */
+enum opt_kind { OPT_STRING, OPT_INT, OPT_SECONDS, OPT_DOUBLE, OPT_BOOL, OPT_GANG, OPT_LOGFMT,
 		OPT_LOGLEVEL };
 
 struct opt_spec {
@@ -45,8 +46,9 @@ static const struct opt_spec specs[] = {
 	    "node label naming the accelerator type (default nvidia.com/gpu.product)"),
 	OPT("default-image", "CADRE_DEFAULT_IMAGE", OPT_STRING, default_image,
 	    "image for jobs that do not set spec.image"),
-	OPT("starvation-seconds", "CADRE_STARVATION_SECONDS", OPT_INT, starvation_seconds,
-	    "after this long a waiting head job reserves the capacity it needs (default 600)"),
+	OPT("starvation-seconds", "CADRE_STARVATION_SECONDS", OPT_SECONDS, starvation_seconds,
+	    "after this long a waiting head job reserves the capacity it needs; 0 = strict "
+	    "order, negative = never (default 600)"),
 	OPT("kube-api-qps", "CADRE_KUBE_API_QPS", OPT_DOUBLE, kube_api_qps,
 	    "client-side request rate limit (default 100)"),
 	OPT("kube-api-burst", "CADRE_KUBE_API_BURST", OPT_INT, kube_api_burst,
@@ -121,7 +123,8 @@ static int set_option(struct options *opts, const struct opt_spec *spec,
 		return 0;
 	}
 	case OPT_INT:
-		if (parse_long(value, 1, INT_MAX, &n))
+	case OPT_SECONDS:
+		if (parse_long(value, spec->kind == OPT_INT ? 1 : INT_MIN, INT_MAX, &n))
 			goto bad;
 		*(int *)field = (int)n;
 		return 0;

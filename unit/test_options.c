@@ -122,3 +122,56 @@ Test(options, usage_lists_every_design_flag)
 	for (int i = 0; flags[i]; i++)
 		cr_assert(strstr(options_usage(), flags[i]), "%s missing", flags[i]);
 }
+
+static const char *strict_env(const char *name)
+{
+	return strcmp(name, "CADRE_STARVATION_SECONDS") ? NULL : "0";
+}
+
+/* docs/gang-admission.md: 0 = strict order, negative = the guard off. */
+Test(options, starvation_seconds_takes_zero_and_negative_values)
+{
+	struct options o;
+	struct buf err;
+	char *zero[] = { "cadre-controller", "--starvation-seconds", "0", NULL };
+	char *negative[] = { "cadre-controller", "--starvation-seconds=-1", NULL };
+	char *spaced[] = { "cadre-controller", "--starvation-seconds", "-30", NULL };
+	char *none[] = { "cadre-controller", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 3, zero, no_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.starvation_seconds, 0);
+	options_release(&o);
+	cr_assert_eq(options_parse(&o, 2, negative, no_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.starvation_seconds, -1);
+	options_release(&o);
+	cr_assert_eq(options_parse(&o, 3, spaced, no_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.starvation_seconds, -30);
+	options_release(&o);
+	cr_assert_eq(options_parse(&o, 1, none, strict_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.starvation_seconds, 0);
+	options_release(&o);
+	buf_release(&err);
+}
+
+Test(options, counts_still_refuse_zero_and_negative_values)
+{
+	struct options o;
+	struct buf err;
+	char *workers[] = { "cadre-controller", "--workers=0", NULL };
+	char *burst[] = { "cadre-controller", "--kube-api-burst=-5", NULL };
+	char *seconds[] = { "cadre-controller", "--starvation-seconds=soon", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 2, workers, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--workers"), "%s", buf_str(&err));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, burst, no_env, &err), CADRE_EINVAL);
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, seconds, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--starvation-seconds"), "%s", buf_str(&err));
+	options_release(&o);
+	buf_release(&err);
+}
