@@ -14,6 +14,7 @@
 #include "api/fielderr.h"
 #include "api/quantity.h"
 #include "controller/admission.h"
+#include "controller/admitted.h"
 #include "controller/capacity.h"
 #include "controller/manager.h"
 #include "controller/podview.h"
@@ -230,8 +231,27 @@ struct collect {
 	struct candidate *jobs;
 	size_t n, cap;
 	int64_t now;
+	uint64_t now_ms;             /* monotonic, for the admitted records */
 	int err;
 };
+
+/*
+ * Whether a candidate's gang holds capacity already: its cached status says
+ * Admitted, or this controller admitted it and the status is still on its
+ * way (admitted.h). Once the cache shows it, the record has done its work.
+ */
+static bool holds_capacity(struct collect *c, const char *key, const struct trainingjob *job,
+			   int attempt)
+{
+	bool cached = condition_is_true(&job->status.conditions, "Admitted");
+	bool recorded = c->m->admitted &&
+			admitted_pending(c->m->admitted, key, job->meta.uid, attempt, c->now_ms,
+					 NULL);
+
+	if (cached && recorded)
+		admitted_forget(c->m->admitted, key);
+	return cached || recorded;
+}
 
 static int collect_job(void *arg, const char *key, const json_t *obj)
 {
@@ -266,7 +286,7 @@ static int collect_job(void *arg, const char *key, const json_t *obj)
 	attempt = w->job.status.restarts + w->job.status.infra_restarts;
 	if (w->job.status.has_last_failure && w->job.status.last_failure.time > w->since)
 		w->since = w->job.status.last_failure.time;
-	if (condition_is_true(&w->job.status.conditions, "Admitted")) {
+	if (holds_capacity(c, key, &w->job, attempt)) {
 		json_t *pods = NULL, *pod;
 		int bound = 0;
 		size_t i;
@@ -296,6 +316,9 @@ static int collect_job(void *arg, const char *key, const json_t *obj)
 	c->n++;
 	return 0;
 skip:
+	/* Finished, suspended, restarting or gone: any admission it had is over. */
+	if (c->m->admitted)
+		admitted_forget(c->m->admitted, key);
 	field_errors_release(&errs);
 	tj_release(&w->job);
 	return 0;
@@ -306,10 +329,32 @@ static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
 	return a->meta.uid && b->meta.uid && !strcmp(a->meta.uid, b->meta.uid);
 }
 
+/*
+ * A job this controller admitted whose status has not come back yet is
+ * asked about again (its status write failed or was refused): it is still
+ * admitted, with what was decided then.
+ */
+static bool admitted_before(struct manager *m, const char *key, const struct trainingjob *job,
+			    uint64_t now_ms, struct tj_admission *out, char *msg, size_t size)
+{
+	char *recorded = NULL;
+
+	if (!m->admitted ||
+	    !admitted_pending(m->admitted, key, job->meta.uid,
+			      job->status.restarts + job->status.infra_restarts, now_ms, &recorded))
+		return false;
+	snprintf(msg, size, "%s", recorded ? recorded : "admitted: the whole gang fits");
+	free(recorded);
+	out->verdict = ADMIT_YES;
+	out->reason = "Admitted";
+	return true;
+}
+
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
 	       char *msg, size_t size)
 {
-	struct collect c = { .m = m, .now = time(NULL) };
+	struct collect c = { .m = m, .now = time(NULL), .now_ms = manager_now_ms() };
+	char key[STORE_KEY_MAX];
 	struct scratch s = { 0 };
 	struct capacity cap;
 	struct admission adm;
@@ -320,13 +365,17 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	json_t *nodes = NULL, *node;
 	size_t n_nodes = 0, n_queue = 0, i;
 	long target = -1;
-	int err;
+	int err = 0;
 
 	memset(&cap, 0, sizeof(cap));
 	admission_init(&adm);
 	*out = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", msg };
 	snprintf(msg, size, "waiting for capacity");
+	snprintf(key, sizeof(key), "%s/%s", job->meta.namespace ? job->meta.namespace : "",
+		 job->meta.name ? job->meta.name : "");
 	pthread_mutex_lock(&m->admission_lock);
+	if (admitted_before(m, key, job, c.now_ms, out, msg, size))
+		goto out;
 	err = store_list(m->stores[KIND_NODES], &nodes);
 	if (err)
 		goto out;
@@ -389,6 +438,13 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		goto out;
 	snprintf(msg, size, "%s", decisions[target].message);
 	if (decisions[target].verdict == ADM_ADMIT) {
+		/* Until the cache shows it, every other decision must count this gang. */
+		if (m->admitted)
+			err = admitted_record(m->admitted, key, job->meta.uid,
+					      job->status.restarts + job->status.infra_restarts, msg,
+					      c.now_ms);
+		if (err)
+			goto out;
 		out->verdict = ADMIT_YES;
 		out->reason = "Admitted";
 	} else {

@@ -610,7 +610,9 @@ int manager_init(struct manager *m, const struct options *opts)
 		return err;
 	m->queue = wq_new(NULL);
 	m->expect = expect_new(5 * 60 * 1000);
-	if (!m->queue || !m->expect)
+	/* As long as a pod create is believed (expect.h): the same window. */
+	m->admitted = admitted_new(5 * 60 * 1000);
+	if (!m->queue || !m->expect || !m->admitted)
 		return CADRE_ENOMEM;
 	err = events_new(m->http, NULL, &m->events);
 	if (err)
@@ -762,6 +764,7 @@ void manager_release(struct manager *m)
 		store_free(m->stores[k]);
 	wq_free(m->queue);
 	expect_free(m->expect);
+	admitted_free(m->admitted);
 	registry_free(m->registry);
 	kube_http_free(m->lease_http);
 	kube_http_free(m->http);

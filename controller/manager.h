@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "controller/admitted.h"
 #include "controller/expect.h"
 #include "controller/metrics.h"
 #include "controller/options.h"
@@ -67,6 +68,7 @@ struct manager {
 	struct reflector *reflectors[KIND_COUNT];
 	struct wq *queue;
 	struct expect *expect;
+	struct admitted *admitted;             /* admissions the cache does not show yet */
 	struct events *events;
 	struct leader *leader;
 	pthread_t *workers;

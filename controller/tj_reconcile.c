@@ -541,6 +541,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	if (store_get(m->stores[KIND_TRAININGJOBS], p.key, &p.obj)) {
 		/* Deleted: owner references take its pods and Service with it. */
 		expect_forget(m->expect, p.key);
+		if (m->admitted)
+			admitted_forget(m->admitted, p.key);
 		ret = 0;
 		goto out;
 	}

@@ -1,0 +1,244 @@
+/*
+ * Gang admission against the caches (gang.c), in the window that a burst of
+ * submissions opens: a gang has been admitted and its pods created, but its
+ * Admitted status has not come back through the watch. Driven with a
+ * manager that has only the stores, options and admission records that
+ * gang_admit reads; the stores are filled as the reflectors would fill them.
+ */
+#include <criterion/criterion.h>
+
+#include <jansson.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/fielderr.h"
+#include "controller/admitted.h"
+#include "controller/gang.h"
+#include "controller/manager.h"
+#include "controller/podview.h"
+#include "kube/store.h"
+
+static struct manager m;
+static struct options opts;
+
+static void setup(void)
+{
+	struct store_options own = { "pods", store_trim_pod, NULL };
+
+	memset(&m, 0, sizeof(m));
+	memset(&opts, 0, sizeof(opts));
+	opts.accelerator_label = "nvidia.com/gpu.product";
+	opts.starvation_seconds = 600;
+	m.opts = &opts;
+	m.stores[KIND_TRAININGJOBS] = store_new(NULL);
+	m.stores[KIND_NODES] = store_new(NULL);
+	m.stores[KIND_PODS] = store_new(&own);
+	m.stores[KIND_OTHER_PODS] = store_new(&own);
+	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
+		  m.stores[KIND_OTHER_PODS]);
+	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", store_index_pod_job, NULL), 0);
+	m.admitted = admitted_new(5 * 60 * 1000);
+	cr_assert_not_null(m.admitted);
+	pthread_mutex_init(&m.admission_lock, NULL);
+}
+
+static void teardown(void)
+{
+	for (int k = 0; k < KIND_COUNT; k++)
+		store_free(m.stores[k]);
+	admitted_free(m.admitted);
+	pthread_mutex_destroy(&m.admission_lock);
+}
+
+TestSuite(gang, .init = setup, .fini = teardown);
+
+static void upsert(enum manager_kind kind, json_t *obj)
+{
+	cr_assert_not_null(obj);
+	cr_assert_eq(store_upsert(m.stores[kind], obj), 0);
+	json_decref(obj);
+}
+
+static void add_node(const char *name)
+{
+	upsert(KIND_NODES, json_pack(
+		"{s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", name, "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3",
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", "8", "conditions", "type", "Ready", "status", "True"));
+}
+
+/* A TrainingJob as cached: Queued, or with the Admitted condition when admitted. */
+static json_t *job_json(const char *name, const char *uid, int nodes, int priority,
+			const char *created, bool admitted)
+{
+	json_t *job = json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:{s:s}, s:s, s:s, s:i}, "
+		"s:{s:s, s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", name, "namespace", "ns", "uid", uid, "generation", 1,
+		"creationTimestamp", created,
+		"spec", "numNodes", nodes, "resources", "accelerators", "H100:8", "image", "img",
+		"run", "true", "priority", priority,
+		"status", "phase", admitted ? "Starting" : "Queued", "jobId", "1");
+
+	cr_assert_not_null(job);
+	if (admitted)
+		json_object_set_new(json_object_get(job, "status"), "conditions", json_pack(
+			"[{s:s, s:s, s:s, s:s, s:s}]", "type", "Admitted", "status", "True",
+			"reason", "Admitted", "message", "admitted",
+			"lastTransitionTime", "2026-12-01T00:00:00Z"));
+	return job;
+}
+
+/*
+ * Created ago_s seconds ago: recent, so that no job has waited past
+ * --starvation-seconds (a starving job fences its nodes, which would hide
+ * the window these tests are about).
+ */
+static void add_job(const char *name, const char *uid, int nodes, int priority, int ago_s,
+		    bool admitted)
+{
+	time_t at = time(NULL) - ago_s;
+	char created[32];
+	struct tm tm;
+
+	gmtime_r(&at, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	upsert(KIND_TRAININGJOBS, job_json(name, uid, nodes, priority, created, admitted));
+}
+
+/* One of cadre's pods as the watch shows it: gated, or released and maybe bound. */
+static void add_pod(const char *job, int rank, bool gated, const char *node)
+{
+	char name[64], rank_s[8];
+	json_t *pod;
+
+	snprintf(name, sizeof(name), "%s-%d", job, rank);
+	snprintf(rank_s, sizeof(rank_s), "%d", rank);
+	pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}}, "
+			"s:{s:[{s:s, s:{s:{s:s}, s:{s:s}}}]}, s:{s:s}}",
+			"metadata", "name", name, "namespace", "ns", "uid", name, "labels",
+			LABEL_JOB_NAME, job, LABEL_NODE_RANK, rank_s, LABEL_RESTART_ATTEMPT, "0",
+			"spec", "containers", "name", "main", "resources", "requests",
+			"nvidia.com/gpu", "8", "limits", "nvidia.com/gpu", "8",
+			"status", "phase", "Pending");
+	cr_assert_not_null(pod);
+	if (gated)
+		json_object_set_new(json_object_get(pod, "spec"), "schedulingGates",
+				    json_pack("[{s:s}]", "name", GANG_GATE));
+	if (node)
+		json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+	upsert(KIND_PODS, pod);
+}
+
+/* gang_admit for the cached job ns/name. */
+static enum admit_verdict decide(const char *name, char *msg, size_t size)
+{
+	char key[64];
+	json_t *obj = NULL;
+	struct trainingjob job;
+	struct field_errors errs;
+	struct tj_admission out;
+
+	snprintf(key, sizeof(key), "ns/%s", name);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
+	tj_init(&job);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
+	cr_assert_eq(gang_admit(&m, &job, &out, msg, size), 0);
+	field_errors_release(&errs);
+	tj_release(&job);
+	json_decref(obj);
+	return out.verdict;
+}
+
+static void assert_admits(const char *name)
+{
+	char msg[512];
+
+	cr_assert_eq(decide(name, msg, sizeof(msg)), ADMIT_YES, "%s not admitted: %s", name, msg);
+}
+
+static void assert_waits(const char *name)
+{
+	char msg[512];
+
+	cr_assert_eq(decide(name, msg, sizeof(msg)), ADMIT_WAIT, "%s admitted: %s", name, msg);
+}
+
+/*
+ * The burst seen on a real cluster: gang a (2 nodes) admitted, its pods
+ * created, released, one bound; its status not back yet. Counted as a
+ * waiting gang, a would no longer fit (its own bound pod takes a node), and
+ * b would be placed on the node a's second pod needs.
+ */
+Test(gang, a_gang_admitted_before_its_status_is_cached_keeps_its_nodes)
+{
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job("a", "uid-a", 2, 0, 10, false);
+	assert_admits("a");
+	add_pod("a", 0, false, "gpu-0");
+	add_pod("a", 1, false, NULL);
+	add_job("b", "uid-b", 1, 0, 9, false);
+	assert_waits("b");
+}
+
+/*
+ * Before a's pods exist: b, of higher priority and submitted after a was
+ * admitted, is ahead of a in the queue and would take a's free nodes.
+ */
+Test(gang, a_later_gang_of_higher_priority_cannot_take_an_admitted_gangs_nodes)
+{
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job("a", "uid-a", 2, 0, 10, false);
+	assert_admits("a");
+	add_job("b", "uid-b", 2, 10, 9, false);
+	assert_waits("b");
+}
+
+/* A status write that failed: the job is asked about again, and is still admitted. */
+Test(gang, a_gang_asked_about_again_before_its_status_is_cached_stays_admitted)
+{
+	char msg[512];
+
+	add_node("gpu-0");
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_admits("a");
+	add_pod("a", 0, false, "gpu-0");
+	cr_assert_eq(decide("a", msg, sizeof(msg)), ADMIT_YES, "%s", msg);
+	cr_assert(strstr(msg, "gpu-0"), "the first decision's message is kept: %s", msg);
+}
+
+/* Once the cache shows the admission, the record has done its work. */
+Test(gang, the_record_goes_once_the_cache_shows_the_admission)
+{
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_admits("a");
+	cr_assert_eq(admitted_len(m.admitted), 1);
+	add_job("a", "uid-a", 1, 0, 10, true);
+	add_job("b", "uid-b", 1, 0, 9, false);
+	assert_admits("b");
+	cr_assert_eq(admitted_len(m.admitted), 1, "only b's record is left");
+	add_job("c", "uid-c", 1, 0, 8, false);
+	assert_waits("c");
+}
+
+/* A job deleted and made again under the same name inherits nothing. */
+Test(gang, a_job_replaced_under_the_same_name_does_not_inherit_an_admission)
+{
+	add_node("gpu-0");
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_admits("a");
+	add_job("a", "uid-a2", 1, 0, 7, false);
+	add_job("b", "uid-b", 1, 0, 9, false);
+	/* The old a holds nothing; b is older than the new a, so b goes first. */
+	assert_admits("b");
+	assert_waits("a");
+}
