@@ -140,19 +140,29 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 struct charge_ctx {
 	struct capacity *cap;
 	struct scratch *s;
+	struct store *own;      /* cadre's pods, charged from there */
 };
 
-/* Everybody else's pods are cached as summaries: {nodeName, requests}. */
+/*
+ * Everybody else's pods are cached as summaries: {nodeName, requests}. With
+ * --namespace that cache holds cadre's own pods of the namespace too; those
+ * are charged from the own-pod cache, once (a pod that only one of the two
+ * watches has delivered yet is charged by that one).
+ */
 static int charge_other_pod(void *arg, const char *key, const json_t *pod)
 {
 	struct charge_ctx *c = arg;
 	const struct cap_resource *ext;
 	int64_t cpu = 0, memory = 0;
+	json_t *own = NULL;
 	size_t n_ext;
 
-	(void)key;
 	if (!str(pod, "nodeName"))
 		return 0;
+	if (c->own && store_get(c->own, key, &own) == 0) {
+		json_decref(own);
+		return 0;
+	}
 	read_resources(c->s, json_object_get(pod, "requests"), &cpu, &memory, NULL, &ext, &n_ext);
 	capacity_use(c->cap, str(pod, "nodeName"), cpu, memory, ext, n_ext);
 	return 0;
@@ -361,7 +371,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct cap_node *cap_nodes = NULL;
 	struct adm_job *queue = NULL;
 	struct adm_decision *decisions = NULL;
-	struct charge_ctx charge = { &cap, &s };
+	struct charge_ctx charge = { &cap, &s, manager_other_pods_selector(m->opts) ? NULL :
+				     m->stores[KIND_PODS] };
 	json_t *nodes = NULL, *node;
 	size_t n_nodes = 0, n_queue = 0, i;
 	long target = -1;

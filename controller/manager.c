@@ -26,15 +26,26 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 				store_trim_managed_fields, true },
 	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
 	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, store_trim_pod, true },
-	/* Capacity is cluster-wide whatever --namespace says. */
+	/*
+	 * Capacity is cluster-wide whatever --namespace says. Without it, cadre's
+	 * pods are all in KIND_PODS and this cache holds the rest; with it, cadre's
+	 * pods in other namespaces (another install's, another team's) use GPUs
+	 * too, so this cache holds every pod (manager_other_pods_selector) and
+	 * admission skips the ones KIND_PODS holds.
+	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
-			      REFLECTOR_NON_TERMINAL_PODS, store_trim_pod, false },
+			      REFLECTOR_NON_TERMINAL_PODS, store_trim_pod_summary, false },
 	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
 	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
 			    store_trim_managed_fields, true },
 	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
 	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_managed_fields, false },
 };
+
+const char *manager_other_pods_selector(const struct options *opts)
+{
+	return opts->namespace && *opts->namespace ? NULL : kinds[KIND_OTHER_PODS].label_selector;
+}
 
 uint64_t manager_now_ms(void)
 {
@@ -623,7 +634,8 @@ int manager_init(struct manager *m, const struct options *opts)
 		struct reflector_options ro = {
 			.resource = kinds[k].resource,
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
-			.label_selector = kinds[k].label_selector,
+			.label_selector = k == KIND_OTHER_PODS ? manager_other_pods_selector(opts) :
+					  kinds[k].label_selector,
 			.field_selector = kinds[k].field_selector,
 		};
 		struct store_handlers h = manager_handlers(m, (enum manager_kind)k);

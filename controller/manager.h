@@ -130,6 +130,13 @@ void manager_event(struct manager *m, const json_t *obj, bool warning, const cha
 int manager_put_status(struct manager *m, const struct kube_resource *res, const json_t *obj,
 		       const json_t *want, const char *component);
 
+/*
+ * The label selector of the cache of other pods: with --namespace, none
+ * (every non-terminal pod, cadre's in other namespaces among them, since
+ * they take capacity too); without it, every pod that is not cadre's.
+ */
+const char *manager_other_pods_selector(const struct options *opts);
+
 /* Monotonic milliseconds. */
 uint64_t manager_now_ms(void);
 

@@ -957,6 +957,15 @@ fail:
 json_t *store_trim_pod(const json_t *pod, void *arg)
 {
 	const json_t *meta = json_object_get(pod, "metadata");
+
+	if (json_object_get(json_object_get(meta, "labels"), STORE_JOB_LABEL))
+		return trim_own_pod(pod);
+	return store_trim_pod_summary(pod, arg);
+}
+
+json_t *store_trim_pod_summary(const json_t *pod, void *arg)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
 	const json_t *spec = json_object_get(pod, "spec");
 	const json_t *gates = json_object_get(spec, "schedulingGates");
 	json_t *out = NULL, *requests = NULL;
@@ -964,9 +973,6 @@ json_t *store_trim_pod(const json_t *pod, void *arg)
 	size_t i;
 
 	(void)arg;
-	if (json_object_get(json_object_get(meta, "labels"), STORE_JOB_LABEL))
-		return trim_own_pod(pod);
-
 	out = json_object();
 	requests = json_object();
 	if (!out || !requests)

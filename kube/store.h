@@ -185,6 +185,12 @@ size_t store_len(struct store *s);
  */
 json_t *store_trim_pod(const json_t *pod, void *arg);
 
+/*
+ * Trim every pod to the flat summary above, cadre's own included: for a
+ * cache that counts capacity and holds pods that another cache keeps whole.
+ */
+json_t *store_trim_pod_summary(const json_t *pod, void *arg);
+
 /* Generic trim: the object without metadata.managedFields (shares the rest). */
 json_t *store_trim_managed_fields(const json_t *obj, void *arg);
 

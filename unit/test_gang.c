@@ -25,6 +25,7 @@ static struct options opts;
 static void setup(void)
 {
 	struct store_options own = { "pods", store_trim_pod, NULL };
+	struct store_options others = { "pods", store_trim_pod_summary, NULL };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));
@@ -34,7 +35,7 @@ static void setup(void)
 	m.stores[KIND_TRAININGJOBS] = store_new(NULL);
 	m.stores[KIND_NODES] = store_new(NULL);
 	m.stores[KIND_PODS] = store_new(&own);
-	m.stores[KIND_OTHER_PODS] = store_new(&own);
+	m.stores[KIND_OTHER_PODS] = store_new(&others);
 	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
 		  m.stores[KIND_OTHER_PODS]);
 	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", store_index_pod_job, NULL), 0);
@@ -132,6 +133,22 @@ static void add_pod(const char *job, int rank, bool gated, const char *node)
 	if (node)
 		json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
 	upsert(KIND_PODS, pod);
+}
+
+/* Somebody's pod bound to node with 8 GPUs, as the cache of other pods holds it. */
+static void add_other_pod(const char *ns, const char *name, const char *job, const char *node)
+{
+	json_t *pod = json_pack("{s:{s:s, s:s, s:s, s:{}}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, "
+				"s:{s:s}}",
+				"metadata", "name", name, "namespace", ns, "uid", name, "labels",
+				"spec", "nodeName", node, "containers", "name", "main", "resources",
+				"requests", "nvidia.com/gpu", "8", "status", "phase", "Running");
+
+	cr_assert_not_null(pod);
+	if (job)
+		json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
+				    LABEL_JOB_NAME, json_string(job));
+	upsert(KIND_OTHER_PODS, pod);
 }
 
 /* gang_admit for the cached job ns/name. */
@@ -241,4 +258,39 @@ Test(gang, a_job_replaced_under_the_same_name_does_not_inherit_an_admission)
 	/* The old a holds nothing; b is older than the new a, so b goes first. */
 	assert_admits("b");
 	assert_waits("a");
+}
+
+/* With --namespace, every pod of the cluster is in the cache of other pods. */
+Test(gang, with_a_namespace_the_other_pods_cache_selects_every_pod)
+{
+	cr_assert_str_eq(manager_other_pods_selector(&opts), "!" LABEL_JOB_NAME);
+	opts.namespace = "ns";
+	cr_assert_null(manager_other_pods_selector(&opts));
+}
+
+/* Another cadre install's pods, in a namespace this one does not watch, use GPUs. */
+Test(gang, with_a_namespace_cadre_pods_of_other_namespaces_take_capacity)
+{
+	opts.namespace = "ns";
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_other_pod("team-b", "x-0", "x", "gpu-0");
+	add_other_pod("team-b", "x-1", "x", "gpu-1");
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_waits("a");
+}
+
+/* This namespace's own pods are in both caches then; they count once. */
+Test(gang, with_a_namespace_own_pods_in_both_caches_count_once)
+{
+	opts.namespace = "ns";
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job("a", "uid-a", 1, 0, 10, true);
+	add_pod("a", 0, false, "gpu-0");
+	add_other_pod("ns", "a-0", "a", "gpu-0");
+	add_job("b", "uid-b", 1, 0, 9, false);
+	assert_admits("b");
+	add_job("c", "uid-c", 1, 0, 8, false);
+	assert_waits("c");
 }

@@ -186,3 +186,45 @@ half_plus_one() {
 	json_has "$(kubectl -n "$NS" get tj huge -o json)" \
 		'any(.status.conditions[]; .type == "Admitted" and .status == "True" and .reason == "Admitted")'
 }
+
+# The controller is restarted with --namespace here, so this test comes last.
+@test "with --namespace, cadre's pods in namespaces it does not watch still take capacity" {
+	controller_stop
+	controller_start --namespace "$NS"
+	other="$NS-other"
+	kubectl create namespace "$other" >/dev/null
+	kubectl label namespace "$other" e2e.cadre.dev/test=true >/dev/null
+	wait_for kubectl -n "$other" get serviceaccount default
+	nodes=$(gpu_nodes)
+	# Another cadre install's gang, one pod of 8 GPUs on every node.
+	for ((i = 0; i < nodes; i++)); do
+		kubectl -n "$other" create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: other-$i
+  labels: {cadre.dev/job-name: other, cadre.dev/node-rank: "$i", cadre.dev/restart-attempt: "0"}
+spec:
+  restartPolicy: Never
+$GPU_TOLERATION
+  containers:
+  - name: main
+    image: registry.invalid/cadre/e2e:latest
+    resources:
+      requests: {nvidia.com/gpu: "8"}
+      limits: {nvidia.com/gpu: "8"}
+EOF
+	done
+	wait_for -t 120 bash -c "[[ \$(kubectl -n $other get pods -o json | jq '[.items[] | select(.status.phase == \"Running\")] | length') == $nodes ]]"
+
+	gpu_job one 1 0
+	wait_for -t 60 queued_waiting one
+	condition_is one Admitted False InsufficientCapacity
+	same_for 5 waits_without_pods one
+
+	kubectl delete namespace "$other" --wait=false >/dev/null
+	wait_for -t 180 phase_is one Running
+	all_pods_running one 1
+	controller_stop
+	controller_start
+}
