@@ -4,7 +4,8 @@
 # the job must say so in status.message and its Running condition within seconds, and,
 # once its gang timeout passes, fail as a failure of user input (CreateRefused, counted
 # against maxRestarts), not sit in Starting forever. With podTemplate's securityContext
-# and containerSecurityContext set as the profile asks, the same job runs.
+# and containerSecurityContext set as the profile asks, the same job runs. A ResourceQuota
+# that refuses the pod reads the same way.
 
 load helpers
 load controller
@@ -101,6 +102,20 @@ message_has() {
 		and .spec.containers[0].securityContext.capabilities.drop == ["ALL"]'
 	tj=$(kubectl -n "$NS" get tj locked -o json)
 	json_has "$tj" '.status.restarts == 0 and .status.lastFailure == null'
+}
+
+@test "a pod a ResourceQuota refuses says so the same way" {
+	kubectl -n "$NS" create quota no-pods --hard=pods=0 >/dev/null
+	make_job quota '      securityContext:
+        runAsNonRoot: true
+        seccompProfile: {type: RuntimeDefault}
+      containerSecurityContext:
+        allowPrivilegeEscalation: false
+        capabilities: {drop: [ALL]}' >/dev/null
+	wait_for -t 20 message_has quota 'exceeded quota: no-pods'
+	tj=$(kubectl -n "$NS" get tj quota -o json)
+	json_has "$tj" '.status.message | startswith("cannot create pod quota-0: ")'
+	json_has "$tj" '.status.conditions[] | select(.type == "Running") | .reason == "CreateRefused"'
 }
 
 @test "what grants privilege is refused by the API server, naming the field" {
