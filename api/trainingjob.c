@@ -23,6 +23,8 @@ static void pod_template_release(struct tj_pod_template *pt)
 	json_decref(pt->image_pull_secrets);
 	free(pt->runtime_class_name);
 	free(pt->scheduler_name);
+	json_decref(pt->security_context);
+	json_decref(pt->container_security_context);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -202,9 +204,10 @@ static void parse_volumes(struct decoder *d, const json_t *spec, struct tj_spec 
 }
 
 /*
- * spec.podTemplate: only the fields DESIGN.md section 1 lists. Anything
- * else (hostNetwork, securityContext, volumes, containers, ...) is refused
- * here rather than dropped, so a user learns it was not applied.
+ * spec.podTemplate: only the fields DESIGN.md section 1 lists, and the
+ * security contexts a restricted namespace asks for (docs/pods.md). Anything
+ * else (hostNetwork, volumes, containers, ...) is refused here rather than
+ * dropped, so a user learns it was not applied.
  */
 static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_spec *s)
 {
@@ -212,12 +215,13 @@ static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_
 	static const char *const metadata_keys[] = { "labels", "annotations", NULL };
 	static const char *const spec_keys[] = {
 		"nodeSelector", "tolerations", "affinity", "serviceAccountName",
-		"imagePullSecrets", "runtimeClassName", "schedulerName", NULL,
+		"imagePullSecrets", "runtimeClassName", "schedulerName", "securityContext",
+		"containerSecurityContext", NULL,
 	};
 	static const char *const why =
 		"podTemplate accepts only metadata.labels, metadata.annotations and spec."
 		"{nodeSelector, tolerations, affinity, serviceAccountName, imagePullSecrets, "
-		"runtimeClassName, schedulerName}";
+		"runtimeClassName, schedulerName, securityContext, containerSecurityContext}";
 	const char *base = "spec.podTemplate";
 	struct tj_pod_template *pt = &s->pod_template;
 	const json_t *tmpl = decode_object(d, spec, "spec", "podTemplate");
@@ -245,6 +249,9 @@ static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_
 		decode_array_copy(d, pod, base, "imagePullSecrets", &pt->image_pull_secrets);
 		decode_string(d, pod, base, "runtimeClassName", &pt->runtime_class_name);
 		decode_string(d, pod, base, "schedulerName", &pt->scheduler_name);
+		decode_object_copy(d, pod, base, "securityContext", &pt->security_context);
+		decode_object_copy(d, pod, base, "containerSecurityContext",
+				   &pt->container_security_context);
 	}
 }
 

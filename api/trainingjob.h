@@ -114,6 +114,19 @@ struct tj_pod_template {
 	json_t *image_pull_secrets;  /* array of {name}; NULL when absent */
 	char *runtime_class_name;
 	char *scheduler_name;
+	/*
+	 * spec.securityContext: the pod's, limited to what restricted Pod
+	 * Security asks for (runAsUser, runAsGroup, runAsNonRoot, fsGroup,
+	 * seccompProfile); NULL when absent. tj_validate refuses anything else.
+	 */
+	json_t *security_context;
+	/*
+	 * spec.containerSecurityContext: the securityContext of cadre's
+	 * container main, limited to what takes privilege away
+	 * (allowPrivilegeEscalation: false, capabilities.drop, runAsNonRoot,
+	 * readOnlyRootFilesystem); NULL when absent.
+	 */
+	json_t *container_security_context;
 };
 
 struct tj_spec {

@@ -334,6 +334,113 @@ static void validate_optional_name(struct decoder *d, const char *path, const ch
 		decode_fail(d, path, "must be the name of a %s (a DNS subdomain)", what);
 }
 
+/* An id (uid, gid) as Kubernetes takes them: 0 to 2^31 - 1. */
+static void validate_id(struct decoder *d, const json_t *obj, const char *base, const char *key)
+{
+	char path[DECODE_PATH_MAX];
+	int64_t id;
+
+	decode_path(path, sizeof(path), base, key);
+	decode_as_int64(d, json_object_get(obj, key), path, 0, INT32_MAX, &id);
+}
+
+/*
+ * seccompProfile: RuntimeDefault or Localhost (with the profile's path
+ * under the kubelet's seccomp directory). Unconfined is the one value that
+ * takes confinement away, so it is refused.
+ */
+static void validate_seccomp(struct decoder *d, const json_t *sp, const char *path)
+{
+	static const char *const keys[] = { "type", "localhostProfile", NULL };
+	char field[DECODE_PATH_MAX];
+	char *type = NULL, *profile = NULL;
+	bool localhost;
+
+	if (!decode_as_object(d, sp, path))
+		return;
+	decode_only_keys(d, sp, path, keys, NULL);
+	decode_path(field, sizeof(field), path, "type");
+	if (!decode_string(d, sp, path, "type", &type))
+		decode_fail(d, field, "required: RuntimeDefault or Localhost");
+	else if (strcmp(type, "RuntimeDefault") && strcmp(type, "Localhost"))
+		decode_fail(d, field, "must be RuntimeDefault or Localhost, not \"%.64s\"", type);
+	localhost = type && !strcmp(type, "Localhost");
+	decode_path(field, sizeof(field), path, "localhostProfile");
+	if (decode_string(d, sp, path, "localhostProfile", &profile)) {
+		if (!localhost)
+			decode_fail(d, field, "only for type Localhost");
+		else if (!*profile || profile[0] == '/' || strstr(profile, ".."))
+			decode_fail(d, field, "must be a path relative to the kubelet's seccomp "
+				    "directory, without ..");
+	} else if (localhost) {
+		decode_fail(d, field, "required for type Localhost");
+	}
+	free(type);
+	free(profile);
+}
+
+#define POD_SECURITY "spec.podTemplate.spec.securityContext"
+#define CONTAINER_SECURITY "spec.podTemplate.spec.containerSecurityContext"
+
+/* The pod's securityContext: ids, runAsNonRoot and seccomp only. */
+static void validate_pod_security(struct decoder *d, const json_t *sc)
+{
+	static const char *const keys[] = {
+		"runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup", "seccompProfile", NULL,
+	};
+	const char *base = POD_SECURITY;
+	bool flag;
+
+	decode_only_keys(d, sc, base, keys, "the pod securityContext accepts only runAsUser, "
+			 "runAsGroup, runAsNonRoot, fsGroup and seccompProfile");
+	validate_id(d, sc, base, "runAsUser");
+	validate_id(d, sc, base, "runAsGroup");
+	validate_id(d, sc, base, "fsGroup");
+	decode_bool(d, sc, base, "runAsNonRoot", &flag);
+	if (json_object_get(sc, "seccompProfile") &&
+	    !json_is_null(json_object_get(sc, "seccompProfile")))
+		validate_seccomp(d, json_object_get(sc, "seccompProfile"),
+				 POD_SECURITY ".seccompProfile");
+}
+
+/* The container's securityContext: only what takes privilege away. */
+static void validate_container_security(struct decoder *d, const json_t *sc)
+{
+	static const char *const keys[] = {
+		"allowPrivilegeEscalation", "capabilities", "runAsNonRoot",
+		"readOnlyRootFilesystem", NULL,
+	};
+	static const char *const cap_keys[] = { "drop", NULL };
+	const char *base = CONTAINER_SECURITY;
+	const json_t *caps, *drop, *name;
+	char path[DECODE_PATH_MAX];
+	bool flag;
+	size_t i;
+
+	decode_only_keys(d, sc, base, keys, "the container securityContext accepts only "
+			 "allowPrivilegeEscalation (false), capabilities.drop, runAsNonRoot and "
+			 "readOnlyRootFilesystem: nothing that grants privilege");
+	if (decode_bool(d, sc, base, "allowPrivilegeEscalation", &flag) && flag)
+		decode_fail(d, CONTAINER_SECURITY ".allowPrivilegeEscalation",
+			    "must be false: cadre lets no pod gain privileges");
+	decode_bool(d, sc, base, "runAsNonRoot", &flag);
+	decode_bool(d, sc, base, "readOnlyRootFilesystem", &flag);
+	caps = decode_object(d, sc, base, "capabilities");
+	if (!caps)
+		return;
+	decode_only_keys(d, caps, CONTAINER_SECURITY ".capabilities", cap_keys,
+			 "capabilities may only be dropped, never added");
+	drop = decode_array(d, caps, CONTAINER_SECURITY ".capabilities", "drop");
+	json_array_foreach(drop, i, name) {
+		const char *s = json_string_value(name);
+
+		decode_path_index(path, sizeof(path), CONTAINER_SECURITY ".capabilities.drop", i);
+		if (!s || !*s || strlen(s) > 64 || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") !=
+		    strlen(s))
+			decode_fail(d, path, "must be a capability name like ALL or NET_RAW");
+	}
+}
+
 static void validate_pod_template(struct decoder *d, const struct tj_pod_template *pt)
 {
 	static const char *const affinity_keys[] = {
@@ -361,6 +468,10 @@ static void validate_pod_template(struct decoder *d, const struct tj_pod_templat
 			       pt->runtime_class_name, "RuntimeClass");
 	validate_optional_name(d, "spec.podTemplate.spec.schedulerName",
 			       pt->scheduler_name, "scheduler");
+	if (pt->security_context)
+		validate_pod_security(d, pt->security_context);
+	if (pt->container_security_context)
+		validate_container_security(d, pt->container_security_context);
 }
 
 int tj_validate(const struct trainingjob *tj, struct field_errors *errs)

@@ -620,6 +620,13 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 			      "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (!container)
 		goto out;
+	/* Validation let through only what takes privilege away (docs/pods.md). */
+	if (tpl->container_security_context &&
+	    json_object_set_new(container, "securityContext",
+				json_deep_copy(tpl->container_security_context))) {
+		json_decref(container);
+		goto out;
+	}
 	pod = json_pack("{s:s, s:s, s:O, s:{s:s, s:s, s:s, s:[o], s:O}}",
 			"apiVersion", "v1", "kind", "Pod", "metadata", meta,
 			"spec", "hostname", pod_name, "subdomain", job->meta.name,
@@ -647,6 +654,9 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 		bad |= set_str(pspec, "runtimeClassName", tpl->runtime_class_name);
 	if (tpl->scheduler_name && *tpl->scheduler_name)
 		bad |= set_str(pspec, "schedulerName", tpl->scheduler_name);
+	if (tpl->security_context)
+		bad |= json_object_set_new(pspec, "securityContext",
+					   json_deep_copy(tpl->security_context)) != 0;
 	if (spec->priority_class_name && *spec->priority_class_name)
 		bad |= set_str(pspec, "priorityClassName", spec->priority_class_name);
 	if (bad)

@@ -193,6 +193,7 @@ static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
 	struct manager *m = ctx;
 
 	expect_forget(m->expect, key);
+	refusals_forget(m->refusals, key);
 	manager_kick_admission(m);
 	enqueue_job_volumes(m, obj);
 }
@@ -623,7 +624,8 @@ int manager_init(struct manager *m, const struct options *opts)
 	m->expect = expect_new(5 * 60 * 1000);
 	/* As long as a pod create is believed (expect.h): the same window. */
 	m->admitted = admitted_new(5 * 60 * 1000);
-	if (!m->queue || !m->expect || !m->admitted)
+	m->refusals = refusals_new();
+	if (!m->queue || !m->expect || !m->admitted || !m->refusals)
 		return CADRE_ENOMEM;
 	err = events_new(m->http, NULL, &m->events);
 	if (err)
@@ -777,6 +779,7 @@ void manager_release(struct manager *m)
 	wq_free(m->queue);
 	expect_free(m->expect);
 	admitted_free(m->admitted);
+	refusals_free(m->refusals);
 	registry_free(m->registry);
 	kube_http_free(m->lease_http);
 	kube_http_free(m->http);

@@ -2,10 +2,10 @@
  * manager.h - the controller process's moving parts, wired together.
  *
  * One manager owns: the API client, a reflector and store per watched kind,
- * the work queue and its workers, expectations, the event recorder, the
- * metrics registry and, with --leader-elect, the elector. Store handlers
- * turn changes into queue keys; workers take keys and run the reconciler of
- * their kind. Workers run only while this process may write: always without
+ * the work queue and its workers, expectations, the refused pod creates,
+ * the event recorder, the metrics registry and, with --leader-elect, the
+ * elector. Store handlers turn changes into queue keys; workers take keys
+ * and run the reconciler of their kind. Workers run only while this process may write: always without
  * leader election, and only while leading with it.
  *
  * Queue keys name a kind and an object: "tj/<namespace>/<name>" and
@@ -27,6 +27,7 @@
 #include "controller/admitted.h"
 #include "controller/expect.h"
 #include "controller/metrics.h"
+#include "controller/refusals.h"
 #include "controller/options.h"
 #include "kube/events.h"
 #include "kube/http.h"
@@ -69,6 +70,7 @@ struct manager {
 	struct wq *queue;
 	struct expect *expect;
 	struct admitted *admitted;             /* admissions the cache does not show yet */
+	struct refusals *refusals;             /* refused pod creates, per job (refusals.h) */
 	struct events *events;
 	struct leader *leader;
 	pthread_t *workers;

@@ -385,6 +385,66 @@ static void admit(struct planner *p, const char *message)
 	event(p, false, "Admitted", "%s", message);
 }
 
+/* The input's create refusal when it still holds: this attempt, its pod still missing. */
+static const struct tj_refusal *live_refusal(const struct planner *p,
+					     const struct podview **by_rank)
+{
+	const struct tj_refusal *r = p->in->refusal;
+
+	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status) || r->rank < 0 ||
+	    r->rank >= num_nodes(p) || by_rank[r->rank])
+		return NULL;
+	return r;
+}
+
+/*
+ * When the gang timeout of a refused create starts: at this attempt's
+ * admission, like the gang's; before admission (Kueue cannot admit pods
+ * that do not exist) at the first refusal.
+ */
+static int64_t refusal_since(const struct planner *p, const struct tj_refusal *r)
+{
+	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
+
+	if (c && !strcmp(c->status, "True") && c->last_transition_time)
+		return c->last_transition_time;
+	return r->first_time;
+}
+
+/*
+ * A pod the API server refuses to create (Pod Security, a quota, a
+ * webhook): the gang timeout, counted from since, bounds how long that may
+ * last. Past it the spec cannot run in this namespace: a failure of user
+ * input, counted against maxRestarts. Returns true when it restarted.
+ */
+static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64_t since)
+{
+	int64_t timeout = p->job->spec.gang_timeout_seconds;
+	struct podview v = { .name = r->pod, .rank = r->rank, .attempt = r->attempt };
+	char why[1024];
+
+	if (p->in->now < since + timeout)
+		return false;
+	snprintf(why, sizeof(why), "the API server refused to create pod %s (rank %d) for %llds: %s",
+		 r->pod, r->rank, (long long)timeout,
+		 r->message && *r->message ? r->message : "no message");
+	restart(p, true, "CreateRefused", &v, why);
+	return true;
+}
+
+/* Until then, say why at once: in status.message and in the condition that waits. */
+static void say_refused(struct planner *p, const struct tj_refusal *r, const char *cond_type,
+			int64_t since)
+{
+	char why[1024];
+
+	snprintf(why, sizeof(why), "cannot create pod %s: %s", r->pod,
+		 r->message && *r->message ? r->message : "refused by the API server");
+	cond(p, cond_type, false, "CreateRefused", why);
+	set_message(p, "%s", why);
+	requeue_in(p, since + p->job->spec.gang_timeout_seconds - p->in->now);
+}
+
 /* The gang of the current attempt is admitted: create, ungate, watch it.
  * by_rank is zeroed scratch space for num_nodes entries. */
 static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
@@ -396,7 +456,9 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	const struct podview *user_fail = NULL, *infra_fail = NULL, *start_trouble = NULL,
 		*sched_trouble = NULL;
 	int running = 0, succeeded = 0, have = 0, gated = 0;
+	const struct tj_refusal *refused;
 	const struct condition *admitted;
+	int64_t refused_since;
 	char why[1024];
 
 	for (size_t i = 0; i < in->n_pods; i++) {
@@ -406,6 +468,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			continue;
 		by_rank[v->rank] = v;
 	}
+	refused = live_refusal(p, by_rank);
+	refused_since = refused ? refusal_since(p, refused) : 0;
 	for (int r = 0; r < n; r++) {
 		const struct podview *v = by_rank[r];
 
@@ -450,6 +514,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	}
 
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted")) {
+		if (refused && refusal_expired(p, refused, refused_since))
+			return;
 		/* Kueue mode: the pods exist before admission; create them first. */
 		if (in->expectations_met)
 			for (int r = 0; r < n; r++)
@@ -463,6 +529,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		if (!in->service_exists)
 			action(p, TJ_CREATE_SERVICE, -1, NULL);
 		if (!kueue_admitted(p, (size_t)have, kueue_gated)) {
+			if (refused)
+				say_refused(p, refused, "Admitted", refused_since);
 			record_nodes(p);
 			return;
 		}
@@ -515,6 +583,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		return;
 	}
 
+	if (refused && refusal_expired(p, refused, refused_since))
+		return;
 	/* Create what is missing, once every earlier create has been seen. */
 	if (have < n && in->expectations_met)
 		for (int r = 0; r < n; r++)
@@ -547,6 +617,10 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 
 	set_phase(p, TJ_PHASE_STARTING);
 	cond(p, "Running", false, "Starting", "waiting for every pod to be Running");
+	if (refused) {
+		say_refused(p, refused, "Running", refused_since);
+		return;
+	}
 	if (start_trouble)
 		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start_trouble->rank,
 			    start_trouble->name, start_trouble->reason,

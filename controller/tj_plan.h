@@ -44,6 +44,24 @@ struct tj_volume_state {
 	const char *claim_name;   /* the PVC to mount, when bound */
 };
 
+/*
+ * The last create of a pod of this job that the API server refused (Pod
+ * Security, a ResourceQuota, an admission webhook): nothing appears in the
+ * caches when that happens, so the reconciler remembers it (refusals.h).
+ * The planner uses it only while it is of the current attempt and that
+ * rank's pod is still missing: then status.message and the Admitted or
+ * Running condition carry the API server's message, and once the gang
+ * timeout passes it is a failure of user input (CreateRefused).
+ */
+struct tj_refusal {
+	const char *pod;
+	int rank;
+	int attempt;
+	const char *reason;       /* the API server's reason (Forbidden, ...); may be "" */
+	const char *message;      /* the API server's message */
+	int64_t first_time;       /* Unix seconds of the first refusal of this attempt */
+};
+
 enum admit_verdict { ADMIT_UNDECIDED, ADMIT_YES, ADMIT_WAIT };
 
 struct tj_admission {
@@ -67,6 +85,7 @@ struct tj_input {
 	void *node_ctx;
 	struct tj_admission admission;
 	bool service_exists;
+	const struct tj_refusal *refusal;  /* NULL: no create of this job is being refused */
 };
 
 enum tj_action_kind {

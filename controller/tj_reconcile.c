@@ -21,6 +21,7 @@
 #include "controller/manager.h"
 #include "controller/podview.h"
 #include "controller/reconcile.h"
+#include "controller/refusals.h"
 #include "controller/tj_plan.h"
 #include "kube/client.h"
 
@@ -50,6 +51,9 @@ struct tj_pass {
 	char admit_msg[1024];
 	atomic_int created;          /* pods created by this pass (run_actions) */
 	atomic_int ungated;          /* pods ungated by this pass */
+	atomic_bool refused;         /* the API server refused a create of this pass */
+	struct refusal refusal;      /* the last refusal remembered (refusals.h) */
+	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 };
 
 static bool node_ok(void *ctx, const char *name)
@@ -130,6 +134,21 @@ static void read_label_values(struct tj_pass *p)
 		return;
 	gang_matching_label_values(p->m, p->job.spec.resources.accel.type, &p->label_values,
 				   &p->n_label_values);
+}
+
+/* The refusal of this job's current attempt the reconciler remembers, as planner input. */
+static void read_refusal(struct tj_pass *p, struct tj_input *in)
+{
+	int attempt = p->job.status.restarts + p->job.status.infra_restarts;
+	struct refusal *r = &p->refusal;
+
+	if (!refusals_get(p->m->refusals, p->key, p->job.meta.uid, attempt, r))
+		return;
+	p->refusal_in = (struct tj_refusal){
+		.pod = r->pod, .rank = r->rank, .attempt = r->attempt, .reason = r->reason,
+		.message = r->message, .first_time = r->first_time,
+	};
+	in->refusal = &p->refusal_in;
 }
 
 static void pass_release(struct tj_pass *p)
@@ -226,14 +245,23 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	if (ret == CADRE_EEXIST) {
 		/* Made by an earlier pass or process; the watch will show it. */
 		expect_observed_create(p->m->expect, p->key, name);
+		refusals_created(p->m->refusals, p->key, name);
 		return 0;
 	}
 	if (ret) {
 		expect_observed_create(p->m->expect, p->key, name);
 		log_warn("tj", "%s: cannot create pod %s: %s", p->key, name, st.message);
 		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+		/* Nothing will appear in the caches: remember it for the next plan. */
+		if (refusal_is_final(&st)) {
+			atomic_store(&p->refused, true);
+			if (refusals_record(p->m->refusals, p->key, p->job.meta.uid, name, a->rank,
+					    a->attempt, &st, time(NULL)))
+				return CADRE_ENOMEM;
+		}
 		return ret;
 	}
+	refusals_created(p->m->refusals, p->key, name);
 	atomic_fetch_add(&p->created, 1);
 	return 0;
 }
@@ -543,6 +571,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		expect_forget(m->expect, p.key);
 		if (m->admitted)
 			admitted_forget(m->admitted, p.key);
+		refusals_forget(m->refusals, p.key);
 		ret = 0;
 		goto out;
 	}
@@ -592,6 +621,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.n_volumes = p.n_volumes;
 	in.node_ok = node_ok;
 	in.node_ctx = m;
+	read_refusal(&p, &in);
 
 	ret = plan(&p, &in);
 	if (ret)
@@ -612,7 +642,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	ret = write_status(&p);
 	if (p.plan.requeue_after_s > 0)
 		manager_enqueue_after(m, "tj", ns, name, (uint64_t)p.plan.requeue_after_s * 1000);
-	if (!ret && act_err && act_err != CADRE_EINVAL)
+	/* A spec that cannot be built waits for an edit; a refused create is tried again. */
+	if (!ret && act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
 		ret = act_err;
 out:
 	pass_release(&p);

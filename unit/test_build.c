@@ -677,6 +677,96 @@ Test(build, no_pod_ever_asks_for_host_access_or_privilege)
 	tj_release(&c);
 }
 
+static bool list_has(const json_t *list, const char *value)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(list, i, v)
+		if (json_string_value(v) && !strcmp(json_string_value(v), value))
+			return true;
+	return false;
+}
+
+/*
+ * The checks of the restricted Pod Security Standard (kubernetes.io/docs/concepts/
+ * security/pod-security-standards), on a built pod: what cadre adds must pass them
+ * whenever the job's own settings do.
+ */
+static void assert_meets_restricted(const json_t *pod)
+{
+	static const char *const allowed_volumes[] = {
+		"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+		"persistentVolumeClaim", "projected", "secret", NULL,
+	};
+	const json_t *spec = pod_spec(pod), *psc = json_object_get(spec, "securityContext");
+	const json_t *containers = json_object_get(spec, "containers"), *c, *v;
+	const char *key;
+	size_t i;
+
+	assert_no_host_access(json_object_get(spec, "volumes"), "volumes");
+	json_array_foreach(json_object_get(spec, "volumes"), i, v)
+		json_object_foreach((json_t *)v, key, c) {
+			bool ok = !strcmp(key, "name");
+
+			for (size_t a = 0; allowed_volumes[a]; a++)
+				ok |= !strcmp(key, allowed_volumes[a]);
+			cr_assert(ok, "volume %zu is of type %s", i, key);
+		}
+	cr_assert_null(json_object_get(spec, "initContainers"));
+	cr_assert_null(json_object_get(spec, "ephemeralContainers"));
+	json_array_foreach(containers, i, c) {
+		const json_t *sc = json_object_get(c, "securityContext");
+		const json_t *caps = json_object_get(sc, "capabilities");
+		const json_t *seccomp = json_object_get(sc, "seccompProfile");
+		const json_t *nonroot = json_object_get(sc, "runAsNonRoot");
+
+		cr_assert(json_is_false(json_object_get(sc, "allowPrivilegeEscalation")),
+			  "container %zu may escalate privileges", i);
+		cr_assert(list_has(json_object_get(caps, "drop"), "ALL"),
+			  "container %zu keeps its capabilities", i);
+		cr_assert_null(json_object_get(caps, "add"));
+		cr_assert_null(json_object_get(sc, "privileged"));
+		cr_assert_null(json_object_get(c, "ports"), "no host ports, no ports at all");
+		if (!nonroot)
+			nonroot = json_object_get(psc, "runAsNonRoot");
+		cr_assert(json_is_true(nonroot), "container %zu may run as root", i);
+		if (!seccomp)
+			seccomp = json_object_get(psc, "seccompProfile");
+		cr_assert(seccomp, "container %zu has no seccomp profile", i);
+		key = json_string_value(json_object_get(seccomp, "type"));
+		cr_assert(key && (!strcmp(key, "RuntimeDefault") || !strcmp(key, "Localhost")));
+		v = json_object_get(sc, "runAsUser");
+		cr_assert(!v || json_integer_value(v) != 0, "container %zu runs as uid 0", i);
+	}
+	v = json_object_get(psc, "runAsUser");
+	cr_assert(!v || json_integer_value(v) != 0, "the pod runs as uid 0");
+}
+
+static const char *const restricted_claims[] = { "checkpoints" };
+
+/* The pod and container securityContext a restricted namespace asks for reach the pod as given. */
+Test(build, restricted_security_settings_reach_the_pod_and_meet_the_restricted_profile)
+{
+	struct build_opts opts = {
+		.mode = GANG_BUILTIN, .claim_names = restricted_claims, .n_claim_names = 1,
+	};
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("restricted", NULL, &tj);
+	pod = pod_ok(&tj, 1, 0, &opts);
+	assert_meets_restricted(pod);
+	cr_assert(json_equal(json_object_get(pod_spec(pod), "securityContext"),
+			     tj.spec.pod_template.security_context));
+	cr_assert(json_equal(json_object_get(container_of(pod), "securityContext"),
+			     tj.spec.pod_template.container_security_context));
+	replace_script(pod);
+	assert_golden("restricted.pod-1", pod);
+	json_decref(pod);
+	tj_release(&tj);
+}
+
 static void template_with_host_network(json_t *obj)
 {
 	json_t *tpl = json_object_get(json_object_get(obj, "spec"), "podTemplate");

@@ -197,6 +197,20 @@ static const struct field_spec tj_fields[] = {
 	{"spec.podTemplate.spec.imagePullSecrets.[].name", "string"},
 	{"spec.podTemplate.spec.runtimeClassName", "string"},
 	{"spec.podTemplate.spec.schedulerName", "string"},
+	{"spec.podTemplate.spec.securityContext", "object"},
+	{"spec.podTemplate.spec.securityContext.runAsUser", "integer"},
+	{"spec.podTemplate.spec.securityContext.runAsGroup", "integer"},
+	{"spec.podTemplate.spec.securityContext.runAsNonRoot", "boolean"},
+	{"spec.podTemplate.spec.securityContext.fsGroup", "integer"},
+	{"spec.podTemplate.spec.securityContext.seccompProfile", "object"},
+	{"spec.podTemplate.spec.securityContext.seccompProfile.type", "string"},
+	{"spec.podTemplate.spec.securityContext.seccompProfile.localhostProfile", "string"},
+	{"spec.podTemplate.spec.containerSecurityContext", "object"},
+	{"spec.podTemplate.spec.containerSecurityContext.allowPrivilegeEscalation", "boolean"},
+	{"spec.podTemplate.spec.containerSecurityContext.capabilities", "object"},
+	{"spec.podTemplate.spec.containerSecurityContext.capabilities.drop", "array"},
+	{"spec.podTemplate.spec.containerSecurityContext.runAsNonRoot", "boolean"},
+	{"spec.podTemplate.spec.containerSecurityContext.readOnlyRootFilesystem", "boolean"},
 	{"status", "object"},
 	{"status.phase", "string"},
 	{"status.conditions", "array"},
@@ -835,13 +849,14 @@ Test(crd, pod_template_accepts_only_the_safe_subset)
 	static const char *const meta[] = {"labels", "annotations"};
 	static const char *const spec[] = {"nodeSelector", "tolerations", "affinity",
 					   "serviceAccountName", "imagePullSecrets",
-					   "runtimeClassName", "schedulerName"};
+					   "runtimeClassName", "schedulerName", "securityContext",
+					   "containerSecurityContext"};
 	static const char *const toleration[] = {"key", "operator", "value", "effect",
 						 "tolerationSeconds"};
 
 	assert_exact_properties(tj_crd, "spec.podTemplate", top, 2);
 	assert_exact_properties(tj_crd, "spec.podTemplate.metadata", meta, 2);
-	assert_exact_properties(tj_crd, "spec.podTemplate.spec", spec, 7);
+	assert_exact_properties(tj_crd, "spec.podTemplate.spec", spec, 9);
 	assert_exact_properties(tj_crd, "spec.podTemplate.spec.tolerations.[]", toleration, 5);
 	/* cadre selects its pods by cadre.dev/ labels and sets kueue.x-k8s.io/ from spec.queue. */
 	cr_assert_not_null(rule_with(tj_crd, "spec.podTemplate.metadata.labels",
@@ -895,6 +910,46 @@ static void assert_bounded(const struct ytree *schema, struct buf *path)
 		path->len = mark;
 		path->data[mark] = '\0';
 	}
+}
+
+/*
+ * The security settings a restricted namespace asks for, and none that grant privilege:
+ * what the schema does not list (privileged, capabilities.add, sysctls, ...) is an
+ * unknown field to a strict client and pruned otherwise; what it lists cannot be
+ * turned around (allowPrivilegeEscalation true, seccomp Unconfined, uid below 0).
+ */
+Test(crd, pod_template_security_settings_only_take_privilege_away)
+{
+	static const char *const pod[] = {"runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup",
+					  "seccompProfile"};
+	static const char *const container[] = {"allowPrivilegeEscalation", "capabilities",
+						"runAsNonRoot", "readOnlyRootFilesystem"};
+	static const char *const caps[] = {"drop"};
+	static const char *const seccomp[] = {"RuntimeDefault", "Localhost"};
+	static const char *const ids[] = {"runAsUser", "runAsGroup", "fsGroup"};
+	const char *base = "spec.podTemplate.spec.containerSecurityContext";
+	char path[256];
+
+	assert_exact_properties(tj_crd, "spec.podTemplate.spec.securityContext", pod, 5);
+	assert_exact_properties(tj_crd, base, container, 4);
+	snprintf(path, sizeof(path), "%s.capabilities", base);
+	assert_exact_properties(tj_crd, path, caps, 1);
+	snprintf(path, sizeof(path), "%s.allowPrivilegeEscalation", base);
+	cr_assert_not_null(rule_with(tj_crd, path, "!self"), "allowPrivilegeEscalation: only false");
+	snprintf(path, sizeof(path), "%s.capabilities.drop", base);
+	assert_attr(tj_crd, path, "x-kubernetes-list-type", "set");
+	assert_enum(tj_crd, "spec.podTemplate.spec.securityContext.seccompProfile.type", seccomp,
+		    2);
+	cr_assert_not_null(rule_with(tj_crd, "spec.podTemplate.spec.securityContext.seccompProfile",
+				     "has(self.localhostProfile)"));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "spec.podTemplate.spec.securityContext.%s", ids[i]);
+		assert_attr(tj_crd, path, "minimum", "0");
+		assert_attr(tj_crd, path, "maximum", "2147483647");
+	}
+	cr_assert_null(field_at(tj_crd, "spec.podTemplate.spec.securityContext.privileged"));
+	cr_assert_null(field_at(tj_crd, "spec.podTemplate.spec.containerSecurityContext.privileged"));
+	cr_assert_null(field_at(tj_crd, "spec.podTemplate.spec.securityContext.sysctls"));
 }
 
 Test(crd, spec_sizes_are_bounded_for_the_cel_cost_budget)

@@ -539,3 +539,115 @@ Test(tj_plan, pods_of_an_earlier_attempt_are_deleted_before_anything_else)
 	cr_assert_not(f.plan.needs_admission);
 	fx_release(&f);
 }
+
+/* What the API server says when Pod Security refuses a pod. */
+#define PSA_MESSAGE "pods \"llama-0\" is forbidden: violates PodSecurity \"restricted:latest\": " \
+	"runAsNonRoot != true (pod or container \"main\" must set " \
+	"securityContext.runAsNonRoot=true)"
+
+static const struct tj_refusal psa_refusal = {
+	.pod = "llama-0", .rank = 0, .attempt = 0, .reason = "Forbidden",
+	.message = PSA_MESSAGE, .first_time = 1000000,
+};
+
+static const char *cond_message(const struct tj_plan *p, const char *type)
+{
+	const struct condition *c = condition_find(&p->status.conditions, type);
+
+	return c && c->message ? c->message : "(absent)";
+}
+
+Test(tj_plan, a_refused_create_says_why_in_the_message_and_the_running_condition)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.refusal = &psa_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert_str_eq(f.plan.status.message, "cannot create pod llama-0: " PSA_MESSAGE);
+	cr_assert_str_eq(cond_reason(&f.plan, "Running"), "CreateRefused");
+	cr_assert(strstr(cond_message(&f.plan, "Running"), "violates PodSecurity"), "%s",
+		  cond_message(&f.plan, "Running"));
+	/* The create is tried again, and the plan looks again when the gang timeout passes. */
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(f.plan.requeue_after_s, 600);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_create_still_refused_at_the_gang_timeout_counts_against_max_restarts)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	f.in.refusal = &psa_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "CreateRefused");
+	cr_assert(f.plan.status.has_last_failure);
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
+	cr_assert_str_eq(f.plan.status.last_failure.pod, "llama-0");
+	cr_assert(strstr(f.plan.status.last_failure.message, "violates PodSecurity"));
+	cr_assert(has_event(&f.plan, "CreateRefused"));
+	fx_release(&f);
+
+	fx_job(&f, ",\"maxRestarts\":0,\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	f.in.refusal = &psa_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "MaxRestartsExceeded");
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
+	cr_assert(strstr(f.plan.status.message, "violates PodSecurity"), "%s",
+		  f.plan.status.message);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_refusal_of_another_attempt_or_of_a_pod_that_now_exists_is_ignored)
+{
+	struct tj_refusal old = psa_refusal;
+	struct fx f;
+
+	old.attempt = 1;
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.refusal = &old;
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.message, "0 of 2 pods Running");
+	cr_assert_str_eq(cond_reason(&f.plan, "Running"), "Starting");
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
+	f.in.refusal = &psa_refusal;
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.message, "0 of 2 pods Running");
+	fx_release(&f);
+}
+
+Test(tj_plan, in_kueue_mode_a_refused_create_says_why_in_admitted_and_times_out)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	f.in.refusal = &psa_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "CreateRefused");
+	cr_assert(strstr(f.plan.status.message, "violates PodSecurity"));
+	cr_assert_eq(f.plan.requeue_after_s, 600);
+	fx_release(&f);
+
+	fx_job(&f, ",\"queue\":\"team-a\",\"gang\":{\"timeoutSeconds\":60}", NULL);
+	f.in.mode = GANG_KUEUE;
+	f.in.refusal = &psa_refusal;
+	f.in.now += 61;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
+	fx_release(&f);
+}

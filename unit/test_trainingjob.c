@@ -520,7 +520,8 @@ Test(trainingjob, pod_template_refuses_anything_outside_its_subset)
 	static const char *const why =
 		"unknown field; podTemplate accepts only metadata.labels, metadata.annotations "
 		"and spec.{nodeSelector, tolerations, affinity, serviceAccountName, "
-		"imagePullSecrets, runtimeClassName, schedulerName}";
+		"imagePullSecrets, runtimeClassName, schedulerName, securityContext, "
+		"containerSecurityContext}";
 
 	assert_problem("{\"podTemplate\": {\"spec\": {\"hostNetwork\": true}}}",
 		       "spec.podTemplate.spec.hostNetwork", why);
@@ -528,8 +529,8 @@ Test(trainingjob, pod_template_refuses_anything_outside_its_subset)
 		       "spec.podTemplate.spec.containers", why);
 	assert_problem("{\"podTemplate\": {\"spec\": {\"volumes\": [{\"hostPath\": {\"path\": \"/\"}}]}}}",
 		       "spec.podTemplate.spec.volumes", why);
-	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"privileged\": true}}}}",
-		       "spec.podTemplate.spec.securityContext", why);
+	assert_problem("{\"podTemplate\": {\"spec\": {\"hostPID\": true}}}",
+		       "spec.podTemplate.spec.hostPID", why);
 	assert_problem("{\"podTemplate\": {\"metadata\": {\"name\": \"x\"}}}",
 		       "spec.podTemplate.metadata.name", why);
 	assert_problem("{\"podTemplate\": {\"kind\": \"Pod\"}}", "spec.podTemplate.kind", why);
@@ -577,6 +578,87 @@ Test(trainingjob, pod_template_fields_are_checked)
 		     " \"spec\": {\"nodeSelector\": {}, \"tolerations\": [], \"affinity\": {},"
 		     " \"serviceAccountName\": \"\", \"imagePullSecrets\": [],"
 		     " \"runtimeClassName\": \"\", \"schedulerName\": \"\"}}}");
+}
+
+/* What a namespace labelled pod-security.kubernetes.io/enforce=restricted asks of a pod. */
+Test(trainingjob, pod_template_takes_the_security_settings_of_a_restricted_namespace)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec(
+		"{\"podTemplate\": {\"spec\": {"
+		"\"securityContext\": {\"runAsUser\": 1000, \"runAsGroup\": 1000,"
+		" \"runAsNonRoot\": true, \"fsGroup\": 2000,"
+		" \"seccompProfile\": {\"type\": \"RuntimeDefault\"}},"
+		"\"containerSecurityContext\": {\"allowPrivilegeEscalation\": false,"
+		" \"capabilities\": {\"drop\": [\"ALL\"]}, \"runAsNonRoot\": true,"
+		" \"readOnlyRootFilesystem\": true}}}}");
+	const struct tj_pod_template *pt = &tj.spec.pod_template;
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(json_integer_value(json_object_get(pt->security_context, "runAsUser")), 1000);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pt->security_context,
+		"seccompProfile"), "type")), "RuntimeDefault");
+	cr_assert(json_is_false(json_object_get(pt->container_security_context,
+						"allowPrivilegeEscalation")));
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+	assert_valid("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"seccompProfile\":"
+		     " {\"type\": \"Localhost\", \"localhostProfile\": \"profiles/train.json\"}}}}}");
+	assert_valid("{\"podTemplate\": {\"spec\": {\"containerSecurityContext\": {}}}}");
+}
+
+/* Nothing that grants privilege passes, and each refusal names its field. */
+Test(trainingjob, pod_template_security_settings_never_grant_privilege)
+{
+	assert_problem("{\"podTemplate\": {\"spec\": {\"containerSecurityContext\":"
+		       " {\"allowPrivilegeEscalation\": true}}}}",
+		       "spec.podTemplate.spec.containerSecurityContext.allowPrivilegeEscalation",
+		       "must be false: cadre lets no pod gain privileges");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"containerSecurityContext\":"
+		       " {\"privileged\": true}}}}",
+		       "spec.podTemplate.spec.containerSecurityContext.privileged",
+		       "unknown field; the container securityContext accepts only "
+		       "allowPrivilegeEscalation (false), capabilities.drop, runAsNonRoot and "
+		       "readOnlyRootFilesystem: nothing that grants privilege");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"containerSecurityContext\":"
+		       " {\"capabilities\": {\"add\": [\"SYS_ADMIN\"]}}}}}",
+		       "spec.podTemplate.spec.containerSecurityContext.capabilities.add",
+		       "unknown field; capabilities may only be dropped, never added");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"containerSecurityContext\":"
+		       " {\"capabilities\": {\"drop\": [\"all; rm\"]}}}}}",
+		       "spec.podTemplate.spec.containerSecurityContext.capabilities.drop[0]",
+		       "must be a capability name like ALL or NET_RAW");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"privileged\": true}}}}",
+		       "spec.podTemplate.spec.securityContext.privileged",
+		       "unknown field; the pod securityContext accepts only runAsUser, runAsGroup, "
+		       "runAsNonRoot, fsGroup and seccompProfile");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"sysctls\": []}}}}",
+		       "spec.podTemplate.spec.securityContext.sysctls",
+		       "unknown field; the pod securityContext accepts only runAsUser, runAsGroup, "
+		       "runAsNonRoot, fsGroup and seccompProfile");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\":"
+		       " {\"seccompProfile\": {\"type\": \"Unconfined\"}}}}}",
+		       "spec.podTemplate.spec.securityContext.seccompProfile.type",
+		       "must be RuntimeDefault or Localhost, not \"Unconfined\"");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\":"
+		       " {\"seccompProfile\": {\"type\": \"Localhost\"}}}}}",
+		       "spec.podTemplate.spec.securityContext.seccompProfile.localhostProfile",
+		       "required for type Localhost");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\":"
+		       " {\"seccompProfile\": {\"type\": \"Localhost\","
+		       " \"localhostProfile\": \"../../etc/x\"}}}}}",
+		       "spec.podTemplate.spec.securityContext.seccompProfile.localhostProfile",
+		       "must be a path relative to the kubelet's seccomp directory, without ..");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"runAsUser\": -1}}}}",
+		       "spec.podTemplate.spec.securityContext.runAsUser",
+		       "must be between 0 and 2147483647");
+	assert_problem("{\"podTemplate\": {\"spec\": {\"securityContext\": {\"runAsNonRoot\": \"yes\"}}}}",
+		       "spec.podTemplate.spec.securityContext.runAsNonRoot",
+		       "must be a boolean, not a string");
 }
 
 Test(trainingjob, reports_every_problem_at_once)

@@ -343,7 +343,7 @@ EOF
 	kubectl -n "$NS" create --validate=false -f - <<<"$job"
 	spec=$(kubectl -n "$NS" get tj sneaky -o json | jq -c .spec)
 	for path in .hostNetwork .podTemplate.spec.hostNetwork .podTemplate.spec.hostPID \
-		.podTemplate.spec.securityContext .podTemplate.spec.volumes .podTemplate.spec.containers \
+		.podTemplate.spec.securityContext.privileged .podTemplate.spec.volumes .podTemplate.spec.containers \
 		'.podTemplate.spec.tolerations[0].extra'; do
 		[ "$(jq -c "$path" <<<"$spec")" = null ] || { echo "$path survived: $spec"; false; }
 	done
