@@ -3,7 +3,8 @@
  * _get_argument and _opt_batch_script): the first line must be "#!";
  * "#SBATCH" lines are read until the first line that is neither blank nor a
  * comment; their words split at blanks, with double quotes and backslashes,
- * and an unquoted '#' starts a comment. What follows the #SBATCH block
+ * and an unquoted '#' that starts a word starts a comment (one inside a
+ * word is kept, so pyxis's "nvcr.io#nvidia/pytorch" reads as written). What follows the #SBATCH block
  * becomes spec.run, and its commands outside srun that do more than set up
  * the environment are reported: they now run on every node (DESIGN.md 2.4).
  */
@@ -90,7 +91,7 @@ static int split_words(struct sbatch *s, const char *p, const char *end, int lin
 				quoted = !quoted;
 				p++;
 				continue;
-			} else if (*p == '#' && !quoted) {
+			} else if (*p == '#' && !quoted && len == 0) {
 				break;
 			}
 			if (len == sizeof(word) - 1)
@@ -100,10 +101,10 @@ static int split_words(struct sbatch *s, const char *p, const char *end, int lin
 		}
 		if (quoted)
 			return convert_fail(s->r, line, 0, NULL, "#SBATCH line has an unmatched \"");
+		if (len == 0 && p < end && *p == '#')
+			return 0;
 		if ((err = push_arg(s, word, len, line)))
 			return err;
-		if (p < end && *p == '#')
-			return 0;
 	}
 }
 

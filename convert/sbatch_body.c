@@ -25,7 +25,7 @@ static const char *const setup_words[] = {
 	"echo", "printf", "nvidia-smi", "hostname", "date", "env", "printenv", "ulimit",
 	"umask", "true", "false", ":", "sleep", "trap", "wait", "exit", "return", "shift",
 	"local", "declare", "typeset", "readonly", "alias", "which", "type", "command", "pwd",
-	"whoami", "id", "uname", "nproc", "lscpu", "free", "df", "ls", "scontrol", "srun",
+	"whoami", "id", "uname", "nproc", "lscpu", "free", "df", "ls", "cat", "scontrol", "srun",
 	"eval", NULL,
 };
 
@@ -55,6 +55,19 @@ static bool is_word_end(char c)
 	       c == '(' || c == ')' || c == '<' || c == '>';
 }
 
+/* Past the ')' that closes the '(' at p, or at the end of the text. */
+static const char *skip_parens(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		if (depth == 0)
+			return p + 1;
+	}
+	return p;
+}
+
 /* The first word of cmd after "NAME=value" assignments; *len 0 when none. */
 static const char *first_word(const char *cmd, size_t *len)
 {
@@ -72,9 +85,12 @@ static const char *first_word(const char *cmd, size_t *len)
 			while (!is_word_end(*p)) {
 				if (*p == '=' && !eq)
 					eq = p;
-				if (*p == '"' || *p == '\'') {
+				if (*p == '"' || *p == '\'' || *p == '`') {
 					const char *close = strchr(p + 1, *p);
 					p = close ? close : p + strlen(p) - 1;
+				} else if (*p == '$' && p[1] == '(') {
+					p = skip_parens(p + 1);
+					continue;
 				}
 				p++;
 			}
@@ -191,7 +207,9 @@ static int check_command(struct sbatch *s, struct body_state *st, const char *cm
 	if (in_list(w, len, syntax_words) || w[len - 1] == ')' || guarded(st) ||
 	    (len > 2 && !memcmp(w + len - 2, "()", 2)))
 		return 0;
-	if (len == 5 && !memcmp(w, "mkdir", 5) && !has_word(cmd, "-p"))
+	if (len == 5 && !memcmp(w, "mkdir", 5) && has_word(cmd, "-p"))
+		return 0;
+	if (len == 5 && !memcmp(w, "mkdir", 5))
 		return convert_note(&s->r->notes, line, NULL, "`mkdir` without -p runs on every node: "
 				    "on a shared volume it fails on all but the first; use mkdir -p");
 	if (in_list(w, len, setup_words))
