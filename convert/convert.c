@@ -155,20 +155,47 @@ enum convert_kind convert_detect(const char *text, size_t len)
 	return CONVERT_UNKNOWN;
 }
 
+/* A note's place when sorted: by line, the file-wide ones (line 0) last. */
+static long note_rank(const struct convert_note *n)
+{
+	return n->line ? n->line : (long)1 << 40;
+}
+
+void convert_notes_sort(struct convert_notes *notes)
+{
+	/* Insertion sort: stable, and a file has a handful of notes. */
+	for (size_t i = 1; i < notes->len; i++) {
+		struct convert_note n = notes->items[i];
+		size_t k = i;
+
+		for (; k > 0 && note_rank(&notes->items[k - 1]) > note_rank(&n); k--)
+			notes->items[k] = notes->items[k - 1];
+		notes->items[k] = n;
+	}
+}
+
 int convert_any(const struct convert_input *in, struct convert_result *r)
 {
+	int err = 0;
+
 	if (in->len > CONVERT_MAX_INPUT)
 		return CADRE_ETOOBIG;
 	switch (convert_detect(in->text, in->len)) {
 	case CONVERT_SLURM:
-		return convert_slurm(in, r);
-	case CONVERT_SKY_TASK:
-		return convert_sky_task(in, r);
-	case CONVERT_SKY_VOLUME:
-		return convert_sky_volume(in, r);
-	case CONVERT_UNKNOWN:
+		err = convert_slurm(in, r);
 		break;
+	case CONVERT_SKY_TASK:
+		err = convert_sky_task(in, r);
+		break;
+	case CONVERT_SKY_VOLUME:
+		err = convert_sky_volume(in, r);
+		break;
+	case CONVERT_UNKNOWN:
+		goto unknown;
 	}
+	convert_notes_sort(&r->notes);
+	return err;
+unknown:
 	return convert_fail(r, 1, 0, NULL,
 			    "not a Slurm batch script (#! and #SBATCH lines), a SkyPilot task "
 			    "(run, setup, num_nodes, resources) or a SkyPilot volume (type, size)");

@@ -114,7 +114,13 @@ int convert_slurm(const struct convert_input *in, struct convert_result *r);
 int convert_sky_task(const struct convert_input *in, struct convert_result *r);
 int convert_sky_volume(const struct convert_input *in, struct convert_result *r);
 
-/* convert_detect, then the parser for that kind; CADRE_EPARSE when it is none. */
+/* Order notes by line, stably; notes about the whole file (line 0) go last. */
+void convert_notes_sort(struct convert_notes *notes);
+
+/*
+ * convert_detect, then the parser for that kind, then convert_notes_sort;
+ * CADRE_EPARSE when it is none.
+ */
 int convert_any(const struct convert_input *in, struct convert_result *r);
 
 /*

@@ -521,3 +521,20 @@ Test(sbatch, every_truncation_is_converted_or_refused_cleanly)
 		free(part);
 	}
 }
+
+Test(sbatch, convert_any_lists_notes_in_line_order_file_wide_ones_last)
+{
+	const char *text = "#!/bin/bash\n#SBATCH -J A_B --account=x\n#SBATCH --output=o\npython x\n";
+
+	cr_assert_eq(convert_any(&(struct convert_input){ .text = text, .len = strlen(text) }, &r), 0);
+	cr_assert_eq(r.notes.len, 5);
+	for (size_t i = 1; i + 1 < r.notes.len; i++)
+		cr_assert_leq(r.notes.items[i - 1].line, r.notes.items[i].line, "note %zu", i);
+	cr_assert_eq(r.notes.items[0].line, 2);
+	/* Stable: --account is read before the name is settled, and stays first. */
+	cr_assert_str_eq(r.notes.items[0].option, "--account");
+	cr_assert_str_eq(r.notes.items[1].option, "--job-name");
+	cr_assert_eq(r.notes.items[2].line, 3);
+	cr_assert_eq(r.notes.items[3].line, 4);
+	cr_assert_eq(r.notes.items[4].line, 0, "the image note is about the whole file");
+}
