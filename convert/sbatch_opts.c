@@ -448,7 +448,7 @@ static int opt_gpus(struct sbatch *s, const struct option_def *o, const char *v,
 static int opt_output(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
 	return note(s, o, line, "\"%s\" is not written: a pod's output goes to its container log "
-		    "(cadre logs JOB, kubectl logs)%s", v,
+		    "(kubectl logs)%s", v,
 		    strchr(v, '%') ? "; patterns such as %j are not expanded" : "");
 }
 
