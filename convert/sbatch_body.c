@@ -204,8 +204,9 @@ static int check_command(struct sbatch *s, struct body_state *st, const char *cm
 		st->depth -= st->depth > 0;
 		return 0;
 	}
-	if (in_list(w, len, syntax_words) || w[len - 1] == ')' || guarded(st) ||
-	    (len > 2 && !memcmp(w + len - 2, "()", 2)))
+	/* Syntax, a case pattern "x)", ";;", a function "name() {", or a rank's own block. */
+	if (in_list(w, len, syntax_words) || w[len] == ')' || strchr(";&|", *w) ||
+	    (w[len] == '(' && w[len + 1] == ')') || guarded(st))
 		return 0;
 	if (len == 5 && !memcmp(w, "mkdir", 5) && has_word(cmd, "-p"))
 		return 0;

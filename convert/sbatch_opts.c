@@ -719,6 +719,30 @@ static int finish_tasks(struct sbatch *s, int *tasks)
 	return 0;
 }
 
+/* GPUs asked for in two ways: the per-node form wins, then --gpus; say so. */
+static int note_unused_gpus(struct sbatch *s)
+{
+	const struct sbatch_gpus *given[] = { &s->gpus_per_node, &s->gpus_total, &s->gpus_per_task };
+	const struct sbatch_gpus *used = NULL;
+	char option[OPT_NAME_MAX + 2];
+
+	for (size_t i = 0; i < 3; i++) {
+		int err;
+
+		if (!given[i]->line)
+			continue;
+		if (!used) {
+			used = given[i];
+			continue;
+		}
+		snprintf(option, sizeof(option), "--%s", given[i]->option);
+		if ((err = convert_note(&s->r->notes, given[i]->line, option, "not used: the GPUs "
+					"per node come from --%s", used->option)))
+			return err;
+	}
+	return 0;
+}
+
 /* The per-node GPU request from whichever option gave one. */
 static int finish_gpus(struct sbatch *s, int tasks)
 {
@@ -726,7 +750,10 @@ static int finish_gpus(struct sbatch *s, int tasks)
 	int nodes = s->nodes ? s->nodes : 1;
 	struct sbatch_gpus g = s->gpus_per_node;
 	char text[96], option[OPT_NAME_MAX + 2];
+	int err;
 
+	if ((err = note_unused_gpus(s)))
+		return err;
 	if (!g.line && s->gpus_total.line) {
 		g = s->gpus_total;
 		if (g.count % nodes)

@@ -78,7 +78,8 @@ static int res_accelerators(struct task *t, yaml_node_t *n)
 		const char *count;
 
 		if (!ydoc_text(node_of(t, p->value), &count))
-			count = "1";
+			return fail_at(t, n, "resources.accelerators", "must be TYPE[:COUNT] or "
+				       "{TYPE: COUNT}, e.g. H100:8");
 		snprintf(text, sizeof(text), "%s:%s", ydoc_key(t->doc, p), count);
 	} else if (ydoc_text(n, &s)) {
 		snprintf(text, sizeof(text), "%s", s);

@@ -538,3 +538,19 @@ Test(sbatch, convert_any_lists_notes_in_line_order_file_wide_ones_last)
 	cr_assert_eq(r.notes.items[3].line, 4);
 	cr_assert_eq(r.notes.items[4].line, 0, "the image note is about the whole file");
 }
+
+Test(sbatch, gpus_asked_for_twice_use_the_per_node_form_and_say_so)
+{
+	sbatch_ok("#SBATCH -N 2\n#SBATCH --gpus=H100:16\n#SBATCH --gres=gpu:h100:4");
+	cr_assert_str_eq(r.tj.spec.resources.accelerators, "h100:4");
+	assert_note(3, "--gpus", "from --gres");
+}
+
+Test(sbatch, case_patterns_and_functions_are_not_commands)
+{
+	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n"
+			    "case \"$MODE\" in\n  fast)\n    export STEPS=10\n    ;;\nesac\n"
+			    "setup_env() {\n  export A=1\n}\n"
+			    "srun python train.py\n"), 0);
+	cr_assert_eq(option_notes(), 0, "first: %s", first_line_note());
+}

@@ -295,3 +295,8 @@ Test(skypilot, every_truncation_is_converted_or_refused_cleanly)
 		free(part);
 	}
 }
+
+Test(skypilot, an_accelerator_map_needs_a_count)
+{
+	task_fails("resources:\n  accelerators: {H100: [8]}\nrun: x\n", 2, "resources.accelerators");
+}
