@@ -170,6 +170,8 @@ static bool emit_job(struct emitter *em, const struct trainingjob *tj)
 
 	return header(em, TJ_KIND, tj->meta.name) && str(em, "spec") && map_start(em) &&
 	       (!s->has_num_nodes || int_pair(em, "numNodes", s->num_nodes)) &&
+	       (!s->has_tasks_per_node || s->tasks_per_node == 1 ||
+		int_pair(em, "tasksPerNode", s->tasks_per_node)) &&
 	       emit_resources(em, &s->resources) && quoted_pair(em, "image", s->image) &&
 	       pair(em, "setup", s->setup) && pair(em, "run", s->run) &&
 	       pair(em, "workdir", s->workdir) && emit_lists(em, s) &&

@@ -709,13 +709,14 @@ static int finish_tasks(struct sbatch *s, int *tasks)
 		*tasks = s->tasks_per_node;
 	else if (s->ntasks)
 		*tasks = (s->ntasks + nodes - 1) / nodes;
+	s->r->tj.spec.tasks_per_node = *tasks;
+	s->r->tj.spec.has_tasks_per_node = *tasks > 1;
 	if (*tasks > 1)
 		return convert_note(&s->r->notes,
 				    s->tasks_per_node ? s->tasks_per_node_line : s->ntasks_line,
 				    s->tasks_per_node ? "--ntasks-per-node" : "--ntasks",
-				    "cannot honour yet: %d tasks per node; cadre runs one per node "
-				    "(spec.tasksPerNode is not in the API yet), so srun runs its "
-				    "command once per node", *tasks);
+				    "written as spec.tasksPerNode: %d, but cannot honour yet: the "
+				    "pods' srun still runs its command once per node", *tasks);
 	return 0;
 }
 

@@ -150,7 +150,8 @@ Test(convert, the_seed_volume_matches_its_golden_volume)
 Test(convert, every_field_reads_back_through_tj_parse)
 {
 	const char *text =
-		"#!/bin/bash\n#SBATCH -J llama -N 4 --gres=gpu:h100:8 -c 16 --mem=512G\n"
+		"#!/bin/bash\n#SBATCH -J llama -N 4 --gres=gpu:h100:8 -c 2 --mem=512G\n"
+		"#SBATCH --ntasks-per-node=8\n"
 		"#SBATCH --time=2-00:00:00 -p research -D /workspace\n"
 		"#SBATCH --export=A=true,B=32,C=null,D=,E=a:b,F=#x,G=yes\n"
 		"#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.05-py3\n"
@@ -175,6 +176,7 @@ Test(convert, every_field_reads_back_through_tj_parse)
 	cr_assert_eq(tj_parse(obj, &tj, &errs), 0);
 	cr_assert_str_eq(tj.meta.name, "llama");
 	cr_assert_eq(tj.spec.num_nodes, 4);
+	cr_assert_eq(tj.spec.tasks_per_node, 8);
 	cr_assert_str_eq(tj.spec.resources.accelerators, "h100:8");
 	cr_assert_str_eq(tj.spec.resources.cpus, "16");
 	cr_assert_str_eq(tj.spec.resources.memory, "512Gi");

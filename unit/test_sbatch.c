@@ -296,11 +296,15 @@ Test(sbatch, gpus_per_node_and_gpus_in_total)
 Test(sbatch, tasks_per_node_above_one_cannot_be_honoured_yet)
 {
 	sbatch_ok("#SBATCH --ntasks-per-node=8");
+	cr_assert_eq(r.tj.spec.tasks_per_node, 8);
+	cr_assert(r.tj.spec.has_tasks_per_node);
 	assert_note(2, "--ntasks-per-node", "cannot honour yet");
 	sbatch_ok("#SBATCH -N 2\n#SBATCH --ntasks=4");
-	assert_note(3, "--ntasks", "2 tasks per node");
+	cr_assert_eq(r.tj.spec.tasks_per_node, 2);
+	assert_note(3, "--ntasks", "spec.tasksPerNode: 2");
 	sbatch_ok("#SBATCH -N 2\n#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=1");
 	cr_assert_eq(option_notes(), 0, "one task per node is what cadre runs");
+	cr_assert_not(r.tj.spec.has_tasks_per_node, "and the default is not written");
 }
 
 Test(sbatch, cpus_per_task_times_tasks_is_the_nodes_cpus)
