@@ -80,6 +80,10 @@ void tj_default(struct tj_spec *spec)
 		spec->num_nodes = TJ_DEFAULT_NUM_NODES;
 		spec->has_num_nodes = true;
 	}
+	if (!spec->has_tasks_per_node) {
+		spec->tasks_per_node = TJ_DEFAULT_TASKS_PER_NODE;
+		spec->has_tasks_per_node = true;
+	}
 	if (!spec->resources.accelerator_resource)
 		spec->resources.accelerator_resource = strdup(TJ_DEFAULT_ACCELERATOR_RESOURCE);
 	if (!spec->has_gang_timeout_seconds) {
@@ -275,6 +279,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	const json_t *gang;
 
 	decode_int32(d, spec, "spec", "numNodes", &s->num_nodes, &s->has_num_nodes);
+	decode_int32(d, spec, "spec", "tasksPerNode", &s->tasks_per_node, &s->has_tasks_per_node);
 	parse_resources(d, spec, s);
 	decode_string(d, spec, "spec", "image", &s->image);
 	decode_string(d, spec, "spec", "setup", &s->setup);

@@ -45,6 +45,13 @@ struct field_errors;
 #define TJ_DEFAULT_ACCELERATOR_RESOURCE "nvidia.com/gpu"
 #define TJ_DEFAULT_GANG_TIMEOUT_SECONDS 600
 #define TJ_DEFAULT_MASTER_PORT 29500
+#define TJ_DEFAULT_TASKS_PER_NODE 1
+
+/*
+ * Most tasks one node may run (Slurm's --ntasks-per-node): one per CPU
+ * thread of the largest nodes, far past one per GPU.
+ */
+#define TJ_MAX_TASKS_PER_NODE 1024
 
 enum tj_success_policy {
 	TJ_SUCCESS_ALL = 0,  /* every pod Succeeded (the default) */
@@ -132,6 +139,8 @@ struct tj_pod_template {
 struct tj_spec {
 	bool has_num_nodes;
 	int32_t num_nodes;
+	bool has_tasks_per_node;
+	int32_t tasks_per_node;  /* Slurm's --ntasks-per-node; 1 by default */
 	struct tj_resources resources;
 	char *image;      /* NULL: the controller's --default-image, checked there */
 	char *setup;
@@ -231,7 +240,7 @@ int tj_parse(const json_t *obj, struct trainingjob *out, struct field_errors *er
 
 /*
  * Fill the fields that are unset with their defaults: numNodes 1,
- * acceleratorResource nvidia.com/gpu, gang.timeoutSeconds 600, masterPort
+ * tasksPerNode 1, acceleratorResource nvidia.com/gpu, gang.timeoutSeconds 600, masterPort
  * 29500 (priority, maxRestarts, suspend and successPolicy default to their
  * zero values). Fields already set are kept, valid or not. If the copy of
  * the accelerator resource name cannot be allocated it stays NULL, which

@@ -483,6 +483,9 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	validate_name(&d, tj);
 	if (s->num_nodes < 1)
 		decode_fail(&d, "spec.numNodes", "must be >= 1");
+	if (s->tasks_per_node < 1 || s->tasks_per_node > TJ_MAX_TASKS_PER_NODE)
+		decode_fail(&d, "spec.tasksPerNode", "must be between 1 and %d",
+			    TJ_MAX_TASKS_PER_NODE);
 	validate_resources(&d, &s->resources);
 	if (blank(s->run))
 		decode_fail(&d, "spec.run", s->run ? "must not be empty" : "required");

@@ -149,6 +149,7 @@ struct field_spec {
 static const struct field_spec tj_fields[] = {
 	{"spec", "object"},
 	{"spec.numNodes", "integer"},
+	{"spec.tasksPerNode", "integer"},
 	{"spec.resources", "object"},
 	{"spec.resources.accelerators", "string"},
 	{"spec.resources.cpus", "int-or-string"},
@@ -388,6 +389,7 @@ Test(crd, defaults_are_those_of_the_design)
 {
 	static const struct default_spec tj_defaults[] = {
 		{"spec.numNodes", "1"},
+		{"spec.tasksPerNode", "1"},
 		{"spec.resources.acceleratorResource", "nvidia.com/gpu"},
 		{"spec.priority", "0"},
 		{"spec.maxRestarts", "0"},
@@ -506,6 +508,8 @@ Test(crd, lists_carry_the_markers_gitops_tools_merge_by)
 Test(crd, numeric_limits_name_the_field)
 {
 	assert_attr(tj_crd, "spec.numNodes", "minimum", "1");
+	assert_attr(tj_crd, "spec.tasksPerNode", "minimum", "1");
+	assert_attr(tj_crd, "spec.tasksPerNode", "maximum", "1024");
 	assert_attr(tj_crd, "spec.masterPort", "minimum", "1");
 	assert_attr(tj_crd, "spec.masterPort", "maximum", "65535");
 	assert_attr(tj_crd, "spec.gang.timeoutSeconds", "minimum", "1");
@@ -785,7 +789,7 @@ static void assert_mutability(const struct ytree *crd, const char *const *immuta
 Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 {
 	static const char *const immutable[] = {
-		"numNodes", "resources", "image", "setup", "run", "workdir", "envs",
+		"numNodes", "tasksPerNode", "resources", "image", "setup", "run", "workdir", "envs",
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate",
 	};

@@ -197,6 +197,8 @@ Test(trainingjob, applies_defaults_to_a_minimal_job)
 	cr_assert_eq(tj_parse(json, &tj, &errs), 0);
 	cr_assert_eq(tj_validate(&tj, &errs), 0);
 	cr_assert_eq(tj.spec.num_nodes, 1);
+	cr_assert_eq(tj.spec.tasks_per_node, 1);
+	cr_assert(tj.spec.has_tasks_per_node);
 	cr_assert_str_eq(tj.spec.resources.accelerator_resource, "nvidia.com/gpu");
 	cr_assert_eq(tj.spec.gang_timeout_seconds, 600);
 	cr_assert_eq(tj.spec.master_port, 29500);
@@ -241,6 +243,25 @@ Test(trainingjob, explicit_zero_is_not_replaced_by_a_default)
 	assert_problem("{\"gang\": {\"timeoutSeconds\": 0}}", "spec.gang.timeoutSeconds",
 		       "must be >= 1");
 	assert_problem("{\"masterPort\": 0}", "spec.masterPort", "must be between 1 and 65535");
+	assert_problem("{\"tasksPerNode\": 0}", "spec.tasksPerNode", "must be between 1 and 1024");
+}
+
+Test(trainingjob, tasks_per_node_is_read_and_bounded)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec("{\"tasksPerNode\": 8}");
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(tj.spec.tasks_per_node, 8);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+	assert_problem("{\"tasksPerNode\": 1025}", "spec.tasksPerNode", "must be between 1 and 1024");
+	assert_problem("{\"tasksPerNode\": \"8\"}", "spec.tasksPerNode",
+		       "must be an integer, not a string");
 }
 
 Test(trainingjob, status_round_trips_exactly)

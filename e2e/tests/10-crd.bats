@@ -87,6 +87,7 @@ EOF
 	done
 
 	[ "$(jp tj/llama-pretrain '{.spec.numNodes}')" = 2 ]
+	[ "$(jp tj/llama-pretrain '{.spec.tasksPerNode}')" = 1 ]
 	[ "$(jp tj/llama-pretrain '{.spec.resources.accelerators}')" = H100:8 ]
 	[ "$(jp tj/llama-pretrain '{.spec.resources.memory}')" = 256Gi ]
 	[ "$(jp tj/llama-pretrain '{.spec.volumes./mnt/checkpoints}')" = shared-checkpoints ]
@@ -268,6 +269,7 @@ EOF
 		[[ $output == *"$field"*"field is immutable"* ]] || { echo "want $field: field is immutable, got: $output"; return 1; }
 	}
 	expect_immutable spec.numNodes '{"spec":{"numNodes":3}}'
+	expect_immutable spec.tasksPerNode '{"spec":{"tasksPerNode":4}}'
 	expect_immutable spec.image '{"spec":{"image":"busybox:1.37"}}'
 	expect_immutable spec.run '{"spec":{"run":"uptime"}}'
 	expect_immutable spec.resources '{"spec":{"resources":{"accelerators":"H100:8"}}}'
@@ -292,6 +294,27 @@ EOF
 
 	# A whole-object update that only re-sends the same spec is no change.
 	kubectl -n "$NS" get tj frozen -o json | kubectl -n "$NS" replace -f -
+}
+
+@test "cadre convert's YAML for the seed's train.sh, task.yaml and volume.yaml is accepted as it is" {
+	local cadre=${CADRE_CLI:-$REPO_ROOT/build/cadre} data=$REPO_ROOT/unit/testdata/convert
+	[ -x "$cadre" ] || { echo "$cadre is missing: run make build"; false; }
+	for file in volume.yaml train.sh; do
+		"$cadre" convert "$data/$file" --image busybox:1.36 >"$BATS_TEST_TMPDIR/$file.out"
+		run kubectl -n "$NS" create -f "$BATS_TEST_TMPDIR/$file.out"
+		[ "$status" -eq 0 ] || { echo "$file: $output"; false; }
+		[[ $output != *[Ww]arning* ]] || { echo "$file: $output"; false; }
+	done
+	[ "$(jp tj/llama-pretrain '{.spec.numNodes}/{.spec.resources.accelerators}')" = 2/NVIDIA:8 ]
+	[ "$(jp cvol/shared-checkpoints '{.spec.size}/{.spec.accessMode}')" = 500Gi/ReadWriteMany ]
+	# The task has the job name of the script, so it goes in under another one.
+	"$cadre" convert "$data/task.yaml" | sed 's/name: llama-pretrain/name: llama-task/' |
+		kubectl -n "$NS" create -f -
+	[ "$(jp tj/llama-task '{.spec.resources.accelerators}')" = H100:8 ]
+	# A job with more than one task per node keeps the count.
+	printf '#!/bin/bash\n#SBATCH -J multi -N 2 --ntasks-per-node=8\nsrun hostname\n' >"$BATS_TEST_TMPDIR/multi.sh"
+	"$cadre" convert "$BATS_TEST_TMPDIR/multi.sh" --image busybox:1.36 | kubectl -n "$NS" create -f -
+	[ "$(jp tj/multi '{.spec.tasksPerNode}')" = 8 ]
 }
 
 @test "immutable Volume fields cannot change; reclaimPolicy can" {

@@ -1,0 +1,192 @@
+/*
+ * cli.c - `cadre <command> [flags]`: the flags, the commands, --help.
+ *
+ * Flags are read as pflag (kubectl's flag library) reads them, in one pass
+ * over every word: the first word that is not a flag or a flag's value is
+ * the command, the rest are its arguments, and "--" makes every later word
+ * an argument. A flag that belongs to another command is unknown here.
+ */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct invocation {
+	struct cli_globals g;
+	const char *image;  /* convert --image */
+	bool help;
+	const char *command;
+	char **args;
+	int n_args;
+};
+
+struct command {
+	const char *name;
+	const char *summary;
+	const char *help;  /* usage, what it does, flags, an example */
+	int (*run)(struct invocation *inv, FILE *out, FILE *err);
+};
+
+static int run_convert(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_convert(&inv->g, inv->image, inv->args, inv->n_args, out, err);
+}
+
+static const struct command commands[] = {
+	{ "convert", "a Slurm batch script or SkyPilot YAML as a TrainingJob or Volume",
+	  "Usage: cadre convert FILE [--image IMG]\n"
+	  "\n"
+	  "Reads a Slurm batch script (#SBATCH lines), a SkyPilot task.yaml or a SkyPilot\n"
+	  "volume file and prints the TrainingJob or Volume it becomes on stdout. Whatever\n"
+	  "cannot be honoured is listed on stderr as FILE:LINE: message. FILE - reads stdin.\n"
+	  "\n"
+	  "Flags:\n"
+	  "      --image IMG   the image when the file names none (#SBATCH --container-image,\n"
+	  "                    resources.image_id); else the controller's --default-image\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3 > job.yaml\n"
+	  "  cadre convert task.yaml | kubectl apply -f -\n"
+	  "  cadre convert volume.yaml | kubectl apply -f -\n",
+	  run_convert },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char global_help[] =
+	"Global flags (as kubectl reads them):\n"
+	"      --kubeconfig FILE   the kubeconfig (default $KUBECONFIG, then ~/.kube/config)\n"
+	"      --context NAME      the kubeconfig context (default its current-context)\n"
+	"  -n, --namespace NS      the namespace (default the context's)\n"
+	"  -h, --help              help for cadre or a command\n";
+
+static void usage(FILE *f)
+{
+	fputs("cadre runs Slurm and SkyPilot jobs on Kubernetes.\n\n"
+	      "Usage: cadre <command> [flags]\n\nCommands:\n", f);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n%s\nUse \"cadre <command> --help\" for more about a command.\n", global_help);
+}
+
+/* Every flag; command NULL for the global ones. */
+struct flag_def {
+	struct cli_flag flag;
+	const char *command;
+};
+
+static int parse_flag(struct invocation *inv, const struct flag_def *defs, size_t n_defs,
+		      int argc, char **argv, int *i, FILE *err)
+{
+	const char *a = argv[*i], *value = NULL, *eq;
+	bool is_long = a[1] == '-';
+	size_t len;
+
+	a += is_long ? 2 : 1;
+	eq = strchr(a, '=');
+	len = is_long ? (eq ? (size_t)(eq - a) : strlen(a)) : 1;
+	for (size_t k = 0; k < n_defs; k++) {
+		const struct cli_flag *f = &defs[k].flag;
+
+		if (is_long ? strlen(f->name) != len || strncmp(f->name, a, len) :
+			      f->short_name != a[0])
+			continue;
+		if (f->set) {
+			if ((is_long && eq) || (!is_long && a[1])) {
+				fprintf(err, "cadre: flag %s%s takes no value\n", is_long ? "--" : "-",
+					is_long ? f->name : (char[]){ a[0], 0 });
+				return -1;
+			}
+			*f->set = true;
+			return (int)k;
+		}
+		value = is_long ? (eq ? eq + 1 : NULL) : (a[1] ? a + 1 + (a[1] == '=') : NULL);
+		if (!value && *i + 1 < argc)
+			value = argv[++*i];
+		if (!value) {
+			fprintf(err, "cadre: flag needs an argument: %s\n", argv[*i]);
+			return -1;
+		}
+		*f->value = value;
+		return (int)k;
+	}
+	fprintf(err, "cadre: unknown flag: %.*s\n", (int)(len + (is_long ? 2 : 1)), argv[*i]);
+	return -1;
+}
+
+/* One pass over argv: flags anywhere, the command, its arguments. */
+static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
+{
+	const struct flag_def defs[] = {
+		{ { "kubeconfig", 0, &inv->g.kubeconfig, NULL }, NULL },
+		{ { "context", 0, &inv->g.context, NULL }, NULL },
+		{ { "namespace", 'n', &inv->g.namespace, NULL }, NULL },
+		{ { "help", 'h', NULL, &inv->help }, NULL },
+		{ { "image", 0, &inv->image, NULL }, "convert" },
+	};
+	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };
+	bool dashdash = false;
+
+	if (!(inv->args = calloc((size_t)argc + 1, sizeof(*inv->args))))
+		return -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int k;
+
+		if (!dashdash && !strcmp(a, "--")) {
+			dashdash = true;
+		} else if (!dashdash && a[0] == '-' && a[1]) {
+			if ((k = parse_flag(inv, defs, sizeof(defs) / sizeof(defs[0]), argc, argv,
+					    &i, err)) < 0)
+				return -1;
+			used[k] = a;
+		} else if (!inv->command) {
+			inv->command = a;
+		} else {
+			inv->args[inv->n_args++] = argv[i];
+		}
+	}
+	for (size_t k = 0; k < sizeof(defs) / sizeof(defs[0]); k++) {
+		if (used[k] && defs[k].command &&
+		    (!inv->command || strcmp(inv->command, defs[k].command))) {
+			fprintf(err, "cadre: unknown flag: --%s\n", defs[k].flag.name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cli_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	struct invocation inv = { .n_args = 0 };
+	const struct command *cmd = NULL;
+	int code = CLI_EXIT_USAGE;
+
+	if (parse_args(&inv, argc, argv, err))
+		goto out;
+	if (inv.command && !strcmp(inv.command, "help")) {
+		inv.help = true;
+		inv.command = inv.n_args ? inv.args[0] : NULL;
+	}
+	for (size_t i = 0; inv.command && i < N_COMMANDS; i++)
+		if (!strcmp(inv.command, commands[i].name))
+			cmd = &commands[i];
+	if (inv.command && !cmd) {
+		fprintf(err, "cadre: unknown command \"%s\" (see cadre --help)\n", inv.command);
+		goto out;
+	}
+	if (!cmd) {
+		usage(out);
+		code = CLI_EXIT_OK;
+		goto out;
+	}
+	if (inv.help) {
+		fprintf(out, "%s\n%s", cmd->help, global_help);
+		code = CLI_EXIT_OK;
+		goto out;
+	}
+	code = cmd->run(&inv, out, err);
+out:
+	free(inv.args);
+	return code;
+}

@@ -1,0 +1,506 @@
+/*
+ * skypilot.c - a SkyPilot task (sky/utils/schemas.py: name, num_nodes,
+ * resources, envs, secrets, setup, run, workdir, volumes, file_mounts)
+ * into a TrainingJob. Fields that map are set; every other field is a
+ * note with its line; a value SkyPilot would refuse is an error.
+ */
+#include "convert/convert.h"
+#include "convert/yamldoc.h"
+
+#include "api/accel.h"
+#include "api/name.h"
+#include "api/quantity.h"
+#include "base/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct task {
+	const struct convert_input *in;
+	struct convert_result *r;
+	yaml_document_t *doc;
+	bool has_image;
+};
+
+static yaml_node_t *node_of(struct task *t, int index)
+{
+	return yaml_document_get_node(t->doc, index);
+}
+
+static int fail_at(struct task *t, const yaml_node_t *n, const char *field, const char *why)
+{
+	return convert_fail(t->r, ydoc_line(n), ydoc_column(n), field, "%s", why);
+}
+
+static int note_at(struct task *t, const yaml_node_t *n, const char *field, const char *why)
+{
+	return convert_note(&t->r->notes, ydoc_line(n), field, "%s", why);
+}
+
+/* A field that must be text (a string, number or bool). */
+static int want_text(struct task *t, const yaml_node_t *n, const char *field, const char **text)
+{
+	if (ydoc_text(n, text))
+		return 0;
+	return fail_at(t, n, field, "must be a string");
+}
+
+static int set_string(char **field, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return CADRE_ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+/* ---- resources ---- */
+
+static int res_accelerators(struct task *t, yaml_node_t *n)
+{
+	struct tj_resources *res = &t->r->tj.spec.resources;
+	char text[128];
+	const char *s;
+	int err;
+
+	if (n->type == YAML_SEQUENCE_NODE && n->data.sequence.items.start <
+	    n->data.sequence.items.top) {
+		if ((err = note_at(t, n, "resources.accelerators", "a list of choices: cadre asks for "
+				   "the first")))
+			return err;
+		n = node_of(t, *n->data.sequence.items.start);
+	}
+	if (n->type == YAML_MAPPING_NODE && n->data.mapping.pairs.top - n->data.mapping.pairs.start == 1) {
+		const yaml_node_pair_t *p = n->data.mapping.pairs.start;
+		const char *count;
+
+		if (!ydoc_text(node_of(t, p->value), &count))
+			return fail_at(t, n, "resources.accelerators", "must be TYPE[:COUNT] or "
+				       "{TYPE: COUNT}, e.g. H100:8");
+		snprintf(text, sizeof(text), "%s:%s", ydoc_key(t->doc, p), count);
+	} else if (ydoc_text(n, &s)) {
+		snprintf(text, sizeof(text), "%s", s);
+	} else {
+		return fail_at(t, n, "resources.accelerators", "must be TYPE[:COUNT], e.g. H100:8");
+	}
+	if (accel_parse(text, &res->accel))
+		return convert_fail(t->r, ydoc_line(n), ydoc_column(n), "resources.accelerators",
+				    "\"%s\" is not TYPE[:COUNT] with a whole count >= 1", text);
+	res->has_accel = true;
+	return set_string(&res->accelerators, text);
+}
+
+/*
+ * cpus and memory: "32", "32+" (at least; cadre asks for exactly that), or
+ * a quantity. SkyPilot counts memory in GiB when no unit is given.
+ */
+static int res_quantity(struct task *t, yaml_node_t *n, const char *field, bool memory,
+			char **out, bool *has, int64_t *milli)
+{
+	char text[64];
+	const char *s;
+	size_t len;
+	int err;
+
+	if ((err = want_text(t, n, field, &s)))
+		return err;
+	len = strlen(s);
+	snprintf(text, sizeof(text), "%.*s", (int)(len && s[len - 1] == '+' ? len - 1 : len), s);
+	if (memory && *text && strspn(text, "0123456789.") == strlen(text)) {
+		size_t n_len = strlen(text);
+
+		snprintf(text + n_len, sizeof(text) - n_len, "Gi");
+	}
+	if (quantity_parse(text, milli) || *milli <= 0)
+		return convert_fail(t->r, ydoc_line(n), ydoc_column(n), field,
+				    "\"%s\" is not a positive quantity", s);
+	*has = true;
+	if ((err = set_string(out, text)))
+		return err;
+	if (len && s[len - 1] == '+')
+		return convert_note(&t->r->notes, ydoc_line(n), field, "\"%s\" means at least: "
+				    "cadre asks for exactly %s", s, text);
+	return 0;
+}
+
+static int res_image(struct task *t, yaml_node_t *n)
+{
+	const char *s;
+
+	if (!ydoc_text(n, &s))
+		return fail_at(t, n, "resources.image_id", "one image for every region: a string "
+			       "such as docker:nvcr.io/nvidia/pytorch:24.05-py3");
+	if (!strncmp(s, "docker:", 7))
+		s += 7;
+	if (!*s)
+		return fail_at(t, n, "resources.image_id", "an image is required");
+	t->has_image = true;
+	return set_string(&t->r->tj.spec.image, s);
+}
+
+/* infra/cloud: Kubernetes is where cadre runs; anything else is a note. */
+static int res_infra(struct task *t, yaml_node_t *n, const char *field)
+{
+	const char *s;
+
+	if (ydoc_text(n, &s) && (!strncmp(s, "kubernetes", 10) || !strncmp(s, "k8s", 3)))
+		return 0;
+	return note_at(t, n, field, "cadre runs on the cluster of the kubeconfig's context");
+}
+
+static int res_job_recovery(struct task *t, yaml_node_t *n)
+{
+	yaml_node_pair_t *p;
+	int err;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return note_at(t, n, "resources.job_recovery", "cadre requeues a gang after "
+			       "preemption or node loss whatever the strategy");
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *key = ydoc_key(t->doc, p), *s;
+		yaml_node_t *v = node_of(t, p->value);
+		char *end;
+		long max;
+
+		if (strcmp(key, "max_restarts_on_errors")) {
+			if ((err = note_at(t, v, "resources.job_recovery", "cadre requeues a gang "
+					   "after preemption or node loss whatever the strategy")))
+				return err;
+			continue;
+		}
+		if (!ydoc_text(v, &s) || (max = strtol(s, &end, 10)) < 0 || *end || !*s ||
+		    max > 1000000)
+			return fail_at(t, v, "resources.job_recovery.max_restarts_on_errors",
+				       "must be a whole number >= 0");
+		t->r->tj.spec.max_restarts = (int32_t)max;
+	}
+	return 0;
+}
+
+static int parse_resources(struct task *t, yaml_node_t *n)
+{
+	struct tj_resources *res = &t->r->tj.spec.resources;
+	yaml_node_pair_t *p;
+	int err = 0;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(t, n, "resources", "must be a mapping (accelerators, cpus, memory, ...)");
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && !err; p++) {
+		const char *key = ydoc_key(t->doc, p);
+		yaml_node_t *v = node_of(t, p->value);
+		char field[96];
+
+		snprintf(field, sizeof(field), "resources.%.80s", key);
+		if (ydoc_is_null(v))
+			continue;
+		if (!strcmp(key, "accelerators"))
+			err = res_accelerators(t, v);
+		else if (!strcmp(key, "cpus"))
+			err = res_quantity(t, v, field, false, &res->cpus, &res->has_cpus,
+					   &res->cpus_milli);
+		else if (!strcmp(key, "memory"))
+			err = res_quantity(t, v, field, true, &res->memory, &res->has_memory,
+					   &res->memory_milli);
+		else if (!strcmp(key, "image_id"))
+			err = res_image(t, v);
+		else if (!strcmp(key, "infra") || !strcmp(key, "cloud"))
+			err = res_infra(t, v, field);
+		else if (!strcmp(key, "job_recovery"))
+			err = res_job_recovery(t, v);
+		else
+			err = note_at(t, v, field, "has no counterpart in a TrainingJob (cadre "
+				      "places pods on the cluster's nodes)");
+	}
+	return err;
+}
+
+/* ---- envs, secrets, volumes ---- */
+
+/* A variable name that may go into spec.envs or spec.secretEnvs. */
+static int check_env_name(struct task *t, yaml_node_t *key_node, const char *field,
+			  const char *name, bool *skip)
+{
+	*skip = false;
+	if (!name_is_c_identifier(name))
+		return convert_fail(t->r, ydoc_line(key_node), ydoc_column(key_node), field,
+				    "\"%.64s\" is not a variable name", name);
+	if (tj_env_reserved(name)) {
+		*skip = true;
+		return convert_note(&t->r->notes, ydoc_line(key_node), field, "%s is set by cadre "
+				    "on every pod; the value given is not used", name);
+	}
+	return 0;
+}
+
+static int parse_envs(struct task *t, yaml_node_t *n)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	yaml_node_pair_t *p;
+	size_t count;
+	int err;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(t, n, "envs", "must be a mapping of NAME: value");
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	if (!(spec->envs = calloc(count ? count : 1, sizeof(*spec->envs))))
+		return CADRE_ENOMEM;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *name = ydoc_key(t->doc, p), *value;
+		yaml_node_t *v = node_of(t, p->value);
+		struct tj_env *env;
+		bool skip;
+
+		if ((err = check_env_name(t, node_of(t, p->key), "envs", name, &skip)))
+			return err;
+		if (skip)
+			continue;
+		if (ydoc_is_null(v)) {
+			if ((err = convert_note(&t->r->notes, ydoc_line(v), "envs", "%s has no value: "
+						"SkyPilot asks for it with --env; give it here", name)))
+				return err;
+			continue;
+		}
+		if ((err = want_text(t, v, "envs", &value)))
+			return err;
+		env = &spec->envs[spec->n_envs++];
+		env->name = strdup(name);
+		env->value = strdup(value);
+		if (!env->name || !env->value)
+			return CADRE_ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * secrets: values never go into the TrainingJob (DESIGN.md 6). Each becomes
+ * a secretEnvs entry reading key NAME of the Secret "<job>-secrets", and one
+ * note says how to create it.
+ */
+static int parse_secrets(struct task *t, yaml_node_t *key_node, yaml_node_t *n)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	char secret[128];
+	yaml_node_pair_t *p;
+	size_t count;
+	int err;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(t, n, "secrets", "must be a mapping of NAME: value");
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	snprintf(secret, sizeof(secret), "%s-secrets", t->r->tj.meta.name);
+	if (!(spec->secret_envs = calloc(count ? count : 1, sizeof(*spec->secret_envs))))
+		return CADRE_ENOMEM;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *name = ydoc_key(t->doc, p);
+		struct tj_secret_env *e = &spec->secret_envs[spec->n_secret_envs];
+		bool skip;
+
+		if ((err = check_env_name(t, node_of(t, p->key), "secrets", name, &skip)))
+			return err;
+		if (skip)
+			continue;
+		spec->n_secret_envs++;
+		e->name = strdup(name);
+		e->secret_name = strdup(secret);
+		e->secret_key = strdup(name);
+		if (!e->name || !e->secret_name || !e->secret_key)
+			return CADRE_ENOMEM;
+	}
+	return convert_note(&t->r->notes, ydoc_line(key_node), "secrets", "values are never written "
+			    "into a TrainingJob: create the Secret first, e.g. kubectl create secret "
+			    "generic %s --from-literal=NAME=value for each name", secret);
+}
+
+static int parse_volumes(struct task *t, yaml_node_t *n)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	yaml_node_pair_t *p;
+	size_t count;
+	int err;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(t, n, "volumes", "must be a mapping of /mount/path: volume-name");
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	if (!(spec->volumes = calloc(count ? count : 1, sizeof(*spec->volumes))))
+		return CADRE_ENOMEM;
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *path = ydoc_key(t->doc, p), *volume;
+		yaml_node_t *v = node_of(t, p->value);
+		struct tj_volume_mount *m = &spec->volumes[spec->n_volumes];
+
+		if (!name_is_mount_path(path))
+			return fail_at(t, node_of(t, p->key), "volumes", "a mount path must be absolute "
+				       "and plain, e.g. /mnt/checkpoints");
+		if (!ydoc_text(v, &volume)) {
+			if ((err = note_at(t, v, "volumes", "an ephemeral volume is not supported yet: "
+					   "create a Volume and give its name")))
+				return err;
+			continue;
+		}
+		if (!name_is_dns1123_subdomain(volume))
+			return fail_at(t, v, "volumes", "not the name of a Volume (lower case letters, "
+				       "digits, '-' and '.')");
+		spec->n_volumes++;
+		m->mount_path = strdup(path);
+		m->volume = strdup(volume);
+		if (!m->mount_path || !m->volume)
+			return CADRE_ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_file_mounts(struct task *t, yaml_node_t *n)
+{
+	yaml_node_pair_t *p;
+	int err;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return ydoc_is_null(n) ? 0 : fail_at(t, n, "file_mounts", "must be a mapping");
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		if ((err = convert_note(&t->r->notes, ydoc_line(node_of(t, p->key)), "file_mounts",
+					"%.200s is not copied: cadre uploads nothing; put the files in "
+					"the image or on a Volume", ydoc_key(t->doc, p))))
+			return err;
+	}
+	return 0;
+}
+
+/* ---- the task ---- */
+
+static int parse_num_nodes(struct task *t, yaml_node_t *n)
+{
+	const char *s;
+	char *end;
+	long v;
+
+	if (!ydoc_text(n, &s) || (v = strtol(s, &end, 10)) < 1 || *end || v > 65536)
+		return fail_at(t, n, "num_nodes", "must be a whole number >= 1");
+	t->r->tj.spec.num_nodes = (int32_t)v;
+	t->r->tj.spec.has_num_nodes = true;
+	return 0;
+}
+
+static int parse_name(struct task *t, yaml_node_t *root)
+{
+	struct trainingjob *tj = &t->r->tj;
+	const char *given = t->in->default_name;
+	int line = 0;
+
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *v = node_of(t, p->value);
+
+		if (strcmp(ydoc_key(t->doc, p), "name") || ydoc_is_null(v))
+			continue;
+		if (!ydoc_text(v, &given))
+			return fail_at(t, v, "name", "must be a string");
+		line = ydoc_line(v);
+	}
+	if (!(tj->meta.name = convert_job_name(given)))
+		return CADRE_ENOMEM;
+	if (given && strcmp(given, tj->meta.name))
+		return convert_note(&t->r->notes, line, line ? "name" : NULL, "the job is named "
+				    "\"%s\": a TrainingJob's name is a DNS label (lower case letters, "
+				    "digits and '-')", tj->meta.name);
+	return 0;
+}
+
+static int parse_script(struct task *t, yaml_node_t *n, const char *field, char **out)
+{
+	const char *s;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (!ydoc_text(n, &s))
+		return fail_at(t, n, field, "must be a string of shell commands");
+	return set_string(out, s);
+}
+
+/* Top-level fields that SkyPilot knows and cadre does not use. */
+static const char *const unused_fields[][2] = {
+	{ "workdir", "SkyPilot uploads this directory; cadre uploads nothing: put the code in "
+		     "the image or on a Volume, and set spec.workdir to where it is" },
+	{ "config", "SkyPilot's configuration overrides have no counterpart" },
+	{ "service", "SkyServe services are not supported" },
+	{ "event_callback", "event callbacks are not supported" },
+	{ "inputs", "inputs and outputs are not supported" },
+	{ "outputs", "inputs and outputs are not supported" },
+	{ "experimental", "SkyPilot's experimental fields have no counterpart" },
+	{ "pool", "pools are not supported: a job gets its own nodes" },
+};
+
+static int parse_field(struct task *t, yaml_node_pair_t *p)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	const char *key = ydoc_key(t->doc, p);
+	yaml_node_t *v = node_of(t, p->value), *k = node_of(t, p->key);
+
+	if (!strcmp(key, "name"))
+		return 0;
+	if (!strcmp(key, "num_nodes"))
+		return parse_num_nodes(t, v);
+	if (!strcmp(key, "resources"))
+		return parse_resources(t, v);
+	if (!strcmp(key, "setup"))
+		return parse_script(t, v, "setup", &spec->setup);
+	if (!strcmp(key, "run"))
+		return parse_script(t, v, "run", &spec->run);
+	if (!strcmp(key, "envs"))
+		return parse_envs(t, v);
+	if (!strcmp(key, "secrets"))
+		return parse_secrets(t, k, v);
+	if (!strcmp(key, "volumes"))
+		return parse_volumes(t, v);
+	if (!strcmp(key, "file_mounts"))
+		return parse_file_mounts(t, v);
+	for (size_t i = 0; i < sizeof(unused_fields) / sizeof(unused_fields[0]); i++)
+		if (!strcmp(key, unused_fields[i][0]))
+			return note_at(t, k, key, unused_fields[i][1]);
+	return convert_note(&t->r->notes, ydoc_line(k), key, "not a field of a SkyPilot task; "
+			    "ignored");
+}
+
+int convert_sky_task(const struct convert_input *in, struct convert_result *r)
+{
+	yaml_document_t doc;
+	struct task t = { .in = in, .r = r, .doc = &doc };
+	yaml_node_t *root;
+	int err;
+
+	r->kind = CONVERT_SKY_TASK;
+	if ((err = ydoc_load(in, r, "task", &doc)))
+		return err;
+	root = yaml_document_get_root_node(&doc);
+	if ((err = parse_name(&t, root)))
+		goto out;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top && !err; p++)
+		err = parse_field(&t, p);
+	if (err)
+		goto out;
+	if (!r->tj.spec.has_num_nodes) {
+		r->tj.spec.num_nodes = 1;
+		r->tj.spec.has_num_nodes = true;
+	}
+	if (!r->tj.spec.run || !*r->tj.spec.run) {
+		err = convert_fail(r, ydoc_line(root), 0, "run", "required: cadre runs it on every "
+				   "node (a task without run only provisions nodes in SkyPilot)");
+		goto out;
+	}
+	if (!t.has_image)
+		err = convert_default_image(in, r, "resources.image_id");
+out:
+	yaml_document_delete(&doc);
+	return err;
+}

@@ -1,0 +1,102 @@
+/*
+ * yamldoc.c - loading a SkyPilot file with libyaml and reading its nodes.
+ */
+#include "convert/yamldoc.h"
+
+#include "base/err.h"
+
+#include <string.h>
+#include <strings.h>
+
+static int yaml_fail(struct convert_result *r, const yaml_parser_t *parser)
+{
+	const yaml_mark_t *mark = parser->problem ? &parser->problem_mark : &parser->context_mark;
+
+	return convert_fail(r, (int)mark->line + 1, (int)mark->column + 1, NULL, "YAML: %s%s%s",
+			    parser->problem ? parser->problem : "cannot be read",
+			    parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+int ydoc_load(const struct convert_input *in, struct convert_result *r, const char *what,
+	      yaml_document_t *doc)
+{
+	yaml_parser_t parser;
+	yaml_document_t next;
+	yaml_node_t *root;
+	int err = 0;
+
+	if (in->len > CONVERT_MAX_INPUT)
+		return CADRE_ETOOBIG;
+	if (!yaml_parser_initialize(&parser))
+		return CADRE_ENOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)in->text, in->len);
+	if (!yaml_parser_load(&parser, doc)) {
+		err = yaml_fail(r, &parser);
+		goto out;
+	}
+	root = yaml_document_get_root_node(doc);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		err = convert_fail(r, root ? ydoc_line(root) : 1, root ? ydoc_column(root) : 0, NULL,
+				   "a SkyPilot %s is a mapping of fields (name, ...)", what);
+		yaml_document_delete(doc);
+		goto out;
+	}
+	if (!yaml_parser_load(&parser, &next)) {
+		err = yaml_fail(r, &parser);
+		yaml_document_delete(doc);
+		goto out;
+	}
+	if (yaml_document_get_root_node(&next))
+		err = convert_note(&r->notes, (int)next.start_mark.line + 1, NULL,
+				   "only the first document is converted: a pipeline of several "
+				   "tasks is not supported yet");
+	yaml_document_delete(&next);
+	if (err)
+		yaml_document_delete(doc);
+out:
+	yaml_parser_delete(&parser);
+	return err;
+}
+
+int ydoc_line(const yaml_node_t *node)
+{
+	return (int)node->start_mark.line + 1;
+}
+
+int ydoc_column(const yaml_node_t *node)
+{
+	return (int)node->start_mark.column + 1;
+}
+
+const char *ydoc_scalar(const yaml_node_t *node)
+{
+	return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
+}
+
+bool ydoc_is_null(const yaml_node_t *node)
+{
+	const char *s = ydoc_scalar(node);
+
+	if (!node)
+		return true;
+	if (!s || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	return !*s || !strcmp(s, "~") || !strcasecmp(s, "null");
+}
+
+bool ydoc_text(const yaml_node_t *node, const char **text)
+{
+	const char *s = ydoc_scalar(node);
+
+	if (!s || ydoc_is_null(node) || strlen(s) != node->data.scalar.length)
+		return false;
+	*text = s;
+	return true;
+}
+
+const char *ydoc_key(yaml_document_t *doc, const yaml_node_pair_t *pair)
+{
+	const char *key = ydoc_scalar(yaml_document_get_node(doc, pair->key));
+
+	return key ? key : "";
+}

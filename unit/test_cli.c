@@ -1,0 +1,135 @@
+#include <criterion/criterion.h>
+
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TESTDATA CADRE_SOURCE_DIR "/unit/testdata/convert"
+
+static char *out, *err;
+
+static void teardown(void)
+{
+	free(out);
+	free(err);
+	out = err = NULL;
+}
+
+TestSuite(cli, .fini = teardown);
+
+/* Run cadre with the words of line (split at spaces) in the test data directory. */
+static int cadre(const char *line)
+{
+	char copy[1024], *argv[32];
+	size_t out_len, err_len;
+	int argc = 0, code;
+	FILE *o, *e;
+
+	free(out);
+	free(err);
+	snprintf(copy, sizeof(copy), "%s", line);
+	argv[argc++] = "cadre";
+	for (char *p = copy, *sp; p && *p && argc < 31; p = sp ? sp + 1 : NULL) {
+		sp = strchr(p, ' ');
+		if (sp)
+			*sp = '\0';
+		argv[argc++] = p;
+	}
+	argv[argc] = NULL;
+	o = open_memstream(&out, &out_len);
+	e = open_memstream(&err, &err_len);
+	cr_assert_eq(chdir(TESTDATA), 0);
+	code = cli_main(argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	return code;
+}
+
+/* Exactly one line on stderr, holding text. */
+static void assert_one_line(const char *text)
+{
+	cr_assert(strstr(err, text), "stderr: %s", err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+}
+
+Test(cli, help_lists_commands_and_each_command_has_help_with_an_example)
+{
+	cr_assert_eq(cadre("--help"), CLI_EXIT_OK);
+	cr_assert(strstr(out, "convert"), "%s", out);
+	cr_assert(strstr(out, "--kubeconfig"), "%s", out);
+	cr_assert_eq(cadre(""), CLI_EXIT_OK, "no command prints the help");
+	cr_assert(strstr(out, "Usage: cadre <command>"), "%s", out);
+	cr_assert_eq(cadre("convert --help"), CLI_EXIT_OK);
+	cr_assert(strstr(out, "Usage: cadre convert FILE"), "%s", out);
+	cr_assert(strstr(out, "Examples:\n  cadre convert train.sh"), "%s", out);
+	cr_assert(strstr(out, "-n, --namespace"), "the global flags too: %s", out);
+	cr_assert_eq(cadre("help convert"), CLI_EXIT_OK);
+	cr_assert(strstr(out, "Usage: cadre convert FILE"), "%s", out);
+	cr_assert_eq(cadre("-h convert"), CLI_EXIT_OK);
+	cr_assert(strstr(out, "Usage: cadre convert FILE"), "%s", out);
+}
+
+Test(cli, global_flags_are_read_anywhere_in_every_form_kubectl_takes)
+{
+	static const char *const lines[] = {
+		"-n ml convert volume.yaml", "convert volume.yaml -n ml", "convert -nml volume.yaml",
+		"convert -n=ml volume.yaml", "--namespace=ml convert volume.yaml",
+		"--namespace ml --context kind --kubeconfig /nonexistent convert volume.yaml",
+		"convert --context=kind --kubeconfig=/x volume.yaml", "convert -- volume.yaml",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		cr_assert_eq(cadre(lines[i]), CLI_EXIT_OK, "%s: %s", lines[i], err);
+		cr_assert(strstr(out, "kind: Volume"), "%s", lines[i]);
+	}
+}
+
+Test(cli, bad_usage_is_one_line_and_exit_code_two)
+{
+	cr_assert_eq(cadre("frobnicate"), CLI_EXIT_USAGE);
+	assert_one_line("unknown command \"frobnicate\"");
+	cr_assert_eq(cadre("convert --frob volume.yaml"), CLI_EXIT_USAGE);
+	assert_one_line("unknown flag: --frob");
+	cr_assert_eq(cadre("--image x"), CLI_EXIT_USAGE, "--image belongs to convert");
+	assert_one_line("unknown flag: --image");
+	cr_assert_eq(cadre("convert volume.yaml -n"), CLI_EXIT_USAGE);
+	assert_one_line("flag needs an argument");
+	cr_assert_eq(cadre("convert --help=yes"), CLI_EXIT_USAGE);
+	assert_one_line("takes no value");
+	cr_assert_eq(cadre("convert"), CLI_EXIT_USAGE);
+	assert_one_line("FILE is required");
+	cr_assert_eq(cadre("convert train.sh task.yaml"), CLI_EXIT_USAGE);
+	assert_one_line("one FILE at a time");
+	cr_assert_eq(cadre("convert /nonexistent/train.sh"), CLI_EXIT_USAGE);
+	assert_one_line("/nonexistent/train.sh: No such file or directory");
+	cr_assert_str_eq(out, "", "nothing on stdout when it fails");
+}
+
+Test(cli, bad_input_names_the_file_line_and_option)
+{
+	char path[] = "/tmp/cadre-cli-XXXXXX";
+	int fd = mkstemp(path);
+	const char *script = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --time=soon\nsrun x\n";
+	char line[256];
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, script, strlen(script)), (ssize_t)strlen(script));
+	close(fd);
+	snprintf(line, sizeof(line), "convert %s", path);
+	cr_assert_eq(cadre(line), CLI_EXIT_USAGE);
+	snprintf(line, sizeof(line), "%s:3: --time: \"soon\" is not a time", path);
+	assert_one_line(line);
+	cr_assert_str_eq(out, "");
+	unlink(path);
+}
+
+Test(cli, convert_takes_the_image_flag_when_the_file_names_none)
+{
+	cr_assert_eq(cadre("convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3"), CLI_EXIT_OK);
+	cr_assert(strstr(out, "  image: \"nvcr.io/nvidia/pytorch:24.05-py3\"\n"), "%s", out);
+	cr_assert_null(strstr(err, "no image"), "%s", err);
+	cr_assert(strstr(err, "train.sh:4: --gpus-per-node: no GPU type"), "%s", err);
+}
