@@ -171,6 +171,8 @@ void podview_read(const json_t *pod, struct podview *v)
 	v->ip = str_at(status, "podIP");
 	v->deleting = json_object_get(meta, "deletionTimestamp") != NULL &&
 		      !json_is_null(json_object_get(meta, "deletionTimestamp"));
+	v->kueue_managed = str_at(labels, KUEUE_MANAGED_LABEL) &&
+			   !strcmp(str_at(labels, KUEUE_MANAGED_LABEL), "true");
 	json_array_foreach(json_object_get(spec, "schedulingGates"), i, gate) {
 		const char *name = str_at(gate, "name");
 

@@ -21,6 +21,8 @@
 #define LABEL_JOB_NAME "cadre.dev/job-name"
 #define LABEL_NODE_RANK "cadre.dev/node-rank"
 #define LABEL_RESTART_ATTEMPT "cadre.dev/restart-attempt"
+/* Kueue's pod webhook labels every pod it gates, and so manages, with this. */
+#define KUEUE_MANAGED_LABEL "kueue.x-k8s.io/managed"
 #define MAIN_CONTAINER "main"
 
 enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED, POD_UNKNOWN };
@@ -45,6 +47,7 @@ struct podview {
 	const char *ip;            /* status.podIP; NULL until assigned */
 	bool gated;                /* carries the cadre.dev/gang scheduling gate */
 	int n_gates;               /* scheduling gates of anyone */
+	bool kueue_managed;        /* labelled kueue.x-k8s.io/managed=true: Kueue took it */
 	bool deleting;             /* has a deletionTimestamp */
 	bool deleted_by_us;        /* deleting, and the delete was ours (set by the caller) */
 	bool ready;                /* condition Ready is True */

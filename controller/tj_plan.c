@@ -360,11 +360,27 @@ static bool volumes_ready(struct planner *p)
 	return true;
 }
 
-/* Kueue admits by removing its gates; Admitted mirrors that. */
-static bool kueue_admitted(struct planner *p, size_t have, size_t gated)
+/*
+ * Kueue admits by removing its gates. A pod without gates is evidence of
+ * that only when Kueue's webhook took the pod (its managed label): in a
+ * namespace Kueue does not manage, or with Kueue down, pods are never gated
+ * and nothing admitted them, so that is said rather than claimed as Kueue's.
+ */
+static bool kueue_admitted(struct planner *p, size_t have, size_t gated, size_t managed)
 {
-	if (have == (size_t)num_nodes(p) && gated == 0) {
+	size_t n = (size_t)num_nodes(p);
+
+	if (have == n && gated == 0 && managed == n)
 		return true;
+	if (have == n && gated == 0) {
+		cond(p, "Admitted", false, "NotManagedByKueue",
+		     "the pods carry no kueue.x-k8s.io/managed label: Kueue did not take them");
+		set_phase(p, TJ_PHASE_QUEUED);
+		set_message(p, "%zu of %zu pods are not managed by Kueue: is Kueue running, and does "
+			    "it manage namespace %s? Nothing admitted this job (queue \"%s\")",
+			    n - managed, n, p->job->meta.namespace ? p->job->meta.namespace : "",
+			    p->job->spec.queue ? p->job->spec.queue : "");
+		return false;
 	}
 	cond(p, "Admitted", false, "WaitingForKueue",
 	     "waiting for Kueue to admit the pod group");
@@ -521,14 +537,17 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			for (int r = 0; r < n; r++)
 				if (!by_rank[r])
 					action(p, TJ_CREATE_POD, r, NULL);
-		size_t kueue_gated = 0;
+		size_t kueue_gated = 0, kueue_managed = 0;
 
-		for (int r = 0; r < n; r++)
+		for (int r = 0; r < n; r++) {
 			if (by_rank[r] && by_rank[r]->n_gates)
 				kueue_gated++;
+			if (by_rank[r] && by_rank[r]->kueue_managed)
+				kueue_managed++;
+		}
 		if (!in->service_exists)
 			action(p, TJ_CREATE_SERVICE, -1, NULL);
-		if (!kueue_admitted(p, (size_t)have, kueue_gated)) {
+		if (!kueue_admitted(p, (size_t)have, kueue_gated, kueue_managed)) {
 			if (refused)
 				say_refused(p, refused, "Admitted", refused_since);
 			record_nodes(p);

@@ -518,13 +518,39 @@ Test(tj_plan, kueue_mode_creates_ungated_pods_and_mirrors_kueue)
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	fx_release(&f);
 
+	/* Kueue took both pods (its managed label) and removed its gates: admitted. */
 	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
 	f.in.mode = GANG_KUEUE;
 	fx_pod(&f, 0, 0, "Running", false, NULL);
 	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.pods[0].kueue_managed = f.pods[1].kueue_managed = true;
 	fx_plan(&f);
 	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	fx_release(&f);
+}
+
+/*
+ * A namespace Kueue does not manage (or Kueue down): the pods were never
+ * gated, so "no gate" says nothing about Kueue. Nothing admitted the job.
+ */
+Test(tj_plan, kueue_mode_does_not_claim_an_admission_when_kueue_never_took_the_pods)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.pods[0].kueue_managed = true;
+	fx_plan(&f);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "NotManagedByKueue");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_eq(f.plan.status.admitted_time, 0);
+	cr_assert(strstr(f.plan.status.message, "1 of 2 pods are not managed by Kueue"), "%s",
+		  f.plan.status.message);
+	cr_assert_not(has_event(&f.plan, "Admitted"));
 	fx_release(&f);
 }
 

@@ -187,6 +187,32 @@ half_plus_one() {
 		'any(.status.conditions[]; .type == "Admitted" and .status == "True" and .reason == "Admitted")'
 }
 
+# This cluster runs no Kueue: the pods of a job with a queue are never gated by it, so
+# nothing admits the job, and its status must not say that Kueue did.
+@test "a job with spec.queue on a cluster without Kueue is never shown as admitted" {
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: queued
+spec:
+  numNodes: 1
+  queue: team-a
+  resources:
+    accelerators: "H100:8"
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun train.py
+EOF
+	wait_for -t 60 condition_is queued Admitted False NotManagedByKueue
+	same_for 5 not condition_is queued Admitted True
+	phase_is queued Queued
+	tj=$(kubectl -n "$NS" get tj queued -o json)
+	json_has "$tj" '.status.admittedTime == null'
+	json_has "$tj" '.status.message | contains("not managed by Kueue")'
+	# The pods say where they were meant to go: Kueue's queue label is on them.
+	[ "$(jp pod/queued-0 '{.metadata.labels.kueue\.x-k8s\.io/queue-name}')" = team-a ]
+}
+
 # The controller is restarted with --namespace here, so this test comes last.
 @test "with --namespace, cadre's pods in namespaces it does not watch still take capacity" {
 	controller_stop
