@@ -20,6 +20,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
@@ -35,10 +36,16 @@ func main() {
 func run(in io.Reader, out io.Writer, withMessage bool) error {
 	dec := json.NewDecoder(in)
 	for {
-		var obj map[string]interface{}
-		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 			return nil
 		} else if err != nil {
+			return fmt.Errorf("reading JSON: %w", err)
+		}
+		// Integers as int64, as the API machinery holds them (kstatus reads
+		// metadata.generation as one); encoding/json alone would give float64.
+		var obj map[string]interface{}
+		if err := utiljson.Unmarshal(raw, &obj); err != nil {
 			return fmt.Errorf("reading JSON: %w", err)
 		}
 		u := &unstructured.Unstructured{Object: obj}
