@@ -6,7 +6,7 @@ ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind valgrind-controller e2e test demo demo-down bench bench-cache clean
+.PHONY: all deps build unit asan valgrind valgrind-controller health-checks e2e test demo demo-down bench bench-cache clean
 
 all: build
 
@@ -40,10 +40,14 @@ valgrind: build
 valgrind-controller: build
 	scripts/valgrind-controller $(BUILD)/cadre-controller
 
+# The Argo CD health checks (manifests/argocd) on objects in every phase, with lua5.1.
+health-checks: deps
+	e2e/health/test-argocd
+
 e2e: build
 	e2e/run
 
-test: unit asan valgrind e2e
+test: unit asan valgrind health-checks e2e
 
 demo: build
 	scripts/demo

@@ -124,6 +124,20 @@ out:
 	return err;
 }
 
+void condition_list_observe(struct condition_list *list, int64_t observed_generation,
+			    bool *changed)
+{
+	if (changed)
+		*changed = false;
+	for (size_t i = 0; i < list->len; i++) {
+		if (list->items[i].observed_generation == observed_generation)
+			continue;
+		list->items[i].observed_generation = observed_generation;
+		if (changed)
+			*changed = true;
+	}
+}
+
 void condition_remove(struct condition_list *list, const char *type, bool *changed)
 {
 	struct condition *c = find(list, type);

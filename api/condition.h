@@ -52,6 +52,16 @@ int condition_set(struct condition_list *list, const char *type, const char *sta
 		  const char *reason, const char *message, int64_t observed_generation,
 		  int64_t now, bool *changed);
 
+/*
+ * Stamp every condition with observed_generation, the metadata.generation
+ * the status was computed from, including the ones this reconcile did not
+ * set: a condition that still holds after a spec change holds for the new
+ * generation too. Nothing else moves, lastTransitionTime included.
+ * *changed (when not NULL) says whether any condition had another value.
+ */
+void condition_list_observe(struct condition_list *list, int64_t observed_generation,
+			    bool *changed);
+
 /* Remove condition type if present; *changed (when not NULL) says whether it was. */
 void condition_remove(struct condition_list *list, const char *type, bool *changed);
 

@@ -211,6 +211,7 @@ int vol_status_parse(const json_t *obj, struct vol_status *status, struct field_
 	decode_strings(&d, obj, "status", "accessModes", &status->access_modes,
 		       &status->n_access_modes);
 	decode_strings(&d, obj, "status", "usedBy", &status->used_by, &status->n_used_by);
+	decode_int64(&d, obj, "status", "observedGeneration", &status->observed_generation, NULL);
 	decode_merge(&d, condition_list_parse(json_object_get(obj, "conditions"),
 					      "status.conditions", &status->conditions, errs));
 	return decode_finish(&d);
@@ -321,6 +322,9 @@ json_t *vol_status_to_json(const struct vol_status *st)
 		ok = put_string(obj, "phase", vol_phase_name(st->phase));
 	ok = ok && put_string(obj, "claimName", st->claim_name);
 	ok = ok && put_string(obj, "capacity", st->capacity);
+	if (ok && st->observed_generation)
+		ok = !json_object_set_new(obj, "observedGeneration",
+					  json_integer((json_int_t)st->observed_generation));
 	ok = ok && !json_object_set_new(obj, "accessModes",
 					strings_to_json(st->access_modes, st->n_access_modes));
 	ok = ok && !json_object_set_new(obj, "usedBy",
@@ -332,4 +336,28 @@ json_t *vol_status_to_json(const struct vol_status *st)
 		return NULL;
 	}
 	return obj;
+}
+
+int vol_status_observe(struct vol_status *st, int64_t generation, int64_t now)
+{
+	const struct condition *ready = condition_find(&st->conditions, "Ready");
+	const char *phase = vol_phase_name(st->phase);
+	const char *reason = ready && *ready->reason ? ready->reason : phase;
+	const char *message = ready && *ready->message ? ready->message : phase;
+	int err = 0;
+
+	st->observed_generation = generation;
+	if (st->phase != VOL_PHASE_UNSET) {
+		/* reason and message point into Ready's strings, which neither call frees. */
+		err = condition_set(&st->conditions, "Reconciling",
+				    st->phase == VOL_PHASE_PENDING ? "True" : "False", reason,
+				    message, generation, now, NULL);
+		if (!err && (st->phase == VOL_PHASE_FAILED ||
+			     condition_find(&st->conditions, "Stalled")))
+			err = condition_set(&st->conditions, "Stalled",
+					    st->phase == VOL_PHASE_FAILED ? "True" : "False",
+					    reason, message, generation, now, NULL);
+	}
+	condition_list_observe(&st->conditions, generation, NULL);
+	return err;
 }

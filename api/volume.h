@@ -81,7 +81,8 @@ struct vol_status {
 	size_t n_access_modes;
 	char **used_by;          /* names of non-terminal TrainingJobs that mount it */
 	size_t n_used_by;
-	struct condition_list conditions;  /* Ready */
+	int64_t observed_generation;  /* 0: not written (no status computed yet) */
+	struct condition_list conditions;  /* Ready, Reconciling, Stalled */
 };
 
 struct volume {
@@ -129,6 +130,21 @@ int vol_status_parse(const json_t *obj, struct vol_status *status, struct field_
  * written. NULL when out of memory or a string is not valid UTF-8.
  */
 json_t *vol_status_to_json(const struct vol_status *status);
+
+/*
+ * Finish a status computed from the spec of generation (metadata.generation):
+ * derive the GitOps conditions from phase and Ready (DESIGN.md 1.2) and
+ * stamp the status and every condition with generation.
+ *   Pending: Reconciling=True with Ready's reason and message (kstatus:
+ *            InProgress).
+ *   Failed:  Stalled=True with Ready's reason and message (kstatus: Failed).
+ *   Bound:   Reconciling=False (kstatus: Current).
+ * Stalled is added only when True and set False if it ever stops being so.
+ * A status with no phase yet is only stamped. lastTransitionTime moves only
+ * when a condition's status does, so a second call with the same status
+ * changes nothing. Returns 0 or CADRE_ENOMEM.
+ */
+int vol_status_observe(struct vol_status *status, int64_t generation, int64_t now);
 
 /* Names as written in the API; static strings. */
 const char *vol_type_name(enum vol_type type);

@@ -12,6 +12,7 @@ struct planner {
 	const struct tj_input *in;
 	const struct trainingjob *job;
 	struct tj_plan *out;
+	const char *wait_reason;  /* why the job is not there yet; static or borrowed from in */
 	int err;
 };
 
@@ -136,6 +137,12 @@ static void cond_clear(struct planner *p, const char *type, const char *reason,
 {
 	if (condition_find(&p->out->status.conditions, type))
 		cond(p, type, false, reason, message);
+}
+
+/* Say why the job waits, for the Reconciling condition (plan_health). */
+static void waiting(struct planner *p, const char *reason)
+{
+	p->wait_reason = reason;
 }
 
 static int attempt_of(const struct tj_status *st)
@@ -349,6 +356,7 @@ static bool volumes_ready(struct planner *p)
 			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) is not Bound yet",
 				 v->volume, v->mount_path);
 		cond(p, "VolumesReady", false, v->found ? "VolumeNotBound" : "VolumeNotFound", msg);
+		waiting(p, v->found ? "VolumeNotBound" : "VolumeNotFound");
 		set_phase(p, TJ_PHASE_PENDING);
 		set_message(p, "waiting for volumes: %s", msg);
 		return false;
@@ -375,6 +383,7 @@ static bool kueue_admitted(struct planner *p, size_t have, size_t gated, size_t 
 	if (have == n && gated == 0) {
 		cond(p, "Admitted", false, "NotManagedByKueue",
 		     "the pods carry no kueue.x-k8s.io/managed label: Kueue did not take them");
+		waiting(p, "NotManagedByKueue");
 		set_phase(p, TJ_PHASE_QUEUED);
 		set_message(p, "%zu of %zu pods are not managed by Kueue: is Kueue running, and does "
 			    "it manage namespace %s? Nothing admitted this job (queue \"%s\")",
@@ -384,6 +393,7 @@ static bool kueue_admitted(struct planner *p, size_t have, size_t gated, size_t 
 	}
 	cond(p, "Admitted", false, "WaitingForKueue",
 	     "waiting for Kueue to admit the pod group");
+	waiting(p, "WaitingForKueue");
 	set_phase(p, TJ_PHASE_QUEUED);
 	set_message(p, "waiting for Kueue to admit the workload (queue \"%s\")",
 		    p->job->spec.queue ? p->job->spec.queue : "");
@@ -458,6 +468,7 @@ static void say_refused(struct planner *p, const struct tj_refusal *r, const cha
 		 r->message && *r->message ? r->message : "refused by the API server");
 	cond(p, cond_type, false, "CreateRefused", why);
 	set_message(p, "%s", why);
+	waiting(p, "CreateRefused");
 	requeue_in(p, since + p->job->spec.gang_timeout_seconds - p->in->now);
 }
 
@@ -640,6 +651,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		say_refused(p, refused, "Running", refused_since);
 		return;
 	}
+	waiting(p, start_trouble ? start_trouble->reason :
+		sched_trouble ? "Unschedulable" : "PodsStarting");
 	if (start_trouble)
 		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start_trouble->rank,
 			    start_trouble->name, start_trouble->reason,
@@ -729,6 +742,7 @@ static void plan_active(struct planner *p)
 		for (size_t i = 0; i < in->n_pods; i++)
 			if (in->pods[i].attempt != attempt && !in->pods[i].deleting)
 				action(p, TJ_DELETE_POD, in->pods[i].rank, &in->pods[i]);
+		waiting(p, "OldPodsTerminating");
 		set_message(p, "waiting for %zu pods of an earlier attempt to go", stale);
 		return;
 	}
@@ -741,6 +755,7 @@ static void plan_active(struct planner *p)
 
 			if (in->now < at) {
 				set_phase(p, TJ_PHASE_QUEUED);
+				waiting(p, "RestartBackoff");
 				set_message(p, "restart %d: backing off for %llds after %s", attempt,
 					    (long long)(at - in->now),
 					    st->last_failure.reason ? st->last_failure.reason :
@@ -773,6 +788,7 @@ static void plan_active(struct planner *p)
 				/* Say once, as an event, that the gang waits and why. */
 				if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
 					event(p, false, reason, "%s", msg);
+				waiting(p, reason);
 				set_phase(p, TJ_PHASE_QUEUED);
 				set_message(p, "%s", msg);
 				return;
@@ -783,6 +799,85 @@ static void plan_active(struct planner *p)
 		}
 	}
 	plan_gang(p);
+}
+
+/* A reason the CRD accepts: ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024. */
+static bool reason_ok(const char *r)
+{
+	size_t n = r ? strlen(r) : 0;
+
+	if (!n || n > 1024 || !((r[0] >= 'A' && r[0] <= 'Z') || (r[0] >= 'a' && r[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:",
+			    r[i]) || (i == n - 1 && (r[i] == ',' || r[i] == ':')))
+			return false;
+	return true;
+}
+
+/*
+ * The GitOps health conditions (DESIGN.md 1.2), derived here from the final
+ * phase and message so that no path through the planner can forget them.
+ * They follow kstatus's "abnormal-true" convention:
+ *   Pending, Queued, Starting, Restarting: Reconciling=True, with the reason
+ *     the job waits and status.message; kstatus reads InProgress.
+ *   Failed: Stalled=True with the Failed reason; kstatus reads Failed.
+ *   Running, Succeeded: Reconciling=False; kstatus reads Current.
+ *   Suspended: Reconciling=False once no pod is left (the job is as its
+ *     spec asks, so a GitOps sync that waits for health is not held up by
+ *     a suspended job); Reconciling=True/Suspending while pods still go.
+ * Stalled is added only when it becomes True, and a Failed job never leaves
+ * Failed, so it is absent on every other job.
+ */
+static void plan_health(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	const char *reason = NULL, *message = st->message;
+	const struct condition *c = NULL;
+	bool reconciling = false;
+	char fallback[64];
+
+	switch (st->phase) {
+	case TJ_PHASE_UNSET:
+		return;
+	case TJ_PHASE_PENDING:
+	case TJ_PHASE_QUEUED:
+	case TJ_PHASE_STARTING:
+		reconciling = true;
+		reason = p->wait_reason;
+		break;
+	case TJ_PHASE_RESTARTING:
+		reconciling = true;
+		c = condition_find(&st->conditions, "Restarting");
+		reason = c ? c->reason : NULL;
+		break;
+	case TJ_PHASE_SUSPENDED:
+		reconciling = p->wait_reason != NULL;
+		reason = p->wait_reason;
+		break;
+	case TJ_PHASE_RUNNING:
+		message = "every pod is Running";
+		break;
+	case TJ_PHASE_SUCCEEDED:
+	case TJ_PHASE_FAILED:
+		c = condition_find(&st->conditions,
+				   st->phase == TJ_PHASE_FAILED ? "Failed" : "Succeeded");
+		reason = c ? c->reason : NULL;
+		message = c && *c->message ? c->message : message;
+		break;
+	}
+	if (!reason_ok(reason))
+		reason = tj_phase_name(st->phase);
+	if (!message || !*message) {
+		snprintf(fallback, sizeof(fallback), "the job is %s", tj_phase_name(st->phase));
+		message = fallback;
+	}
+	/* reason and message point into strings that cond() copies before it frees any. */
+	cond(p, "Reconciling", reconciling, reason, message);
+	if (st->phase == TJ_PHASE_FAILED)
+		cond(p, "Stalled", true, reason, message);
+	else
+		cond_clear(p, "Stalled", reason, message);
 }
 
 int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
@@ -840,9 +935,10 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 		cond_clear(&p, "Running", "Suspended", "spec.suspend is true");
 		cond_clear(&p, "Admitted", "Suspended", "spec.suspend is true");
 		clear_nodes(&p);
-		if (live)
+		if (live) {
+			waiting(&p, "Suspending");
 			set_message(&p, "suspending: deleting %zu pods", live);
-		else
+		} else
 			set_message(&p, "suspended: no pods exist; set spec.suspend to false to resume");
 		if (before != TJ_PHASE_SUSPENDED)
 			event(&p, false, "Suspended", "spec.suspend is true; deleting the gang");
@@ -857,6 +953,9 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 		set_phase(&p, TJ_PHASE_QUEUED);
 	plan_active(&p);
 out:
+	if (!job->meta.deleting)
+		plan_health(&p);
+	condition_list_observe(&st->conditions, job->meta.generation, NULL);
 	return p.err;
 }
 

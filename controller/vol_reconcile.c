@@ -364,6 +364,8 @@ status:
 	next.n_used_by = users.n;
 	users.names = NULL;
 	users.n = 0;
+	if (vol_status_observe(&next, vol.meta.generation, now))
+		ret = CADRE_ENOMEM;
 	{
 		int wret = write_status(m, &vol, obj, &next);
 

@@ -79,6 +79,28 @@ Test(condition, reports_no_change_when_nothing_changed)
 	condition_list_release(&list);
 }
 
+Test(condition, observe_stamps_every_condition_with_the_generation_and_keeps_the_rest)
+{
+	struct condition_list list;
+	bool changed = false;
+
+	condition_list_init(&list);
+	condition_set(&list, "Admitted", "True", "Admitted", "fits", 1, T0, NULL);
+	condition_set(&list, "Running", "True", "AllPodsRunning", "2 of 2", 2, T0 + 5, NULL);
+	condition_list_observe(&list, 3, &changed);
+	cr_assert(changed);
+	for (size_t i = 0; i < list.len; i++) {
+		cr_assert_eq(list.items[i].observed_generation, 3, "%s", list.items[i].type);
+		cr_assert_str_eq(list.items[i].status, "True");
+	}
+	cr_assert_eq(condition_find(&list, "Admitted")->last_transition_time, T0);
+	cr_assert_eq(condition_find(&list, "Running")->last_transition_time, T0 + 5);
+	cr_assert_str_eq(condition_find(&list, "Running")->message, "2 of 2");
+	condition_list_observe(&list, 3, &changed);
+	cr_assert_not(changed, "a second stamp with the same generation changes nothing");
+	condition_list_release(&list);
+}
+
 Test(condition, refuses_bad_status_or_type_and_leaves_the_list_alone)
 {
 	struct condition_list list;

@@ -677,3 +677,255 @@ Test(tj_plan, in_kueue_mode_a_refused_create_says_why_in_admitted_and_times_out)
 	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
 	fx_release(&f);
 }
+
+/* The GitOps conditions of a plan, as kstatus reads them (DESIGN.md 1.2). */
+static void assert_health(const struct tj_plan *p, const char *reconciling, const char *reason,
+			  bool stalled)
+{
+	const struct condition *r = condition_find(&p->status.conditions, "Reconciling");
+	const struct condition *s = condition_find(&p->status.conditions, "Stalled");
+
+	cr_assert_not_null(r, "every phase sets Reconciling");
+	cr_assert_str_eq(r->status, reconciling, "Reconciling in phase %s",
+			 tj_phase_name(p->status.phase));
+	cr_assert_str_eq(r->reason, reason, "Reconciling's reason in phase %s",
+			 tj_phase_name(p->status.phase));
+	cr_assert_neq(strlen(r->message), 0);
+	if (stalled) {
+		cr_assert_not_null(s, "a Failed job is Stalled");
+		cr_assert_str_eq(s->status, "True");
+		cr_assert_str_eq(s->reason, reason);
+		cr_assert_str_eq(s->message, p->status.message);
+	} else {
+		cr_assert(!s || !strcmp(s->status, "False"), "Stalled in phase %s",
+			  tj_phase_name(p->status.phase));
+	}
+	if (!strcmp(reconciling, "True"))
+		cr_assert_str_eq(r->message, p->status.message,
+				 "a job on its way says the same as status.message");
+}
+
+Test(tj_plan, a_queued_job_is_reconciling_with_the_reason_it_waits)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
+		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	assert_health(&f.plan, "True", "InsufficientCapacity", false);
+	fx_release(&f);
+
+	fx_job(&f, NULL, "{\"phase\":\"Queued\",\"restarts\":1,\"lastFailure\":{\"rank\":1,"
+	       "\"exitCode\":3,\"reason\":\"Error\",\"time\":\"" NOW "\"}}");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	assert_health(&f.plan, "True", "RestartBackoff", false);
+	fx_release(&f);
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	assert_health(&f.plan, "True", "WaitingForKueue", false);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_pending_job_is_reconciling_until_its_volumes_are_bound)
+{
+	struct fx f;
+	struct tj_volume_state vols[] = { { "/mnt/ckpt", "shared", true, false, NULL } };
+
+	fx_job(&f, NULL, NULL);
+	f.in.volumes = vols;
+	f.in.n_volumes = 1;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_PENDING);
+	assert_health(&f.plan, "True", "VolumeNotBound", false);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_starting_job_is_reconciling_and_names_what_holds_it)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	assert_health(&f.plan, "True", "PodsStarting", false);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"waiting\":"
+	       "{\"reason\":\"ImagePullBackOff\",\"message\":\"pull access denied\"}}}]");
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	assert_health(&f.plan, "True", "ImagePullBackOff", false);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_restarting_job_is_reconciling_with_the_restart_reason)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3,\"reason\":\"Error\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	assert_health(&f.plan, "True", "PodFailed", false);
+	fx_release(&f);
+}
+
+Test(tj_plan, running_and_succeeded_jobs_are_neither_reconciling_nor_stalled)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	assert_health(&f.plan, "False", "Running", false);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Succeeded", false, NULL);
+	fx_pod(&f, 1, 0, "Succeeded", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUCCEEDED);
+	assert_health(&f.plan, "False", "AllSucceeded", false);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_failed_job_is_stalled_with_the_failed_reason)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) ",\"restarts\":1}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 1, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	assert_health(&f.plan, "False", "MaxRestartsExceeded", true);
+	fx_release(&f);
+
+	fx_job(&f, NULL, NULL);
+	f.in.invalid = "spec.numNodes: must be >= 1";
+	fx_plan(&f);
+	assert_health(&f.plan, "False", "InvalidSpec", true);
+	fx_release(&f);
+
+	fx_job(&f, ",\"activeDeadlineSeconds\":60", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	assert_health(&f.plan, "False", "DeadlineExceeded", true);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_suspended_job_is_current_once_its_pods_are_gone)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"suspend\":true", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUSPENDED);
+	assert_health(&f.plan, "True", "Suspending", false);
+	fx_release(&f);
+
+	fx_job(&f, ",\"suspend\":true", "{\"phase\":\"Suspended\"}");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUSPENDED);
+	assert_health(&f.plan, "False", "Suspended", false);
+	fx_release(&f);
+}
+
+/* Plan, feed the planned status back as the stored one, plan again later. */
+static void replan_later(struct fx *f, int64_t seconds)
+{
+	tj_status_release(&f->job.status);
+	cr_assert_eq(tj_status_copy(&f->job.status, &f->plan.status), 0);
+	tj_plan_release(&f->plan);
+	f->in.now += seconds;
+	fx_plan(f);
+}
+
+static void assert_same_status(const struct tj_status *a, const struct tj_status *b)
+{
+	json_t *ja = tj_status_to_json(a), *jb = tj_status_to_json(b);
+	char *ta = json_dumps(ja, JSON_SORT_KEYS), *tb = json_dumps(jb, JSON_SORT_KEYS);
+
+	cr_assert(json_equal(ja, jb), "a second reconcile would write:\n%s\nover\n%s", tb, ta);
+	free(ta);
+	free(tb);
+	json_decref(ja);
+	json_decref(jb);
+}
+
+Test(tj_plan, the_health_conditions_are_stable_so_nothing_is_written_twice)
+{
+	struct fx f;
+	struct tj_status first;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room" };
+	fx_plan(&f);
+	cr_assert_eq(tj_status_copy(&first, &f.plan.status), 0);
+	replan_later(&f, 100);
+	assert_same_status(&first, &f.plan.status);
+	tj_status_release(&first);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) ",\"restarts\":1}");
+	fx_pod(&f, 0, 1, "Succeeded", false, NULL);
+	fx_pod(&f, 1, 1, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3}}}]");
+	fx_plan(&f);
+	cr_assert_eq(tj_status_copy(&first, &f.plan.status), 0);
+	replan_later(&f, 100);
+	assert_same_status(&first, &f.plan.status);
+	tj_status_release(&first);
+	fx_release(&f);
+}
+
+Test(tj_plan, every_condition_follows_a_new_generation_even_the_untouched_ones)
+{
+	struct fx f;
+
+	/* Running at generation 1; then spec.maxRestarts is patched: generation 2. */
+	fx_job(&f, NULL, "{\"phase\":\"Running\",\"observedGeneration\":1,\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"fits\",\"observedGeneration\":1,\"lastTransitionTime\":\"" EARLIER "\"},"
+	       "{\"type\":\"VolumesReady\",\"status\":\"True\",\"reason\":\"NoVolumes\","
+	       "\"message\":\"the job mounts no Volumes\",\"observedGeneration\":1,"
+	       "\"lastTransitionTime\":\"" EARLIER "\"},"
+	       "{\"type\":\"Running\",\"status\":\"True\",\"reason\":\"AllPodsRunning\","
+	       "\"message\":\"all 2 pods are Running\",\"observedGeneration\":1,"
+	       "\"lastTransitionTime\":\"" EARLIER "\"}]}");
+	f.job.meta.generation = 2;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert_eq(f.plan.status.observed_generation, 2);
+	cr_assert_geq(f.plan.status.conditions.len, 4);
+	for (size_t i = 0; i < f.plan.status.conditions.len; i++) {
+		const struct condition *c = &f.plan.status.conditions.items[i];
+
+		cr_assert_eq(c->observed_generation, 2, "condition %s kept generation %lld",
+			     c->type, (long long)c->observed_generation);
+	}
+	cr_assert_eq(condition_find(&f.plan.status.conditions, "Running")->last_transition_time,
+		     1000000 - 400, "a new generation is not a transition");
+	fx_release(&f);
+}

@@ -379,3 +379,76 @@ Test(volume, every_field_of_the_wrong_type_is_reported_at_its_path)
 	json_decref(doc);
 	json_decref(nfs);
 }
+
+/* A status in phase with Ready as the reconciler sets it, at generation 1. */
+static void status_in(struct vol_status *st, enum vol_phase phase, const char *ready,
+		      const char *reason)
+{
+	vol_status_init(st);
+	st->phase = phase;
+	cr_assert_eq(condition_set(&st->conditions, "Ready", ready, reason, "what the PVC says",
+				   1, 1000, NULL), 0);
+}
+
+static const char *cond_status(const struct vol_status *st, const char *type)
+{
+	const struct condition *c = condition_find(&st->conditions, type);
+
+	return c ? c->status : "(absent)";
+}
+
+Test(volume, a_pending_volume_is_reconciling_with_the_reason_of_ready)
+{
+	struct vol_status st;
+	const struct condition *c;
+
+	status_in(&st, VOL_PHASE_PENDING, "False", "ClaimPending");
+	cr_assert_eq(vol_status_observe(&st, 1, 2000), 0);
+	c = condition_find(&st.conditions, "Reconciling");
+	cr_assert_str_eq(c->status, "True");
+	cr_assert_str_eq(c->reason, "ClaimPending");
+	cr_assert_str_eq(c->message, "what the PVC says");
+	cr_assert_str_eq(cond_status(&st, "Stalled"), "(absent)");
+	vol_status_release(&st);
+}
+
+Test(volume, a_failed_volume_is_stalled_and_a_bound_one_is_neither)
+{
+	struct vol_status st;
+
+	status_in(&st, VOL_PHASE_FAILED, "False", "ClaimLost");
+	cr_assert_eq(vol_status_observe(&st, 1, 2000), 0);
+	cr_assert_str_eq(cond_status(&st, "Stalled"), "True");
+	cr_assert_str_eq(condition_find(&st.conditions, "Stalled")->reason, "ClaimLost");
+	cr_assert_str_eq(cond_status(&st, "Reconciling"), "False");
+	vol_status_release(&st);
+
+	status_in(&st, VOL_PHASE_BOUND, "True", "Bound");
+	cr_assert_eq(vol_status_observe(&st, 1, 2000), 0);
+	cr_assert_str_eq(cond_status(&st, "Reconciling"), "False");
+	cr_assert_str_eq(cond_status(&st, "Stalled"), "(absent)");
+	vol_status_release(&st);
+}
+
+Test(volume, observe_stamps_every_condition_and_the_status_with_the_generation)
+{
+	struct vol_status st;
+	json_t *first, *again;
+
+	status_in(&st, VOL_PHASE_BOUND, "True", "Bound");
+	cr_assert_eq(vol_status_observe(&st, 4, 2000), 0);
+	cr_assert_eq(st.observed_generation, 4);
+	for (size_t i = 0; i < st.conditions.len; i++)
+		cr_assert_eq(st.conditions.items[i].observed_generation, 4, "%s",
+			     st.conditions.items[i].type);
+	cr_assert_eq(condition_find(&st.conditions, "Ready")->last_transition_time, 1000,
+		     "a new generation is not a transition");
+	first = vol_status_to_json(&st);
+	cr_assert_eq(json_integer_value(json_object_get(first, "observedGeneration")), 4);
+	cr_assert_eq(vol_status_observe(&st, 4, 3000), 0);
+	again = vol_status_to_json(&st);
+	cr_assert(json_equal(first, again), "a second reconcile writes nothing");
+	json_decref(first);
+	json_decref(again);
+	vol_status_release(&st);
+}
