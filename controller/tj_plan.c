@@ -340,23 +340,43 @@ static void restart(struct planner *p, bool user_fault, const char *cond_reason,
 	clear_nodes(p);
 }
 
+/*
+ * Say, as an event, why the job waits for a Volume, once per change: the
+ * planner sees the condition it wrote last time, so a wait that has not
+ * changed (same reason, same Volume) is not told again on every reconcile.
+ */
+static void volume_wait_event(struct planner *p, const char *reason, const char *msg)
+{
+	const struct condition *c = condition_find(&p->job->status.conditions, "VolumesReady");
+
+	if (c && !strcmp(c->status, "False") && c->reason && !strcmp(c->reason, reason) &&
+	    c->message && !strcmp(c->message, msg))
+		return;
+	/* A Volume that does not exist needs a person; a claim binding is normal. */
+	event(p, !strcmp(reason, "VolumeNotFound"), reason, "%s", msg);
+}
+
 static bool volumes_ready(struct planner *p)
 {
 	for (size_t i = 0; i < p->in->n_volumes; i++) {
 		const struct tj_volume_state *v = &p->in->volumes[i];
-		char msg[768];
+		const char *reason = v->found ? "VolumeNotBound" : "VolumeNotFound";
+		char msg[1024];
 
 		if (v->found && v->bound)
 			continue;
 		if (!v->found)
 			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) does not exist "
-				 "in namespace %s", v->volume, v->mount_path,
+				 "in namespace %s; create it and the job starts once it is Bound",
+				 v->volume, v->mount_path,
 				 p->job->meta.namespace ? p->job->meta.namespace : "");
 		else
-			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) is not Bound yet",
-				 v->volume, v->mount_path);
-		cond(p, "VolumesReady", false, v->found ? "VolumeNotBound" : "VolumeNotFound", msg);
-		waiting(p, v->found ? "VolumeNotBound" : "VolumeNotFound");
+			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) is not Bound yet; "
+				 "kubectl describe volume.cadre.dev/%s says what its claim waits for",
+				 v->volume, v->mount_path, v->volume);
+		volume_wait_event(p, reason, msg);
+		cond(p, "VolumesReady", false, reason, msg);
+		waiting(p, reason);
 		set_phase(p, TJ_PHASE_PENDING);
 		set_message(p, "waiting for volumes: %s", msg);
 		return false;
@@ -699,6 +719,29 @@ static void plan_gang(struct planner *p)
 	free(by_rank);
 }
 
+/*
+ * Restarting -> Queued: every pod of the old gang is gone. Said once, since
+ * only the pass that sees the stored phase Restarting and no pod left gets
+ * here; the message says what happens next and how long the backoff lasts.
+ */
+static void requeued_event(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	int attempt = attempt_of(st);
+	int64_t wait_s = 0;
+
+	if (attempt > 0 && st->has_last_failure)
+		wait_s = st->last_failure.time + tj_restart_backoff_s(attempt) - p->in->now;
+	if (wait_s > 0)
+		event(p, false, "Requeued", "the old gang is gone; attempt %d waits %llds more "
+		      "(restart backoff after %s), then queues for admission", attempt,
+		      (long long)wait_s,
+		      st->last_failure.reason ? st->last_failure.reason : "a failure");
+	else
+		event(p, false, "Requeued", "the old gang is gone; attempt %d is queued for "
+		      "admission", attempt);
+}
+
 static void plan_active(struct planner *p)
 {
 	const struct tj_input *in = p->in;
@@ -732,6 +775,7 @@ static void plan_active(struct planner *p)
 		}
 		set_phase(p, TJ_PHASE_QUEUED);
 		cond(p, "Restarting", false, "TornDown", "the old gang is gone; queued again");
+		requeued_event(p);
 	}
 
 	for (size_t i = 0; i < in->n_pods; i++)

@@ -108,6 +108,28 @@ static bool has_event(const struct tj_plan *p, const char *reason)
 	return false;
 }
 
+/* The plan's event of that reason; fails the test when there is none. */
+static const struct tj_event *event_of(const struct tj_plan *p, const char *reason)
+{
+	for (size_t i = 0; i < p->n_events; i++)
+		if (!strcmp(p->events[i].reason, reason))
+			return &p->events[i];
+	cr_assert_fail("no %s event among the plan's %zu", reason, p->n_events);
+	return NULL;
+}
+
+/* The next reconcile: the status the plan wrote is the job's, then plan again. */
+static void fx_replan(struct fx *f)
+{
+	struct tj_status written;
+
+	cr_assert_eq(tj_status_copy(&written, &f->plan.status), 0);
+	tj_status_release(&f->job.status);
+	f->job.status = written;
+	tj_plan_release(&f->plan);
+	fx_plan(f);
+}
+
 #define ADMITTED_AT(t) "{\"phase\":\"Starting\",\"admittedTime\":\"" t "\"," \
 	"\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\"," \
 	"\"message\":\"\",\"lastTransitionTime\":\"" t "\"}]"
@@ -445,6 +467,87 @@ Test(tj_plan, a_missing_volume_keeps_the_job_pending)
 	f.in.n_volumes = 1;
 	fx_plan(&f);
 	cr_assert_str_eq(cond_reason(&f.plan, "VolumesReady"), "VolumeNotBound");
+	fx_release(&f);
+}
+
+Test(tj_plan, waiting_for_volumes_is_one_event_per_reason_not_one_per_reconcile)
+{
+	struct fx f;
+	struct tj_volume_state vols[] = { { "/mnt/ckpt", "shared", false, false, NULL } };
+	const struct tj_event *e;
+
+	fx_job(&f, NULL, NULL);
+	f.in.volumes = vols;
+	f.in.n_volumes = 1;
+	fx_plan(&f);
+	e = event_of(&f.plan, "VolumeNotFound");
+	cr_assert(e->warning, "a Volume that does not exist needs a person");
+	cr_assert(strstr(e->message, "\"shared\"") && strstr(e->message, "/mnt/ckpt") &&
+		  strstr(e->message, "namespace ml"), "%s", e->message);
+	cr_assert(strstr(e->message, "create"), "says what to do: %s", e->message);
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_PENDING);
+	cr_assert_eq(f.plan.n_events, 0, "still missing: no second event");
+
+	vols[0].found = true;
+	fx_replan(&f);
+	e = event_of(&f.plan, "VolumeNotBound");
+	cr_assert_not(e->warning, "a claim waiting to bind is normal");
+	cr_assert(strstr(e->message, "\"shared\"") && strstr(e->message, "not Bound"),
+		  "%s", e->message);
+	cr_assert(strstr(e->message, "kubectl describe volume.cadre.dev/shared"),
+		  "says where to look: %s", e->message);
+	fx_replan(&f);
+	cr_assert_eq(f.plan.n_events, 0, "still unbound: no second event");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_second_missing_volume_is_a_new_event)
+{
+	struct fx f;
+	struct tj_volume_state vols[] = { { "/mnt/a", "a", false, false, NULL },
+					  { "/mnt/b", "b", false, false, NULL } };
+
+	fx_job(&f, NULL, NULL);
+	f.in.volumes = vols;
+	f.in.n_volumes = 2;
+	fx_plan(&f);
+	cr_assert(strstr(event_of(&f.plan, "VolumeNotFound")->message, "\"a\""));
+	vols[0].found = vols[0].bound = true;
+	vols[0].claim_name = "a";
+	fx_replan(&f);
+	cr_assert(strstr(event_of(&f.plan, "VolumeNotFound")->message, "\"b\""),
+		  "the same reason about another Volume is news");
+	fx_release(&f);
+}
+
+Test(tj_plan, the_old_gang_gone_requeues_with_one_event_that_says_what_comes_next)
+{
+	struct fx f;
+	const struct tj_event *e;
+
+	fx_job(&f, NULL, "{\"phase\":\"Restarting\",\"restarts\":1,\"lastFailure\":{\"rank\":1,"
+	       "\"exitCode\":3,\"reason\":\"Error\",\"time\":\"" NOW "\"}}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_not(has_event(&f.plan, "Requeued"), "a pod of the old gang is still there");
+	tj_plan_release(&f.plan);
+
+	f.in.n_pods = 0;
+	f.in.now += 4;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	e = event_of(&f.plan, "Requeued");
+	cr_assert_not(e->warning);
+	cr_assert(strstr(e->message, "old gang is gone"), "%s", e->message);
+	cr_assert(strstr(e->message, "attempt 1"), "names the next attempt: %s", e->message);
+	cr_assert(strstr(e->message, "6s"), "says how long the backoff still lasts: %s",
+		  e->message);
+	cr_assert(strstr(e->message, "Error"), "says after what: %s", e->message);
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_not(has_event(&f.plan, "Requeued"), "queued already: no second event");
 	fx_release(&f);
 }
 

@@ -209,6 +209,33 @@ owner_ref_of() {
 	json_has "$svc" '.spec.ports[0].port == 23456'
 }
 
+@test "a plain env named like a credential earns one PlainTextCredential Warning naming it, and the job still runs" {
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: plain}
+spec:
+  numNodes: 1
+  resources: {cpus: "1", memory: 1Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+  envs: {HF_TOKEN: hf_pasted_in_plain_text, BATCH_SIZE: "8"}
+  podTemplate:
+    spec:
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+EOF
+	wait_for -t 120 phase_is plain Running
+	wait_for -t 30 event_recorded TrainingJob plain PlainTextCredential
+	events=$(events_about TrainingJob plain)
+	json_has "$events" '[.[] | select(.reason == "PlainTextCredential")] | length == 1
+		and .[0].type == "Warning" and .[0].count == 1
+		and (.[0].note | contains("spec.envs.HF_TOKEN") and contains("secretEnvs"))'
+	# Only the name is told: the value stays out of the event.
+	json_has "$events" '[.[] | .note | select(contains("hf_pasted_in_plain_text") or contains("BATCH_SIZE"))]
+		| length == 0'
+}
+
 @test "deleting a TrainingJob deletes its pods and its Service (owner references, garbage collector)" {
 	kubectl -n "$NS" apply -f "$JOBS/pair.yaml"
 	wait_for -t 120 phase_is pair Running

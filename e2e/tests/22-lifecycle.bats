@@ -65,23 +65,38 @@ not_terminal() {
 	[[ $phase != Succeeded && $phase != Failed ]]
 }
 
-@test "rank 1 exits 3 with maxRestarts 1: Restarting, then a fresh gang of attempt 1; a second failure ends Failed/MaxRestartsExceeded" {
+@test "rank 1 exits 3 with maxRestarts 1: lastFailure says where and why, Requeued, a fresh gang of attempt 1, each step in /metrics; a second failure ends Failed/MaxRestartsExceeded" {
+	m=$BATS_TEST_TMPDIR/metrics
+	controller_scrape "$m.0"
 	kubectl -n "$NS" apply -f "$JOBS/flaky.yaml"
 	wait_for -t 120 phase_is flaky Running
+	controller_scrape "$m.1"
 	before=$(pod_uids flaky)
+	node=$(jp pod/flaky-1 '{.spec.nodeName}')
+	[[ -n $node ]]
 	phase_watch_start flaky
 
-	exit_pod flaky-1 3
+	failed_at=$(date +%s)
+	kubectl -n "$NS" annotate pod flaky-1 >/dev/null \
+		"e2e.cadre.dev/exit-message=CUDA error: an illegal memory access" e2e.cadre.dev/exit-code=3
 	wait_for -t 60 field_is tj/flaky '{.status.restarts}' 1
 	tj=$(kubectl -n "$NS" get tj flaky -o json)
 	json_has "$tj" '.status.infraRestarts == 0'
 	json_has "$tj" '.status.lastFailure.rank == 1 and .status.lastFailure.exitCode == 3
 		and .status.lastFailure.pod == "flaky-1" and (.status.lastFailure.time | length > 0)'
+	# Where and why: the node the rank ran on, the container's reason, cadre's sentence
+	# with the container's own message, and a time between the exit and now.
+	json_has "$tj" ".status.lastFailure.node == \"$node\" and .status.lastFailure.reason == \"Error\""
+	json_has "$tj" '.status.lastFailure.message ==
+		"rank 1 (pod flaky-1) failed with exit code 3: CUDA error: an illegal memory access"'
+	json_has "$tj" "(.status.lastFailure.time | fromdateiso8601) as \$t
+		| \$t >= $((failed_at - 1)) and \$t <= $(($(date +%s) + 1))"
 	wait_for -t 30 phase_seen flaky Restarting
 
 	# The whole gang goes, and after the 10 s backoff a new one of attempt 1 runs.
 	wait_for -t 150 gang_of_attempt flaky 2 1
 	wait_for -t 30 phase_is flaky Running
+	controller_scrape "$m.2"
 	after=$(pod_uids flaky)
 	[ "$(cut -d= -f1 <<<"$after" | tr '\n' ' ')" = "flaky-0 flaky-1 " ]
 	for line in $after; do
@@ -95,6 +110,51 @@ not_terminal() {
 	json_has "$tj" '.status.lastFailure.rank == 1 and .status.lastFailure.exitCode == 3'
 	row=$(kubectl -n "$NS" get tj flaky --no-headers | tr -s ' ')
 	[[ $row == "flaky Running 2 2 H100:1 1 "* ]] || { echo "row: $row"; false; }
+
+	# Restarting -> Queued was told once, with what comes next.
+	wait_for -t 30 event_recorded TrainingJob flaky Requeued
+	json_has "$(events_about TrainingJob flaky)" '[.[] | select(.reason == "Requeued")]
+		| length == 1 and .[0].type == "Normal" and .[0].count == 1
+		and (.[0].note | test("old gang is gone; attempt 1 .*admission"))'
+
+	# /metrics: one admission and one start per run, the restart under its reason, with
+	# figures that fit (the second admission waited out the 10 s backoff).
+	problems=()
+	for step in "0 1" "1 2"; do
+		read -r a b <<<"$step"
+		for series in cadre_gang_admission_wait_seconds_count cadre_time_to_all_running_seconds_count; do
+			d=$(metric_delta "$m.$a" "$m.$b" "$series")
+			[[ $d == 1 ]] || problems+=("$series grew by $d from scrape $a to $b, not 1")
+		done
+	done
+	d=$(metric_delta "$m.0" "$m.2" 'cadre_job_restarts_total{reason="PodFailed"}')
+	[[ $d == 1 ]] || problems+=("cadre_job_restarts_total{reason=\"PodFailed\"} grew by $d, not 1")
+	d=$(metric_delta "$m.1" "$m.2" cadre_gang_admission_wait_seconds_sum)
+	awk -v d="$d" 'BEGIN { exit !(d >= 10 && d < 150) }' ||
+		problems+=("the readmission after the 10 s backoff waited ${d}s by cadre_gang_admission_wait_seconds_sum")
+	d=$(metric_delta "$m.0" "$m.1" cadre_gang_admission_wait_seconds_sum)
+	awk -v d="$d" 'BEGIN { exit !(d >= 0 && d < 120) }' ||
+		problems+=("the first admission waited ${d}s by cadre_gang_admission_wait_seconds_sum")
+	d=$(metric_delta "$m.0" "$m.2" cadre_time_to_all_running_seconds_sum)
+	awk -v d="$d" 'BEGIN { exit !(d >= 0 && d < 300) }' ||
+		problems+=("two starts took ${d}s by cadre_time_to_all_running_seconds_sum")
+	d=$(metric_of "$m.2" 'cadre_reconcile_duration_seconds_count{kind="TrainingJob"}')
+	awk -v d="$d" 'BEGIN { exit !(d > 0) }' ||
+		problems+=("cadre_reconcile_duration_seconds_count{kind=\"TrainingJob\"} is $d")
+	grep -qE '^cadre_workqueue_depth [0-9]+$' "$m.2" ||
+		problems+=("cadre_workqueue_depth: '$(grep '^cadre_workqueue_depth' "$m.2")'")
+	for h in "cadre_reconcile_duration_seconds kind=\"TrainingJob\"" cadre_gang_admission_wait_seconds \
+		cadre_time_to_all_running_seconds; do
+		# shellcheck disable=SC2086 # name, then its labels
+		out=$(histogram_exposed "$m.2" $h 2>&1) || problems+=("$out")
+	done
+	grep -qx '# TYPE cadre_job_restarts_total counter' "$m.2" || problems+=("no TYPE line for cadre_job_restarts_total")
+	grep -qx '# TYPE cadre_workqueue_depth gauge' "$m.2" || problems+=("no TYPE line for cadre_workqueue_depth")
+	out=$("$REPO_ROOT/scripts/check-metrics" "$m.2" 2>&1) || problems+=("check-metrics: $out")
+	if ((${#problems[@]})); then
+		printf '%s\n' "${problems[@]}"
+		false
+	fi
 
 	# No restarts left: the next failure is final.
 	exit_pod flaky-0 5

@@ -81,7 +81,7 @@ protected_and_going() {
 	[[ $row == "scratch k8s-pvc 100Gi ReadWriteMany Bound "* ]] || { echo "row: $row"; false; }
 }
 
-@test "a job waits in Pending with VolumesReady False until its Volume exists and is Bound, then starts" {
+@test "a job waits in Pending with VolumesReady False until its Volume exists and is Bound, then starts; each wait is one event" {
 	kubectl -n "$NS" apply -f "$JOBS/trainer.yaml"
 	wait_for -t 60 phase_is trainer Pending
 	wait_for -t 30 condition_is trainer VolumesReady False VolumeNotFound
@@ -97,6 +97,16 @@ protected_and_going() {
 	no_job_pods
 	message=$(jp tj/trainer '{.status.message}')
 	[[ $message == *scratch* ]] || { echo "status.message: $message"; false; }
+	# Each reason was told once, as it began, however often the job was reconciled since.
+	wait_for -t 30 event_recorded TrainingJob trainer VolumeNotBound
+	events=$(events_about TrainingJob trainer)
+	json_has "$events" '[.[] | select(.reason == "VolumeNotFound")] | length == 1
+		and .[0].type == "Warning" and .[0].count == 1
+		and (.[0].note | contains("Volume \"scratch\" (mounted at /mnt/scratch) does not exist"))
+		and (.[0].note | contains("create it"))'
+	json_has "$events" '[.[] | select(.reason == "VolumeNotBound")] | length == 1
+		and .[0].type == "Normal" and .[0].count == 1
+		and (.[0].note | contains("Volume \"scratch\" (mounted at /mnt/scratch) is not Bound yet"))'
 
 	make_pv "$(pv_name scratch)" 100Gi ReadWriteMany "$NS" scratch
 	wait_for -t 60 volume_phase_is scratch Bound

@@ -542,6 +542,13 @@ EOF
 			((at < failed)) || problems+=("$reason is first listed after PodFailed")
 			prev=$at
 		done
+		# Between the failure and the new gang: the old one gone, the job queued again.
+		requeued=$(first Requeued)
+		if ((requeued < 0)); then
+			problems+=("no Requeued event: Restarting -> Queued is silent")
+		elif ((requeued < failed || ages[requeued] > ages[failed])); then
+			problems+=("Requeued (row $requeued) is not after PodFailed (row $failed)")
+		fi
 		# The restart: admitted, created, released and Running again after the failure,
 		# as a row of its own after PodFailed, or as a repeat ("x2") last seen after it.
 		for reason in Admitted CreatedPods GangReleased Running; do

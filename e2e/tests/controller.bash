@@ -34,7 +34,8 @@ JOBS=$REPO_ROOT/e2e/testdata/jobs
 # Seconds the controller has to finish after SIGTERM before it counts as hung.
 controller_stop_grace=30
 
-# The controller's files: pid, rc (written when it exits), log, health (host:port), args.
+# The controller's files: pid, rc (written when it exits), log, health and metrics
+# (host:port; metrics is empty when --metrics-addr 0 turned it off), args.
 _controller_dir() {
 	echo "$BATS_FILE_TMPDIR/controller"
 }
@@ -69,11 +70,28 @@ controller_pid() {
 	echo "$pid"
 }
 
+# _metrics_addr_of PORT ARGS...: the address /metrics is served on: 127.0.0.1:PORT unless
+# ARGS give --metrics-addr (the last one wins, as for every flag); empty for "0".
+_metrics_addr_of() {
+	local addr=127.0.0.1:$1
+	shift
+	while (($#)); do
+		case $1 in
+		--metrics-addr) addr=${2:-}; shift ;;
+		--metrics-addr=*) addr=${1#--metrics-addr=} ;;
+		esac
+		shift
+	done
+	[[ $addr == 0 ]] && addr=
+	[[ $addr == :* ]] && addr=127.0.0.1$addr
+	echo "$addr"
+}
+
 # controller_start [ARGS...]: starts cadre-controller on the e2e cluster with ARGS added
 # to its flags, and waits until /readyz answers 200 (its caches have synced). The ARGS are
 # kept for controller_restart.
 controller_start() {
-	local dir port log t0 timeout=${CADRE_E2E_CONTROLLER_READY_TIMEOUT:-90}
+	local dir port mport log t0 timeout=${CADRE_E2E_CONTROLLER_READY_TIMEOUT:-90}
 	dir=$(_controller_dir)
 	mkdir -p "$dir"
 	if [[ ! -x $CADRE_CONTROLLER ]]; then
@@ -87,7 +105,10 @@ controller_start() {
 	printf '%s\n' "$@" >"$dir/args"
 	rm -f "$dir/pid" "$dir/rc"
 	port=$(_free_port)
+	mport=$(_free_port)
+	while [[ $mport == "$port" ]]; do mport=$(_free_port); done
 	echo "127.0.0.1:$port" >"$dir/health"
+	_metrics_addr_of "$mport" "$@" >"$dir/metrics"
 	log=$dir/log
 	echo "==== cadre-controller started $(date -u +%FT%TZ) by ${BATS_TEST_NAME:-setup_file}" >>"$log"
 	# The wrapper records the exit status; fd 3 is closed so bats does not wait for it.
@@ -95,7 +116,7 @@ controller_start() {
 	(
 		set +eE
 		trap - ERR
-		"$CADRE_CONTROLLER" --kubeconfig "${CADRE_E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" --metrics-addr 127.0.0.1:0 \
+		"$CADRE_CONTROLLER" --kubeconfig "${CADRE_E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" --metrics-addr "127.0.0.1:$mport" \
 			--health-addr "127.0.0.1:$port" "$@" >>"$log" 2>&1 </dev/null &
 		echo $! >"$dir/pid.tmp"
 		mv "$dir/pid.tmp" "$dir/pid"
@@ -218,6 +239,58 @@ controller_check() {
 		echo "cadre-controller is not running" >&2
 		return 1
 	fi
+}
+
+# controller_scrape FILE: the running controller's /metrics, saved in FILE.
+controller_scrape() {
+	local addr
+	addr=$(<"$(_controller_dir)/metrics")
+	[[ -n $addr ]] || { echo "controller_scrape: the controller serves no /metrics" >&2; return 1; }
+	curl -fsS --max-time 5 -o "$1" "http://$addr/metrics"
+}
+
+# metric_of FILE SERIES: the value of one series exactly as exposed, e.g.
+#   metric_of "$file" 'cadre_job_restarts_total{reason="PodFailed"}'
+# 0 when it is absent (a series appears with its first update).
+metric_of() {
+	awk -v s="$2" '$1 == s { v = $2 } END { print v == "" ? 0 : v }' "$1"
+}
+
+# metric_delta BEFORE AFTER SERIES: how much SERIES grew from file BEFORE to file AFTER.
+metric_delta() {
+	awk -v a="$(metric_of "$1" "$3")" -v b="$(metric_of "$2" "$3")" 'BEGIN { print b - a }'
+}
+
+# histogram_exposed FILE NAME [LABELS]: FILE holds the histogram NAME's HELP and TYPE lines
+# and, for the series of LABELS (`kind="TrainingJob"`, or none), buckets ending with
+# le="+Inf" equal to its _count, and a _sum. Says what is missing.
+histogram_exposed() {
+	local file=$1 name=$2 labels=${3:-} sel= le inf count
+	[[ -n $labels ]] && sel="{$labels}"
+	le="{${labels:+$labels,}le=\"+Inf\"}"
+	grep -q "^# HELP $name " "$file" || { echo "no HELP line for $name" >&2; return 1; }
+	grep -qx "# TYPE $name histogram" "$file" || { echo "no '# TYPE $name histogram' line" >&2; return 1; }
+	awk -v s="${name}_bucket$le" '$1 == s { f = 1 } END { exit !f }' "$file" ||
+		{ echo "no ${name}_bucket$le" >&2; return 1; }
+	awk -v s="${name}_sum$sel" '$1 == s { f = 1 } END { exit !f }' "$file" ||
+		{ echo "no ${name}_sum$sel" >&2; return 1; }
+	inf=$(metric_of "$file" "${name}_bucket$le")
+	count=$(metric_of "$file" "${name}_count$sel")
+	[[ $inf == "$count" ]] || { echo "${name}: +Inf bucket $inf, _count $count" >&2; return 1; }
+}
+
+# events_about KIND NAME: the events.k8s.io Events in $NS about the object, as a JSON array
+# of {type, reason, note, count} (count: 1 for an Event that has no series yet).
+events_about() {
+	kubectl -n "$NS" get events.events.k8s.io -o json | jq -c --arg kind "$1" --arg name "$2" '
+		[.items[] | select(.regarding.kind == $kind and .regarding.name == $name)
+			| {type, reason, note, count: (.series.count // 1)}]'
+}
+
+# event_recorded KIND NAME REASON: an Event with that reason about the object exists (for
+# wait_for: the recorder sends in the background).
+event_recorded() {
+	events_about "$1" "$2" | jq -e --arg r "$3" 'any(.[]; .reason == $r)' >/dev/null
 }
 
 # crds_install: applies the CRDs (idempotent) and waits until both are Established. The
