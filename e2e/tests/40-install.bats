@@ -7,14 +7,17 @@
 #   - `kubectl apply -k manifests/` is accepted into a namespace that enforces the
 #     restricted Pod Security Standard, whose Deployment's pods are created and admitted,
 #     while a copy that drops runAsNonRoot gets none;
+#   - it gives users cadre-edit and cadre-view through admin, edit and view: a user
+#     holding edit in one namespace creates, patches and deletes TrainingJobs and Volumes
+#     there, nowhere else, and never writes status; one holding view reads, and no more;
 #   - /metrics counts what happened and is valid exposition text (scripts/check-metrics);
 #     /readyz is 503 until the caches sync and 200 after;
 #   - `kubectl describe tj` of a job that waited, ran, failed and restarted tells that
 #     story in its Events.
 #
 # One controller runs for the whole file, as cadre-controller in cadre-system, with a
-# kubeconfig holding only that ServiceAccount's token (setup_file); its log must never
-# say "forbidden". teardown_file removes what was installed but the CRDs.
+# kubeconfig holding only that ServiceAccount's token (controller.bash, as in every file);
+# its log must never say "forbidden". teardown_file removes what was installed but the CRDs.
 
 load helpers
 load controller
