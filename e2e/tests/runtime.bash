@@ -252,12 +252,19 @@ apiserver_running() {
 	"$E2E_DIR/cluster" status 2>/dev/null | grep -Eq '^apiserver +pid'
 }
 
+# The file's controller is refused everything while the API server restarts (controller.bash,
+# controller_excuse_begin): from the stop until its RBAC answers again, that is excused.
 apiserver_stop() {
+	controller_excuse_begin
 	CADRE_E2E_STOP_GRACE=$apiserver_stop_grace "$E2E_DIR/cluster" stop apiserver
 }
 
 apiserver_start() {
-	"$E2E_DIR/cluster" start apiserver
+	"$E2E_DIR/cluster" start apiserver || return 1
+	wait_for -t 30 kubectl auth can-i watch pods -A --as="$INSTALL_USER"
+	# A refusal received just before may be logged a moment later.
+	sleep 1
+	controller_excuse_end
 }
 
 # apiserver_ensure_up: for teardown, so a test that failed with the API server stopped does
