@@ -31,7 +31,8 @@
 # controller of the file runs with it, as --kubeconfig and as its only KUBECONFIG. So a
 # permission the controller uses but manifests/ lacks fails the test that needs it: the
 # refused request is logged as "forbidden", and test_cleanup fails a test whose controller
-# logged one. Tests keep the cluster admin's $KUBECONFIG for their own kubectl calls.
+# logged one (but while the API server restarts: controller_excuse_begin). Tests keep the
+# cluster admin's $KUBECONFIG for their own kubectl calls.
 
 CADRE_CONTROLLER=${CADRE_CONTROLLER:-$REPO_ROOT/build/cadre-controller}
 CRD_DIR=$REPO_ROOT/crd
