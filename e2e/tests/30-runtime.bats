@@ -16,6 +16,9 @@ load runtime
 
 setup_file() {
 	crds_install
+	# The ServiceAccount's kubeconfig, made now: a test starts a controller while the API
+	# server is down.
+	controller_kubeconfig >/dev/null
 }
 
 setup() {
@@ -30,6 +33,10 @@ teardown() {
 	fi
 	apiserver_ensure_up || rc=1
 	ctl_stop_all
+	# The leader-election test's Lease lives in cadre-system, which outlives $NS.
+	if [[ -n ${LEASE:-} ]]; then
+		kubectl -n "$INSTALL_NS" delete lease "$LEASE" --ignore-not-found >/dev/null 2>&1 || true
+	fi
 	if [[ -f $(_controller_dir)/pid ]]; then
 		test_cleanup || rc=1
 		controller_stop || rc=1
@@ -72,7 +79,7 @@ tj_gone_rv() {
 
 # ---------------------------------------------------------------------------------------
 
-@test "started with the harness's kubeconfig, it syncs every cache, says so, and only then is ready" {
+@test "started as its own ServiceAccount, it syncs every cache, says so, and only then is ready" {
 	start_controller
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HEALTH/readyz")" = 200 ]
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HEALTH/healthz")" = 200 ]
@@ -213,8 +220,11 @@ tj_gone_rv() {
 }
 
 @test "with --leader-elect two replicas elect one leader; SIGKILL: the other takes over once the lease expires (10-25 s); SIGTERM: the Lease passes on within 5 s" {
-	lease=cadre-e2e-leader
-	elect=(--leader-elect --leader-election-namespace "$NS" --leader-election-id "$lease")
+	# In cadre-system, where manifests/rbac.yaml lets cadre's ServiceAccount hold Leases;
+	# named after the test's namespace, so no other run's Lease is in the way.
+	LEASE=e2e-leader-$NS
+	lease=$LEASE
+	elect=(--leader-elect --leader-election-namespace "$INSTALL_NS" --leader-election-id "$lease")
 	ctl_start a "${elect[@]}"
 	ctl_start b "${elect[@]}"
 	wait_for ctl_standing a
@@ -223,7 +233,7 @@ tj_gone_rv() {
 	id_b=$(ctl_identity b)
 	[[ $id_a != "$id_b" ]]
 
-	wait_for -t 30 bash -c "[[ -n \$(kubectl -n $NS get lease $lease -o jsonpath='{.spec.holderIdentity}') ]]"
+	wait_for -t 30 bash -c "[[ -n \$(kubectl -n $INSTALL_NS get lease $lease -o jsonpath='{.spec.holderIdentity}') ]]"
 	holder=$(lease_holder "$lease")
 	if [[ $holder == "$id_a" ]]; then
 		leader=a follower=b
@@ -271,7 +281,7 @@ tj_gone_rv() {
 	ctl_start c "${elect[@]}"
 	wait_for ctl_standing c
 	id_c=$(ctl_identity c)
-	same_for 3 bash -c "[[ \$(kubectl -n $NS get lease $lease -o jsonpath='{.spec.holderIdentity}') == '$id_follower' ]]"
+	same_for 3 bash -c "[[ \$(kubectl -n $INSTALL_NS get lease $lease -o jsonpath='{.spec.holderIdentity}') == '$id_follower' ]]"
 	not ctl_log_has c "became leader"
 
 	# SIGTERM: the leader stops writing and releases the Lease; c takes it at its next
@@ -279,9 +289,9 @@ tj_gone_rv() {
 	t0=$(now_ms)
 	ctl_signal "$follower" TERM
 	wait_for -t 20 ctl_log_has c "leader: became leader as $id_c"
-	ctl_log_has "$follower" "leader: released lease $NS/$lease" ||
+	ctl_log_has "$follower" "leader: released lease $INSTALL_NS/$lease" ||
 		{ echo "$follower did not log that it released the Lease"; false; }
-	released=$(ctl_log_time_ms "$follower" "leader: released lease $NS/$lease")
+	released=$(ctl_log_time_ms "$follower" "leader: released lease $INSTALL_NS/$lease")
 	led=$(ctl_log_time_ms c "leader: became leader")
 	echo "# SIGTERM to $follower: released after $((released - t0)) ms; c led after $((led - t0)) ms" >&3
 	((released - t0 < 2000))
@@ -298,7 +308,9 @@ tj_gone_rv() {
 }
 
 @test "under valgrind, a minute of TrainingJobs created, restarted, finished and deleted ends with no leak and no error" {
-	run timeout 900 "$REPO_ROOT/scripts/valgrind-controller" "$CADRE_CONTROLLER"
+	# As cadre's ServiceAccount, with its Lease where that account may hold one.
+	run env CADRE_VG_KUBECONFIG="$(controller_kubeconfig)" CADRE_VG_LEASE_NAMESPACE="$INSTALL_NS" \
+		timeout 900 "$REPO_ROOT/scripts/valgrind-controller" "$CADRE_CONTROLLER"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"valgrind-controller: clean"* ]]

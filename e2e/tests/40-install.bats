@@ -7,14 +7,17 @@
 #   - `kubectl apply -k manifests/` is accepted into a namespace that enforces the
 #     restricted Pod Security Standard, whose Deployment's pods are created and admitted,
 #     while a copy that drops runAsNonRoot gets none;
+#   - it gives users cadre-edit and cadre-view through admin, edit and view: a user
+#     holding edit in one namespace creates, patches and deletes TrainingJobs and Volumes
+#     there, nowhere else, and never writes status; one holding view reads, and no more;
 #   - /metrics counts what happened and is valid exposition text (scripts/check-metrics);
 #     /readyz is 503 until the caches sync and 200 after;
 #   - `kubectl describe tj` of a job that waited, ran, failed and restarted tells that
 #     story in its Events.
 #
 # One controller runs for the whole file, as cadre-controller in cadre-system, with a
-# kubeconfig holding only that ServiceAccount's token (setup_file); its log must never
-# say "forbidden". teardown_file removes what was installed but the CRDs.
+# kubeconfig holding only that ServiceAccount's token (controller.bash, as in every file);
+# its log must never say "forbidden". teardown_file removes what was installed but the CRDs.
 
 load helpers
 load controller
@@ -22,17 +25,14 @@ load install
 
 setup_file() {
 	crds_install
-	install_rbac
-	local sa_dir=$BATS_FILE_TMPDIR/sa
-	sa_credentials "$sa_dir" "$INSTALL_SA"
-	export SA_KUBECONFIG=$sa_dir/kubeconfig
-	sa_kubeconfig "$sa_dir" "$SA_KUBECONFIG"
+	# install_rbac and the token's kubeconfig, which controller_start runs the controller
+	# with, as --kubeconfig and as its only KUBECONFIG (controller.bash).
+	SA_KUBECONFIG=$(controller_kubeconfig)
+	export SA_KUBECONFIG
 	METRICS_ADDR=127.0.0.1:$(install_free_port)
 	export METRICS_ADDR
-	# KUBECONFIG is the ServiceAccount's for this call only: controller_start passes it as
-	# --kubeconfig, and the controller's environment holds no other credential.
-	KUBECONFIG=$SA_KUBECONFIG controller_start --leader-elect \
-		--leader-election-namespace "$INSTALL_NS" --metrics-addr "$METRICS_ADDR"
+	controller_start --leader-elect --leader-election-namespace "$INSTALL_NS" \
+		--metrics-addr "$METRICS_ADDR"
 }
 
 teardown_file() {
@@ -58,6 +58,10 @@ teardown() {
 		kubectl -n "$INSTALL_NS" delete deployments,serviceaccounts,rolebindings -l e2e.cadre.dev/test=true \
 			--ignore-not-found >/dev/null 2>&1 || true
 	fi
+	if [[ -f $BATS_TEST_TMPDIR/namespaces ]]; then
+		xargs -r kubectl delete namespace --wait=false --ignore-not-found <"$BATS_TEST_TMPDIR/namespaces" \
+			>/dev/null 2>&1 || true
+	fi
 	if [[ -n ${NS:-} ]]; then
 		test_cleanup || rc=1
 	else
@@ -70,6 +74,53 @@ teardown() {
 # teardown deletes.
 made_outside() {
 	touch "$BATS_TEST_TMPDIR/made-rbac"
+}
+
+# other_namespace: a namespace besides $NS for this test, printed; teardown deletes it.
+other_namespace() {
+	local name=${NS}-b
+	kubectl create namespace "$name" >/dev/null
+	kubectl label namespace "$name" e2e.cadre.dev/test=true >/dev/null
+	echo "$name" >>"$BATS_TEST_TMPDIR/namespaces"
+	echo "$name"
+}
+
+# user_kubeconfig ROLE NAME: a user of $NS holding only the built-in ClusterRole ROLE
+# there, as a namespace is shared out: ServiceAccount NAME in $NS and a RoleBinding of ROLE
+# to it. Prints the path of a kubeconfig holding only its token.
+user_kubeconfig() {
+	local role=$1 name=$2 dir=$BATS_TEST_TMPDIR/user-$2
+	kubectl -n "$NS" create serviceaccount "$name" >/dev/null
+	kubectl -n "$NS" create rolebinding "$name" --clusterrole="$role" \
+		--serviceaccount="$NS:$name" >/dev/null
+	sa_credentials "$dir" "$name" "$NS" >/dev/null
+	sa_kubeconfig "$dir" "$dir/kubeconfig"
+	echo "$dir/kubeconfig"
+}
+
+# admin_writes_trainingjobs: the built-in ClusterRole admin has aggregated cadre-edit.
+admin_writes_trainingjobs() {
+	kubectl get clusterrole admin -o json | jq -e 'any(.rules[]; (.apiGroups | index("cadre.dev"))
+		and (.resources | index("trainingjobs")) and (.verbs | index("create"))
+		and (.verbs | index("delete")))' >/dev/null
+}
+
+# as USER_KUBECONFIG KUBECTL_ARGS...: kubectl with nothing but that user's token.
+as() {
+	local kc=$1
+	shift
+	kubectl --kubeconfig "$kc" "$@" </dev/null
+}
+
+# refused USER_KUBECONFIG KUBECTL_ARGS...: the API server refuses the request to that user
+# (403 Forbidden, as RBAC answers), and says so.
+refused() {
+	local out
+	if out=$(as "$@" 2>&1); then
+		echo "allowed, and should not be: kubectl ${*:2}: $out"
+		return 1
+	fi
+	[[ $out == *"(Forbidden)"*"cannot"* ]] || { echo "failed, but not refused: kubectl ${*:2}: $out"; return 1; }
 }
 
 # llama_up: the sample llama-pretrain and its shared-checkpoints Volume, bound to a
@@ -456,6 +507,75 @@ EOF
 	run kubectl create --dry-run=server -f - <<<"$(jq '.spec.securityContext.runAsNonRoot = true' <<<"$pod")"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[[ $output != *Warning* ]] || { echo "$output"; false; }
+}
+
+@test "after kubectl apply -k manifests/, a user holding edit in a namespace creates, patches and deletes TrainingJobs and Volumes there but not elsewhere, and writes no status; one holding view reads them and cannot create" {
+	e2e_namespace
+	run kubectl apply -k "$MANIFESTS"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	other=$(other_namespace)
+	editor=$(user_kubeconfig edit editor)
+	viewer=$(user_kubeconfig view viewer)
+	job=$BATS_TEST_TMPDIR/job.yaml
+	cat >"$job" <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: users-job}
+spec:
+  numNodes: 1
+  suspend: true
+  resources: {accelerators: "H100:1", cpus: "1", memory: 1Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+EOF
+	volume=$BATS_TEST_TMPDIR/volume.yaml
+	cat >"$volume" <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Volume
+metadata: {name: users-volume}
+spec: {type: k8s-pvc, size: 1Gi, accessMode: ReadWriteOnce}
+EOF
+
+	# Aggregation into edit and view is the controller manager's, a moment after the apply.
+	wait_for -t 60 as "$editor" -n "$NS" create --dry-run=server -f "$job"
+	wait_for -t 60 as "$viewer" -n "$NS" get volumes.cadre.dev
+	# And into admin, for namespace owners.
+	wait_for -t 60 admin_writes_trainingjobs
+
+	# edit, in its namespace: create, read, patch.
+	as "$editor" -n "$NS" create -f "$job" -f "$volume"
+	[ "$(as "$editor" -n "$NS" get tj -o name)" = trainingjob.cadre.dev/users-job ]
+	[ "$(as "$editor" -n "$NS" get volumes.cadre.dev -o name)" = volume.cadre.dev/users-volume ]
+	as "$editor" -n "$NS" patch tj users-job --type=merge -p '{"metadata":{"labels":{"team":"a"}}}'
+	as "$editor" -n "$NS" patch volume.cadre.dev users-volume --type=merge -p '{"metadata":{"labels":{"team":"a"}}}'
+	[ "$(jp tj/users-job '{.metadata.labels.team}')" = a ]
+	[ "$(jp volume.cadre.dev/users-volume '{.metadata.labels.team}')" = a ]
+	# ... but not its status, which is cadre's.
+	refused "$editor" -n "$NS" patch tj users-job --subresource=status --type=merge \
+		-p '{"status":{"phase":"Succeeded"}}'
+	refused "$editor" -n "$NS" patch volume.cadre.dev users-volume --subresource=status --type=merge \
+		-p '{"status":{"phase":"Bound"}}'
+	# Nothing at all in a namespace where it holds no role.
+	refused "$editor" -n "$other" create -f "$job"
+	refused "$editor" -n "$other" create -f "$volume"
+	refused "$editor" -n "$other" get tj
+	refused "$editor" -n "$other" get volumes.cadre.dev
+
+	# view, in its namespace: read, status too; no write of any kind.
+	[ "$(as "$viewer" -n "$NS" get tj -o name)" = trainingjob.cadre.dev/users-job ]
+	[ "$(as "$viewer" -n "$NS" get volume.cadre.dev users-volume -o jsonpath='{.metadata.name}')" = users-volume ]
+	as "$viewer" -n "$NS" get tj users-job --subresource=status -o name
+	refused "$viewer" -n "$NS" create -f "$job"
+	refused "$viewer" -n "$NS" create -f "$volume"
+	refused "$viewer" -n "$NS" patch tj users-job --type=merge -p '{"metadata":{"labels":{"team":"b"}}}'
+	refused "$viewer" -n "$NS" delete volume.cadre.dev users-volume
+	refused "$viewer" -n "$other" get tj
+
+	# edit deletes what it made.
+	as "$editor" -n "$NS" delete tj users-job --wait=false
+	as "$editor" -n "$NS" delete volume.cadre.dev users-volume --wait=false
+	wait_for -t 60 not kubectl -n "$NS" get tj users-job
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev users-volume
 }
 
 @test "kubectl describe tj of a job that waited, ran, failed once and restarted tells that story in its Events" {

@@ -21,8 +21,18 @@
 # Environment:
 #   CADRE_CONTROLLER                 the binary (default $REPO_ROOT/build/cadre-controller)
 #   CADRE_E2E_CONTROLLER_READY_TIMEOUT  seconds to wait for /readyz (default 90)
-#   CADRE_E2E_CONTROLLER_KUBECONFIG     the controller's kubeconfig (default: the cluster
-#                                       admin's $KUBECONFIG; a ServiceAccount's one checks RBAC)
+#   CADRE_E2E_CONTROLLER_KUBECONFIG     the controller's kubeconfig instead of its own
+#                                       ServiceAccount's (see below); for debugging only
+#
+# The controller runs as cadre runs when installed: as ServiceAccount cadre-system/
+# cadre-controller, with the RBAC of manifests/rbac.yaml and nothing else. The first
+# controller_start of a file (or controller_kubeconfig) applies the namespace and RBAC of
+# manifests/ and makes a kubeconfig holding only a token of that ServiceAccount; every
+# controller of the file runs with it, as --kubeconfig and as its only KUBECONFIG. So a
+# permission the controller uses but manifests/ lacks fails the test that needs it: the
+# refused request is logged as "forbidden", and test_cleanup fails a test whose controller
+# logged one (but while the API server restarts: controller_excuse_begin). Tests keep the
+# cluster admin's $KUBECONFIG for their own kubectl calls.
 
 CADRE_CONTROLLER=${CADRE_CONTROLLER:-$REPO_ROOT/build/cadre-controller}
 CRD_DIR=$REPO_ROOT/crd
@@ -30,6 +40,12 @@ CRD_DIR=$REPO_ROOT/crd
 SAMPLES=$REPO_ROOT/manifests/samples
 # shellcheck disable=SC2034
 JOBS=$REPO_ROOT/e2e/testdata/jobs
+
+# The namespace, ServiceAccount and user cadre runs as (manifests/rbac.yaml).
+MANIFESTS=$REPO_ROOT/manifests
+INSTALL_NS=cadre-system
+INSTALL_SA=cadre-controller
+INSTALL_USER=system:serviceaccount:$INSTALL_NS:$INSTALL_SA
 
 # Seconds the controller has to finish after SIGTERM before it counts as hung.
 controller_stop_grace=30
@@ -48,6 +64,82 @@ _free_port() {
 	port=$((15000 + RANDOM % 5000))
 	while [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
 	echo "$port"
+}
+
+# ---------------------------------------------------------------------------------------
+# Credentials
+
+# install_rbac: the namespace, then the ServiceAccount, roles and bindings, as
+# `kubectl apply -f` would install them one by one. A cadre-system still being deleted
+# (40-install's teardown deletes it) is waited for first: nothing can be created in it.
+install_rbac() {
+	wait_for -t 120 not namespace_terminating "$INSTALL_NS"
+	kubectl apply -f "$MANIFESTS/namespace.yaml" -f "$MANIFESTS/rbac.yaml" >/dev/null
+	wait_for kubectl -n "$INSTALL_NS" get serviceaccount "$INSTALL_SA"
+}
+
+# namespace_terminating NS: NS exists and is being deleted.
+namespace_terminating() {
+	[[ $(kubectl get namespace "$1" -o jsonpath='{.status.phase}' 2>/dev/null) == Terminating ]]
+}
+
+# sa_credentials DIR SA [NAMESPACE]: a fresh token of ServiceAccount SA in NAMESPACE
+# (default $INSTALL_NS), the cluster CA as the kube-root-ca.crt ConfigMap publishes it to
+# every namespace, and the namespace: the three files of a pod's service-account
+# directory. The token lasts 2 hours, longer than any e2e file runs.
+sa_credentials() {
+	local dir=$1 sa=$2 ns=${3:-$INSTALL_NS}
+	mkdir -p "$dir"
+	chmod 700 "$dir"
+	wait_for kubectl -n "$ns" get configmap kube-root-ca.crt
+	kubectl -n "$ns" get configmap kube-root-ca.crt -o jsonpath='{.data.ca\.crt}' >"$dir/ca.crt"
+	kubectl create token "$sa" -n "$ns" --duration=2h >"$dir/token"
+	printf '%s' "$ns" >"$dir/namespace"
+	[[ -s $dir/ca.crt && -s $dir/token ]]
+}
+
+# sa_kubeconfig DIR FILE: a kubeconfig with DIR's token and CA and nothing else: no client
+# certificate, so the API server knows the caller only as the ServiceAccount. Its context's
+# namespace is DIR's.
+sa_kubeconfig() {
+	local dir=$1 file=$2
+	cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: cadre-e2e
+  cluster:
+    server: $CADRE_E2E_APISERVER
+    certificate-authority: $dir/ca.crt
+users:
+- name: serviceaccount
+  user:
+    token: $(<"$dir/token")
+contexts:
+- name: serviceaccount
+  context: {cluster: cadre-e2e, user: serviceaccount, namespace: $(<"$dir/namespace")}
+current-context: serviceaccount
+EOF
+	chmod 600 "$file"
+}
+
+# controller_kubeconfig: the path of the kubeconfig the file's controllers run with:
+# $CADRE_E2E_CONTROLLER_KUBECONFIG when set, otherwise one holding only a token of cadre's
+# ServiceAccount, made (with install_rbac) the first time a file asks. Call it in
+# setup_file when a test may need it while the API server is down.
+controller_kubeconfig() {
+	local dir=$BATS_FILE_TMPDIR/controller-sa
+	if [[ -n ${CADRE_E2E_CONTROLLER_KUBECONFIG:-} ]]; then
+		echo "$CADRE_E2E_CONTROLLER_KUBECONFIG"
+		return 0
+	fi
+	if [[ ! -s $dir/kubeconfig ]]; then
+		{ install_rbac && sa_credentials "$dir" "$INSTALL_SA" &&
+			sa_kubeconfig "$dir" "$dir/kubeconfig.tmp" &&
+			mv "$dir/kubeconfig.tmp" "$dir/kubeconfig"; } >&2 ||
+			{ echo "controller_kubeconfig: cannot make $INSTALL_USER's kubeconfig" >&2; return 1; }
+	fi
+	echo "$dir/kubeconfig"
 }
 
 # controller_log_tail N: the last N lines of the controller's log.
@@ -91,13 +183,14 @@ _metrics_addr_of() {
 # to its flags, and waits until /readyz answers 200 (its caches have synced). The ARGS are
 # kept for controller_restart.
 controller_start() {
-	local dir port mport log t0 timeout=${CADRE_E2E_CONTROLLER_READY_TIMEOUT:-90}
+	local dir port mport log kubeconfig t0 timeout=${CADRE_E2E_CONTROLLER_READY_TIMEOUT:-90}
 	dir=$(_controller_dir)
 	mkdir -p "$dir"
 	if [[ ! -x $CADRE_CONTROLLER ]]; then
 		echo "controller_start: $CADRE_CONTROLLER is missing (run make build)" >&2
 		return 1
 	fi
+	kubeconfig=$(controller_kubeconfig) || return 1
 	if controller_pid >/dev/null; then
 		echo "controller_start: a controller is already running (pid $(controller_pid))" >&2
 		return 1
@@ -113,10 +206,11 @@ controller_start() {
 	echo "==== cadre-controller started $(date -u +%FT%TZ) by ${BATS_TEST_NAME:-setup_file}" >>"$log"
 	# The wrapper records the exit status; fd 3 is closed so bats does not wait for it.
 	# bats' errexit and ERR trap would end the wrapper at a non-zero status: drop them.
+	# The admin's KUBECONFIG is not in the controller's environment either.
 	(
 		set +eE
 		trap - ERR
-		"$CADRE_CONTROLLER" --kubeconfig "${CADRE_E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" --metrics-addr "127.0.0.1:$mport" \
+		KUBECONFIG=$kubeconfig "$CADRE_CONTROLLER" --kubeconfig "$kubeconfig" --metrics-addr "127.0.0.1:$mport" \
 			--health-addr "127.0.0.1:$port" "$@" >>"$log" 2>&1 </dev/null &
 		echo $! >"$dir/pid.tmp"
 		mv "$dir/pid.tmp" "$dir/pid"
@@ -225,6 +319,52 @@ controller_log_since_mark() {
 # controller_log_has TEXT: the controller logged TEXT since the mark.
 controller_log_has() {
 	tail -n "+$((${CONTROLLER_LOG_MARK:-0} + 1))" "$(_controller_dir)/log" | grep -qF -- "$1"
+}
+
+# controller_excuse_begin / controller_excuse_end: refusals the controller logs between
+# the two calls are not held against it. For a restart of the API server only: until its
+# RBAC authorizer has filled its caches it refuses every request of a ServiceAccount
+# (the same request succeeds a second later), and that is the API server's start-up,
+# not a permission manifests/ lacks. A begin without an end excuses to the end of the log.
+controller_excuse_begin() {
+	local log
+	log=$(_controller_dir)/log
+	printf '%s ' "$(($([[ -f $log ]] && wc -l <"$log" || echo 0) + 1))" >>"$BATS_TEST_TMPDIR/excused"
+}
+
+controller_excuse_end() {
+	local log
+	log=$(_controller_dir)/log
+	[[ -f $BATS_TEST_TMPDIR/excused ]] || return 0
+	echo "$([[ -f $log ]] && wc -l <"$log" || echo 0)" >>"$BATS_TEST_TMPDIR/excused"
+}
+
+# controller_refused_nothing: the controller logged no refused request ("forbidden") since
+# the mark, outside what controller_excuse_begin/_end excused. Running with the RBAC of
+# manifests/, a permission it lacks shows up as one, whether or not the test would notice
+# the missing effect.
+controller_refused_nothing() {
+	local log lines ranges=
+	log=$(_controller_dir)/log
+	[[ -f $log ]] || return 0
+	[[ -f $BATS_TEST_TMPDIR/excused ]] && ranges=$(tr '\n' ';' <"$BATS_TEST_TMPDIR/excused")
+	if lines=$(awk -v from="$((${CONTROLLER_LOG_MARK:-0} + 1))" -v ranges="$ranges" '
+		BEGIN {
+			n = split(ranges, r, ";")
+			for (i = 1; i <= n; i++) {
+				k = split(r[i], ab, " ")
+				lo[i] = k ? ab[1] : 0
+				hi[i] = k > 1 ? ab[2] : 1e18
+			}
+		}
+		NR < from { next }
+		{ for (i = 1; i <= n; i++) if (lo[i] && NR >= lo[i] && NR <= hi[i]) next }
+		tolower($0) ~ /forbidden/ { print; found = 1 }
+		END { exit !found }' "$log"); then
+		echo "cadre-controller, running as $INSTALL_USER, was refused during this test:" >&2
+		head -n 10 <<<"$lines" >&2
+		return 1
+	fi
 }
 
 # controller_check: fails when the controller is no longer running.
@@ -389,7 +529,8 @@ show_state() {
 
 # test_cleanup: teardown for a test that ran TrainingJobs. Stops its watches, prints what a
 # failure needs (bats shows a test's output only when it fails), gives the GPUs back,
-# deletes its PVs and namespace, and fails when the controller died during the test.
+# deletes its PVs and namespace, and fails when the controller died during the test or was
+# refused a request (a permission manifests/rbac.yaml lacks).
 test_cleanup() {
 	local rc=0 p
 	if [[ -f $BATS_TEST_TMPDIR/pids ]]; then
@@ -398,6 +539,7 @@ test_cleanup() {
 	show_state
 	controller_log_since_mark 80
 	controller_check || rc=1
+	controller_refused_nothing || rc=1
 	jobs_cleanup || rc=1
 	volumes_cleanup || rc=1
 	pvs_cleanup

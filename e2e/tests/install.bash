@@ -10,15 +10,11 @@
 #   sa_credentials DIR SA   DIR/token, DIR/ca.crt, DIR/namespace: what the kubelet mounts
 #                           at /var/run/secrets/kubernetes.io/serviceaccount
 #   sa_kubeconfig DIR FILE  a kubeconfig holding only that token and CA
-# The file's controller runs from the kubeconfig (controller.bash); incluster_start runs
-# another in in-cluster mode (CADRE_SA_DIR, KUBERNETES_SERVICE_HOST/PORT), with no
-# KUBECONFIG in its environment at all.
+# (both in controller.bash, with install_rbac and INSTALL_NS, INSTALL_SA, INSTALL_USER).
+# The file's controller runs from the kubeconfig, as in every file (controller.bash);
+# incluster_start runs another in in-cluster mode (CADRE_SA_DIR, KUBERNETES_SERVICE_HOST/
+# PORT), with no KUBECONFIG in its environment at all.
 
-MANIFESTS=$REPO_ROOT/manifests
-# The namespace, ServiceAccount and user cadre runs as (manifests/rbac.yaml).
-INSTALL_NS=cadre-system
-INSTALL_SA=cadre-controller
-INSTALL_USER=system:serviceaccount:$INSTALL_NS:$INSTALL_SA
 RBAC_EXPECTED=$REPO_ROOT/e2e/testdata/rbac-expected.txt
 # shellcheck disable=SC2034 # read by 40-install.bats
 CHECK_METRICS=$REPO_ROOT/scripts/check-metrics
@@ -27,13 +23,6 @@ CHECK_METRICS=$REPO_ROOT/scripts/check-metrics
 # nvidia.com/gpu taint, which cadre's own pods rightly do not tolerate. It has no `type:
 # kwok` label and no GPUs, so the helpers that count GPU nodes never see it.
 SYSTEM_NODE=system-node-0
-
-# install_rbac: the namespace, then the ServiceAccount, roles and bindings, as
-# `kubectl apply -f` would install them one by one.
-install_rbac() {
-	kubectl apply -f "$MANIFESTS/namespace.yaml" -f "$MANIFESTS/rbac.yaml" >/dev/null
-	wait_for kubectl -n "$INSTALL_NS" get serviceaccount "$INSTALL_SA"
-}
 
 # uninstall: everything 40-install.bats installed, but the CRDs (other files share them).
 # Namespace deletion is waited for, so the pods on the system node are gone before it is.
@@ -44,44 +33,6 @@ uninstall() {
 	kubectl delete clusterrolebinding -l e2e.cadre.dev/test=true --ignore-not-found >/dev/null 2>&1 || true
 	wait_for -t 120 not kubectl get namespace "$INSTALL_NS" || true
 	system_node_delete
-}
-
-# sa_credentials DIR SA: a fresh token of ServiceAccount SA in $INSTALL_NS, the cluster CA
-# as the kube-root-ca.crt ConfigMap publishes it to every namespace, and the namespace:
-# the three files of a pod's service-account directory.
-sa_credentials() {
-	local dir=$1 sa=$2
-	mkdir -p "$dir"
-	chmod 700 "$dir"
-	wait_for kubectl -n "$INSTALL_NS" get configmap kube-root-ca.crt
-	kubectl -n "$INSTALL_NS" get configmap kube-root-ca.crt -o jsonpath='{.data.ca\.crt}' >"$dir/ca.crt"
-	kubectl create token "$sa" -n "$INSTALL_NS" --duration=2h >"$dir/token"
-	printf '%s' "$INSTALL_NS" >"$dir/namespace"
-	[[ -s $dir/ca.crt && -s $dir/token ]]
-}
-
-# sa_kubeconfig DIR FILE: a kubeconfig with DIR's token and CA and nothing else: no client
-# certificate, so the API server knows the caller only as the ServiceAccount.
-sa_kubeconfig() {
-	local dir=$1 file=$2
-	cat >"$file" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: cadre-e2e
-  cluster:
-    server: $CADRE_E2E_APISERVER
-    certificate-authority: $dir/ca.crt
-users:
-- name: $INSTALL_SA
-  user:
-    token: $(<"$dir/token")
-contexts:
-- name: $INSTALL_SA
-  context: {cluster: cadre-e2e, user: $INSTALL_SA, namespace: $INSTALL_NS}
-current-context: $INSTALL_SA
-EOF
-	chmod 600 "$file"
 }
 
 # install_free_port: a TCP port on 127.0.0.1 nothing listens on, below Linux's ephemeral

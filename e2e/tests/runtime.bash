@@ -83,11 +83,13 @@ ctl_ready() {
 }
 
 # ctl_launch NAME [ARGS...]: starts cadre-controller as instance NAME with ARGS added to
-# its flags (a later --kubeconfig in ARGS wins), and returns at once.
+# its flags (a later --kubeconfig in ARGS wins), and returns at once. Like the file's
+# controller, it runs as cadre's ServiceAccount (controller_kubeconfig).
 ctl_launch() {
-	local name=$1 dir log ports=()
+	local name=$1 dir log kubeconfig ports=()
 	shift
 	dir=$(_ctl_dir "$name")
+	kubeconfig=$(controller_kubeconfig) || return 1
 	if [[ ! -x $CADRE_CONTROLLER ]]; then
 		echo "ctl_launch: $CADRE_CONTROLLER is missing (run make build)" >&2
 		return 1
@@ -107,7 +109,7 @@ ctl_launch() {
 	(
 		set +eE
 		trap - ERR
-		"$CADRE_CONTROLLER" --kubeconfig "$KUBECONFIG" \
+		KUBECONFIG=$kubeconfig "$CADRE_CONTROLLER" --kubeconfig "$kubeconfig" \
 			--health-addr "127.0.0.1:${ports[0]}" --metrics-addr "127.0.0.1:${ports[1]}" \
 			"$@" >>"$log" 2>&1 </dev/null &
 		echo $! >"$dir/pid.tmp"
@@ -250,12 +252,19 @@ apiserver_running() {
 	"$E2E_DIR/cluster" status 2>/dev/null | grep -Eq '^apiserver +pid'
 }
 
+# The file's controller is refused everything while the API server restarts (controller.bash,
+# controller_excuse_begin): from the stop until its RBAC answers again, that is excused.
 apiserver_stop() {
+	controller_excuse_begin
 	CADRE_E2E_STOP_GRACE=$apiserver_stop_grace "$E2E_DIR/cluster" stop apiserver
 }
 
 apiserver_start() {
-	"$E2E_DIR/cluster" start apiserver
+	"$E2E_DIR/cluster" start apiserver || return 1
+	wait_for -t 30 kubectl auth can-i watch pods -A --as="$INSTALL_USER"
+	# A refusal received just before may be logged a moment later.
+	sleep 1
+	controller_excuse_end
 }
 
 # apiserver_ensure_up: for teardown, so a test that failed with the API server stopped does
@@ -363,13 +372,14 @@ pair_running() {
 	phase_is "$1" Running && all_pods_running "$1" 2
 }
 
-# lease_holder NAME: holderIdentity of the Lease NAME in $NS ("" when released).
+# lease_holder NAME: holderIdentity of the Lease NAME in cadre-system ("" when released),
+# the one namespace where cadre's ServiceAccount may hold Leases.
 lease_holder() {
-	kubectl -n "$NS" get lease "$1" -o 'jsonpath={.spec.holderIdentity}'
+	kubectl -n "$INSTALL_NS" get lease "$1" -o 'jsonpath={.spec.holderIdentity}'
 }
 
 lease_transitions() {
-	kubectl -n "$NS" get lease "$1" -o 'jsonpath={.spec.leaseTransitions}'
+	kubectl -n "$INSTALL_NS" get lease "$1" -o 'jsonpath={.spec.leaseTransitions}'
 }
 
 # ctl_identity NAME: the identity instance NAME stands for election with, from its log
