@@ -4,10 +4,12 @@
  * A Volume is a name a TrainingJob mounts; underneath it is a PVC named
  * after it (or an existing one named by spec.claimName), and for nfs a PV
  * cadre-<namespace>-<name> pre-bound to that PVC. The reconciler makes
- * what is missing, mirrors the PVC into status, keeps the list of jobs
- * using it, and holds the protection finalizer so that a Volume in use is
- * not removed under a running job, and so that a Delete-policy nfs PV
- * (cluster-scoped, so it cannot be owned) is cleaned up.
+ * what is missing, mirrors the PVC into status (with an Event for each
+ * change of phase), keeps the claim's owner reference in step with
+ * reclaimPolicy (docs/volumes.md), keeps the list of jobs using it, and
+ * holds the protection finalizer so that a Volume in use is not removed
+ * under a running job, and so that a Delete-policy nfs PV (cluster-scoped,
+ * so it cannot be owned) is cleaned up.
  */
 #include "base/buf.h"
 #include "base/err.h"

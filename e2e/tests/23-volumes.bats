@@ -3,7 +3,9 @@
 # kube-controller-manager: a k8s-pvc Volume makes its claim and reports it Bound; a job
 # waits in Pending for its Volumes; an nfs Volume makes its PV and claim; the protection
 # finalizer holds a Volume while a job uses it; reclaimPolicy Retain keeps the claim and
-# Delete removes it.
+# Delete removes it, and the claim's owner reference follows a change of reclaimPolicy
+# both ways; a claim adopted through claimName is mounted and never deleted, even with
+# Delete; each phase change is an Event (docs/volumes.md).
 #
 # There is no provisioner: each k8s-pvc test pre-creates a PersistentVolume with
 # storageClassName "" reserved for its claim (claimRef), named after the test's namespace
