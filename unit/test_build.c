@@ -1032,13 +1032,15 @@ Test(build, a_claim_already_as_the_policy_says_needs_no_patch)
 Test(build, delete_changed_to_retain_removes_only_our_reference_guarded_by_resource_version)
 {
 	struct volume vol;
-	json_t *refs, *patch;
+	json_t *refs, *ours, *patch;
 
 	load_volume("scratch", &vol);
 	vol.spec.reclaim_policy = VOL_RECLAIM_RETAIN;
 	refs = json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind", "ConfigMap",
 			 "name", "keeper", "uid", "0f0f0f0f-0000-4000-8000-000000000001");
-	cr_assert_eq(json_array_extend(refs, refs_of(&vol)), 0);
+	ours = refs_of(&vol);
+	cr_assert_eq(json_array_extend(refs, ours), 0);
+	json_decref(ours);
 	patch = owner_patch_for(&vol, cached_claim("scratch", refs));
 	assert_json(patch, "{\"metadata\": {\"resourceVersion\": \"4242\", \"ownerReferences\": "
 		    "[{\"$patch\": \"delete\", \"uid\": \"5e5e5e5e-0000-4000-8000-00000000000b\"}]}}");
