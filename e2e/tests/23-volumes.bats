@@ -260,6 +260,22 @@ GC_GRACE=90
 	[ "$(jp pvc/scratch '{.status.phase}')" = Bound ]
 }
 
+@test "a Delete Volume changed to Retain and deleted while the controller is down: the claim still outlives it" {
+	scratch_bound "$JOBS/scratch-delete.yaml"
+	vol_uid=$(jp volume.cadre.dev/scratch '{.metadata.uid}')
+	pvc_uid=$(jp pvc/scratch '{.metadata.uid}')
+	claim_owned_by scratch "$vol_uid"
+
+	# The controller's next look at the Volume is at its deletion, with the claim still owned.
+	controller_stop
+	kubectl -n "$NS" patch volume.cadre.dev scratch --type=merge -p '{"spec":{"reclaimPolicy":"Retain"}}' >/dev/null
+	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
+	controller_restart
+	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
+	claim_unowned scratch
+	same_for "$GC_GRACE" claim_kept scratch "$pvc_uid"
+}
+
 @test "reclaimPolicy Retain changed to Delete: the Volume becomes the claim's owner and takes it along" {
 	scratch_bound
 	vol_uid=$(jp volume.cadre.dev/scratch '{.metadata.uid}')
