@@ -228,12 +228,15 @@ static int disown_claim(struct manager *m, const struct volume *vol)
 		return 0;  /* an invalid claimName names no claim */
 	buf_init(&err, 256);
 	ret = build_claim_disown_patch(vol, &patch, &err);
-	if (ret == CADRE_EINVAL)
+	if (ret == CADRE_EINVAL) {
+		/* No uid to find ours by: nothing of ours can be on it. */
 		log_warn("volume", "%s/%s: %s", vol->meta.namespace, vol->meta.name, buf_str(&err));
-	else if (!ret)
+		ret = 0;
+	} else if (!ret) {
 		ret = patch_claim(m, vol, patch);
-	if (ret == CADRE_EAGAIN || ret == CADRE_EINVAL)
-		ret = 0;  /* no claim, or no uid to find ours by: nothing of ours is on it */
+		if (ret == CADRE_EAGAIN)
+			ret = 0;  /* no such claim (an unguarded patch has no conflict) */
+	}
 	json_decref(patch);
 	buf_release(&err);
 	return ret;
