@@ -448,7 +448,8 @@ int vol_reconcile(struct manager *m, const char *ns, const char *name)
 		ret = users.err;
 		goto out;
 	}
-	qsort(users.names, users.n, sizeof(*users.names), cmp_names);
+	if (users.n > 1)  /* qsort must not be given NULL, which no users leaves */
+		qsort(users.names, users.n, sizeof(*users.names), cmp_names);
 
 	if (vol.meta.deleting) {
 		if (users.n) {
