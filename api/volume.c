@@ -6,6 +6,7 @@
 #include "api/quantity.h"
 #include "base/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,4 +361,21 @@ int vol_status_observe(struct vol_status *st, int64_t generation, int64_t now)
 	}
 	condition_list_observe(&st->conditions, generation, NULL);
 	return err;
+}
+
+bool vol_phase_change_note(enum vol_phase was, const struct vol_status *now, char *out,
+			   size_t size)
+{
+	const struct condition *ready = condition_find(&now->conditions, "Ready");
+	const char *why = ready && ready->message && *ready->message ? ready->message :
+			  "no reason recorded";
+
+	if (now->phase == VOL_PHASE_UNSET || now->phase == was || !size)
+		return false;
+	if (was == VOL_PHASE_UNSET)
+		snprintf(out, size, "phase %s: %s", vol_phase_name(now->phase), why);
+	else
+		snprintf(out, size, "phase %s -> %s: %s", vol_phase_name(was),
+			 vol_phase_name(now->phase), why);
+	return true;
 }

@@ -146,6 +146,17 @@ json_t *vol_status_to_json(const struct vol_status *status);
  */
 int vol_status_observe(struct vol_status *status, int64_t generation, int64_t now);
 
+/*
+ * The note of the Event that a change of phase deserves, for a person to
+ * act on: "phase <was> -> <now>: <why>", or "phase <now>: <why>" when was
+ * is VOL_PHASE_UNSET (a Volume seen for the first time), <why> being the
+ * message of now's Ready condition. Returns true and writes out (size
+ * bytes, always terminated, cut when longer) when now->phase is set and is
+ * not was; false, and out untouched, otherwise.
+ */
+bool vol_phase_change_note(enum vol_phase was, const struct vol_status *now, char *out,
+			   size_t size);
+
 /* Names as written in the API; static strings. */
 const char *vol_type_name(enum vol_type type);
 const char *vol_access_mode_name(enum vol_access_mode mode);

@@ -6,6 +6,7 @@
 #include "controller/build.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -139,7 +140,7 @@ static int check_nfs(const struct volume *vol, struct buf *err)
 int build_pvc(const struct volume *vol, json_t **out, struct buf *err)
 {
 	const struct object_meta *meta = &vol->meta;
-	bool owned = vol->spec.reclaim_policy == VOL_RECLAIM_DELETE;
+	bool owned = build_claim_owned(vol);
 	char pv[OBJECT_NAME_MAX + 1];
 	json_t *pvc = NULL, *owners = NULL, *spec;
 	struct buf size;
@@ -205,6 +206,95 @@ out:
 	json_decref(pvc);
 	buf_release(&size);
 	return ret;
+}
+
+bool build_claim_owned(const struct volume *vol)
+{
+	if (vol->spec.claim_name && *vol->spec.claim_name)
+		return false;  /* the user's claim: cadre never makes it go */
+	return vol->spec.reclaim_policy == VOL_RECLAIM_DELETE;
+}
+
+/* Whether refs (borrowed) name uid; *other_controller when another ref is the controller. */
+static bool has_owner(const json_t *refs, const char *uid, bool *other_controller)
+{
+	bool found = false;
+	size_t i;
+	json_t *ref;
+
+	*other_controller = false;
+	json_array_foreach(refs, i, ref) {
+		const char *ref_uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (ref_uid && !strcmp(ref_uid, uid))
+			found = true;
+		else if (json_is_true(json_object_get(ref, "controller")))
+			*other_controller = true;
+	}
+	return found;
+}
+
+/* {"metadata": {"ownerReferences": refs}}, plus resourceVersion rv when not NULL; steals refs. */
+static int owner_patch(json_t *refs, const json_t *rv, json_t **out)
+{
+	json_t *meta;
+
+	*out = NULL;
+	if (!refs)
+		return CADRE_ENOMEM;
+	meta = json_pack("{s:o}", "ownerReferences", refs);
+	if (!meta || (rv && json_object_set(meta, "resourceVersion", (json_t *)rv))) {
+		json_decref(meta);
+		return CADRE_ENOMEM;
+	}
+	*out = json_pack("{s:o}", "metadata", meta);
+	return *out ? 0 : CADRE_ENOMEM;
+}
+
+int build_claim_disown_patch(const struct volume *vol, json_t **out, struct buf *err)
+{
+	int ret;
+
+	*out = NULL;
+	ret = check_meta(&vol->meta, true, err);
+	if (ret)
+		return ret;
+	/* Strategic merge: the entry whose merge key (uid) matches is deleted. */
+	return owner_patch(json_pack("[{s:s, s:s}]", "$patch", "delete", "uid", vol->meta.uid),
+			   NULL, out);
+}
+
+int build_claim_owner_patch(const struct volume *vol, const json_t *pvc, json_t **out,
+			    struct buf *err)
+{
+	const json_t *meta = json_object_get(pvc, "metadata");
+	const json_t *rv = json_object_get(meta, "resourceVersion");
+	bool want = build_claim_owned(vol), other_controller;
+	json_t *refs = NULL;
+	int ret;
+
+	*out = NULL;
+	ret = check_meta(&vol->meta, true, err);
+	if (ret)
+		return ret;
+	if (!json_string_value(rv) || !*json_string_value(rv))
+		return build_fail(err, CADRE_EINVAL, "metadata.resourceVersion",
+				  "the claim has none to guard the patch with");
+	if (has_owner(json_object_get(meta, "ownerReferences"), vol->meta.uid,
+		      &other_controller) == want)
+		return 0;
+	if (!want)
+		return owner_patch(json_pack("[{s:s, s:s}]", "$patch", "delete", "uid",
+					     vol->meta.uid), rv, out);
+	ret = build_owner_refs(VOL_API_VERSION, VOL_KIND, vol->meta.name, vol->meta.uid, &refs);
+	if (ret)
+		return ret;
+	if (other_controller &&
+	    json_object_set_new(json_array_get(refs, 0), "controller", json_false())) {
+		json_decref(refs);
+		return CADRE_ENOMEM;
+	}
+	return owner_patch(refs, rv, out);
 }
 
 int build_pv(const struct volume *vol, json_t **out, struct buf *err)

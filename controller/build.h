@@ -23,6 +23,7 @@
 #define CADRE_BUILD_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "api/trainingjob.h"
@@ -109,6 +110,39 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
  * spec.claimName adopts that claim and has none built: CADRE_EINVAL.
  */
 int build_pvc(const struct volume *vol, json_t **out, struct buf *err);
+
+/*
+ * Whether vol owns the claim it uses, so that the garbage collector takes
+ * the claim when the Volume goes: only a reclaimPolicy Delete Volume, and
+ * only of the claim cadre made for it (named after it). A claim adopted
+ * through spec.claimName was brought by the user and is never owned,
+ * whatever the policy (docs/volumes.md).
+ */
+bool build_claim_owned(const struct volume *vol);
+
+/*
+ * What makes the claim pvc (borrowed, as cached) carry vol's owner
+ * reference exactly when build_claim_owned(vol) says so: *out is NULL when
+ * it already does (nothing to send), or a new reference to a strategic
+ * merge patch of metadata.ownerReferences keyed by the Volume's uid, so
+ * that other owners are kept, guarded by the claim's resourceVersion, so
+ * that a decision taken on an old copy fails (409) instead of landing. The
+ * reference added is build_owner_refs()'s, but not the controller when the
+ * claim already has one (the API server allows one). A reference counts as
+ * vol's when its uid is vol's. CADRE_EINVAL when vol lacks name,
+ * namespace or uid, or pvc lacks metadata.resourceVersion.
+ */
+int build_claim_owner_patch(const struct volume *vol, const json_t *pvc, json_t **out,
+			    struct buf *err);
+
+/*
+ * The same patch removing vol's owner reference, unguarded: for the last
+ * look before a Volume that does not own its claim lets go of it, when
+ * the cache may not yet hold the claim's latest version. Keyed by uid it
+ * removes nothing else and is a no-op when the reference is absent.
+ * CADRE_EINVAL when vol lacks name, namespace or uid.
+ */
+int build_claim_disown_patch(const struct volume *vol, json_t **out, struct buf *err);
 
 /*
  * The PV of an nfs Volume: named build_pv_name(), the export as given,

@@ -4,15 +4,18 @@
  * A Volume is a name a TrainingJob mounts; underneath it is a PVC named
  * after it (or an existing one named by spec.claimName), and for nfs a PV
  * cadre-<namespace>-<name> pre-bound to that PVC. The reconciler makes
- * what is missing, mirrors the PVC into status, keeps the list of jobs
- * using it, and holds the protection finalizer so that a Volume in use is
- * not removed under a running job, and so that a Delete-policy nfs PV
- * (cluster-scoped, so it cannot be owned) is cleaned up.
+ * what is missing, mirrors the PVC into status (with an Event for each
+ * change of phase), keeps the claim's owner reference in step with
+ * reclaimPolicy (docs/volumes.md), keeps the list of jobs using it, and
+ * holds the protection finalizer so that a Volume in use is not removed
+ * under a running job, and so that a Delete-policy nfs PV (cluster-scoped,
+ * so it cannot be owned) is cleaned up.
  */
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "api/fielderr.h"
+#include "api/name.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
 #include "controller/build.h"
@@ -137,6 +140,108 @@ static void pv_name(const struct volume *vol, char *out, size_t size)
 		snprintf(out, size, "cadre-%s-%s", vol->meta.namespace, vol->meta.name);
 }
 
+/* The claim the Volume uses: the one it adopted, or the one named after it. */
+static const char *claim_of(const struct volume *vol)
+{
+	return vol->spec.claim_name && *vol->spec.claim_name ? vol->spec.claim_name :
+	       vol->meta.name;
+}
+
+/*
+ * Send patch (borrowed) to the Volume's claim. A failed guard (409) or a
+ * claim gone (404) is CADRE_EAGAIN: the watch brings what changed.
+ */
+static int patch_claim(struct manager *m, const struct volume *vol, const json_t *patch)
+{
+	struct kube_status st;
+	int ret;
+
+	ret = kube_client_patch(m->http, &kube_resource_pvcs, vol->meta.namespace,
+				claim_of(vol), NULL, KUBE_PATCH_STRATEGIC, patch, NULL, &st);
+	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
+		return CADRE_EAGAIN;
+	if (ret)
+		log_warn("volume", "%s/%s: cannot update the owners of claim %s: %s",
+			 vol->meta.namespace, vol->meta.name, claim_of(vol), st.message);
+	return ret;
+}
+
+/*
+ * The cached claim carries the Volume's owner reference exactly when the
+ * Volume owns it (build_claim_owned): reclaimPolicy is mutable, and a
+ * reference left on a claim whose Volume turned Retain lets the garbage
+ * collector delete the claim, and the data on it, with the Volume. Makes
+ * no call when the claim is as it should be or not cached yet.
+ */
+static int sync_claim_owner(struct manager *m, const struct volume *vol, const json_t *obj)
+{
+	char key[STORE_KEY_MAX], msg[512];
+	json_t *pvc = NULL, *patch = NULL;
+	struct buf err;
+	int ret;
+
+	snprintf(key, sizeof(key), "%s/%s", vol->meta.namespace, claim_of(vol));
+	if (store_get(m->stores[KIND_PVCS], key, &pvc))
+		return 0;  /* ensure_claim made it, or it is not there: the watch tells */
+	buf_init(&err, 256);
+	ret = build_claim_owner_patch(vol, pvc, &patch, &err);
+	if (ret == CADRE_EINVAL) {
+		log_warn("volume", "%s/%s: claim %s: %s", vol->meta.namespace, vol->meta.name,
+			 claim_of(vol), buf_str(&err));
+		ret = 0;
+	}
+	if (ret || !patch)
+		goto out;
+	ret = patch_claim(m, vol, patch);
+	if (ret)
+		goto out;
+	if (build_claim_owned(vol))
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s is now owned by the Volume: "
+			 "reclaimPolicy Delete, deleting the Volume deletes it", claim_of(vol));
+	else
+		snprintf(msg, sizeof(msg), "PersistentVolumeClaim %s is no longer owned by the "
+			 "Volume: it outlives the Volume (%s)", claim_of(vol),
+			 vol->spec.claim_name && *vol->spec.claim_name ?
+			 "an adopted claim is never deleted" : "reclaimPolicy Retain");
+	log_info("volume", "%s/%s: %s", vol->meta.namespace, vol->meta.name, msg);
+	manager_event(m, obj, false, build_claim_owned(vol) ? "ClaimOwned" : "ClaimReleased",
+		      "Update", msg);
+out:
+	json_decref(patch);
+	json_decref(pvc);
+	buf_release(&err);
+	return ret;
+}
+
+/*
+ * Before a Volume that does not own its claim lets go: make sure no
+ * reference of ours is left on the claim, whatever the cache says, since
+ * once the Volume is gone the garbage collector would act on it.
+ */
+static int disown_claim(struct manager *m, const struct volume *vol)
+{
+	json_t *patch = NULL;
+	struct buf err;
+	int ret;
+
+	if (!name_is_dns1123_subdomain(claim_of(vol)))
+		return 0;  /* an invalid claimName names no claim */
+	buf_init(&err, 256);
+	ret = build_claim_disown_patch(vol, &patch, &err);
+	if (ret == CADRE_EINVAL) {
+		/* No uid to find ours by: nothing of ours can be on it. */
+		log_warn("volume", "%s/%s: %s", vol->meta.namespace, vol->meta.name, buf_str(&err));
+		ret = 0;
+	} else if (!ret) {
+		ret = patch_claim(m, vol, patch);
+		if (ret == CADRE_EAGAIN)
+			ret = 0;  /* no such claim (an unguarded patch has no conflict) */
+	}
+	json_decref(patch);
+	buf_release(&err);
+	return ret;
+}
+
 /* The Volume is going: release what the reclaim policy says, then the finalizer. */
 static int finish_delete(struct manager *m, const struct volume *vol, const json_t *obj)
 {
@@ -144,13 +249,17 @@ static int finish_delete(struct manager *m, const struct volume *vol, const json
 	char pv[STORE_KEY_MAX];
 	int ret;
 
+	if (build_claim_owned(vol)) {
+		ret = kube_client_delete(m->http, &kube_resource_pvcs, vol->meta.namespace,
+					 vol->meta.name, NULL, NULL, &st);
+		if (ret && ret != CADRE_ENOTFOUND)
+			return ret;
+	} else {
+		ret = disown_claim(m, vol);
+		if (ret)
+			return ret;
+	}
 	if (vol->spec.reclaim_policy == VOL_RECLAIM_DELETE) {
-		if (!(vol->spec.claim_name && *vol->spec.claim_name)) {
-			ret = kube_client_delete(m->http, &kube_resource_pvcs, vol->meta.namespace,
-						 vol->meta.name, NULL, NULL, &st);
-			if (ret && ret != CADRE_ENOTFOUND)
-				return ret;
-		}
 		if (vol->spec.type == VOL_TYPE_NFS) {
 			pv_name(vol, pv, sizeof(pv));
 			ret = kube_client_delete(m->http, &kube_resource_pvs, NULL, pv, NULL, NULL, &st);
@@ -299,6 +408,20 @@ out:
 	return ret;
 }
 
+/*
+ * An Event for each change of phase, once the status saying so is stored
+ * (a failed write is retried and would repeat it): Warning for Failed.
+ */
+static void phase_event(struct manager *m, const json_t *obj, enum vol_phase was,
+			const struct vol_status *now)
+{
+	char note[EVENTS_MAX_NOTE];
+
+	if (vol_phase_change_note(was, now, note, sizeof(note)))
+		manager_event(m, obj, now->phase == VOL_PHASE_FAILED, vol_phase_name(now->phase),
+			      "Reconcile", note);
+}
+
 int vol_reconcile(struct manager *m, const char *ns, const char *name)
 {
 	struct users users = { .ns = ns, .volume = name };
@@ -325,7 +448,8 @@ int vol_reconcile(struct manager *m, const char *ns, const char *name)
 		ret = users.err;
 		goto out;
 	}
-	qsort(users.names, users.n, sizeof(*users.names), cmp_names);
+	if (users.n > 1)  /* qsort must not be given NULL, which no users leaves */
+		qsort(users.names, users.n, sizeof(*users.names), cmp_names);
 
 	if (vol.meta.deleting) {
 		if (users.n) {
@@ -355,6 +479,8 @@ status:
 		ret = ensure_claim(m, &vol, obj);
 		if (ret == CADRE_EINVAL)
 			ret = 0;
+		if (!ret)
+			ret = sync_claim_owner(m, &vol, obj);
 		observe_claim(m, &vol, &next, now, vol.meta.generation);
 	}
 	for (size_t i = 0; i < next.n_used_by; i++)
@@ -369,6 +495,8 @@ status:
 	{
 		int wret = write_status(m, &vol, obj, &next);
 
+		if (!wret)
+			phase_event(m, obj, vol.status.phase, &next);
 		if (!ret)
 			ret = wret;
 	}

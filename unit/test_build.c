@@ -1037,3 +1037,213 @@ Test(build, pv_name_is_cadre_namespace_name_and_bounded)
 	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), CADRE_EINVAL);
 	vol_release(&vol);
 }
+
+/* The claim cadre made for the Volume name (in namespace research), as cached, with refs. */
+static json_t *cached_claim(const char *name, json_t *refs)
+{
+	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "apiVersion", "v1",
+				"kind", "PersistentVolumeClaim", "metadata", "name", name,
+				"namespace", "research", "uid", "c1a1c1a1-0000-4000-8000-000000000001",
+				"resourceVersion", "4242");
+
+	cr_assert_not_null(pvc);
+	if (refs)
+		cr_assert_eq(json_object_set_new(json_object_get(pvc, "metadata"),
+						 "ownerReferences", refs), 0);
+	return pvc;
+}
+
+/* The reference build_pvc puts on the claim of vol. */
+static json_t *refs_of(const struct volume *vol)
+{
+	json_t *refs = NULL;
+
+	cr_assert_eq(build_owner_refs(VOL_API_VERSION, VOL_KIND, vol->meta.name, vol->meta.uid,
+				      &refs), 0);
+	return refs;
+}
+
+/* build_claim_owner_patch on vol and pvc (stolen), expected to succeed. */
+static json_t *owner_patch_for(const struct volume *vol, json_t *pvc)
+{
+	struct buf err;
+	json_t *patch = NULL;
+	int ret;
+
+	buf_init(&err, 256);
+	ret = build_claim_owner_patch(vol, pvc, &patch, &err);
+	cr_assert_eq(ret, 0, "%d %s", ret, buf_str(&err));
+	buf_release(&err);
+	json_decref(pvc);
+	return patch;
+}
+
+static void assert_json(json_t *got, const char *want_text)
+{
+	json_error_t error;
+	json_t *want = json_loads(want_text, 0, &error);
+	char *dump;
+
+	cr_assert_not_null(want, "%s", error.text);
+	dump = json_dumps(got, JSON_SORT_KEYS);
+	cr_assert(json_equal(got, want), "got %s", dump ? dump : "(null)");
+	free(dump);
+	json_decref(want);
+}
+
+Test(build, only_a_delete_volume_owns_and_never_an_adopted_claim)
+{
+	struct volume vol;
+
+	load_volume("scratch", &vol);  /* Delete */
+	cr_assert(build_claim_owned(&vol));
+	vol.spec.reclaim_policy = VOL_RECLAIM_RETAIN;
+	cr_assert_not(build_claim_owned(&vol));
+	vol_release(&vol);
+	load_volume("adopted", &vol);  /* claimName, Retain */
+	cr_assert_not(build_claim_owned(&vol));
+	vol.spec.reclaim_policy = VOL_RECLAIM_DELETE;
+	cr_assert_not(build_claim_owned(&vol), "a claim the user brought is never owned");
+	vol_release(&vol);
+}
+
+Test(build, a_claim_already_as_the_policy_says_needs_no_patch)
+{
+	struct volume vol;
+
+	load_volume("scratch", &vol);
+	cr_assert_null(owner_patch_for(&vol, cached_claim("scratch", refs_of(&vol))));
+	vol.spec.reclaim_policy = VOL_RECLAIM_RETAIN;
+	cr_assert_null(owner_patch_for(&vol, cached_claim("scratch", NULL)));
+	cr_assert_null(owner_patch_for(&vol, cached_claim("scratch", json_array())));
+	vol_release(&vol);
+}
+
+Test(build, delete_changed_to_retain_removes_only_our_reference_guarded_by_resource_version)
+{
+	struct volume vol;
+	json_t *refs, *ours, *patch;
+
+	load_volume("scratch", &vol);
+	vol.spec.reclaim_policy = VOL_RECLAIM_RETAIN;
+	refs = json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind", "ConfigMap",
+			 "name", "keeper", "uid", "0f0f0f0f-0000-4000-8000-000000000001");
+	ours = refs_of(&vol);
+	cr_assert_eq(json_array_extend(refs, ours), 0);
+	json_decref(ours);
+	patch = owner_patch_for(&vol, cached_claim("scratch", refs));
+	assert_json(patch, "{\"metadata\": {\"resourceVersion\": \"4242\", \"ownerReferences\": "
+		    "[{\"$patch\": \"delete\", \"uid\": \"5e5e5e5e-0000-4000-8000-00000000000b\"}]}}");
+	json_decref(patch);
+	vol_release(&vol);
+}
+
+Test(build, retain_changed_to_delete_adds_the_controlling_reference_guarded_by_resource_version)
+{
+	struct volume vol;
+	json_t *patch;
+
+	load_volume("shared-checkpoints", &vol);
+	vol.spec.reclaim_policy = VOL_RECLAIM_DELETE;
+	patch = owner_patch_for(&vol, cached_claim("shared-checkpoints", NULL));
+	assert_json(patch, "{\"metadata\": {\"resourceVersion\": \"4242\", \"ownerReferences\": "
+		    "[{\"apiVersion\": \"cadre.dev/v1alpha1\", \"kind\": \"Volume\", "
+		    "\"name\": \"shared-checkpoints\", "
+		    "\"uid\": \"5e5e5e5e-0000-4000-8000-00000000000a\", \"controller\": true, "
+		    "\"blockOwnerDeletion\": true}]}}");
+	json_decref(patch);
+	vol_release(&vol);
+}
+
+Test(build, a_reference_added_beside_another_controller_does_not_claim_control)
+{
+	struct volume vol;
+	json_t *refs, *patch;
+
+	load_volume("scratch", &vol);
+	refs = json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "apps/v1",
+			 "kind", "StatefulSet", "name", "db", "uid",
+			 "0f0f0f0f-0000-4000-8000-000000000002", "controller", 1);
+	patch = owner_patch_for(&vol, cached_claim("scratch", refs));
+	cr_assert_not_null(patch);
+	cr_assert(json_is_false(json_object_get(json_array_get(json_object_get(json_object_get(
+		patch, "metadata"), "ownerReferences"), 0), "controller")));
+	json_decref(patch);
+	vol_release(&vol);
+}
+
+Test(build, a_reference_of_an_earlier_volume_of_the_same_name_is_not_ours)
+{
+	struct volume vol;
+	json_t *refs, *patch;
+
+	load_volume("scratch", &vol);
+	refs = refs_of(&vol);
+	cr_assert_eq(json_object_set_new(json_array_get(refs, 0), "uid",
+					 json_string("0f0f0f0f-0000-4000-8000-000000000003")), 0);
+	cr_assert_eq(json_object_set_new(json_array_get(refs, 0), "controller", json_false()), 0);
+	patch = owner_patch_for(&vol, cached_claim("scratch", refs));
+	cr_assert_not_null(patch, "the Volume of this uid does not own the claim yet");
+	json_decref(patch);
+	vol.spec.reclaim_policy = VOL_RECLAIM_RETAIN;
+	refs = refs_of(&vol);
+	cr_assert_eq(json_object_set_new(json_array_get(refs, 0), "uid",
+					 json_string("0f0f0f0f-0000-4000-8000-000000000003")), 0);
+	cr_assert_null(owner_patch_for(&vol, cached_claim("scratch", refs)));
+	vol_release(&vol);
+}
+
+Test(build, an_adopted_claim_with_delete_is_never_given_our_reference_and_loses_one_it_has)
+{
+	struct volume vol;
+	json_t *patch;
+
+	load_volume("adopted", &vol);
+	vol.spec.reclaim_policy = VOL_RECLAIM_DELETE;
+	cr_assert_null(owner_patch_for(&vol, cached_claim("existing-claim", NULL)));
+	patch = owner_patch_for(&vol, cached_claim("existing-claim", refs_of(&vol)));
+	assert_json(patch, "{\"metadata\": {\"resourceVersion\": \"4242\", \"ownerReferences\": "
+		    "[{\"$patch\": \"delete\", \"uid\": \"5e5e5e5e-0000-4000-8000-00000000000e\"}]}}");
+	json_decref(patch);
+	vol_release(&vol);
+}
+
+Test(build, an_owner_patch_needs_the_volume_uid_and_the_claim_resource_version)
+{
+	struct volume vol;
+	struct buf err;
+	json_t *pvc, *patch = NULL;
+
+	buf_init(&err, 256);
+	load_volume("scratch", &vol);
+	pvc = cached_claim("scratch", NULL);
+	json_object_del(json_object_get(pvc, "metadata"), "resourceVersion");
+	cr_assert_eq(build_claim_owner_patch(&vol, pvc, &patch, &err), CADRE_EINVAL);
+	cr_assert_null(patch);
+	cr_assert_str_eq(buf_str(&err),
+			 "metadata.resourceVersion: the claim has none to guard the patch with");
+	json_decref(pvc);
+	buf_reset(&err);
+	free(vol.meta.uid);
+	vol.meta.uid = NULL;
+	pvc = cached_claim("scratch", NULL);
+	cr_assert_eq(build_claim_owner_patch(&vol, pvc, &patch, &err), CADRE_EINVAL);
+	cr_assert_eq(build_claim_disown_patch(&vol, &patch, NULL), CADRE_EINVAL);
+	cr_assert_null(patch);
+	json_decref(pvc);
+	vol_release(&vol);
+	buf_release(&err);
+}
+
+Test(build, the_last_disown_removes_our_reference_by_uid_unguarded)
+{
+	struct volume vol;
+	json_t *patch = NULL;
+
+	load_volume("shared-checkpoints", &vol);
+	cr_assert_eq(build_claim_disown_patch(&vol, &patch, NULL), 0);
+	assert_json(patch, "{\"metadata\": {\"ownerReferences\": [{\"$patch\": \"delete\", "
+		    "\"uid\": \"5e5e5e5e-0000-4000-8000-00000000000a\"}]}}");
+	json_decref(patch);
+	vol_release(&vol);
+}

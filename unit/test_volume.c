@@ -452,3 +452,66 @@ Test(volume, observe_stamps_every_condition_and_the_status_with_the_generation)
 	json_decref(again);
 	vol_status_release(&st);
 }
+
+/* A status in phase with a Ready condition saying why. */
+static void status_with(struct vol_status *st, enum vol_phase phase, const char *why)
+{
+	vol_status_init(st);
+	st->phase = phase;
+	cr_assert_eq(condition_set(&st->conditions, "Ready",
+				   phase == VOL_PHASE_BOUND ? "True" : "False", "Why", why, 1, 100,
+				   NULL), 0);
+}
+
+Test(volume, a_phase_change_is_noted_with_both_phases_and_the_ready_message)
+{
+	struct vol_status st;
+	char note[128];
+
+	status_with(&st, VOL_PHASE_BOUND, "PersistentVolumeClaim scratch is Bound");
+	cr_assert(vol_phase_change_note(VOL_PHASE_PENDING, &st, note, sizeof(note)));
+	cr_assert_str_eq(note, "phase Pending -> Bound: PersistentVolumeClaim scratch is Bound");
+	vol_status_release(&st);
+
+	status_with(&st, VOL_PHASE_FAILED, "PersistentVolumeClaim scratch lost its PersistentVolume");
+	cr_assert(vol_phase_change_note(VOL_PHASE_BOUND, &st, note, sizeof(note)));
+	cr_assert_str_eq(note, "phase Bound -> Failed: PersistentVolumeClaim scratch lost its "
+			 "PersistentVolume");
+	vol_status_release(&st);
+}
+
+Test(volume, the_first_phase_is_noted_alone)
+{
+	struct vol_status st;
+	char note[128];
+
+	status_with(&st, VOL_PHASE_PENDING, "PersistentVolumeClaim scratch does not exist yet");
+	cr_assert(vol_phase_change_note(VOL_PHASE_UNSET, &st, note, sizeof(note)));
+	cr_assert_str_eq(note, "phase Pending: PersistentVolumeClaim scratch does not exist yet");
+	vol_status_release(&st);
+}
+
+Test(volume, an_unchanged_or_unset_phase_is_not_noted)
+{
+	struct vol_status st;
+	char note[16] = "untouched";
+
+	status_with(&st, VOL_PHASE_BOUND, "PersistentVolumeClaim scratch is Bound");
+	cr_assert_not(vol_phase_change_note(VOL_PHASE_BOUND, &st, note, sizeof(note)));
+	vol_status_release(&st);
+	vol_status_init(&st);
+	cr_assert_not(vol_phase_change_note(VOL_PHASE_PENDING, &st, note, sizeof(note)));
+	cr_assert_str_eq(note, "untouched");
+	vol_status_release(&st);
+}
+
+Test(volume, a_long_phase_note_is_cut_and_terminated)
+{
+	struct vol_status st;
+	char note[20];
+
+	status_with(&st, VOL_PHASE_BOUND, "PersistentVolumeClaim scratch is Bound");
+	cr_assert(vol_phase_change_note(VOL_PHASE_PENDING, &st, note, sizeof(note)));
+	cr_assert_str_eq(note, "phase Pending -> Bo");
+	vol_status_release(&st);
+}

@@ -320,6 +320,7 @@ escalate clusterroles - -
 bind clusterroles - -
 create clusterrolebindings - -
 delete nodes - -
+patch persistentvolumes - -
 list secrets - -
 update trainingjobs.cadre.dev - default
 patch trainingjobs.cadre.dev - default

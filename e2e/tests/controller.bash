@@ -195,7 +195,9 @@ controller_start() {
 		echo "controller_start: a controller is already running (pid $(controller_pid))" >&2
 		return 1
 	fi
-	printf '%s\n' "$@" >"$dir/args"
+	# No arguments is an empty file: printf would write one empty line, read back as "".
+	: >"$dir/args"
+	if (($#)); then printf '%s\n' "$@" >"$dir/args"; fi
 	rm -f "$dir/pid" "$dir/rc"
 	port=$(_free_port)
 	mport=$(_free_port)
