@@ -5,6 +5,7 @@
 #include "cli/kube.h"
 
 #include "base/err.h"
+#include "convert/convert.h"
 
 #include <errno.h>
 #include <math.h>
@@ -149,8 +150,8 @@ static int poll_job_id(struct cli_kube *k, const char *name, char *id, size_t si
 	return 0;
 }
 
-int cli_submit_job(struct cli_kube *k, json_t *obj, double timeout_s, char *job_id,
-		   size_t size, FILE *err)
+int cli_submit_job(struct cli_kube *k, json_t *obj, const struct cli_notes *notes,
+		   double timeout_s, char *job_id, size_t size, FILE *err)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
 							     "name"));
@@ -169,6 +170,7 @@ int cli_submit_job(struct cli_kube *k, json_t *obj, double timeout_s, char *job_
 			"first\n", k->cmd, name, k->ns);
 		return CLI_EXIT_FAILED;
 	}
+	cli_notes_print(notes, err);
 	deadline = now_s() + timeout_s;
 	for (;;) {
 		if ((e = poll_job_id(k, name, job_id, size, &st))) {
@@ -186,4 +188,10 @@ int cli_submit_job(struct cli_kube *k, json_t *obj, double timeout_s, char *job_
 		nanosleep(&(struct timespec){ .tv_nsec = CLI_POLL_MS * 1000000L }, NULL);
 	}
 	return 0;
+}
+
+void cli_notes_print(const struct cli_notes *n, FILE *err)
+{
+	for (size_t i = 0; n && i < n->r->notes.len; i++)
+		cli_print_note(err, n->file, &n->r->notes.items[i]);
 }

@@ -50,25 +50,39 @@ int cli_kube_error(const struct cli_kube *k, const char *what, const struct kube
 char *cli_kube_whoami(struct cli_kube *k);
 
 /*
+ * The notes of a conversion, printed once the object exists: they say what
+ * of the file the cluster now holds does not honour, and a submission that
+ * fails says one line only.
+ */
+struct convert_result;
+struct cli_notes {
+	const struct convert_result *r;
+	const char *file;
+};
+
+/* Each note as "FILE:LINE: ..." on err; n may be NULL. */
+void cli_notes_print(const struct cli_notes *n, FILE *err);
+
+/*
  * Create obj (a TrainingJob; borrowed) and wait up to timeout_s for the
  * controller to set its status.jobId (numeric text). 0 with the id in
  * job_id, else the exit code after printing one line; a name that is taken
- * is an error (sbatch never replaces a job).
+ * is an error (sbatch never replaces a job). The notes are printed once the
+ * job is created.
  */
-int cli_submit_job(struct cli_kube *k, json_t *obj, double timeout_s, char *job_id,
-		   size_t size, FILE *err);
+int cli_submit_job(struct cli_kube *k, json_t *obj, const struct cli_notes *notes,
+		   double timeout_s, char *job_id, size_t size, FILE *err);
 
 /* How long a submission waits for its job id unless --submit-timeout says. */
 #define CLI_SUBMIT_TIMEOUT_S 30.0
 
 /*
- * Submit the converted job r with the globals g: connect, annotate it
+ * Submit the converted job notes->r with the globals g: connect, annotate it
  * cadre.dev/submitted-by with the user the API server sees, create it and
  * wait for its job id (cli_submit_job). 0, else the exit code after one
  * line on err.
  */
-struct convert_result;
-int cli_submit(const struct cli_globals *g, const char *cmd, struct convert_result *r,
+int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_notes *notes,
 	       double timeout_s, char *job_id, size_t size, FILE *err);
 
 /* "30", "2.5": seconds > 0, at most a day; false for anything else. */

@@ -16,7 +16,7 @@
 
 #define CMD "cadre launch"
 
-/* The task with its notes printed, named --name when given. 0 or the exit code. */
+/* The task, named --name when given. 0 or the exit code. */
 static int convert(const char *path, const struct cli_launch_opts *o, struct convert_result *r,
 		   FILE *err)
 {
@@ -50,8 +50,6 @@ static int convert(const char *path, const struct cli_launch_opts *o, struct con
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < r->notes.len; i++)
-		cli_print_note(err, path, &r->notes.items[i]);
 	code = CLI_EXIT_OK;
 out:
 	free(name);
@@ -85,7 +83,8 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 		goto out;
 	}
 	if ((code = convert(args[0], o, &r, err)) ||
-	    (code = cli_submit(g, CMD, &r, timeout, id, sizeof(id), err)))
+	    (code = cli_submit(g, CMD, &(struct cli_notes){ &r, args[0] }, timeout, id,
+				   sizeof(id), err)))
 		goto out;
 	fprintf(out, "Submitted job %s (jobId %s)\n", r.tj.meta.name, id);
 out:

@@ -97,7 +97,7 @@ static int parse(struct sbatch_cmd *c, char **args, int n, FILE *err)
 	return 0;
 }
 
-/* The script with the options on top; the notes printed. 0 or the exit code. */
+/* The script with the options on top. 0 or the exit code. */
 static int convert(struct sbatch_cmd *c, struct convert_result *r, FILE *err)
 {
 	struct buf text;
@@ -123,8 +123,6 @@ static int convert(struct sbatch_cmd *c, struct convert_result *r, FILE *err)
 		fprintf(err, "%s: %s: %s\n", CMD, c->script, cadre_strerror(e));
 		goto out;
 	}
-	for (size_t i = 0; i < r->notes.len; i++)
-		cli_print_note(err, c->script, &r->notes.items[i]);
 	code = CLI_EXIT_OK;
 out:
 	free(name);
@@ -132,7 +130,7 @@ out:
 	return code;
 }
 
-int cli_submit(const struct cli_globals *g, const char *cmd, struct convert_result *r,
+int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_notes *notes,
 	       double timeout_s, char *job_id, size_t size, FILE *err)
 {
 	struct cli_kube k;
@@ -143,7 +141,7 @@ int cli_submit(const struct cli_globals *g, const char *cmd, struct convert_resu
 	if ((code = cli_kube_open(g, cmd, &k, err)))
 		return code;
 	code = CLI_EXIT_FAILED;
-	if (convert_to_json(r, &obj)) {
+	if (convert_to_json(notes->r, &obj)) {
 		fprintf(err, "%s: out of memory\n", cmd);
 		goto out;
 	}
@@ -156,7 +154,7 @@ int cli_submit(const struct cli_globals *g, const char *cmd, struct convert_resu
 		if (json_object_set_new(ann, "cadre.dev/submitted-by", json_string(user)))
 			goto out;
 	}
-	code = cli_submit_job(&k, obj, timeout_s, job_id, size, err);
+	code = cli_submit_job(&k, obj, notes, timeout_s, job_id, size, err);
 out:
 	free(user);
 	json_decref(obj);
@@ -190,7 +188,8 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 		goto out;
 	}
 	if ((code = convert(&c, &r, err)) ||
-	    (code = cli_submit(&c.g, CMD, &r, timeout, id, sizeof(id), err)))
+	    (code = cli_submit(&c.g, CMD, &(struct cli_notes){ &r, c.script }, timeout, id,
+				   sizeof(id), err)))
 		goto out;
 	fprintf(out, c.parsable ? "%s\n" : "Submitted batch job %s\n", id);
 out:

@@ -37,8 +37,6 @@ static int convert(const char *path, struct convert_result *r, FILE *err)
 		code = CLI_EXIT_FAILED;
 		goto out;
 	}
-	for (size_t i = 0; i < r->notes.len; i++)
-		cli_print_note(err, path, &r->notes.items[i]);
 	code = CLI_EXIT_OK;
 out:
 	buf_release(&text);
@@ -111,6 +109,7 @@ int cli_volumes(const struct cli_globals *g, const char *filename, char **args, 
 	}
 	if ((code = apply(&k, r.vol.meta.name, obj, &done, err)))
 		goto out;
+	cli_notes_print(&(struct cli_notes){ &r, filename }, err);
 	fprintf(out, "volume/%s %s\n", r.vol.meta.name, done);
 out:
 	json_decref(obj);
