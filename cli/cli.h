@@ -5,8 +5,10 @@
  * global kubeconfig flags on every command, `--help` on each.
  *
  * Exit codes: 0 done; 1 failed for a reason outside the input (out of
- * memory, a file that cannot be read); 2 bad usage or bad input, with one
- * line on stderr.
+ * memory, no kubeconfig, an API server that cannot be reached, refuses the
+ * credentials or forbids the request); 2 bad usage or bad input (a file
+ * that cannot be read, an object the API server rejects as invalid). Either
+ * way one line on stderr.
  */
 #ifndef CADRE_CLI_H
 #define CADRE_CLI_H
