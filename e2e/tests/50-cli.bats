@@ -150,21 +150,11 @@ SCRIPT
 @test "an unreachable API server, a token without rights and a bad token: one line on stderr, exit 1" {
 	local kc=$BATS_TEST_TMPDIR/kubeconfig cluster token port
 	cd "$SEED"
+	# The cluster's own kubeconfig, its server moved to a port nothing listens on.
 	port=$(_free_port)
-	cat >"$BATS_TEST_TMPDIR/closed" <<KC
-apiVersion: v1
-kind: Config
-current-context: closed
-clusters:
-- name: closed
-  cluster: {server: "https://127.0.0.1:$port", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: closed
-  context: {cluster: closed, user: u, namespace: default}
-KC
+	cp "$KUBECONFIG" "$BATS_TEST_TMPDIR/closed"
+	cluster=$(kubectl --kubeconfig "$KUBECONFIG" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
+	kubectl --kubeconfig "$BATS_TEST_TMPDIR/closed" config set-cluster "$cluster" --server="https://127.0.0.1:$port" >/dev/null
 	cli sbatch --kubeconfig "$BATS_TEST_TMPDIR/closed" --image i train.sh
 	[ "$rc" -eq 1 ]
 	one_error_line "cadre sbatch: cannot reach the API server https://127.0.0.1:$port"
@@ -179,7 +169,6 @@ KC
 	kubectl -n "$NS" create serviceaccount nobody >/dev/null
 	token=$(kubectl -n "$NS" create token nobody)
 	cp "$KUBECONFIG" "$kc"
-	cluster=$(kubectl --kubeconfig "$kc" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
 	kubectl --kubeconfig "$kc" config set-credentials nobody --token="$token" >/dev/null
 	kubectl --kubeconfig "$kc" config set-context nobody --cluster="$cluster" --user=nobody --namespace="$NS" >/dev/null
 	kubectl --kubeconfig "$kc" config set-credentials forged --token=not-a-token >/dev/null
