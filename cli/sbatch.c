@@ -86,6 +86,10 @@ static int parse(struct sbatch_cmd *c, char **args, int n, FILE *err)
 				CMD, a);
 			return -1;
 		}
+		if (!strcmp(a, "--") && !c->script && i + 1 < n) {
+			c->script = args[++i];  /* getopt's end of options: the script follows */
+			continue;
+		}
 		if (a[0] != '-' || !a[1]) {
 			c->script = a;
 			continue;

@@ -252,7 +252,7 @@ Test(cli_submit, command_line_options_win_over_sbatch_lines_in_every_form)
 	cr_assert_str_eq(created_str("spec", "resources", "accelerators"), "h100:4");
 	cr_assert_str_eq(created_str("spec", "envs", "A"), "1");
 
-	cr_assert_eq(cadre("sbatch --kubeconfig KC --nodes=3 -N1 --job-name second train.sh"), 0);
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --nodes=3 -N1 --job-name second -- train.sh"), 0);
 	cr_assert_eq(created_int("spec", "numNodes", NULL), 1, "the last one wins, as in getopt");
 	cr_assert_str_eq(created_str("metadata", "name", NULL), "second");
 }
