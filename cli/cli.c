@@ -13,7 +13,10 @@
 
 struct invocation {
 	struct cli_globals g;
-	const char *image;  /* convert --image */
+	const char *image;  /* convert and launch --image */
+	const char *name;   /* launch --name */
+	const char *submit_timeout;  /* launch --submit-timeout */
+	const char *filename;        /* volumes -f */
 	bool help;
 	const char *command;
 	char **args;
@@ -25,11 +28,30 @@ struct command {
 	const char *summary;
 	const char *help;  /* usage, what it does, flags, an example */
 	int (*run)(struct invocation *inv, FILE *out, FILE *err);
+	bool raw;  /* reads its own flags: every word after it is an argument */
 };
 
 static int run_convert(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_convert(&inv->g, inv->image, inv->args, inv->n_args, out, err);
+}
+
+static int run_sbatch(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_sbatch(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_launch(struct invocation *inv, FILE *out, FILE *err)
+{
+	struct cli_launch_opts o = { .image = inv->image, .name = inv->name,
+				     .wait_timeout = inv->submit_timeout };
+
+	return cli_launch(&inv->g, &o, inv->args, inv->n_args, out, err);
+}
+
+static int run_volumes(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_volumes(&inv->g, inv->filename, inv->args, inv->n_args, out, err);
 }
 
 static const struct command commands[] = {
@@ -48,7 +70,65 @@ static const struct command commands[] = {
 	  "  cadre convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3 > job.yaml\n"
 	  "  cadre convert task.yaml | kubectl apply -f -\n"
 	  "  cadre convert volume.yaml | kubectl apply -f -\n",
-	  run_convert },
+	  run_convert, false },
+	{ "sbatch", "submit a Slurm batch script; prints Submitted batch job <id>",
+	  "Usage: cadre sbatch [sbatch options] SCRIPT\n"
+	  "\n"
+	  "Submits the batch script as a TrainingJob, as sbatch submits it: the options on\n"
+	  "the command line are read after the script's #SBATCH lines, so they win. Every\n"
+	  "option form #SBATCH takes works here too (-N 2, -N2, --nodes=2, --time 1:00).\n"
+	  "What cannot be honoured is listed on stderr as FILE:LINE: message (\"command\n"
+	  "line:\" for the command line's options). Once the controller has given the job\n"
+	  "its id, prints \"Submitted batch job <id>\". The job is named by --job-name/-J,\n"
+	  "else after the script (train.sh: train); a job of that name must not exist yet.\n"
+	  "\n"
+	  "The image: --container-image (here or #SBATCH), else --image, else the\n"
+	  "controller's --default-image (a note says so).\n"
+	  "\n"
+	  "Flags (besides sbatch's own):\n"
+	  "      --parsable              print the job id alone\n"
+	  "      --image IMG             the image when the script names none\n"
+	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
+	  "                              before \"sbatch\" is the namespace)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre sbatch train.sh\n"
+	  "  cadre sbatch -N 4 --time=2:00:00 --container-image=nvcr.io#nvidia/pytorch:24.05-py3 train.sh\n"
+	  "  JOB=$(cadre sbatch --parsable train.sh)\n",
+	  run_sbatch, true },
+	{ "launch", "submit a SkyPilot task.yaml; prints Submitted job <name> (jobId <id>)",
+	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME]\n"
+	  "\n"
+	  "Submits the SkyPilot task as a TrainingJob (as sky jobs launch does) and, once the\n"
+	  "controller has given it its id, prints \"Submitted job <name> (jobId <id>)\".\n"
+	  "What cannot be honoured is listed on stderr as FILE:LINE: message. The job is\n"
+	  "named --name, else the task's name, else after the file; it must not exist yet.\n"
+	  "\n"
+	  "Flags:\n"
+	  "      --image IMG             the image when the task names none (image_id);\n"
+	  "                              else the controller's --default-image\n"
+	  "      --name NAME             the job's name (a DNS label)\n"
+	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre launch task.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
+	  "  cadre -n ml launch task.yaml --name llama-ft-2\n",
+	  run_launch, false },
+	{ "volumes", "apply a SkyPilot volume file as a Volume",
+	  "Usage: cadre volumes apply -f VOLUME.yaml\n"
+	  "\n"
+	  "Creates the Volume of a SkyPilot volume file, or updates it when it exists\n"
+	  "(server-side apply, field manager cadre-cli), and prints volume/<name> created,\n"
+	  "configured or unchanged, as kubectl apply does.\n"
+	  "\n"
+	  "Flags:\n"
+	  "  -f, --filename FILE   the SkyPilot volume file (- reads stdin)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre volumes apply -f volume.yaml\n"
+	  "  cadre -n ml volumes apply -f ckpt.yaml\n",
+	  run_volumes, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -69,10 +149,10 @@ static void usage(FILE *f)
 	fprintf(f, "\n%s\nUse \"cadre <command> --help\" for more about a command.\n", global_help);
 }
 
-/* Every flag; command NULL for the global ones. */
+/* Every flag; commands NULL for the global ones, else the commands that take it. */
 struct flag_def {
 	struct cli_flag flag;
-	const char *command;
+	const char *command;  /* space-separated */
 };
 
 static int parse_flag(struct invocation *inv, const struct flag_def *defs, size_t n_defs,
@@ -114,6 +194,29 @@ static int parse_flag(struct invocation *inv, const struct flag_def *defs, size_
 	return -1;
 }
 
+static bool is_raw(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].raw;
+	return false;
+}
+
+/* Whether word is one of the space-separated words of list. */
+static bool word_in(const char *word, const char *list)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, " ");
+
+		if (n == len && !strncmp(p, word, n))
+			return true;
+		p += n + (p[n] == ' ');
+	}
+	return false;
+}
+
 /* One pass over argv: flags anywhere, the command, its arguments. */
 static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 {
@@ -122,7 +225,10 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "context", 0, &inv->g.context, NULL }, NULL },
 		{ { "namespace", 'n', &inv->g.namespace, NULL }, NULL },
 		{ { "help", 'h', NULL, &inv->help }, NULL },
-		{ { "image", 0, &inv->image, NULL }, "convert" },
+		{ { "image", 0, &inv->image, NULL }, "convert launch" },
+		{ { "name", 0, &inv->name, NULL }, "launch" },
+		{ { "submit-timeout", 0, &inv->submit_timeout, NULL }, "launch" },
+		{ { "filename", 'f', &inv->filename, NULL }, "volumes" },
 	};
 	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };
 	bool dashdash = false;
@@ -133,7 +239,9 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		const char *a = argv[i];
 		int k;
 
-		if (!dashdash && !strcmp(a, "--")) {
+		if (inv->command && is_raw(inv->command)) {
+			inv->args[inv->n_args++] = argv[i];
+		} else if (!dashdash && !strcmp(a, "--")) {
 			dashdash = true;
 		} else if (!dashdash && a[0] == '-' && a[1]) {
 			if ((k = parse_flag(inv, defs, sizeof(defs) / sizeof(defs[0]), argc, argv,
@@ -148,12 +256,19 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 	}
 	for (size_t k = 0; k < sizeof(defs) / sizeof(defs[0]); k++) {
 		if (used[k] && defs[k].command &&
-		    (!inv->command || strcmp(inv->command, defs[k].command))) {
+		    (!inv->command || !word_in(inv->command, defs[k].command))) {
 			fprintf(err, "cadre: unknown flag: --%s\n", defs[k].flag.name);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+void cli_print_help(FILE *f, const char *cmd)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			fprintf(f, "%s\n%s", commands[i].help, global_help);
 }
 
 int cli_main(int argc, char **argv, FILE *out, FILE *err)

@@ -5,8 +5,10 @@
  * global kubeconfig flags on every command, `--help` on each.
  *
  * Exit codes: 0 done; 1 failed for a reason outside the input (out of
- * memory, a file that cannot be read); 2 bad usage or bad input, with one
- * line on stderr.
+ * memory, no kubeconfig, an API server that cannot be reached, refuses the
+ * credentials or forbids the request); 2 bad usage or bad input (a file
+ * that cannot be read, an object the API server rejects as invalid). Either
+ * way one line on stderr.
  */
 #ifndef CADRE_CLI_H
 #define CADRE_CLI_H
@@ -42,5 +44,50 @@ int cli_main(int argc, char **argv, FILE *out, FILE *err);
 /* `cadre convert`: see its --help. args[0..n) are the positional words. */
 int cli_convert(const struct cli_globals *g, const char *image, char **args, int n,
 		FILE *out, FILE *err);
+
+/*
+ * `cadre sbatch`: args[0..n) are every word after "sbatch" as typed (its
+ * own parser splits cadre's flags, sbatch's options and the script, since
+ * sbatch's -n is --ntasks). g holds the global flags given before it.
+ */
+int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
+/* The flags of `cadre launch`. */
+struct cli_launch_opts {
+	const char *image;         /* --image */
+	const char *name;          /* --name */
+	const char *wait_timeout;  /* --submit-timeout, seconds as text; NULL: 30 */
+};
+
+/* `cadre launch TASK.yaml`: see its --help. */
+int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, char **args,
+	       int n, FILE *out, FILE *err);
+
+/* `cadre volumes apply -f FILE`: args[0] is "apply". */
+int cli_volumes(const struct cli_globals *g, const char *filename, char **args, int n,
+		FILE *out, FILE *err);
+
+/* A command's --help and the global flags on f (cmd: "sbatch"). */
+void cli_print_help(FILE *f, const char *cmd);
+
+/* ---- shared by the commands (cli/file.c) ---- */
+
+struct buf;
+struct convert_note;
+
+/* The whole of path ("-": stdin) into b, at most CONVERT_MAX_INPUT bytes. 0 or CADRE_E*. */
+int cli_read_file(const char *path, struct buf *b);
+
+/*
+ * Read path for command cmd ("cadre sbatch"), printing the one-line reason on
+ * err when it cannot be read. Returns 0 or the exit code.
+ */
+int cli_read_input(const char *cmd, const char *path, struct buf *b, FILE *err);
+
+/* "train" for "dir/train.sh" (sbatch names a job after its script); NULL: no memory. */
+char *cli_name_from_path(const char *path);
+
+/* "FILE:LINE[:COLUMN]: [option: ]message"; "command line: ..." for CONVERT_LINE_ARGS. */
+void cli_print_note(FILE *f, const char *file, const struct convert_note *n);
 
 #endif

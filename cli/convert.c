@@ -9,50 +9,8 @@
 #include "base/err.h"
 #include "convert/convert.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The whole of path ("-": stdin) into b, at most CONVERT_MAX_INPUT bytes. */
-static int read_input(const char *path, struct buf *b)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char chunk[8192];
-	size_t n;
-	int err = 0;
-
-	if (!f)
-		return CADRE_EIO;
-	while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		err = buf_add(b, chunk, n);
-	if (!err && ferror(f))
-		err = CADRE_EIO;
-	if (f != stdin)
-		fclose(f);
-	return err;
-}
-
-/* "train" for "dir/train.sh": sbatch names a job after its script. */
-static char *name_from_path(const char *path)
-{
-	const char *base = strrchr(path, '/'), *dot;
-
-	base = base ? base + 1 : path;
-	dot = strchr(base, '.');
-	if (!strcmp(path, "-") || dot == base)
-		return strdup("job");
-	return dot ? strndup(base, (size_t)(dot - base)) : strdup(base);
-}
-
-static void print_note(FILE *f, const char *file, const struct convert_note *n)
-{
-	fprintf(f, "%s:", file);
-	if (n->line)
-		fprintf(f, "%d:", n->line);
-	if (n->line && n->column)
-		fprintf(f, "%d:", n->column);
-	fprintf(f, " %s%s%s\n", n->option ? n->option : "", n->option ? ": " : "", n->message);
-}
 
 int cli_convert(const struct cli_globals *g, const char *image, char **args, int n,
 		FILE *out, FILE *err)
@@ -71,19 +29,17 @@ int cli_convert(const struct cli_globals *g, const char *image, char **args, int
 			n ? "one FILE at a time" : "FILE is required");
 		goto out;
 	}
-	if ((e = read_input(args[0], &text))) {
-		fprintf(err, "cadre convert: %s: %s\n", args[0], e == CADRE_ETOOBIG ?
-			"larger than 4 MiB: not a batch script or task file" : strerror(errno));
+	if ((code = cli_read_input("cadre convert", args[0], &text, err)))
 		goto out;
-	}
-	if (!(name = name_from_path(args[0]))) {
+	code = CLI_EXIT_USAGE;
+	if (!(name = cli_name_from_path(args[0]))) {
 		code = CLI_EXIT_FAILED;
 		goto out;
 	}
 	e = convert_any(&(struct convert_input){ .text = buf_str(&text), .len = text.len,
 						 .default_name = name, .image = image }, &r);
 	if (e == CADRE_EPARSE) {
-		print_note(err, args[0], &r.error);
+		cli_print_note(err, args[0], &r.error);
 		goto out;
 	}
 	if (!e)
@@ -95,7 +51,7 @@ int cli_convert(const struct cli_globals *g, const char *image, char **args, int
 	}
 	fwrite(yaml.data, 1, yaml.len, out);
 	for (size_t i = 0; i < r.notes.len; i++)
-		print_note(err, args[0], &r.notes.items[i]);
+		cli_print_note(err, args[0], &r.notes.items[i]);
 	code = CLI_EXIT_OK;
 out:
 	free(name);

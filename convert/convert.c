@@ -155,9 +155,11 @@ enum convert_kind convert_detect(const char *text, size_t len)
 	return CONVERT_UNKNOWN;
 }
 
-/* A note's place when sorted: by line, the file-wide ones (line 0) last. */
+/* A note's place when sorted: by line, the command line's, the file-wide ones last. */
 static long note_rank(const struct convert_note *n)
 {
+	if (n->line == CONVERT_LINE_ARGS)
+		return (long)1 << 39;
 	return n->line ? n->line : (long)1 << 40;
 }
 

@@ -30,6 +30,8 @@
 #include "api/trainingjob.h"
 #include "api/volume.h"
 
+#include <jansson.h>
+
 struct buf;
 
 /* A batch script or task file is a few KiB; 4 MiB is far past any real one. */
@@ -65,7 +67,15 @@ struct convert_input {
 	const char *default_name;  /* the job's name when the file names none (sbatch
 				      uses the script's file name); NULL: "job" */
 	const char *image;         /* --image: used when the file names no image */
+	const char *const *args;   /* batch scripts only: sbatch options from the command
+				      line, one word each, read after the script's #SBATCH
+				      lines so that they win, as sbatch's do; notes and
+				      errors about them have line CONVERT_LINE_ARGS */
+	size_t n_args;
 };
+
+/* The "line" of a note or error about an option of convert_input.args. */
+#define CONVERT_LINE_ARGS (-1)
 
 struct convert_result {
 	enum convert_kind kind;
@@ -114,7 +124,27 @@ int convert_slurm(const struct convert_input *in, struct convert_result *r);
 int convert_sky_task(const struct convert_input *in, struct convert_result *r);
 int convert_sky_volume(const struct convert_input *in, struct convert_result *r);
 
-/* Order notes by line, stably; notes about the whole file (line 0) go last. */
+/*
+ * How many words the sbatch option at word takes, read as getopt_long reads
+ * sbatch's: 2 when its value is the next word ("-N 2", "--time 10"), else 1
+ * ("-N2", "--time=10", a switch, a word that is no known option: convert
+ * reports it). So a command line splits into options, the script and its
+ * arguments the way sbatch splits it.
+ */
+int convert_sbatch_words(const char *word);
+
+/*
+ * The converted object as the JSON the API server takes (the YAML of
+ * convert_emit_yaml read back: every string stays a string). *out is a new
+ * reference. 0, CADRE_EINVAL for a result with nothing converted, or
+ * CADRE_ENOMEM.
+ */
+int convert_to_json(const struct convert_result *r, json_t **out);
+
+/*
+ * Order notes by line, stably; notes about the command line
+ * (CONVERT_LINE_ARGS) after them, notes about the whole file (line 0) last.
+ */
 void convert_notes_sort(struct convert_notes *notes);
 
 /*

@@ -218,6 +218,19 @@ static int set_run(struct sbatch *s, size_t body, int body_line)
 	return 0;
 }
 
+/* The command line's options after the script's: applied later, they win. */
+static int add_command_line(struct sbatch *s)
+{
+	for (size_t i = 0; i < s->in->n_args; i++) {
+		const char *a = s->in->args[i];
+		int err;
+
+		if ((err = push_arg(s, a, strlen(a), CONVERT_LINE_ARGS)))
+			return err;
+	}
+	return 0;
+}
+
 int convert_slurm(const struct convert_input *in, struct convert_result *r)
 {
 	struct sbatch s = { .in = in, .r = r };
@@ -226,6 +239,7 @@ int convert_slurm(const struct convert_input *in, struct convert_result *r)
 
 	r->kind = CONVERT_SLURM;
 	if ((err = check_script(in, r)) || (err = read_header(&s, &body, &body_line)) ||
+	    (err = add_command_line(&s)) ||
 	    (err = check_interpreter(&s)) || (err = sbatch_apply(&s)) ||
 	    (err = set_run(&s, body, body_line)))
 		goto out;

@@ -819,3 +819,27 @@ int sbatch_apply(struct sbatch *s)
 	}
 	return 0;
 }
+
+int convert_sbatch_words(const char *word)
+{
+	const struct option_def *o;
+	bool ambiguous;
+
+	if (word[0] != '-' || !word[1])
+		return 1;
+	if (word[1] == '-') {
+		const char *name = word + 2;
+
+		if (!*name || strchr(name, '='))
+			return 1;
+		o = find_long(name, strlen(name), &ambiguous);
+		return o && o->arg == ARG_REQUIRED ? 2 : 1;
+	}
+	for (const char *p = word + 1; *p; p++) {
+		if (!(o = find_short(*p)))
+			return 1;
+		if (o->arg != ARG_NONE)
+			return o->arg == ARG_REQUIRED && !p[1] ? 2 : 1;
+	}
+	return 1;
+}

@@ -231,3 +231,53 @@ Test(convert, nothing_converted_is_not_emitted)
 	buf_release(&yaml);
 	convert_result_release(&r);
 }
+
+/* convert_to_json must be what the YAML of convert_emit_yaml reads as. */
+static void assert_json_is_the_yaml(const char *file, bool slurm)
+{
+	char path[512], *text;
+	struct convert_result r;
+	struct ytree *tree;
+	struct buf yaml;
+	json_t *obj, *want;
+
+	snprintf(path, sizeof(path), "%s%s", file[0] == '/' ? "" : TESTDATA "/", file);
+	text = read_file(path);
+	convert_result_init(&r);
+	buf_init(&yaml, 1 << 20);
+	cr_assert_eq(convert_any(&(struct convert_input){ .text = text, .len = strlen(text),
+							  .default_name = "x" }, &r), 0);
+	cr_assert_eq(convert_emit_yaml(&r, &yaml), 0);
+	cr_assert_eq(ytree_parse(yaml.data, yaml.len, &tree), 0);
+	want = to_json(tree);
+	cr_assert_eq(convert_to_json(&r, &obj), 0);
+	cr_assert(json_equal(obj, want), "%s: %s\nvs\n%s", file, json_dumps(obj, JSON_SORT_KEYS),
+		  json_dumps(want, JSON_SORT_KEYS));
+	if (slurm)
+		cr_assert(json_is_integer(json_object_get(json_object_get(obj, "spec"), "numNodes")));
+	json_decref(obj);
+	json_decref(want);
+	ytree_free(tree);
+	buf_release(&yaml);
+	convert_result_release(&r);
+	free(text);
+}
+
+Test(convert, the_json_sent_to_the_api_server_is_what_the_yaml_reads_as)
+{
+	FILE *f;
+	char path[512];
+
+	assert_json_is_the_yaml("train.sh", true);
+	assert_json_is_the_yaml("task.yaml", true);
+	assert_json_is_the_yaml("volume.yaml", false);
+	snprintf(path, sizeof(path), "/tmp/cadre-json-%d.sh", (int)getpid());
+	cr_assert(f = fopen(path, "w"));
+	fputs("#!/bin/bash\n#SBATCH -J llama -N 4 --gres=gpu:h100:8 -c 2 --mem=512G --time=5\n"
+	      "#SBATCH --export=A=true,B=32,C=null,D=,E=a:b,G=yes,H=-7\n"
+	      "#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.05-py3\n"
+	      "#SBATCH --container-mounts=ckpt:/mnt/ckpt\nsrun torchrun train.py\n", f);
+	fclose(f);
+	assert_json_is_the_yaml(path, true);
+	unlink(path);
+}

@@ -558,3 +558,53 @@ Test(sbatch, case_patterns_and_functions_are_not_commands)
 			    "srun python train.py\n"), 0);
 	cr_assert_eq(option_notes(), 0, "first: %s", first_line_note());
 }
+
+Test(sbatch, command_line_options_are_read_after_the_sbatch_lines_and_win)
+{
+	const char *text = "#!/bin/bash\n#SBATCH -N 2 --time=10 -J first\n#SBATCH --export=A=1\n"
+			   "srun python train.py\n";
+	const char *args[] = { "-N", "4", "--time=1:00:00", "--job-name", "second",
+			       "--export=B=2", "--mem=0" };
+	struct convert_input in = { .text = text, .len = strlen(text), .args = args,
+				    .n_args = COUNT(args) };
+
+	convert_result_release(&r);
+	cr_assert_eq(convert_slurm(&in, &r), 0, "%s", r.error.message);
+	cr_assert_eq(r.tj.spec.num_nodes, 4);
+	cr_assert_eq(r.tj.spec.active_deadline_seconds, 3600);
+	cr_assert_str_eq(r.tj.meta.name, "second");
+	cr_assert_eq(r.tj.spec.n_envs, 2, "a list option adds to the script's");
+	assert_note(CONVERT_LINE_ARGS, "--mem", "all of a node's memory");
+}
+
+Test(sbatch, a_command_line_option_sbatch_refuses_is_an_error_of_the_command_line)
+{
+	const char *text = "#!/bin/bash\n#SBATCH -N 2\nsrun python train.py\n";
+	const char *bad_time[] = { "--time=soon" }, *unknown[] = { "--bogus" },
+		   *no_value[] = { "-N" };
+	const char *const *cases[] = { bad_time, unknown, no_value };
+
+	for (size_t i = 0; i < COUNT(cases); i++) {
+		struct convert_input in = { .text = text, .len = strlen(text), .args = cases[i],
+					    .n_args = 1 };
+
+		convert_result_release(&r);
+		cr_assert_eq(convert_slurm(&in, &r), CADRE_EPARSE, "%s", cases[i][0]);
+		cr_assert_eq(r.error.line, CONVERT_LINE_ARGS, "%s: %s", cases[i][0],
+			     r.error.message);
+	}
+}
+
+Test(sbatch, the_words_an_option_takes_are_those_getopt_gives_it)
+{
+	static const struct { const char *word; int words; } cases[] = {
+		{ "-N", 2 }, { "-N2", 1 }, { "--nodes", 2 }, { "--nodes=2", 1 },
+		{ "--nodeli", 2 }, { "--nod", 1 }, { "-J", 2 }, { "-vN", 2 }, { "-vN2", 1 }, { "-v", 1 },
+		{ "--exclusive", 1 }, { "--requeue", 1 }, { "train.sh", 1 }, { "-", 1 },
+		{ "--bogus", 1 }, { "-Z", 1 }, { "--time", 2 }, { "--container-image", 2 },
+	};
+
+	for (size_t i = 0; i < COUNT(cases); i++)
+		cr_assert_eq(convert_sbatch_words(cases[i].word), cases[i].words, "%s",
+			     cases[i].word);
+}

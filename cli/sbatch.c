@@ -1,0 +1,203 @@
+/*
+ * sbatch.c - `cadre sbatch [options] SCRIPT`: the script's TrainingJob with
+ * the command line's sbatch options on top, created with the user's
+ * credentials; prints "Submitted batch job <jobId>" once the controller has
+ * given it its id, as sbatch does (src/sbatch/sbatch.c), or the id alone
+ * with --parsable.
+ *
+ * The words after "sbatch" are read as sbatch reads its own: options up to
+ * the script, then the script's arguments. cadre's flags are taken out of
+ * them by their exact long names (also after the script); -n stays
+ * sbatch's --ntasks, so the namespace is --namespace here (or -n before
+ * "sbatch").
+ */
+#include "cli/kube.h"
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "convert/convert.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "cadre sbatch"
+
+struct sbatch_cmd {
+	struct cli_globals g;
+	const char *image;
+	const char *timeout;
+	bool parsable, help;
+	const char *script;
+	const char **opts;  /* sbatch's options, in order */
+	size_t n_opts;
+};
+
+/* cadre's own flags among sbatch's: 1 taken, 0 not one of them, -1 bad usage. */
+static int own_flag(struct sbatch_cmd *c, char **args, int n, int *i, FILE *err)
+{
+	static const char *const names[] = { "kubeconfig", "context", "namespace", "image",
+					     "submit-timeout" };
+	const char **values[] = { &c->g.kubeconfig, &c->g.context, &c->g.namespace, &c->image,
+				  &c->timeout };
+	const char *a = args[*i];
+
+	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
+		*(a[2] == 'p' ? &c->parsable : &c->help) = true;
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t len = strlen(names[k]);
+
+		if (strncmp(a, "--", 2) || strncmp(a + 2, names[k], len) ||
+		    (a[2 + len] && a[2 + len] != '='))
+			continue;
+		if (a[2 + len] == '=') {
+			*values[k] = a + 3 + len;
+		} else if (*i + 1 < n) {
+			*values[k] = args[++*i];
+		} else {
+			fprintf(err, "%s: flag needs an argument: %s\n", CMD, a);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Options up to the script; after it only cadre's own flags (kubectl users
+ * put them last), since sbatch would pass any other word to the script.
+ */
+static int parse(struct sbatch_cmd *c, char **args, int n, FILE *err)
+{
+	if (!(c->opts = calloc((size_t)n + 1, sizeof(*c->opts))))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const char *a = args[i];
+		int taken = a[0] == '-' && a[1] ? own_flag(c, args, n, &i, err) : 0;
+
+		if (taken < 0)
+			return -1;
+		if (taken)
+			continue;
+		if (c->script) {
+			fprintf(err, "%s: \"%s\" after the script: a TrainingJob runs its "
+				"script without arguments, and sbatch's options go before it\n",
+				CMD, a);
+			return -1;
+		}
+		if (!strcmp(a, "--") && !c->script && i + 1 < n) {
+			c->script = args[++i];  /* getopt's end of options: the script follows */
+			continue;
+		}
+		if (a[0] != '-' || !a[1]) {
+			c->script = a;
+			continue;
+		}
+		c->opts[c->n_opts++] = a;
+		if (convert_sbatch_words(a) == 2 && i + 1 < n)
+			c->opts[c->n_opts++] = args[++i];
+	}
+	return 0;
+}
+
+/* The script with the options on top. 0 or the exit code. */
+static int convert(struct sbatch_cmd *c, struct convert_result *r, FILE *err)
+{
+	struct buf text;
+	char *name = NULL;
+	int code, e;
+
+	buf_init(&text, CONVERT_MAX_INPUT);
+	if ((code = cli_read_input(CMD, c->script, &text, err)))
+		goto out;
+	code = CLI_EXIT_FAILED;
+	if (!(name = cli_name_from_path(c->script)))
+		goto out;
+	e = convert_slurm(&(struct convert_input){ .text = buf_str(&text), .len = text.len,
+						   .default_name = name, .image = c->image,
+						   .args = c->opts, .n_args = c->n_opts }, r);
+	convert_notes_sort(&r->notes);
+	if (e == CADRE_EPARSE) {
+		cli_print_note(err, c->script, &r->error);
+		code = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (e) {
+		fprintf(err, "%s: %s: %s\n", CMD, c->script, cadre_strerror(e));
+		goto out;
+	}
+	code = CLI_EXIT_OK;
+out:
+	free(name);
+	buf_release(&text);
+	return code;
+}
+
+int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_notes *notes,
+	       double timeout_s, char *job_id, size_t size, FILE *err)
+{
+	struct cli_kube k;
+	json_t *obj = NULL;
+	char *user = NULL;
+	int code;
+
+	if ((code = cli_kube_open(g, cmd, &k, err)))
+		return code;
+	code = CLI_EXIT_FAILED;
+	if (convert_to_json(notes->r, &obj)) {
+		fprintf(err, "%s: out of memory\n", cmd);
+		goto out;
+	}
+	if ((user = cli_kube_whoami(&k))) {
+		json_t *meta = json_object_get(obj, "metadata");
+		json_t *ann = json_object_get(meta, "annotations");
+
+		if (!ann && json_object_set_new(meta, "annotations", ann = json_object()))
+			goto out;
+		if (json_object_set_new(ann, "cadre.dev/submitted-by", json_string(user)))
+			goto out;
+	}
+	code = cli_submit_job(&k, obj, notes, timeout_s, job_id, size, err);
+out:
+	free(user);
+	json_decref(obj);
+	cli_kube_close(&k);
+	return code;
+}
+
+int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
+{
+	struct sbatch_cmd c = { .g = *g };
+	struct convert_result r;
+	double timeout = CLI_SUBMIT_TIMEOUT_S;
+	char id[64];
+	int code = CLI_EXIT_USAGE;
+
+	convert_result_init(&r);
+	if (parse(&c, args, n, err))
+		goto out;
+	if (c.help) {
+		cli_print_help(out, "sbatch");
+		code = CLI_EXIT_OK;
+		goto out;
+	}
+	if (!c.script) {
+		fprintf(err, "%s: SCRIPT is required (see cadre sbatch --help)\n", CMD);
+		goto out;
+	}
+	if (c.timeout && !cli_parse_timeout(c.timeout, &timeout)) {
+		fprintf(err, "%s: --submit-timeout \"%s\": not a number of seconds\n", CMD,
+			c.timeout);
+		goto out;
+	}
+	if ((code = convert(&c, &r, err)) ||
+	    (code = cli_submit(&c.g, CMD, &(struct cli_notes){ &r, c.script }, timeout, id,
+				   sizeof(id), err)))
+		goto out;
+	fprintf(out, c.parsable ? "%s\n" : "Submitted batch job %s\n", id);
+out:
+	free(c.opts);
+	convert_result_release(&r);
+	return code;
+}

@@ -1,0 +1,489 @@
+/*
+ * cadre sbatch, cadre launch and cadre volumes apply against a fake API
+ * server: what they send, the exact lines they print, and one line with
+ * the right exit code for every way a submission fails.
+ */
+#include <criterion/criterion.h>
+
+#include "cli/cli.h"
+#include "support/httpd.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TESTDATA CADRE_SOURCE_DIR "/unit/testdata/convert"
+#define JOBS "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs"
+#define VOLUMES "/apis/cadre.dev/v1alpha1/namespaces/ml/volumes"
+
+/* The API server's side: what it answers, what it was sent. */
+static struct fake {
+	int review_status;   /* 0: answers the SelfSubjectReview */
+	int create_status;   /* 0: creates */
+	const char *create_reason;
+	const char *create_message;
+	int gets_before_id;  /* GETs answered without status.jobId; -1: never set */
+	int job_gets;
+	json_t *created;     /* the body of the last create */
+	const char *volume_rv;  /* NULL: no Volume yet */
+	bool volume_changes;    /* an apply changes the stored Volume */
+	char body[8192];
+} fake;
+
+static struct httpd *server;
+static char dir[64], kubeconfig[128], *out, *err;
+
+static void status_body(int code, const char *reason, const char *message)
+{
+	snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+		 "\"status\":\"Failure\",\"reason\":\"%s\",\"message\":\"%s\",\"code\":%d}",
+		 reason, message, code);
+}
+
+static void answer_job(const struct httpd_request *req, struct httpd_response *resp)
+{
+	if (!strcmp(req->method, "POST")) {
+		if (fake.create_status) {
+			resp->status = fake.create_status;
+			status_body(fake.create_status, fake.create_reason, fake.create_message);
+			return;
+		}
+		json_decref(fake.created);
+		fake.created = json_loads(req->body, 0, NULL);
+		resp->status = 201;
+		snprintf(fake.body, sizeof(fake.body), "%s", req->body);
+		return;
+	}
+	fake.job_gets++;
+	resp->status = 200;
+	snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"x\"}%s}",
+		 fake.gets_before_id >= 0 && fake.job_gets > fake.gets_before_id ?
+		 ",\"status\":{\"jobId\":\"4242\"}" : "");
+}
+
+static void answer_volume(const struct httpd_request *req, struct httpd_response *resp)
+{
+	const char *rv = fake.volume_rv;
+
+	if (!strcmp(req->method, "GET") && !rv) {
+		resp->status = 404;
+		status_body(404, "NotFound", "volumes.cadre.dev \\\"shared-checkpoints\\\" not found");
+		return;
+	}
+	if (!strcmp(req->method, "PATCH") && (!rv || fake.volume_changes))
+		rv = fake.volume_rv = fake.volume_rv ? "9" : "8";
+	resp->status = 200;
+	snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"shared-checkpoints\","
+		 "\"resourceVersion\":\"%s\"}}", rv);
+}
+
+static void handler(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
+{
+	(void)ctx;
+	fake.body[0] = '\0';
+	if (strstr(req->target, "/selfsubjectreviews")) {
+		resp->status = fake.review_status ? fake.review_status : 201;
+		if (fake.review_status)
+			status_body(fake.review_status, "Forbidden", "no");
+		else
+			snprintf(fake.body, sizeof(fake.body), "{\"status\":{\"userInfo\":"
+				 "{\"username\":\"alice@example.com\"}}}");
+	} else if (!strncmp(req->target, JOBS, strlen(JOBS))) {
+		answer_job(req, resp);
+	} else if (!strncmp(req->target, VOLUMES, strlen(VOLUMES))) {
+		answer_volume(req, resp);
+	} else {
+		resp->status = 404;
+		status_body(404, "NotFound", "not here");
+	}
+	resp->body = fake.body;
+}
+
+/* A kubeconfig for server with contexts "fake" (namespace ml) and "plain" (none). */
+static void write_kubeconfig(const char *path, const char *server_url)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f);
+	fprintf(f, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+		"clusters:\n- name: fake\n  cluster:\n    server: %s\n"
+		"users:\n- name: alice\n  user:\n    token: secret-token\n"
+		"contexts:\n- name: fake\n  context: {cluster: fake, user: alice, namespace: ml}\n"
+		"- name: plain\n  context: {cluster: fake, user: alice}\n", server_url);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	memset(&fake, 0, sizeof(fake));
+	snprintf(dir, sizeof(dir), "/tmp/cadre-cli-XXXXXX");
+	cr_assert(mkdtemp(dir));
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/config", dir);
+	cr_assert_eq(httpd_new(&server), 0);
+	httpd_set_handler(server, handler, NULL);
+	write_kubeconfig(kubeconfig, httpd_url(server));
+	unsetenv("KUBECONFIG");
+}
+
+static void teardown(void)
+{
+	char path[160];
+
+	httpd_free(server);
+	server = NULL;
+	json_decref(fake.created);
+	fake.created = NULL;
+	snprintf(path, sizeof(path), "%s/config", dir);
+	unlink(path);
+	rmdir(dir);
+	free(out);
+	free(err);
+	out = err = NULL;
+}
+
+TestSuite(cli_submit, .init = setup, .fini = teardown);
+
+/* Run cadre with the words of line (split at spaces; KC is the kubeconfig) in the test data. */
+static int cadre(const char *line)
+{
+	char copy[2048], *argv[48];
+	size_t out_len, err_len;
+	int argc = 0, code;
+	FILE *o, *e;
+
+	free(out);
+	free(err);
+	snprintf(copy, sizeof(copy), "%s", line);
+	argv[argc++] = "cadre";
+	for (char *p = copy, *sp; p && *p && argc < 47; p = sp ? sp + 1 : NULL) {
+		sp = strchr(p, ' ');
+		if (sp)
+			*sp = '\0';
+		argv[argc++] = strcmp(p, "KC") ? p : kubeconfig;
+	}
+	argv[argc] = NULL;
+	o = open_memstream(&out, &out_len);
+	e = open_memstream(&err, &err_len);
+	cr_assert_eq(chdir(TESTDATA), 0);
+	code = cli_main(argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	return code;
+}
+
+static void assert_one_line(const char *text)
+{
+	cr_assert(strstr(err, text), "stderr: %s", err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+}
+
+/* A field of the created object, as a path of keys. */
+static json_t *created(const char *a, const char *b, const char *c)
+{
+	json_t *v = json_object_get(fake.created, a);
+
+	v = b ? json_object_get(v, b) : v;
+	return c ? json_object_get(v, c) : v;
+}
+
+static const char *created_str(const char *a, const char *b, const char *c)
+{
+	return json_string_value(created(a, b, c));
+}
+
+static long long created_int(const char *a, const char *b, const char *c)
+{
+	return json_integer_value(created(a, b, c));
+}
+
+static size_t count_requests(const char *method, const char *target_prefix)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < httpd_request_count(server); i++) {
+		const struct httpd_request *r = httpd_request_at(server, i);
+
+		n += !strcmp(r->method, method) &&
+		     !strncmp(r->target, target_prefix, strlen(target_prefix));
+	}
+	return n;
+}
+
+Test(cli_submit, sbatch_prints_submitted_batch_job_with_the_id_the_controller_set)
+{
+	fake.gets_before_id = 2;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --container-image=registry.invalid/pytorch:24.05 "
+			   "train.sh"), CLI_EXIT_OK, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	cr_assert_eq(count_requests("POST", JOBS), 1);
+	cr_assert_eq(count_requests("GET", JOBS "/llama-pretrain"), 3);
+	cr_assert_str_eq(created_str("kind", NULL, NULL), "TrainingJob");
+	cr_assert_str_eq(created_str("metadata", "name", NULL), "llama-pretrain");
+	cr_assert_str_eq(created_str("spec", "image", NULL), "registry.invalid/pytorch:24.05");
+	cr_assert_eq(created_int("spec", "numNodes", NULL), 2);
+	cr_assert_str_eq(created_str("spec", "resources", "accelerators"), "NVIDIA:8");
+	cr_assert_str_eq(created_str("metadata", "annotations", "cadre.dev/submitted-by"),
+			 "alice@example.com");
+	cr_assert_str_eq(httpd_request_header(httpd_request_at(server, 1), "Authorization"),
+			 "Bearer secret-token");
+	/* The notes of cadre convert, and no line about the image: the flag gave one. */
+	cr_assert(strstr(err, "train.sh:4: --gpus-per-node: no GPU type"), "%s", err);
+	cr_assert_null(strstr(err, "image"), "%s", err);
+}
+
+Test(cli_submit, parsable_prints_the_id_alone)
+{
+	cr_assert_eq(cadre("sbatch --parsable --kubeconfig KC --image img:1 train.sh"), 0, "%s",
+		     err);
+	cr_assert_str_eq(out, "4242\n");
+	cr_assert_str_eq(created_str("spec", "image", NULL), "img:1");
+}
+
+Test(cli_submit, command_line_options_win_over_sbatch_lines_in_every_form)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -N 4 --time 10 --gpus-per-node=h100:4 "
+			   "-Jfinetune --export=A=1 train.sh"), 0, "%s", err);
+	cr_assert_str_eq(created_str("metadata", "name", NULL), "finetune");
+	cr_assert_eq(created_int("spec", "numNodes", NULL), 4);
+	cr_assert_eq(created_int("spec", "activeDeadlineSeconds", NULL), 600);
+	cr_assert_str_eq(created_str("spec", "resources", "accelerators"), "h100:4");
+	cr_assert_str_eq(created_str("spec", "envs", "A"), "1");
+
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --nodes=3 -N1 --job-name second -- train.sh"), 0);
+	cr_assert_eq(created_int("spec", "numNodes", NULL), 1, "the last one wins, as in getopt");
+	cr_assert_str_eq(created_str("metadata", "name", NULL), "second");
+}
+
+Test(cli_submit, a_command_line_option_that_sbatch_refuses_is_one_line_exit_two_and_sends_nothing)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --time=soon train.sh"), CLI_EXIT_USAGE);
+	assert_one_line("command line: --time: \"soon\" is not a time");
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(httpd_request_count(server), 0);
+
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --bogus train.sh"), CLI_EXIT_USAGE);
+	assert_one_line("command line: unrecognized option '--bogus'");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh extra"), CLI_EXIT_USAGE);
+	assert_one_line("\"extra\" after the script");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC"), CLI_EXIT_USAGE);
+	assert_one_line("SCRIPT is required");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC missing.sh"), CLI_EXIT_USAGE);
+	assert_one_line("missing.sh: No such file or directory");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC task.yaml"), CLI_EXIT_USAGE);
+	assert_one_line("task.yaml:1:1: not a batch script");
+	cr_assert_eq(httpd_request_count(server), 0);
+}
+
+Test(cli_submit, command_line_notes_come_after_the_scripts_and_before_the_files)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --mem=0 train.sh"), 0, "%s", err);
+	cr_assert(strstr(err, "train.sh:4: --gpus-per-node") < strstr(err, "command line: --mem:"),
+		  "%s", err);
+	cr_assert(strstr(err, "command line: --mem:") < strstr(err, "train.sh: no image"), "%s", err);
+}
+
+Test(cli_submit, without_an_image_a_note_says_the_controllers_default_image_runs_it)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh"), 0, "%s", err);
+	cr_assert(strstr(err, "train.sh: no image: neither #SBATCH --container-image nor --image "
+			 "names one, so the controller's --default-image runs the job\n"), "%s", err);
+	cr_assert_null(created("spec", "image", NULL));
+}
+
+Test(cli_submit, the_job_is_named_after_the_script_when_nothing_names_it)
+{
+	FILE *f;
+	char path[160], line[256];
+
+	snprintf(path, sizeof(path), "%s/My_Run.v2.sh", dir);
+	cr_assert(f = fopen(path, "w"));
+	fputs("#!/bin/bash\n#SBATCH -N 1\nsrun true\n", f);
+	fclose(f);
+	snprintf(line, sizeof(line), "sbatch --kubeconfig KC %s", path);
+	cr_assert_eq(cadre(line), 0, "%s", err);
+	unlink(path);
+	cr_assert_str_eq(created_str("metadata", "name", NULL), "my-run");
+	cr_assert(strstr(err, "the job is named \"my-run\""), "%s", err);
+}
+
+Test(cli_submit, the_namespace_is_the_flag_else_the_contexts_else_default)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --namespace team train.sh"), CLI_EXIT_FAILED);
+	cr_assert_eq(count_requests("POST", "/apis/cadre.dev/v1alpha1/namespaces/team/"), 1);
+	cr_assert_eq(cadre("-n team2 sbatch --kubeconfig KC train.sh"), CLI_EXIT_FAILED);
+	cr_assert_eq(count_requests("POST", "/apis/cadre.dev/v1alpha1/namespaces/team2/"), 1);
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --context plain train.sh"), CLI_EXIT_FAILED);
+	cr_assert_eq(count_requests("POST", "/apis/cadre.dev/v1alpha1/namespaces/default/"), 1);
+	/* -n after "sbatch" is sbatch's --ntasks. */
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -n 16 train.sh"), 0, "%s", err);
+	cr_assert_eq(created_int("spec", "tasksPerNode", NULL), 8);
+}
+
+Test(cli_submit, the_kubeconfig_comes_from_KUBECONFIG_as_kubectl_reads_it)
+{
+	cr_assert_eq(setenv("KUBECONFIG", kubeconfig, 1), 0);
+	cr_assert_eq(cadre("sbatch --parsable train.sh"), 0, "%s", err);
+	unsetenv("KUBECONFIG");
+	cr_assert_str_eq(out, "4242\n");
+}
+
+Test(cli_submit, a_name_that_exists_is_an_error_as_sbatch_never_replaces_a_job)
+{
+	fake.create_status = 409;
+	fake.create_reason = "AlreadyExists";
+	fake.create_message = "trainingjobs.cadre.dev \\\"llama-pretrain\\\" already exists";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh"), CLI_EXIT_FAILED);
+	cr_assert(strstr(err, "cadre sbatch: a job named \"llama-pretrain\" exists already in "
+			 "namespace \"ml\""), "%s", err);
+	cr_assert_eq(strchr(strstr(err, "cadre sbatch:"), '\n'), err + strlen(err) - 1, "%s", err);
+	cr_assert_str_eq(out, "");
+}
+
+Test(cli_submit, a_job_the_controller_never_numbers_is_one_line_naming_it_and_exit_one)
+{
+	fake.gets_before_id = -1;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i --submit-timeout=0.5 train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert(strstr(err, "cadre sbatch: trainingjob \"llama-pretrain\" was created in "
+			 "namespace \"ml\", but the controller gave it no job id within 0.5 s"),
+		  "%s", err);
+	cr_assert_eq(strchr(strstr(err, "cadre sbatch:"), '\n'), err + strlen(err) - 1, "%s", err);
+	cr_assert_str_eq(out, "");
+	cr_assert_gt(fake.job_gets, 1);
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --submit-timeout=soon train.sh"), CLI_EXIT_USAGE);
+	assert_one_line("--submit-timeout \"soon\": not a number of seconds");
+}
+
+Test(cli_submit, a_refused_selfsubjectreview_submits_without_the_annotation)
+{
+	fake.review_status = 403;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i train.sh"), 0, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	cr_assert_null(created("metadata", "annotations", NULL));
+	cr_assert_str_eq(err, "train.sh:4: --gpus-per-node: no GPU type: cadre writes NVIDIA:8, "
+			 "which matches every node whose GPU product label holds \"NVIDIA\"; name "
+			 "a type (h100:8) to pin one\n");
+}
+
+Test(cli_submit, forbidden_is_one_line_with_the_api_servers_message)
+{
+	fake.create_status = 403;
+	fake.create_reason = "Forbidden";
+	fake.create_message = "trainingjobs.cadre.dev is forbidden: User \\\"bob\\\" cannot create "
+			      "resource \\\"trainingjobs\\\" in API group \\\"cadre.dev\\\" in the "
+			      "namespace \\\"ml\\\"";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i train.sh"), CLI_EXIT_FAILED);
+	assert_one_line("cadre sbatch: create trainingjob \"llama-pretrain\" in namespace \"ml\": "
+			"not allowed (403 Forbidden): trainingjobs.cadre.dev is forbidden: User "
+			"\"bob\" cannot create resource");
+	cr_assert_str_eq(out, "");
+}
+
+Test(cli_submit, unauthorized_is_one_line_naming_the_server)
+{
+	fake.create_status = 401;
+	fake.create_reason = "Unauthorized";
+	fake.create_message = "Unauthorized";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i train.sh"), CLI_EXIT_FAILED);
+	assert_one_line("does not accept these credentials (401 Unauthorized)");
+	cr_assert(strstr(err, httpd_url(server)), "%s", err);
+}
+
+Test(cli_submit, an_unreachable_server_is_one_line_and_exit_one)
+{
+	char url[64];
+
+	snprintf(url, sizeof(url), "%s", httpd_url(server));
+	httpd_free(server);
+	server = NULL;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i train.sh"), CLI_EXIT_FAILED);
+	cr_assert(strstr(err, "cadre sbatch: cannot reach the API server "), "%s", err);
+	cr_assert(strstr(err, url), "%s", err);
+	cr_assert_eq(strchr(strstr(err, "cadre sbatch:"), '\n'), err + strlen(err) - 1, "%s", err);
+	cr_assert_eq(cadre("launch --kubeconfig KC --image i task.yaml"), CLI_EXIT_FAILED);
+	assert_one_line("cadre launch: cannot reach the API server ");
+	cr_assert_eq(cadre("volumes apply -f volume.yaml --kubeconfig KC"), CLI_EXIT_FAILED);
+	assert_one_line("cadre volumes apply: cannot reach the API server ");
+}
+
+Test(cli_submit, no_kubeconfig_is_one_line_and_exit_one)
+{
+	cr_assert_eq(cadre("sbatch --kubeconfig /nonexistent/config --image i train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert(strstr(err, "cadre sbatch: no usable kubeconfig: kubeconfig /nonexistent/config"),
+		  "%s", err);
+	cr_assert_eq(strchr(strstr(err, "cadre sbatch:"), '\n'), err + strlen(err) - 1, "%s", err);
+}
+
+Test(cli_submit, launch_prints_the_job_name_and_its_id)
+{
+	cr_assert_eq(cadre("launch --kubeconfig KC --image img:2 task.yaml"), 0, "%s", err);
+	cr_assert_str_eq(out, "Submitted job llama-pretrain (jobId 4242)\n");
+	cr_assert_str_eq(created_str("spec", "image", NULL), "img:2");
+	cr_assert_str_eq(created_str("spec", "resources", "accelerators"), "H100:8");
+	cr_assert_str_eq(created_str("metadata", "annotations", "cadre.dev/submitted-by"),
+			 "alice@example.com");
+
+	cr_assert_eq(cadre("launch task.yaml --kubeconfig KC --name second-run"), 0, "%s", err);
+	cr_assert_str_eq(out, "Submitted job second-run (jobId 4242)\n");
+	cr_assert(strstr(err, "task.yaml: no image"), "%s", err);
+	cr_assert_eq(cadre("launch task.yaml --kubeconfig KC --name Bad_Name"), CLI_EXIT_USAGE);
+	assert_one_line("--name \"Bad_Name\": a job's name is a DNS label");
+	cr_assert_eq(cadre("launch --kubeconfig KC train.sh"), CLI_EXIT_USAGE);
+	cr_assert_eq(cadre("launch --kubeconfig KC"), CLI_EXIT_USAGE);
+	assert_one_line("TASK.yaml is required");
+}
+
+Test(cli_submit, volumes_apply_says_created_then_unchanged_then_configured)
+{
+	const struct httpd_request *patch = NULL;
+
+	cr_assert_eq(cadre("volumes apply -f volume.yaml --kubeconfig KC"), 0, "%s", err);
+	cr_assert_str_eq(out, "volume/shared-checkpoints created\n");
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (!strcmp(httpd_request_at(server, i)->method, "PATCH"))
+			patch = httpd_request_at(server, i);
+	cr_assert(patch);
+	cr_assert_str_eq(patch->target, VOLUMES "/shared-checkpoints?fieldManager=cadre-cli");
+	cr_assert_str_eq(httpd_request_header(patch, "Content-Type"),
+			 "application/apply-patch+yaml");
+	cr_assert(strstr(patch->body, "\"kind\":\"Volume\""), "%s", patch->body);
+	cr_assert(strstr(patch->body, "\"size\":\"500Gi\""), "%s", patch->body);
+
+	cr_assert_eq(cadre("volumes apply -f volume.yaml --kubeconfig KC"), 0, "%s", err);
+	cr_assert_str_eq(out, "volume/shared-checkpoints unchanged\n");
+	fake.volume_changes = true;
+	cr_assert_eq(cadre("volumes apply --filename=volume.yaml --kubeconfig KC"), 0, "%s", err);
+	cr_assert_str_eq(out, "volume/shared-checkpoints configured\n");
+}
+
+Test(cli_submit, volumes_usage_errors_are_one_line_and_exit_two)
+{
+	cr_assert_eq(cadre("volumes --kubeconfig KC"), CLI_EXIT_USAGE);
+	assert_one_line("a subcommand is required: apply");
+	cr_assert_eq(cadre("volumes delete x"), CLI_EXIT_USAGE);
+	assert_one_line("the one subcommand is apply");
+	cr_assert_eq(cadre("volumes apply"), CLI_EXIT_USAGE);
+	assert_one_line("-f VOLUME.yaml is required");
+	cr_assert_eq(cadre("volumes apply -f train.sh --kubeconfig KC"), CLI_EXIT_USAGE);
+	cr_assert_eq(cadre("sbatch -f volume.yaml train.sh"), CLI_EXIT_USAGE);
+	cr_assert_eq(httpd_request_count(server), 0);
+}
+
+Test(cli_submit, every_submission_command_has_help_with_an_example)
+{
+	const char *const commands[] = { "sbatch --help", "sbatch -h", "help sbatch",
+					 "launch --help", "volumes --help", "help volumes" };
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		cr_assert_eq(cadre(commands[i]), 0, "%s", commands[i]);
+		cr_assert(strstr(out, "Usage: cadre "), "%s: %s", commands[i], out);
+		cr_assert(strstr(out, "Examples:\n  cadre "), "%s: %s", commands[i], out);
+		cr_assert(strstr(out, "--kubeconfig"), "%s", commands[i]);
+	}
+	cr_assert_eq(cadre("--help"), 0);
+	cr_assert(strstr(out, "  sbatch ") && strstr(out, "  launch ") && strstr(out, "  volumes "));
+}
