@@ -335,7 +335,11 @@ static int delete_job(struct tj_pass *p)
 	log_info("tj", "%s: ttlSecondsAfterFinished passed; deleting the TrainingJob", p->key);
 	ret = kube_client_delete(p->m->http, &kube_resource_trainingjobs, p->job.meta.namespace,
 				 p->job.meta.name, &opts, NULL, &st);
-	return ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT ? 0 : ret;
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot delete the TrainingJob: %s", p->key, st.message);
+	return ret;
 }
 
 static int do_action(struct tj_pass *p, const struct tj_action *a)

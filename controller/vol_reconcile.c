@@ -252,8 +252,11 @@ static int finish_delete(struct manager *m, const struct volume *vol, const json
 	if (build_claim_owned(vol)) {
 		ret = kube_client_delete(m->http, &kube_resource_pvcs, vol->meta.namespace,
 					 vol->meta.name, NULL, NULL, &st);
-		if (ret && ret != CADRE_ENOTFOUND)
+		if (ret && ret != CADRE_ENOTFOUND) {
+			log_warn("volume", "%s/%s: cannot delete claim: %s", vol->meta.namespace,
+				 vol->meta.name, st.message);
 			return ret;
+		}
 	} else {
 		ret = disown_claim(m, vol);
 		if (ret)
@@ -263,8 +266,11 @@ static int finish_delete(struct manager *m, const struct volume *vol, const json
 		if (vol->spec.type == VOL_TYPE_NFS) {
 			pv_name(vol, pv, sizeof(pv));
 			ret = kube_client_delete(m->http, &kube_resource_pvs, NULL, pv, NULL, NULL, &st);
-			if (ret && ret != CADRE_ENOTFOUND)
+			if (ret && ret != CADRE_ENOTFOUND) {
+				log_warn("volume", "%s/%s: cannot delete PV %s: %s",
+					 vol->meta.namespace, vol->meta.name, pv, st.message);
 				return ret;
+			}
 		}
 	}
 	log_info("volume", "%s/%s: deleted (reclaimPolicy %s)", vol->meta.namespace,
@@ -289,8 +295,11 @@ static int ensure_claim(struct manager *m, const struct volume *vol, const json_
 				goto out;
 			ret = kube_client_create(m->http, &kube_resource_pvs, NULL, want, NULL, &st);
 			json_decref(want);
-			if (ret && ret != CADRE_EEXIST)
+			if (ret && ret != CADRE_EEXIST) {
+				log_warn("volume", "%s/%s: cannot create PV %s: %s",
+					 vol->meta.namespace, vol->meta.name, pv, st.message);
 				goto out;
+			}
 			ret = 0;
 		}
 		json_decref(existing);

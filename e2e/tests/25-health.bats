@@ -78,7 +78,8 @@ exit_pod() {
 }
 
 @test "kstatus and Argo CD read a TrainingJob that waits as InProgress/Progressing: Queued (too big to fit) and Pending (no Volume)" {
-	job huge 5 8 0
+	# One node more than the cluster has (earlier files may have added nodes).
+	job huge "$(($(gpu_nodes) + 1))" 8 0
 	job lonely 1 1 0 missing-volume
 	wait_for -t 60 phase_is huge Queued
 	wait_for -t 60 phase_is lonely Pending
