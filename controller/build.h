@@ -47,7 +47,7 @@ struct buf;
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
-/* The PodGroup shapes of native gang mode, by the version the API server serves (DESIGN.md 3.4). */
+/* The PodGroup shapes of native gang mode, by the version the API server serves (docs/gang-admission.md). */
 #define BUILD_PODGROUP_V1ALPHA2 "scheduling.k8s.io/v1alpha2"  /* Kubernetes 1.36 */
 #define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */
 /* --accelerator-label's default. */
@@ -115,7 +115,7 @@ int build_podgroup_name(const char *job, int attempt, char *out, size_t size);
 
 /*
  * The standalone PodGroup of attempt attempt of job, for native gang mode
- * (DESIGN.md 3.4): apiVersion api_version (BUILD_PODGROUP_V1ALPHA2 or
+ * (docs/gang-admission.md): apiVersion api_version (BUILD_PODGROUP_V1ALPHA2 or
  * BUILD_PODGROUP_V1BETA1: the standalone shape is the same in both),
  * named build_podgroup_name(), labelled with the job and the attempt,
  * owned by the job, schedulingPolicy.gang.minCount = numNodes and the

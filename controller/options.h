@@ -16,7 +16,7 @@
 
 /*
  * GANG_NATIVE: kube-scheduler's own gang scheduling (a scheduling.k8s.io
- * PodGroup per attempt, DESIGN.md 3.4); the API must be served (main.c
+ * PodGroup per attempt, docs/gang-admission.md); the API must be served (main.c
  * checks at start).
  */
 enum gang_mode { GANG_BUILTIN, GANG_KUEUE, GANG_NONE, GANG_NATIVE };

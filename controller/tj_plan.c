@@ -497,7 +497,7 @@ static void say_refused(struct planner *p, const struct tj_refusal *r, const cha
 	requeue_in(p, since + p->job->spec.gang_timeout_seconds - p->in->now);
 }
 
-/* --- native gang mode: kube-scheduler admits the PodGroup (DESIGN.md 3.4) --- */
+/* --- native gang mode: kube-scheduler admits the PodGroup (docs/gang-admission.md) --- */
 
 /* The current attempt's PodGroup, if the cache has it and it is not going. */
 static const struct tj_podgroup *current_podgroup(const struct planner *p)

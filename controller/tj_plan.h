@@ -65,7 +65,7 @@ struct tj_refusal {
 };
 
 /*
- * A PodGroup of the job (native gang mode, DESIGN.md 3.4), from the
+ * A PodGroup of the job (native gang mode, docs/gang-admission.md), from the
  * PodGroup cache: what kube-scheduler wrote in its status.
  */
 enum tj_podgroup_state {

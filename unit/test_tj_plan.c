@@ -1034,7 +1034,7 @@ Test(tj_plan, every_condition_follows_a_new_generation_even_the_untouched_ones)
 	fx_release(&f);
 }
 
-/* --- native gang mode: kube-scheduler admits the PodGroup (DESIGN.md 3.4) --- */
+/* --- native gang mode: kube-scheduler admits the PodGroup (docs/gang-admission.md) --- */
 
 static void fx_native(struct fx *f, const char *status)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Native gang mode (--gang-scheduler=native, DESIGN.md 3.4) against the real 1.36
+# Native gang mode (--gang-scheduler=native, docs/gang-admission.md) against the real 1.36
 # kube-scheduler: cadre makes one scheduling.k8s.io/v1alpha2 PodGroup per attempt and
 # ungated pods naming it; the scheduler binds the whole gang or none of it.
 #   - on a cluster without the API the controller refuses to start, naming the flags,
