@@ -47,7 +47,7 @@ struct buf;
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
-/* The PodGroup shapes of native gang mode, by the version the API server serves (docs/gang-admission.md). */
+/* The PodGroup versions of native gang mode (docs/gang-admission.md). */
 #define BUILD_PODGROUP_V1ALPHA2 "scheduling.k8s.io/v1alpha2"  /* Kubernetes 1.36 */
 #define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */
 /* --accelerator-label's default. */

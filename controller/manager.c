@@ -654,9 +654,9 @@ int manager_discover_podgroups(struct kube_http *h, const struct kube_resource *
 		log_error("config", "--gang-scheduler=native needs the PodGroup API, and this API "
 			  "server serves podgroups in neither scheduling.k8s.io/v1beta1 nor "
 			  "scheduling.k8s.io/v1alpha2. Kubernetes 1.36: kube-apiserver "
-			  "--runtime-config=scheduling.k8s.io/v1alpha2=true and, on kube-apiserver "
-			  "and kube-scheduler, --feature-gates=GenericWorkload=true,"
-			  "GangScheduling=true. Kubernetes 1.37: "
+			  "--runtime-config=scheduling.k8s.io/v1alpha2=true and, on kube-apiserver, "
+			  "kube-scheduler and kube-controller-manager, "
+			  "--feature-gates=GenericWorkload=true,GangScheduling=true. Kubernetes 1.37: "
 			  "--runtime-config=scheduling.k8s.io/v1beta1=true and "
 			  "--feature-gates=GenericWorkload=true. Or pick another --gang-scheduler "
 			  "(builtin, kueue, none)");
