@@ -550,8 +550,6 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 	const char *reason;
 	char msg[1024];
 
-	if (!p->in->service_exists)
-		action(p, TJ_CREATE_SERVICE, -1, NULL);
 	if (!pg) {
 		if (p->in->expectations_met)
 			action(p, TJ_CREATE_PODGROUP, -1, NULL);
@@ -707,6 +705,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	}
 
 	if (in->mode == GANG_NATIVE) {
+		if (!in->service_exists)
+			action(p, TJ_CREATE_SERVICE, -1, NULL);
 		if (!condition_is_true(&st->conditions, "Admitted") &&
 		    !native_admitted(p, by_rank, refused, refused_since))
 			return;

@@ -1223,3 +1223,39 @@ Test(tj_plan, a_pod_group_is_read_from_either_served_version)
 	json_decref(b);
 	json_decref(f);
 }
+
+Test(tj_plan, native_mode_makes_the_service_once_before_and_after_admission)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_SCHEDULED };
+	struct fx f;
+
+	fx_native(&f, NULL);
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+
+	/* Admitted in this very pass: still one create. */
+	fx_native(&f, NULL);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert(f.plan.admitted_now);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+
+	/* Running, its Service deleted by someone: made again. */
+	fx_native(&f, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+}
