@@ -704,18 +704,16 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		admit(p, "admitted by Kueue");
 	}
 
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+
 	if (in->mode == GANG_NATIVE) {
-		if (!in->service_exists)
-			action(p, TJ_CREATE_SERVICE, -1, NULL);
 		if (!condition_is_true(&st->conditions, "Admitted") &&
 		    !native_admitted(p, by_rank, refused, refused_since))
 			return;
 		if (native_disrupted(p))
 			return;
 	}
-
-	if (!in->service_exists && in->mode != GANG_NATIVE)
-		action(p, TJ_CREATE_SERVICE, -1, NULL);
 
 	/* Success first: with Rank0, rank 0 finishing wins over the others. */
 	if (spec->success_policy == TJ_SUCCESS_RANK0 && by_rank[0] &&

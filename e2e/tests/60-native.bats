@@ -8,6 +8,8 @@
 #     node added: both bind together;
 #   - a gang whose nodes are partly taken by pods cadre does not own never starts partly;
 #   - a rank fails (maxRestarts 1): a PodGroup for attempt 1, the one of attempt 0 gone.
+# The native controller runs as cadre's ServiceAccount (manifests/rbac.yaml) and is never
+# refused anything.
 #
 # Its cluster: the run's shared one, switched with `e2e/cluster native-gang on` (which
 # restarts kube-apiserver and kube-scheduler with the API and gates) by the tests that
@@ -16,6 +18,7 @@
 
 load helpers
 load controller
+load install
 
 setup_file() {
 	crds_install
@@ -24,6 +27,7 @@ setup_file() {
 teardown_file() {
 	if controller_pid >/dev/null; then controller_stop; fi
 	kubectl uncordon -l type=kwok >/dev/null 2>&1 || true
+	uninstall
 	"$E2E_DIR/cluster" native-gang off >/dev/null
 }
 
@@ -36,13 +40,21 @@ teardown() {
 	if controller_pid >/dev/null; then test_cleanup; else e2e_namespace_delete; fi
 }
 
-# native_controller: the cluster with the PodGroup API and a controller in native mode.
+# native_controller: the cluster with the PodGroup API and a controller in native mode,
+# running as its own ServiceAccount with manifests/rbac.yaml (controller_log_clean then
+# shows that the RBAC of native mode suffices).
 native_controller() {
 	if controller_pid >/dev/null && ! grep -qx -- --gang-scheduler=native "$(_controller_dir)/args"; then
 		controller_stop
 	fi
 	"$E2E_DIR/cluster" native-gang on >/dev/null
-	controller_pid >/dev/null || controller_start --gang-scheduler=native
+	if ! controller_pid >/dev/null; then
+		install_rbac
+		sa_credentials "$BATS_FILE_TMPDIR/sa" "$INSTALL_SA"
+		sa_kubeconfig "$BATS_FILE_TMPDIR/sa" "$BATS_FILE_TMPDIR/sa/kubeconfig"
+		CADRE_E2E_CONTROLLER_KUBECONFIG=$BATS_FILE_TMPDIR/sa/kubeconfig \
+			controller_start --gang-scheduler=native
+	fi
 	controller_mark
 	wait_gpus_free
 }
@@ -178,6 +190,7 @@ scheduled_times() {
 	json_has "$(kubectl -n "$NS" get tj pair -o json)" \
 		'any(.status.conditions[]; .type == "Admitted" and .status == "True"
 			and (.message | contains("kube-scheduler placed pod group pair-attempt-0")))'
+	controller_log_clean
 }
 
 @test "a gang whose nodes are partly taken by pods cadre does not own never starts partly" {
@@ -196,6 +209,7 @@ scheduled_times() {
 	kubectl -n "$NS" delete pod other-1 --wait=false >/dev/null
 	wait_for -t 120 phase_is partial Running
 	[ "$(bound_pods partial)" -eq 2 ]
+	controller_log_clean
 }
 
 @test "a rank fails with maxRestarts 1: a new PodGroup for attempt 1, the one of attempt 0 gone" {
@@ -211,4 +225,5 @@ scheduled_times() {
 	json_has "$(kubectl -n "$NS" get pods -l cadre.dev/job-name=flaky -o json)" \
 		'all(.items[]; .spec.schedulingGroup.podGroupName == "flaky-attempt-1"
 			and .metadata.labels["cadre.dev/restart-attempt"] == "1")'
+	controller_log_clean
 }
