@@ -347,3 +347,62 @@ out:
 	buf_release(&size);
 	return ret;
 }
+
+int build_podgroup_name(const char *job, int attempt, char *out, size_t size)
+{
+	int n;
+
+	if (!job || !*job || attempt < 0)
+		return CADRE_EINVAL;
+	n = snprintf(out, size, "%s-attempt-%d", job, attempt);
+	return n < 0 || (size_t)n >= size || n > OBJECT_NAME_MAX ? CADRE_EINVAL : 0;
+}
+
+int build_podgroup(const struct trainingjob *job, int attempt, const char *api_version,
+		   json_t **out, struct buf *err)
+{
+	const struct object_meta *meta = &job->meta;
+	const char *pcn = job->spec.priority_class_name;
+	int num_nodes = job->spec.has_num_nodes ? job->spec.num_nodes : TJ_DEFAULT_NUM_NODES;
+	char name[OBJECT_NAME_MAX + 1], text[16];
+	json_t *owners = NULL, *pg;
+	int ret;
+
+	*out = NULL;
+	ret = check_meta(meta, true, err);
+	if (ret)
+		return ret;
+	if (num_nodes < 1)
+		return build_fail(err, CADRE_EINVAL, "spec.numNodes", "must be >= 1");
+	if (build_podgroup_name(meta->name, attempt, name, sizeof(name)))
+		return build_fail(err, CADRE_EINVAL, "metadata.name",
+				  "too long for a PodGroup name with attempt %d", attempt);
+	ret = build_owner_refs(TJ_API_VERSION, TJ_KIND, meta->name, meta->uid, &owners);
+	if (ret)
+		return ret;
+	snprintf(text, sizeof(text), "%d", attempt);
+	pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:o}, s:{s:{s:{s:i}}}}",
+		       "apiVersion", api_version, "kind", "PodGroup",
+		       "metadata", "name", name, "namespace", meta->namespace,
+		       "labels", BUILD_LABEL_JOB_NAME, meta->name, BUILD_LABEL_RESTART_ATTEMPT, text,
+		       "ownerReferences", owners,
+		       "spec", "schedulingPolicy", "gang", "minCount", num_nodes);
+	if (pg && pcn && *pcn &&
+	    json_object_set_new(json_object_get(pg, "spec"), "priorityClassName",
+				json_string(pcn))) {
+		json_decref(pg);
+		pg = NULL;
+	}
+	if (!pg)
+		return CADRE_ENOMEM;
+	*out = pg;
+	return 0;
+}
+
+bool build_pod_kept_scheduling_group(const json_t *pod, const char *podgroup)
+{
+	const char *got = json_string_value(json_object_get(json_object_get(
+		json_object_get(pod, "spec"), "schedulingGroup"), "podGroupName"));
+
+	return got && podgroup && !strcmp(got, podgroup);
+}

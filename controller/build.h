@@ -47,6 +47,9 @@ struct buf;
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
+/* The PodGroup versions of native gang mode (docs/gang-admission.md). */
+#define BUILD_PODGROUP_V1ALPHA2 "scheduling.k8s.io/v1alpha2"  /* Kubernetes 1.36 */
+#define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */
 /* --accelerator-label's default. */
 #define BUILD_DEFAULT_ACCELERATOR_LABEL "nvidia.com/gpu.product"
 /* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
@@ -101,6 +104,33 @@ int build_service(const struct trainingjob *job, json_t **out, struct buf *err);
  */
 int build_pod(const struct trainingjob *job, int rank, int attempt,
 	      const struct build_opts *opts, json_t **out, struct buf *err);
+
+/*
+ * "<job>-attempt-<attempt>" into out: the PodGroup of one attempt, so a
+ * restart gets a fresh one (a 1.36 PodGroup's status records only its first
+ * placement and its minCount cannot change). Returns 0 or CADRE_EINVAL
+ * (no name, or longer than size or than an object name may be).
+ */
+int build_podgroup_name(const char *job, int attempt, char *out, size_t size);
+
+/*
+ * The standalone PodGroup of attempt attempt of job, for native gang mode
+ * (docs/gang-admission.md): apiVersion api_version (BUILD_PODGROUP_V1ALPHA2 or
+ * BUILD_PODGROUP_V1BETA1: the standalone shape is the same in both),
+ * named build_podgroup_name(), labelled with the job and the attempt,
+ * owned by the job, schedulingPolicy.gang.minCount = numNodes and the
+ * job's priorityClassName. Needs metadata.name, namespace and uid.
+ */
+int build_podgroup(const struct trainingjob *job, int attempt, const char *api_version,
+		   json_t **out, struct buf *err);
+
+/*
+ * Whether pod (as the API server returned it) still names podgroup in
+ * spec.schedulingGroup.podGroupName. An API server whose GenericWorkload
+ * gate is off drops the field without an error, and the pod would then be
+ * scheduled on its own: a partial gang.
+ */
+bool build_pod_kept_scheduling_group(const json_t *pod, const char *podgroup);
 
 /*
  * The PVC that a k8s-pvc or nfs Volume is mounted through: named after the

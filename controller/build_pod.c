@@ -638,6 +638,14 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	if (c.mode == GANG_BUILTIN)
 		bad |= json_object_set_new(pspec, "schedulingGates",
 					   json_pack("[{s:s}]", "name", BUILD_GANG_GATE)) != 0;
+	if (c.mode == GANG_NATIVE) {
+		/* kube-scheduler holds the pods until the whole PodGroup fits: no gate of ours. */
+		char group[256];
+
+		bad |= build_podgroup_name(job->meta.name, attempt, group, sizeof(group)) ||
+		       json_object_set_new(pspec, "schedulingGroup",
+					   json_pack("{s:s}", "podGroupName", group)) != 0;
+	}
 	if (affinity)
 		bad |= json_object_set(pspec, "affinity", affinity) != 0;
 	if (tolerations)

@@ -40,7 +40,15 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 			    store_trim_managed_fields, true },
 	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
 	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_managed_fields, false },
+	/* The version is the one the API server serves: manager->podgroups. */
+	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_managed_fields, true },
 };
+
+/* What kind k is listed as; NULL for a kind this mode does not watch. */
+static const struct kube_resource *kind_resource(const struct manager *m, int k)
+{
+	return k == KIND_PODGROUPS ? m->podgroups : kinds[k].resource;
+}
 
 const char *manager_other_pods_selector(const struct options *opts)
 {
@@ -349,6 +357,8 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_SERVICES] = { on_service, on_service_update, on_service, NULL },
 	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
 	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
+	/* A PodGroup carries the job's label, as a Service does. */
+	[KIND_PODGROUPS] = { on_service, on_service_update, on_service, NULL },
 };
 
 struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)
@@ -433,7 +443,7 @@ static void api_collector(void *ctx, struct buf *out)
 	for (int k = 0; k < KIND_COUNT; k++)
 		if (m->stores[k])
 			buf_addf(out, "cadre_cache_objects{resource=\"%s%s\"} %zu\n",
-				 kinds[k].resource->plural, k == KIND_OTHER_PODS ? "-other" : "",
+				 kind_resource(m, k)->plural, k == KIND_OTHER_PODS ? "-other" : "",
 				 store_len(m->stores[k]));
 }
 
@@ -590,6 +600,72 @@ bool manager_synced(void *arg)
 	return true;
 }
 
+bool manager_discovery_serves(const json_t *doc, const char *plural)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "resources"), i, r) {
+		const char *name = json_string_value(json_object_get(r, "name"));
+
+		if (name && !strcmp(name, plural))
+			return true;
+	}
+	return false;
+}
+
+/* The discovery document of one group version: NULL when it is not served. */
+static json_t *discovery_doc(struct kube_http *h, const struct kube_resource *res, int *err)
+{
+	struct kube_response resp;
+	char path[128];
+	json_t *doc = NULL;
+
+	snprintf(path, sizeof(path), "/apis/%s/%s", res->group, res->version);
+	kube_response_init(&resp);
+	*err = kube_http_request(h, "GET", path, NULL, NULL, 0, &resp);
+	if (*err == CADRE_ENOTFOUND)
+		*err = 0;
+	else if (*err)
+		log_error("config", "cannot read %s: %s", path, resp.error.message);
+	else
+		doc = json_loadb(resp.body.data, resp.body.len, 0, NULL);
+	kube_response_release(&resp);
+	return doc;
+}
+
+int manager_discover_podgroups(struct kube_http *h, const struct kube_resource **out)
+{
+	static const struct kube_resource *const versions[] = {
+		&kube_resource_podgroups_v1beta1, &kube_resource_podgroups_v1alpha2 };
+	int err = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !*out; i++) {
+		json_t *doc = discovery_doc(h, versions[i], &err);
+
+		if (err)
+			return err;
+		if (manager_discovery_serves(doc, "podgroups"))
+			*out = versions[i];
+		json_decref(doc);
+	}
+	if (!*out) {
+		log_error("config", "--gang-scheduler=native needs the PodGroup API, and this API "
+			  "server serves podgroups in neither scheduling.k8s.io/v1beta1 nor "
+			  "scheduling.k8s.io/v1alpha2. Kubernetes 1.36: kube-apiserver "
+			  "--runtime-config=scheduling.k8s.io/v1alpha2=true and, on kube-apiserver, "
+			  "kube-scheduler and kube-controller-manager, "
+			  "--feature-gates=GenericWorkload=true,GangScheduling=true. Kubernetes 1.37: "
+			  "--runtime-config=scheduling.k8s.io/v1beta1=true and "
+			  "--feature-gates=GenericWorkload=true. Or pick another --gang-scheduler "
+			  "(builtin, kueue, none)");
+		return CADRE_ENOTFOUND;
+	}
+	log_info("config", "native gang scheduling: PodGroups at %s", (*out)->api_version);
+	return 0;
+}
+
 int manager_init(struct manager *m, const struct options *opts)
 {
 	struct kube_config_opts copts = { opts->kubeconfig, opts->context, NULL };
@@ -631,10 +707,17 @@ int manager_init(struct manager *m, const struct options *opts)
 	if (err)
 		return err;
 
+	if (opts->gang_scheduler == GANG_NATIVE) {
+		err = manager_discover_podgroups(m->http, &m->podgroups);
+		if (err)
+			return err;
+	}
 	for (int k = 0; k < KIND_COUNT; k++) {
-		struct store_options so = { kinds[k].resource->plural, kinds[k].trim, NULL };
+		if (!kind_resource(m, k))
+			continue;
+		struct store_options so = { kind_resource(m, k)->plural, kinds[k].trim, NULL };
 		struct reflector_options ro = {
-			.resource = kinds[k].resource,
+			.resource = kind_resource(m, k),
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
 			.label_selector = k == KIND_OTHER_PODS ? manager_other_pods_selector(opts) :
 					  kinds[k].label_selector,
@@ -646,7 +729,7 @@ int manager_init(struct manager *m, const struct options *opts)
 		if (!m->stores[k])
 			return CADRE_ENOMEM;
 		err = store_add_handlers(m->stores[k], &h);
-		if (!err && k == KIND_PODS) {
+		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
 			err = store_add_index(m->stores[k], "job", store_index_pod_job, NULL);
 			if (!err)
 				err = store_add_index(m->stores[k], "node", store_index_pod_node, NULL);
@@ -679,6 +762,8 @@ int manager_run(struct manager *m)
 	int err;
 
 	for (int k = 0; k < KIND_COUNT; k++) {
+		if (!m->reflectors[k])
+			continue;
 		err = reflector_start(m->reflectors[k]);
 		if (err)
 			return err;
@@ -689,6 +774,8 @@ int manager_run(struct manager *m)
 	log_info("manager", "listing and watching %s; waiting for caches to sync",
 		 m->opts->namespace ? m->opts->namespace : "all namespaces");
 	for (int k = 0; k < KIND_COUNT; k++) {
+		if (!m->reflectors[k])
+			continue;
 		while (!atomic_load(&m->stopping)) {
 			err = reflector_wait_synced(m->reflectors[k], 1000);
 			if (err != CADRE_ETIMEDOUT)
@@ -697,7 +784,7 @@ int manager_run(struct manager *m)
 		if (atomic_load(&m->stopping))
 			return 0;
 		log_info("manager", "cache synced: %s%s (%zu objects)",
-			 kinds[k].resource->plural, k == KIND_OTHER_PODS ? " (other pods)" : "",
+			 kind_resource(m, k)->plural, k == KIND_OTHER_PODS ? " (other pods)" : "",
 			 store_len(m->stores[k]));
 	}
 	log_info("manager", "all caches synced");

@@ -45,6 +45,7 @@ enum manager_kind {
 	KIND_SERVICES,
 	KIND_PVCS,
 	KIND_PVS,
+	KIND_PODGROUPS,     /* native gang mode only: the PodGroups cadre made (else no store) */
 	KIND_COUNT
 };
 
@@ -63,6 +64,8 @@ struct manager {
 	struct kube_config *config;
 	struct kube_http *http;
 	struct kube_http *lease_http;          /* the leader elector's own client */
+	/* Native gang mode: the PodGroup version the API server serves; NULL otherwise. */
+	const struct kube_resource *podgroups;
 	struct registry *registry;
 	struct manager_metrics metrics;
 	struct store *stores[KIND_COUNT];
@@ -99,6 +102,17 @@ int manager_run(struct manager *m);
 
 /* Ask manager_run to return; safe from any thread (not from a signal handler). */
 void manager_stop(struct manager *m);
+
+/*
+ * Native gang mode's start-up check: the newest scheduling.k8s.io version
+ * whose discovery document lists podgroups (v1beta1, then v1alpha2) into
+ * *out. CADRE_ENOTFOUND, with a log line naming the flags a cluster needs,
+ * when neither serves it; another code when discovery itself failed.
+ */
+int manager_discover_podgroups(struct kube_http *h, const struct kube_resource **out);
+
+/* Whether a discovery document (an APIResourceList) lists plural. */
+bool manager_discovery_serves(const json_t *doc, const char *plural);
 
 /* Free everything manager_init made. */
 void manager_release(struct manager *m);

@@ -41,7 +41,7 @@ static const struct opt_spec specs[] = {
 	OPT("health-addr", "CADRE_HEALTH_ADDR", OPT_STRING, health_addr,
 	    "serve /healthz and /readyz on host:port; 0 disables (default :8081)"),
 	OPT("gang-scheduler", "CADRE_GANG_SCHEDULER", OPT_GANG, gang_scheduler,
-	    "builtin | kueue | none (default builtin)"),
+	    "builtin | native | kueue | none (default builtin)"),
 	OPT("accelerator-label", "CADRE_ACCELERATOR_LABEL", OPT_STRING, accelerator_label,
 	    "node label naming the accelerator type (default nvidia.com/gpu.product)"),
 	OPT("default-image", "CADRE_DEFAULT_IMAGE", OPT_STRING, default_image,
@@ -69,6 +69,7 @@ const char *gang_mode_name(enum gang_mode mode)
 	case GANG_BUILTIN: return "builtin";
 	case GANG_KUEUE: return "kueue";
 	case GANG_NONE: return "none";
+	case GANG_NATIVE: return "native";
 	}
 	return "builtin";
 }
@@ -150,6 +151,8 @@ static int set_option(struct options *opts, const struct opt_spec *spec,
 			*(enum gang_mode *)field = GANG_KUEUE;
 		else if (!strcmp(value, "none"))
 			*(enum gang_mode *)field = GANG_NONE;
+		else if (!strcmp(value, "native"))
+			*(enum gang_mode *)field = GANG_NATIVE;
 		else
 			goto bad;
 		return 0;

@@ -14,7 +14,12 @@
 #include "base/buf.h"
 #include "base/log.h"
 
-enum gang_mode { GANG_BUILTIN, GANG_KUEUE, GANG_NONE };
+/*
+ * GANG_NATIVE: kube-scheduler's own gang scheduling (a scheduling.k8s.io
+ * PodGroup per attempt, docs/gang-admission.md); the API must be served (main.c
+ * checks at start).
+ */
+enum gang_mode { GANG_BUILTIN, GANG_KUEUE, GANG_NONE, GANG_NATIVE };
 
 struct options {
 	char *kubeconfig;            /* NULL: KUBECONFIG, ~/.kube/config, in-cluster */

@@ -2,7 +2,9 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +51,14 @@ static void *grow(struct planner *p, void **items, size_t *n, size_t size)
 	return (char *)more + (*n)++ * size;
 }
 
-static void action(struct planner *p, enum tj_action_kind kind, int rank,
-		   const struct podview *pod)
+static struct tj_action *action(struct planner *p, enum tj_action_kind kind, int rank,
+				const struct podview *pod)
 {
 	struct tj_action *a = grow(p, (void **)&p->out->actions, &p->out->n_actions,
 				   sizeof(*a));
 
 	if (!a)
-		return;
+		return NULL;
 	a->kind = kind;
 	a->rank = rank;
 	a->attempt = p->out->status.restarts + p->out->status.infra_restarts;
@@ -64,7 +66,10 @@ static void action(struct planner *p, enum tj_action_kind kind, int rank,
 		a->pod = pod->name;
 		a->uid = pod->uid;
 	}
+	return a;
 }
+
+static bool reason_ok(const char *r);
 
 static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -492,6 +497,118 @@ static void say_refused(struct planner *p, const struct tj_refusal *r, const cha
 	requeue_in(p, since + p->job->spec.gang_timeout_seconds - p->in->now);
 }
 
+/* --- native gang mode: kube-scheduler admits the PodGroup (docs/gang-admission.md) --- */
+
+/* The current attempt's PodGroup, if the cache has it and it is not going. */
+static const struct tj_podgroup *current_podgroup(const struct planner *p)
+{
+	int attempt = attempt_of(&p->out->status);
+
+	for (size_t i = 0; i < p->in->n_podgroups; i++)
+		if (p->in->podgroups[i].attempt == attempt && !p->in->podgroups[i].deleting)
+			return &p->in->podgroups[i];
+	return NULL;
+}
+
+/* A PodGroup of another attempt goes: its status and minCount belong to that attempt. */
+static void delete_podgroups(struct planner *p, int keep_attempt)
+{
+	if (p->in->mode != GANG_NATIVE)
+		return;
+	for (size_t i = 0; i < p->in->n_podgroups; i++) {
+		const struct tj_podgroup *pg = &p->in->podgroups[i];
+		struct tj_action *a;
+
+		if (pg->attempt == keep_attempt || pg->deleting)
+			continue;
+		a = action(p, TJ_DELETE_PODGROUP, -1, NULL);
+		if (a)
+			a->pod = pg->name;
+	}
+}
+
+/* The gang waits for the scheduler: Queued, Admitted=False with why. */
+static void native_wait(struct planner *p, const char *reason, const char *msg)
+{
+	cond(p, "Admitted", false, reason, msg);
+	waiting(p, reason);
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "%s", msg);
+}
+
+/*
+ * Before admission: the PodGroup, then every pod naming it, ungated; then
+ * mirror the scheduler. Scheduled (or every pod bound, should the condition
+ * lag) is the admission. Returns true when the gang is admitted.
+ */
+static bool native_admitted(struct planner *p, const struct podview **by_rank,
+			    const struct tj_refusal *refused, int64_t refused_since)
+{
+	const struct tj_podgroup *pg = current_podgroup(p);
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+	int n = num_nodes(p), have = 0, bound = 0;
+	const char *reason;
+	char msg[1024];
+
+	if (!pg) {
+		if (p->in->expectations_met)
+			action(p, TJ_CREATE_PODGROUP, -1, NULL);
+		snprintf(msg, sizeof(msg), "creating the PodGroup of attempt %d (%d pods)",
+			 attempt_of(&p->out->status), n);
+		native_wait(p, "WaitingForScheduler", msg);
+		return false;
+	}
+	if (refused && refusal_expired(p, refused, refused_since))
+		return false;
+	for (int r = 0; r < n; r++) {
+		if (!by_rank[r] && p->in->expectations_met)
+			action(p, TJ_CREATE_POD, r, NULL);
+		have += by_rank[r] != NULL;
+		bound += by_rank[r] && by_rank[r]->node;
+	}
+	if (pg->state == TJ_PODGROUP_SCHEDULED || (have == n && bound == n)) {
+		snprintf(msg, sizeof(msg), "kube-scheduler placed pod group %s (%d pods)",
+			 pg->name, n);
+		admit(p, msg);
+		return true;
+	}
+	record_nodes(p);
+	if (refused) {
+		say_refused(p, refused, "Admitted", refused_since);
+		return false;
+	}
+	if (pg->state == TJ_PODGROUP_UNSCHEDULABLE) {
+		reason = reason_ok(pg->reason) ? pg->reason : "Unschedulable";
+		snprintf(msg, sizeof(msg), "kube-scheduler cannot place pod group %s (%d pods): %s",
+			 pg->name, n, pg->message && *pg->message ? pg->message : "no message");
+		/* Once per change of what the scheduler says, not once per reconcile. */
+		if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason) ||
+		    strcmp(c->message ? c->message : "", msg))
+			event(p, false, reason, "%s", msg);
+		native_wait(p, reason, msg);
+		return false;
+	}
+	snprintf(msg, sizeof(msg), "waiting for kube-scheduler to place pod group %s "
+		 "(%d of %d pods created)", pg->name, have, n);
+	native_wait(p, "WaitingForScheduler", msg);
+	return false;
+}
+
+/* After admission: the scheduler preempting the group is an infrastructure restart. */
+static bool native_disrupted(struct planner *p)
+{
+	const struct tj_podgroup *pg = current_podgroup(p);
+	char why[1024];
+
+	if (!pg || !pg->disrupted)
+		return false;
+	snprintf(why, sizeof(why), "kube-scheduler disrupted pod group %s: %s", pg->name,
+		 pg->disruption_message && *pg->disruption_message ? pg->disruption_message :
+		 "no message");
+	restart(p, false, "Preempted", NULL, why);
+	return true;
+}
+
 /* The gang of the current attempt is admitted: create, ungate, watch it.
  * by_rank is zeroed scratch space for num_nodes entries. */
 static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
@@ -589,6 +706,14 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 
 	if (!in->service_exists)
 		action(p, TJ_CREATE_SERVICE, -1, NULL);
+
+	if (in->mode == GANG_NATIVE) {
+		if (!condition_is_true(&st->conditions, "Admitted") &&
+		    !native_admitted(p, by_rank, refused, refused_since))
+			return;
+		if (native_disrupted(p))
+			return;
+	}
 
 	/* Success first: with Rank0, rank 0 finishing wins over the others. */
 	if (spec->success_policy == TJ_SUCCESS_RANK0 && by_rank[0] &&
@@ -767,6 +892,7 @@ static void plan_active(struct planner *p)
 		requeue_in(p, deadline - in->now);
 	}
 
+	delete_podgroups(p, attempt);
 	if (st->phase == TJ_PHASE_RESTARTING) {
 		live = delete_pods(p, false, -1);
 		if (live) {
@@ -811,6 +937,8 @@ static void plan_active(struct planner *p)
 		switch (in->mode) {
 		case GANG_KUEUE:
 			break;  /* plan_gang creates the pods and mirrors Kueue */
+		case GANG_NATIVE:
+			break;  /* plan_gang creates the PodGroup and the pods and mirrors it */
 		case GANG_NONE:
 			admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
 			break;
@@ -974,6 +1102,9 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 	if (job->spec.suspend) {
 		size_t live = delete_pods(&p, false, -1);
 
+		/* On resume the scheduler must place the gang again, under a fresh status. */
+		delete_podgroups(&p, -1);
+
 		set_phase(&p, TJ_PHASE_SUSPENDED);
 		cond(&p, "Suspended", true, "Suspended", "spec.suspend is true");
 		cond_clear(&p, "Running", "Suspended", "spec.suspend is true");
@@ -1011,4 +1142,57 @@ void tj_plan_release(struct tj_plan *plan)
 		free(plan->events[i].message);
 	free(plan->events);
 	memset(plan, 0, sizeof(*plan));
+}
+
+/* The condition of type in a list, or NULL. */
+static const json_t *find_condition(const json_t *conds, const char *type)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c) {
+		const char *t = json_string_value(json_object_get(c, "type"));
+
+		if (t && !strcmp(t, type))
+			return c;
+	}
+	return NULL;
+}
+
+int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
+	const char *attempt = json_string_value(json_object_get(json_object_get(meta, "labels"),
+							       "cadre.dev/restart-attempt"));
+	const json_t *sched, *dis;
+	const char *status;
+	char *end;
+	long n;
+
+	memset(out, 0, sizeof(*out));
+	out->name = json_string_value(json_object_get(meta, "name"));
+	if (!out->name || !attempt || !*attempt)
+		return CADRE_EINVAL;
+	errno = 0;
+	n = strtol(attempt, &end, 10);
+	if (errno || *end || n < 0 || n > INT32_MAX)
+		return CADRE_EINVAL;
+	out->attempt = (int)n;
+	out->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+	sched = find_condition(conds, "PodGroupScheduled");
+	if (!sched)
+		sched = find_condition(conds, "PodGroupInitiallyScheduled");
+	status = json_string_value(json_object_get(sched, "status"));
+	if (status && !strcmp(status, "True"))
+		out->state = TJ_PODGROUP_SCHEDULED;
+	else if (status && !strcmp(status, "False"))
+		out->state = TJ_PODGROUP_UNSCHEDULABLE;
+	out->reason = json_string_value(json_object_get(sched, "reason"));
+	out->message = json_string_value(json_object_get(sched, "message"));
+	dis = find_condition(conds, "DisruptionTarget");
+	status = json_string_value(json_object_get(dis, "status"));
+	out->disrupted = status && !strcmp(status, "True");
+	out->disruption_message = json_string_value(json_object_get(dis, "message"));
+	return 0;
 }

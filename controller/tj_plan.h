@@ -15,6 +15,8 @@
  *   Queued:         waiting for admission (capacity, priority, Kueue) or for
  *                   the restart backoff to pass.
  *   Starting:       admitted; pods created gated, then ungated together.
+ *                   In native mode the PodGroup and the pods exist before
+ *                   admission, which is kube-scheduler placing the group.
  *   Running:        every pod Running.
  *   Restarting:     a failure was seen; every pod of the gang is deleted,
  *                   then the job goes back to Queued.
@@ -62,6 +64,35 @@ struct tj_refusal {
 	int64_t first_time;       /* Unix seconds of the first refusal of this attempt */
 };
 
+/*
+ * A PodGroup of the job (native gang mode, docs/gang-admission.md), from the
+ * PodGroup cache: what kube-scheduler wrote in its status.
+ */
+enum tj_podgroup_state {
+	TJ_PODGROUP_PENDING,        /* no PodGroupScheduled condition yet */
+	TJ_PODGROUP_SCHEDULED,      /* PodGroupScheduled (1.37: PodGroupInitiallyScheduled) True */
+	TJ_PODGROUP_UNSCHEDULABLE,  /* the same condition False */
+};
+
+struct tj_podgroup {
+	const char *name;
+	int attempt;                /* its cadre.dev/restart-attempt label */
+	bool deleting;
+	enum tj_podgroup_state state;
+	const char *reason;         /* the scheduler's reason; may be NULL */
+	const char *message;        /* the scheduler's message; may be NULL */
+	bool disrupted;             /* DisruptionTarget True: the scheduler preempted the group */
+	const char *disruption_message;
+};
+
+/*
+ * Read a PodGroup object (either served version) into out, borrowing its
+ * strings: the attempt label, deletionTimestamp, PodGroupScheduled (1.37:
+ * PodGroupInitiallyScheduled) and DisruptionTarget. CADRE_EINVAL when it
+ * has no name or no valid cadre.dev/restart-attempt label (not ours).
+ */
+int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out);
+
 enum admit_verdict { ADMIT_UNDECIDED, ADMIT_YES, ADMIT_WAIT };
 
 struct tj_admission {
@@ -86,6 +117,9 @@ struct tj_input {
 	struct tj_admission admission;
 	bool service_exists;
 	const struct tj_refusal *refusal;  /* NULL: no create of this job is being refused */
+	/* Native mode: the job's PodGroups, any attempt; ignored in the other modes. */
+	const struct tj_podgroup *podgroups;
+	size_t n_podgroups;
 };
 
 enum tj_action_kind {
@@ -94,6 +128,8 @@ enum tj_action_kind {
 	TJ_UNGATE_POD,     /* pod */
 	TJ_DELETE_POD,     /* pod, uid (precondition) */
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
+	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
+	TJ_DELETE_PODGROUP, /* pod holds the PodGroup's name: one of an earlier attempt */
 };
 
 struct tj_action {

@@ -40,6 +40,9 @@ struct tj_pass {
 	struct field_errors errs;
 	struct buf invalid;
 	json_t *pods;                /* array of pod objects */
+	json_t *podgroup_objs;       /* native mode: the job's PodGroups */
+	struct tj_podgroup *podgroups;
+	size_t n_podgroups;
 	struct podview *views;
 	size_t n_views;
 	json_t **volume_objs;
@@ -127,6 +130,23 @@ static void read_pods(struct tj_pass *p)
 	}
 }
 
+/* Native mode: the job's PodGroups, from their cache. */
+static void read_podgroups(struct tj_pass *p)
+{
+	json_t *pg;
+	size_t i;
+
+	if (!p->m->stores[KIND_PODGROUPS] ||
+	    store_by_index(p->m->stores[KIND_PODGROUPS], "job", p->key, &p->podgroup_objs))
+		return;
+	p->podgroups = calloc(json_array_size(p->podgroup_objs) + 1, sizeof(*p->podgroups));
+	if (!p->podgroups)
+		return;
+	json_array_foreach(p->podgroup_objs, i, pg)
+		if (tj_podgroup_read(pg, &p->podgroups[p->n_podgroups]) == 0)
+			p->n_podgroups++;
+}
+
 /* The values of the accelerator label seen on Nodes that match the type. */
 static void read_label_values(struct tj_pass *p)
 {
@@ -160,6 +180,8 @@ static void pass_release(struct tj_pass *p)
 	free(p->volumes);
 	free(p->views);
 	json_decref(p->pods);
+	free(p->podgroups);
+	json_decref(p->podgroup_objs);
 	for (size_t i = 0; i < p->n_label_values; i++)
 		free(p->label_values[i]);
 	free(p->label_values);
@@ -206,6 +228,82 @@ static int create_service(struct tj_pass *p)
 	return ret;
 }
 
+/*
+ * Native mode: an API server whose GenericWorkload gate is off drops
+ * spec.schedulingGroup without a word, and the pod would be scheduled on
+ * its own. Take such a pod back at once and treat it as a refused create
+ * (status.message and Admitted say why; the gang timeout ends the attempt).
+ */
+static int check_scheduling_group(struct tj_pass *p, const struct tj_action *a,
+				  const char *name, const json_t *created, struct kube_status *st)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background",
+					 .grace_period_set = true, .grace_period_seconds = 0 };
+	char group[256];
+
+	if (build_podgroup_name(p->job.meta.name, a->attempt, group, sizeof(group)) ||
+	    build_pod_kept_scheduling_group(created, group))
+		return 0;
+	opts.uid = json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
+	kube_client_delete(p->m->http, &kube_resource_pods, p->job.meta.namespace, name, &opts,
+			   NULL, NULL);
+	kube_status_clear(st);
+	st->code = CADRE_EINVALID;
+	st->http_status = 422;
+	snprintf(st->reason, sizeof(st->reason), "SchedulingGroupDropped");
+	/* The pod name is a hostname (at most 63 bytes): the message fits. */
+	if (snprintf(st->message, sizeof(st->message),
+		     "the API server dropped spec.schedulingGroup from pod %.63s, so kube-scheduler "
+		     "would place it alone; cadre deleted it. --gang-scheduler=native needs "
+		     "--feature-gates=GenericWorkload=true,GangScheduling=true on kube-apiserver "
+		     "and kube-scheduler (1.37: GenericWorkload=true)", name) < 0)
+		st->message[0] = '\0';
+	log_error("tj", "%s: %s", p->key, st->message);
+	return CADRE_EINVALID;
+}
+
+/* Native mode: the PodGroup of the attempt, before any of its pods. */
+static int create_podgroup(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_status st;
+	struct buf err;
+	json_t *pg = NULL;
+	int ret;
+
+	buf_init(&err, 1024);
+	ret = build_podgroup(&p->job, a->attempt, p->m->podgroups->api_version, &pg, &err);
+	if (ret)
+		log_warn("tj", "%s: cannot build the PodGroup: %s", p->key, buf_str(&err));
+	buf_release(&err);
+	if (ret)
+		return ret;
+	ret = kube_client_create(p->m->http, p->m->podgroups, p->job.meta.namespace, pg, NULL,
+				 &st);
+	json_decref(pg);
+	if (ret == CADRE_EEXIST)
+		return 0;
+	if (ret) {
+		log_warn("tj", "%s: cannot create PodGroup: %s", p->key, st.message);
+		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+	}
+	return ret;
+}
+
+static int delete_podgroup(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background" };
+	struct kube_status st;
+	int ret;
+
+	ret = kube_client_delete(p->m->http, p->m->podgroups, p->job.meta.namespace, a->pod,
+				 &opts, NULL, &st);
+	if (ret == CADRE_ENOTFOUND)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot delete PodGroup %s: %s", p->key, a->pod, st.message);
+	return ret;
+}
+
 static int create_pod(struct tj_pass *p, const struct tj_action *a)
 {
 	const char *claims[p->n_volumes + 1];
@@ -213,7 +311,7 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	struct build_opts bo;
 	struct kube_status st;
 	struct buf err;
-	json_t *pod = NULL;
+	json_t *pod = NULL, *created = NULL;
 	char name[STORE_KEY_MAX];
 	int ret;
 
@@ -240,8 +338,11 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	ret = expect_create(p->m->expect, p->key, name, manager_now_ms());
 	if (!ret)
 		ret = kube_client_create(p->m->http, &kube_resource_pods, p->job.meta.namespace,
-					 pod, NULL, &st);
+					 pod, &created, &st);
 	json_decref(pod);
+	if (!ret && bo.mode == GANG_NATIVE)
+		ret = check_scheduling_group(p, a, name, created, &st);
+	json_decref(created);
 	if (ret == CADRE_EEXIST) {
 		/* Made by an earlier pass or process; the watch will show it. */
 		expect_observed_create(p->m->expect, p->key, name);
@@ -363,6 +464,12 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 		break;
 	case TJ_DELETE_JOB:
 		ret = delete_job(p);
+		break;
+	case TJ_CREATE_PODGROUP:
+		ret = p->m->podgroups ? create_podgroup(p, a) : 0;
+		break;
+	case TJ_DELETE_PODGROUP:
+		ret = p->m->podgroups ? delete_podgroup(p, a) : 0;
 		break;
 	}
 	return ret;
@@ -626,6 +733,9 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.node_ok = node_ok;
 	in.node_ctx = m;
 	read_refusal(&p, &in);
+	read_podgroups(&p);
+	in.podgroups = p.podgroups;
+	in.n_podgroups = p.n_podgroups;
 
 	ret = plan(&p, &in);
 	if (ret)

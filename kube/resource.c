@@ -20,6 +20,11 @@ const struct kube_resource kube_resource_core_events = {
 	"", "v1", "v1", "events", "Event", true };
 const struct kube_resource kube_resource_leases = {
 	"coordination.k8s.io", "v1", "coordination.k8s.io/v1", "leases", "Lease", true };
+const struct kube_resource kube_resource_podgroups_v1beta1 = {
+	"scheduling.k8s.io", "v1beta1", "scheduling.k8s.io/v1beta1", "podgroups", "PodGroup", true };
+const struct kube_resource kube_resource_podgroups_v1alpha2 = {
+	"scheduling.k8s.io", "v1alpha2", "scheduling.k8s.io/v1alpha2", "podgroups", "PodGroup",
+	true };
 const struct kube_resource kube_resource_trainingjobs = {
 	"cadre.dev", "v1alpha1", "cadre.dev/v1alpha1", "trainingjobs", "TrainingJob", true };
 const struct kube_resource kube_resource_volumes = {

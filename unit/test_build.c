@@ -1247,3 +1247,74 @@ Test(build, the_last_disown_removes_our_reference_by_uid_unguarded)
 	json_decref(patch);
 	vol_release(&vol);
 }
+
+Test(build, native_mode_points_each_pod_at_the_attempts_pod_group_without_our_gate)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	char group[128];
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	opts.mode = GANG_NATIVE;
+	cr_assert_eq(build_podgroup_name(tj.meta.name, 3, group, sizeof(group)), 0);
+	cr_assert_str_eq(group, "llama-pretrain-attempt-3");
+	pod = pod_ok(&tj, 1, 3, &opts);
+	cr_assert_null(json_object_get(pod_spec(pod), "schedulingGates"));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod_spec(pod),
+			 "schedulingGroup"), "podGroupName")), group);
+	cr_assert_null(label(pod, BUILD_KUEUE_GROUP_LABEL));
+	cr_assert(build_pod_kept_scheduling_group(pod, group));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, a_pod_whose_scheduling_group_the_api_server_dropped_is_detected)
+{
+	json_t *dropped = json_pack("{s:{s:s}}", "spec", "hostname", "llama-pretrain-0");
+	json_t *other = json_pack("{s:{s:{s:s}}}", "spec", "schedulingGroup", "podGroupName",
+				  "llama-pretrain-attempt-0");
+
+	cr_assert_not(build_pod_kept_scheduling_group(dropped, "llama-pretrain-attempt-0"));
+	cr_assert_not(build_pod_kept_scheduling_group(other, "llama-pretrain-attempt-1"));
+	cr_assert_not(build_pod_kept_scheduling_group(NULL, "llama-pretrain-attempt-0"));
+	json_decref(dropped);
+	json_decref(other);
+}
+
+Test(build, pod_group_is_a_gang_of_num_nodes_owned_by_the_job)
+{
+	struct trainingjob tj;
+	struct buf err;
+	json_t *pg = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	buf_init(&err, 1024);
+	cr_assert_eq(build_podgroup(&tj, 0, BUILD_PODGROUP_V1ALPHA2, &pg, &err), 0, "%s",
+		     buf_str(&err));
+	assert_golden("llama-pretrain.podgroup-0", pg);
+	json_decref(pg);
+	tj_release(&tj);
+	buf_release(&err);
+}
+
+Test(build, pod_group_carries_the_priority_class_and_the_served_version)
+{
+	struct trainingjob tj;
+	struct buf err;
+	json_t *pg = NULL;
+
+	load_job("cpu-only", NULL, &tj);
+	buf_init(&err, 1024);
+	cr_assert_eq(build_podgroup(&tj, 2, BUILD_PODGROUP_V1BETA1, &pg, &err), 0, "%s",
+		     buf_str(&err));
+	cr_assert_str_eq(json_string_value(json_object_get(pg, "apiVersion")),
+			 "scheduling.k8s.io/v1beta1");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pg, "spec"),
+			 "priorityClassName")), "batch-low");
+	cr_assert_str_eq(label(pg, BUILD_LABEL_RESTART_ATTEMPT), "2");
+	assert_golden("cpu-only.podgroup-2", pg);
+	json_decref(pg);
+	tj_release(&tj);
+	buf_release(&err);
+}

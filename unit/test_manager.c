@@ -128,3 +128,26 @@ Test(manager, a_job_replaced_under_the_same_name_forgets_the_old_ones_expectatio
 	json_decref(old_job);
 	json_decref(new_job);
 }
+
+Test(manager, a_pod_group_change_queues_the_job_it_belongs_to)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_PODGROUPS);
+	json_t *pg = object("llama-attempt-0", "g1", "llama");
+
+	h.on_update(h.ctx, "ns/llama-attempt-0", pg, pg);
+	assert_queued("tj/ns/llama");
+	json_decref(pg);
+}
+
+Test(manager, native_mode_needs_podgroups_in_the_discovery_document)
+{
+	json_t *with = json_pack("{s:[{s:s}, {s:s}]}", "resources", "name", "workloads", "name",
+				 "podgroups");
+	json_t *without = json_pack("{s:[{s:s}]}", "resources", "name", "workloads");
+
+	cr_assert(manager_discovery_serves(with, "podgroups"));
+	cr_assert_not(manager_discovery_serves(without, "podgroups"));
+	cr_assert_not(manager_discovery_serves(NULL, "podgroups"));
+	json_decref(with);
+	json_decref(without);
+}

@@ -175,3 +175,17 @@ Test(options, counts_still_refuse_zero_and_negative_values)
 	options_release(&o);
 	buf_release(&err);
 }
+
+Test(options, native_gang_scheduler_is_a_mode)
+{
+	struct options o;
+	struct buf err;
+	char *argv[] = { "cadre-controller", "--gang-scheduler=native", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 2, argv, no_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_eq(o.gang_scheduler, GANG_NATIVE);
+	cr_assert_str_eq(gang_mode_name(o.gang_scheduler), "native");
+	options_release(&o);
+	buf_release(&err);
+}

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "api/fielderr.h"
+#include "base/err.h"
 #include "api/trainingjob.h"
 #include "controller/tj_plan.h"
 
@@ -1030,5 +1031,231 @@ Test(tj_plan, every_condition_follows_a_new_generation_even_the_untouched_ones)
 	}
 	cr_assert_eq(condition_find(&f.plan.status.conditions, "Running")->last_transition_time,
 		     1000000 - 400, "a new generation is not a transition");
+	fx_release(&f);
+}
+
+/* --- native gang mode: kube-scheduler admits the PodGroup (docs/gang-admission.md) --- */
+
+static void fx_native(struct fx *f, const char *status)
+{
+	fx_job(f, NULL, status);
+	f->in.mode = GANG_NATIVE;
+}
+
+/* Pods of a PodGroup the scheduler has not placed: created, no node. */
+static void fx_unbound_pods(struct fx *f, int attempt)
+{
+	for (int r = 0; r < 2; r++) {
+		fx_pod(f, r, attempt, "Pending", false, NULL);
+		f->pods[f->n_pods - 1].node = NULL;
+	}
+}
+
+static const struct tj_action *action_of(const struct tj_plan *p, enum tj_action_kind kind)
+{
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == kind)
+			return &p->actions[i];
+	return NULL;
+}
+
+Test(tj_plan, native_mode_creates_the_pod_group_first_and_no_pod_before_it)
+{
+	struct fx f;
+
+	fx_native(&f, NULL);
+	fx_plan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 1);
+	cr_assert_eq(action_of(&f.plan, TJ_CREATE_PODGROUP)->attempt, 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForScheduler");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	fx_release(&f);
+}
+
+Test(tj_plan, native_mode_creates_every_pod_once_the_pod_group_exists)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0 };
+	struct fx f;
+
+	fx_native(&f, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForScheduler");
+	fx_release(&f);
+}
+
+Test(tj_plan, native_mode_mirrors_an_unschedulable_pod_group_with_the_schedulers_message)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_UNSCHEDULABLE, .reason = "Unschedulable",
+				  .message = "pod group is unschedulable" };
+	struct fx f;
+
+	fx_native(&f, NULL);
+	fx_unbound_pods(&f, 0);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_plan(&f);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "Unschedulable");
+	cr_assert(strstr(cond_message(&f.plan, "Admitted"), "pod group is unschedulable"));
+	cr_assert(strstr(f.plan.status.message, "pod group is unschedulable"), "%s",
+		  f.plan.status.message);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_eq(f.plan.status.admitted_time, 0);
+	cr_assert(has_event(&f.plan, "Unschedulable"));
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, native_mode_admits_when_the_scheduler_placed_the_pod_group)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_SCHEDULED, .reason = "Scheduled" };
+	struct fx f;
+
+	fx_native(&f, NULL);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_plan(&f);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert(f.plan.admitted_now);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	fx_release(&f);
+}
+
+Test(tj_plan, native_mode_a_disrupted_pod_group_is_an_infrastructure_restart)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_SCHEDULED, .disrupted = true,
+				  .disruption_message = "preempted by ml/urgent" };
+	struct fx f;
+
+	fx_native(&f, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Preempted");
+	cr_assert(strstr(cond_message(&f.plan, "Restarting"), "preempted by ml/urgent"));
+	fx_release(&f);
+}
+
+Test(tj_plan, native_mode_a_restart_deletes_the_old_pod_group_and_creates_the_next)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_SCHEDULED };
+	const struct tj_action *del;
+	struct fx f;
+
+	fx_native(&f, "{\"phase\":\"Queued\",\"restarts\":1}");
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_plan(&f);
+	del = action_of(&f.plan, TJ_DELETE_PODGROUP);
+	cr_assert_not_null(del);
+	cr_assert_str_eq(del->pod, "llama-attempt-0");
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 1);
+	cr_assert_eq(action_of(&f.plan, TJ_CREATE_PODGROUP)->attempt, 1);
+	/* The old PodGroup said Scheduled: that is not attempt 1's admission. */
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, other_modes_never_touch_pod_groups)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0 };
+	struct fx f;
+
+	fx_job(&f, NULL, "{\"phase\":\"Queued\",\"restarts\":1}");
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	f.in.admission.verdict = ADMIT_YES;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_PODGROUP), 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_pod_group_is_read_from_either_served_version)
+{
+	const char *alpha =
+		"{\"metadata\":{\"name\":\"llama-attempt-1\",\"labels\":"
+		"{\"cadre.dev/restart-attempt\":\"1\"}},\"status\":{\"conditions\":["
+		"{\"type\":\"PodGroupScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+		"\"message\":\"pod group is unschedulable\"}]}}";
+	const char *beta =
+		"{\"metadata\":{\"name\":\"llama-attempt-0\",\"deletionTimestamp\":\"x\","
+		"\"labels\":{\"cadre.dev/restart-attempt\":\"0\"}},\"status\":{\"conditions\":["
+		"{\"type\":\"PodGroupInitiallyScheduled\",\"status\":\"True\"},"
+		"{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"message\":\"preempted\"}]}}";
+	const char *foreign = "{\"metadata\":{\"name\":\"theirs\"}}";
+	struct tj_podgroup pg;
+	json_t *a = json_loads(alpha, 0, NULL), *b = json_loads(beta, 0, NULL);
+	json_t *f = json_loads(foreign, 0, NULL);
+
+	cr_assert_eq(tj_podgroup_read(a, &pg), 0);
+	cr_assert_eq(pg.attempt, 1);
+	cr_assert_eq(pg.state, TJ_PODGROUP_UNSCHEDULABLE);
+	cr_assert_str_eq(pg.message, "pod group is unschedulable");
+	cr_assert_not(pg.disrupted);
+	cr_assert_eq(tj_podgroup_read(b, &pg), 0);
+	cr_assert_eq(pg.state, TJ_PODGROUP_SCHEDULED);
+	cr_assert(pg.deleting);
+	cr_assert(pg.disrupted);
+	cr_assert_str_eq(pg.disruption_message, "preempted");
+	cr_assert_eq(tj_podgroup_read(f, &pg), CADRE_EINVAL);
+	json_decref(a);
+	json_decref(b);
+	json_decref(f);
+}
+
+Test(tj_plan, native_mode_makes_the_service_once_before_and_after_admission)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
+				  .state = TJ_PODGROUP_SCHEDULED };
+	struct fx f;
+
+	fx_native(&f, NULL);
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+
+	/* Admitted in this very pass: still one create. */
+	fx_native(&f, NULL);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert(f.plan.admitted_now);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+
+	/* Running, its Service deleted by someone: made again. */
+	fx_native(&f, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	f.in.service_exists = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
 	fx_release(&f);
 }
