@@ -48,6 +48,13 @@ struct buf;
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
 /* --accelerator-label's default. */
 #define BUILD_DEFAULT_ACCELERATOR_LABEL "nvidia.com/gpu.product"
+/*
+ * The writable emptyDir the entrypoint writes srun, scontrol and module
+ * into, first on PATH (DESIGN.md 2.4; docs/pods.md).
+ */
+#define BUILD_BIN_DIR "/cadre/bin"
+/* SLURM_CLUSTER_NAME on every pod. */
+#define BUILD_SLURM_CLUSTER_NAME "cadre"
 /* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
 #define BUILD_NFS_NOMINAL_SIZE "1Gi"
 
@@ -63,6 +70,12 @@ struct build_opts {
 	enum gang_mode mode;
 	/* --accelerator-label; NULL means BUILD_DEFAULT_ACCELERATOR_LABEL. */
 	const char *accelerator_label;
+	/*
+	 * --cluster-domain; NULL means OPTIONS_DEFAULT_CLUSTER_DOMAIN. Each pod
+	 * searches <job>.<namespace>.svc.<this>, so peers' short host names
+	 * resolve (DESIGN.md 2.4).
+	 */
+	const char *cluster_domain;
 	/* --default-image, used when spec.image is absent; NULL if not given. */
 	const char *default_image;
 	/*

@@ -30,6 +30,11 @@
 #define ENTRYPOINT_ENV_WORKDIR "CADRE_WORKDIR"  /* optional */
 #define ENTRYPOINT_ENV_SETUP "CADRE_SETUP"      /* optional shell text */
 #define ENTRYPOINT_ENV_RUN "CADRE_RUN"          /* required shell text */
+/*
+ * A writable directory (an emptyDir) the script writes srun, scontrol and
+ * module into and puts first on PATH; unset, the commands are not written.
+ */
+#define ENTRYPOINT_ENV_BIN_DIR "CADRE_BIN_DIR"
 /* Where its own failures are recorded; tests point it at a file of theirs. */
 #define ENTRYPOINT_ENV_TERMINATION_LOG "CADRE_TERMINATION_LOG"
 
