@@ -289,14 +289,23 @@ if [ "$srun_label" = 1 ]; then
 fi
 srun_pids=
 srun_stopping=0
+srun_stopped=0
 srun_stop() {
 	srun_stopping=1
-	for srun_p in $srun_pids; do
-		kill -TERM "$srun_p" 2>/dev/null
+	srun_stopped=1
+	for srun_q in $srun_pids; do
+		kill -TERM "$srun_q" 2>/dev/null
 	done
 }
+# Once stopped, the tasks that fail for being stopped need not say it again.
+srun_bad_exit() {
+	srun_stopping=1
+	[ "$srun_stopped" = 0 ] || return 0
+	srun_note "a task failed: stopping the others (--kill-on-bad-exit)"
+	srun_stop
+}
 trap srun_stop TERM INT
-trap 'srun_note "a task failed: stopping the others (--kill-on-bad-exit)"; srun_stop' USR1
+trap srun_bad_exit USR1
 srun_i=0
 while [ "$srun_i" -lt "$srun_here" ]; do
 	srun_task $((srun_first + srun_i)) "$srun_i" "$@" &
