@@ -193,7 +193,7 @@ owner_ref_of() {
 		env=$(pod_env "envs-$rank")
 		json_has "$env" '.SKYPILOT_NUM_GPUS_PER_NODE == "0" and .SLURM_GPUS_PER_NODE == "0"'
 		json_has "$env" ".SKYPILOT_NODE_RANK == \"$rank\" and .SLURM_PROCID == \"$rank\""
-		json_has "$env" '.NNODES == "2" and .SLURM_JOB_NODELIST == "envs-0,envs-1"'
+		json_has "$env" '.NNODES == "2" and .SLURM_JOB_NODELIST == "envs-[0-1]"'
 		json_has "$env" ".MASTER_ADDR == \"envs-0.envs.$NS.svc\" and .MASTER_PORT == \"23456\""
 		json_has "$env" ".SLURM_JOB_ID == \"$job_id\" and .CADRE_RESTART_ATTEMPT == \"0\""
 		json_has "$env" '.BATCH_SIZE == "32" and .LEARNING_RATE == "3e-4"'
