@@ -19,8 +19,9 @@
 
 /*
  * DESIGN.md 2.3, in the order of its table, then the Slurm set of DESIGN.md
- * 2.4, then the inputs of the generated entrypoint (DESIGN.md 2.2), which cadre sets on every pod too:
- * a user's CADRE_RUN would replace the job's own run.
+ * 2.4, then the inputs of the generated entrypoint (DESIGN.md 2.2), which
+ * cadre sets on every pod too: a user's CADRE_RUN would replace the job's
+ * own run.
  */
 const char *const tj_reserved_envs[] = {
 	"SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",

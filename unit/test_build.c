@@ -1144,3 +1144,20 @@ Test(build, pv_name_is_cadre_namespace_name_and_bounded)
 	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), CADRE_EINVAL);
 	vol_release(&vol);
 }
+
+/* A job stored before validation knew the paths cadre mounts is refused, not built. */
+Test(build, refuses_volumes_over_the_paths_cadre_mounts)
+{
+	struct build_opts opts = template_opts();
+	struct trainingjob tj;
+	char *saved;
+
+	load_job("template", NULL, &tj);
+	saved = tj.spec.volumes[0].mount_path;
+	tj.spec.volumes[0].mount_path = "/cadre/bin";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /cadre/bin is mounted by cadre");
+	tj.spec.volumes[0].mount_path = "/dev/shm";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /dev/shm is mounted by cadre");
+	tj.spec.volumes[0].mount_path = saved;
+	tj_release(&tj);
+}

@@ -507,7 +507,8 @@ Test(trainingjob, volume_mount_paths_are_absolute_plain_and_not_dev_shm)
 	assert_problem("{\"volumes\": {\"/cadre/bin\": \"scratch\"}}", "spec.volumes[\"/cadre/bin\"]",
 		       "/cadre/bin is mounted by cadre (its srun and scontrol)");
 	assert_problem("{\"volumes\": {\"/cadre/bin/x\": \"scratch\"}}",
-		       "spec.volumes[\"/cadre/bin/x\"]", "/cadre/bin is mounted by cadre (its srun and scontrol)");
+		       "spec.volumes[\"/cadre/bin/x\"]",
+		       "/cadre/bin is mounted by cadre (its srun and scontrol)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": \"Scratch_Space\"}}", "spec.volumes[\"/mnt/x\"]",
 		       "must be the name of a Volume (a DNS subdomain)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": null}}", "spec.volumes[\"/mnt/x\"]",
