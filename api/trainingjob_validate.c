@@ -18,9 +18,10 @@
 #include <strings.h>
 
 /*
- * DESIGN.md 2.3, in the order of its table, then the inputs of the
- * generated entrypoint (DESIGN.md 2.2), which cadre sets on every pod too:
- * a user's CADRE_RUN would replace the job's own run.
+ * DESIGN.md 2.3, in the order of its table, then the Slurm set of DESIGN.md
+ * 2.4, then the inputs of the generated entrypoint (DESIGN.md 2.2), which
+ * cadre sets on every pod too: a user's CADRE_RUN would replace the job's
+ * own run.
  */
 const char *const tj_reserved_envs[] = {
 	"SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
@@ -33,8 +34,12 @@ const char *const tj_reserved_envs[] = {
 	"SLURM_JOB_NAME", "CADRE_JOB_NAME",
 	"MASTER_ADDR", "MASTER_PORT",
 	"CADRE_RESTART_ATTEMPT",
+	"SLURM_NODELIST", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE",
+	"SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE",
+	"SLURM_LOCALID", "SLURM_SUBMIT_DIR", "SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT",
+	"SLURM_CLUSTER_NAME",
 	"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
-	"CADRE_TERMINATION_LOG",
+	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	NULL,
 };
 
@@ -230,6 +235,9 @@ static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 		else if (!strncmp(m->mount_path, "/dev/shm", 8) &&
 			 (!m->mount_path[8] || m->mount_path[8] == '/'))
 			decode_fail(d, path, "/dev/shm is mounted by cadre");
+		else if (!strncmp(m->mount_path, "/cadre/bin", 10) &&
+			 (!m->mount_path[10] || m->mount_path[10] == '/'))
+			decode_fail(d, path, "/cadre/bin is mounted by cadre (its srun and scontrol)");
 		if (m->volume && !name_is_dns1123_subdomain(m->volume))
 			decode_fail(d, path, "must be the name of a Volume (a DNS subdomain)");
 	}

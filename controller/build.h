@@ -52,6 +52,13 @@ struct buf;
 #define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */
 /* --accelerator-label's default. */
 #define BUILD_DEFAULT_ACCELERATOR_LABEL "nvidia.com/gpu.product"
+/*
+ * The writable emptyDir the entrypoint writes srun, scontrol and module
+ * into, first on PATH (DESIGN.md 2.4; docs/pods.md).
+ */
+#define BUILD_BIN_DIR "/cadre/bin"
+/* SLURM_CLUSTER_NAME on every pod. */
+#define BUILD_SLURM_CLUSTER_NAME "cadre"
 /* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
 #define BUILD_NFS_NOMINAL_SIZE "1Gi"
 
@@ -67,6 +74,12 @@ struct build_opts {
 	enum gang_mode mode;
 	/* --accelerator-label; NULL means BUILD_DEFAULT_ACCELERATOR_LABEL. */
 	const char *accelerator_label;
+	/*
+	 * --cluster-domain; NULL means OPTIONS_DEFAULT_CLUSTER_DOMAIN. Each pod
+	 * searches <job>.<namespace>.svc.<this>, so peers' short host names
+	 * resolve (DESIGN.md 2.4).
+	 */
+	const char *cluster_domain;
 	/* --default-image, used when spec.image is absent; NULL if not given. */
 	const char *default_image;
 	/*

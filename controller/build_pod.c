@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/accel.h"
+#include "api/hostlist.h"
 #include "api/quantity.h"
 #include "controller/entrypoint.h"
 
@@ -59,10 +60,90 @@ static int add_env_int(json_t *env, const char *name, long long value)
 	return add_env(env, name, text);
 }
 
+/* "4" for one node, "4(x2)" for two: Slurm's SLURM_TASKS_PER_NODE. */
+static int add_tasks_per_node(json_t *env, int tasks, int nodes)
+{
+	char text[48];
+
+	if (nodes > 1)
+		snprintf(text, sizeof(text), "%d(x%d)", tasks, nodes);
+	else
+		snprintf(text, sizeof(text), "%d", tasks);
+	return add_env(env, "SLURM_TASKS_PER_NODE", text);
+}
+
 /*
- * The environment, in the order of DESIGN.md 2.3, then the entrypoint's
- * inputs, then spec.envs, then spec.secretEnvs. SKYPILOT_NODE_IPS is not
- * here: only the entrypoint can know the addresses.
+ * What a batch step sees under Slurm beyond the table of DESIGN.md 2.3
+ * (DESIGN.md 2.4). CPUs are whole under Slurm: a fractional request counts
+ * as the next whole CPU, and a task gets at least one.
+ */
+static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodelist)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	int tasks = spec->has_tasks_per_node && spec->tasks_per_node > 0 ?
+		    spec->tasks_per_node : TJ_DEFAULT_TASKS_PER_NODE;
+	long long ntasks = (long long)tasks * c->num_nodes;
+	int bad = 0;
+
+	bad |= add_env(env, "SLURM_NODELIST", nodelist);
+	bad |= add_env(env, "SLURM_JOBID", c->job->status.job_id);
+	bad |= add_env_int(env, "SLURM_NTASKS", ntasks);
+	bad |= add_env_int(env, "SLURM_NPROCS", ntasks);
+	bad |= add_env_int(env, "SLURM_NTASKS_PER_NODE", tasks);
+	bad |= add_tasks_per_node(env, tasks, c->num_nodes);
+	if (spec->resources.has_cpus) {
+		long long on_node = (spec->resources.cpus_milli + 999) / 1000;
+		long long per_task = on_node / tasks;
+
+		bad |= add_env_int(env, "SLURM_CPUS_PER_TASK", per_task > 0 ? per_task : 1);
+		bad |= add_env_int(env, "SLURM_CPUS_ON_NODE", on_node > 0 ? on_node : 1);
+	}
+	bad |= add_env_int(env, "SLURM_GPUS_ON_NODE", c->gpus);
+	bad |= add_env_int(env, "SLURM_LOCALID", 0);
+	if (spec->workdir && *spec->workdir)
+		bad |= add_env(env, "SLURM_SUBMIT_DIR", spec->workdir);
+	if (spec->queue && *spec->queue)
+		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->queue);
+	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
+	bad |= add_env(env, "SLURM_CLUSTER_NAME", BUILD_SLURM_CLUSTER_NAME);
+	return bad;
+}
+
+/*
+ * The host names <job>-0 ... in rank order, compressed as Slurm does
+ * (llama-pretrain-[0-1]), and the peers' DNS names for the entrypoint.
+ */
+static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf *peers)
+{
+	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	char **hosts = calloc((size_t)c->num_nodes, sizeof(*hosts));
+	int ret = hosts ? 0 : CADRE_ENOMEM;
+
+	for (int r = 0; r < c->num_nodes && !ret; r++) {
+		struct buf host;
+
+		buf_init(&host, HOSTNAME_MAX + 1);
+		if (buf_addf(&host, "%s-%d", name, r) ||
+		    buf_addf(peers, "%s%s-%d.%s.%s.svc", r ? " " : "", name, r, name, ns))
+			ret = CADRE_ENOMEM;
+		hosts[r] = buf_detach(&host, NULL);
+		if (!hosts[r])
+			ret = CADRE_ENOMEM;
+	}
+	if (!ret)
+		ret = hostlist_compress((const char *const *)hosts, (size_t)c->num_nodes,
+					nodelist);
+	for (int r = 0; hosts && r < c->num_nodes; r++)
+		free(hosts[r]);
+	free(hosts);
+	/* The names were checked in pod_ctx_init: only memory can fail here. */
+	return ret ? CADRE_ENOMEM : 0;
+}
+
+/*
+ * The environment, in the order of DESIGN.md 2.3, then 2.4's Slurm set,
+ * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
+ * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
  */
 static int build_env(const struct pod_ctx *c, json_t **out)
 {
@@ -79,10 +160,7 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	buf_init(&nodelist, (size_t)1 << 24);
 	buf_init(&peers, (size_t)1 << 24);
 	buf_init(&master, 512);
-	for (int r = 0; r < c->num_nodes && !bad; r++) {
-		bad |= buf_addf(&nodelist, "%s%s-%d", r ? "," : "", name, r) != 0;
-		bad |= buf_addf(&peers, "%s%s-%d.%s.%s.svc", r ? " " : "", name, r, name, ns) != 0;
-	}
+	bad |= peer_names(c, &nodelist, &peers) != 0;
 	bad |= buf_addf(&master, "%s-0.%s.%s.svc", name, name, ns) != 0;
 	if (bad)
 		goto nomem;
@@ -107,7 +185,9 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	bad |= add_env(env, "MASTER_ADDR", buf_str(&master));
 	bad |= add_env_int(env, "MASTER_PORT", port);
 	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
+	bad |= add_slurm_env(c, env, buf_str(&nodelist));
 
+	bad |= add_env(env, ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR);
 	bad |= add_env(env, ENTRYPOINT_ENV_PEERS, buf_str(&peers));
 	bad |= add_env_int(env, ENTRYPOINT_ENV_TIMEOUT, timeout);
 	if (spec->workdir && *spec->workdir)
@@ -237,7 +317,9 @@ static int compare_mounts(const void *a, const void *b)
 
 /*
  * /dev/shm as memory (NCCL and data loaders outgrow the runtime's 64 MiB),
- * then each spec.volumes entry as its claim. Volume names are vol-0, vol-1,
+ * BUILD_BIN_DIR for the entrypoint's Slurm commands (the image's own
+ * directories may be read-only or owned by another user), then each
+ * spec.volumes entry as its claim. Volume names are vol-0, vol-1,
  * ... in mount path order: DNS labels whatever the paths, and the same on
  * every rank and every attempt.
  */
@@ -268,17 +350,19 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 					 spec->volumes[i].volume ? spec->volumes[i].volume : "");
 			goto out;
 		}
-		if (!strcmp(order[i].path, "/dev/shm")) {
+		if (!strcmp(order[i].path, "/dev/shm") || !strcmp(order[i].path, BUILD_BIN_DIR)) {
 			ret = build_fail(c->err, CADRE_EINVAL, "spec.volumes",
-					 "/dev/shm is mounted by cadre");
+					 "%s is mounted by cadre", order[i].path);
 			goto out;
 		}
 	}
 	if (spec->n_volumes)
 		qsort(order, spec->n_volumes, sizeof(*order), compare_mounts);
 
-	volumes = json_pack("[{s:s, s:{s:s}}]", "name", "dshm", "emptyDir", "medium", "Memory");
-	mounts = json_pack("[{s:s, s:s}]", "name", "dshm", "mountPath", "/dev/shm");
+	volumes = json_pack("[{s:s, s:{s:s}}, {s:s, s:{}}]", "name", "dshm", "emptyDir",
+			    "medium", "Memory", "name", "cadre-bin", "emptyDir");
+	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "dshm", "mountPath", "/dev/shm",
+			   "name", "cadre-bin", "mountPath", BUILD_BIN_DIR);
 	bad = !volumes || !mounts;
 	for (size_t i = 0; i < spec->n_volumes && !bad; i++) {
 		snprintf(name, sizeof(name), "vol-%zu", i);
@@ -515,6 +599,28 @@ static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **ou
 	return 0;
 }
 
+/*
+ * The Service's own domain searched first, so the short host names of
+ * SLURM_JOB_NODELIST resolve (`getent hosts llama-pretrain-1`); the
+ * cluster's default search path follows it, since dnsConfig adds to it.
+ */
+static int add_dns_search(const struct pod_ctx *c, json_t *pspec)
+{
+	const char *domain = c->opts->cluster_domain && *c->opts->cluster_domain ?
+			     c->opts->cluster_domain : OPTIONS_DEFAULT_CLUSTER_DOMAIN;
+	struct buf search;
+	int bad;
+
+	buf_init(&search, 1024);
+	bad = buf_addf(&search, "%s.%s.svc.%s", c->job->meta.name, c->job->meta.namespace,
+		       domain) != 0;
+	if (!bad)
+		bad = json_object_set_new(pspec, "dnsConfig",
+					  json_pack("{s:[s]}", "searches", buf_str(&search))) != 0;
+	buf_release(&search);
+	return bad;
+}
+
 /* Checks that need nothing built yet; fills what the parts share. */
 static int pod_ctx_init(struct pod_ctx *c, const struct trainingjob *job, int rank, int attempt,
 			const struct build_opts *opts, struct buf *err)
@@ -646,6 +752,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 		       json_object_set_new(pspec, "schedulingGroup",
 					   json_pack("{s:s}", "podGroupName", group)) != 0;
 	}
+	bad |= add_dns_search(&c, pspec);
 	if (affinity)
 		bad |= json_object_set(pspec, "affinity", affinity) != 0;
 	if (tolerations)

@@ -6,6 +6,10 @@
  * container's environment, under the names below, so the user's setup and
  * run texts never pass through a quoting step. It
  *   1. cds to CADRE_WORKDIR, if set (exit ENTRYPOINT_EXIT_WORKDIR if absent);
+ *      then, when CADRE_BIN_DIR is set, writes srun, scontrol and module
+ *      there (POSIX sh scripts: Slurm's commands as a batch script on one
+ *      node of the gang sees them, docs/pods.md) and puts it first on PATH
+ *      (exit ENTRYPOINT_EXIT_CONFIG if it cannot be written);
  *   2. waits until every name in CADRE_PEERS resolves (getent), at most
  *      CADRE_GANG_TIMEOUT_SECONDS (exit ENTRYPOINT_EXIT_PEERS_TIMEOUT, naming
  *      the peers that never resolved), and exports SKYPILOT_NODE_IPS as their
@@ -30,6 +34,11 @@
 #define ENTRYPOINT_ENV_WORKDIR "CADRE_WORKDIR"  /* optional */
 #define ENTRYPOINT_ENV_SETUP "CADRE_SETUP"      /* optional shell text */
 #define ENTRYPOINT_ENV_RUN "CADRE_RUN"          /* required shell text */
+/*
+ * A writable directory (an emptyDir) the script writes srun, scontrol and
+ * module into and puts first on PATH; unset, the commands are not written.
+ */
+#define ENTRYPOINT_ENV_BIN_DIR "CADRE_BIN_DIR"
 /* Where its own failures are recorded; tests point it at a file of theirs. */
 #define ENTRYPOINT_ENV_TERMINATION_LOG "CADRE_TERMINATION_LOG"
 
@@ -39,7 +48,8 @@
  * lands; the termination message tells them apart for certain.
  */
 enum entrypoint_exit {
-	ENTRYPOINT_EXIT_CONFIG = 121,         /* CADRE_RUN empty, bad timeout, no getent */
+	/* CADRE_RUN empty, bad timeout, no getent, CADRE_BIN_DIR not writable */
+	ENTRYPOINT_EXIT_CONFIG = 121,
 	ENTRYPOINT_EXIT_WORKDIR = 122,        /* CADRE_WORKDIR is not a directory */
 	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
 };

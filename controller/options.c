@@ -1,14 +1,18 @@
 #include "controller/options.h"
 #include "base/err.h"
+#include "api/name.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* OPT_INT is a count (>= 1); OPT_SECONDS any whole number, where 0 and negative mean something. */
-enum opt_kind { OPT_STRING, OPT_INT, OPT_SECONDS, OPT_DOUBLE, OPT_BOOL, OPT_GANG, OPT_LOGFMT,
-		OPT_LOGLEVEL };
+/*
+ * OPT_INT is a count (>= 1); OPT_SECONDS any whole number, where 0 and
+ * negative mean something; OPT_DOMAIN a string that is a DNS subdomain.
+ */
+enum opt_kind { OPT_STRING, OPT_DOMAIN, OPT_INT, OPT_SECONDS, OPT_DOUBLE, OPT_BOOL, OPT_GANG,
+		OPT_LOGFMT, OPT_LOGLEVEL };
 
 struct opt_spec {
 	const char *flag;      /* without the leading "--" */
@@ -44,6 +48,8 @@ static const struct opt_spec specs[] = {
 	    "builtin | native | kueue | none (default builtin)"),
 	OPT("accelerator-label", "CADRE_ACCELERATOR_LABEL", OPT_STRING, accelerator_label,
 	    "node label naming the accelerator type (default nvidia.com/gpu.product)"),
+	OPT("cluster-domain", "CADRE_CLUSTER_DOMAIN", OPT_DOMAIN, cluster_domain,
+	    "the cluster's DNS domain, for the pods' DNS search path (default cluster.local)"),
 	OPT("default-image", "CADRE_DEFAULT_IMAGE", OPT_STRING, default_image,
 	    "image for jobs that do not set spec.image"),
 	OPT("starvation-seconds", "CADRE_STARVATION_SECONDS", OPT_SECONDS, starvation_seconds,
@@ -84,6 +90,7 @@ static void options_defaults(struct options *opts)
 	opts->health_addr = strdup(":8081");
 	opts->gang_scheduler = GANG_BUILTIN;
 	opts->accelerator_label = strdup("nvidia.com/gpu.product");
+	opts->cluster_domain = strdup(OPTIONS_DEFAULT_CLUSTER_DOMAIN);
 	opts->starvation_seconds = 600;
 	opts->kube_api_qps = 100;
 	opts->kube_api_burst = 200;
@@ -114,6 +121,11 @@ static int set_option(struct options *opts, const struct opt_spec *spec,
 	double d;
 
 	switch (spec->kind) {
+	case OPT_DOMAIN:
+		/* It ends up in every pod's dnsConfig, which the API server checks. */
+		if (!name_is_dns1123_subdomain(value))
+			goto bad;
+		/* fall through */
 	case OPT_STRING: {
 		char *copy = strdup(value);
 
@@ -186,7 +198,8 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 
 	options_defaults(opts);
 	if (!opts->leader_election_namespace || !opts->leader_election_id ||
-	    !opts->metrics_addr || !opts->health_addr || !opts->accelerator_label)
+	    !opts->metrics_addr || !opts->health_addr || !opts->accelerator_label ||
+	    !opts->cluster_domain)
 		return CADRE_ENOMEM;
 
 	for (size_t i = 0; i < NSPECS; i++) {
@@ -239,7 +252,7 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 void options_release(struct options *opts)
 {
 	for (size_t i = 0; i < NSPECS; i++)
-		if (specs[i].kind == OPT_STRING) {
+		if (specs[i].kind == OPT_STRING || specs[i].kind == OPT_DOMAIN) {
 			char **field = (char **)((char *)opts + specs[i].offset);
 
 			free(*field);

@@ -14,6 +14,8 @@
 #include "base/buf.h"
 #include "base/log.h"
 
+#define OPTIONS_DEFAULT_CLUSTER_DOMAIN "cluster.local"
+
 /*
  * GANG_NATIVE: kube-scheduler's own gang scheduling (a scheduling.k8s.io
  * PodGroup per attempt, docs/gang-admission.md); the API must be served (main.c
@@ -33,6 +35,8 @@ struct options {
 	char *health_addr;
 	enum gang_mode gang_scheduler;
 	char *accelerator_label;
+	/* --cluster-domain: <job>.<ns>.svc.<this> is each pod's DNS search entry */
+	char *cluster_domain;
 	char *default_image;         /* NULL: spec.image is required */
 	int starvation_seconds;
 	double kube_api_qps;

@@ -197,6 +197,7 @@ static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
 	bo->mode = p->job.spec.queue && *p->job.spec.queue ? GANG_KUEUE :
 		   p->m->opts->gang_scheduler;
 	bo->accelerator_label = p->m->opts->accelerator_label;
+	bo->cluster_domain = p->m->opts->cluster_domain;
 	bo->default_image = p->m->opts->default_image;
 	bo->label_values = (const char *const *)p->label_values;
 	bo->n_label_values = p->n_label_values;

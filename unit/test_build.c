@@ -256,7 +256,10 @@ static void four_nodes(json_t *obj)
 	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(4));
 }
 
-/* DESIGN.md 2.3, then the entrypoint's inputs, then envs and secretEnvs: names, order, values. */
+/*
+ * DESIGN.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
+ * envs and secretEnvs: names, order, values.
+ */
 Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 {
 	struct build_opts opts = llama_opts();
@@ -271,8 +274,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "SKYPILOT_NODE_RANK", r }, { "NODE_RANK", r },
 			{ "SLURM_NODEID", r }, { "SLURM_PROCID", r },
 			{ "SKYPILOT_NUM_GPUS_PER_NODE", "8" }, { "SLURM_GPUS_PER_NODE", "8" },
-			{ "SLURM_JOB_NODELIST",
-			  "llama-pretrain-0,llama-pretrain-1,llama-pretrain-2,llama-pretrain-3" },
+			{ "SLURM_JOB_NODELIST", "llama-pretrain-[0-3]" },
 			{ "SKYPILOT_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
 			{ "CADRE_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
 			{ "SLURM_JOB_ID", "482913307" }, { "CADRE_JOB_ID", "482913307" },
@@ -280,6 +282,16 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc" },
 			{ "MASTER_PORT", "29500" },
 			{ "CADRE_RESTART_ATTEMPT", "2" },
+			/* DESIGN.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
+			{ "SLURM_NODELIST", "llama-pretrain-[0-3]" },
+			{ "SLURM_JOBID", "482913307" },
+			{ "SLURM_NTASKS", "4" }, { "SLURM_NPROCS", "4" },
+			{ "SLURM_NTASKS_PER_NODE", "1" }, { "SLURM_TASKS_PER_NODE", "1(x4)" },
+			{ "SLURM_CPUS_PER_TASK", "32" }, { "SLURM_CPUS_ON_NODE", "32" },
+			{ "SLURM_GPUS_ON_NODE", "8" }, { "SLURM_LOCALID", "0" },
+			{ "SLURM_SUBMIT_DIR", "/workspace" },
+			{ "SLURM_RESTART_COUNT", "2" }, { "SLURM_CLUSTER_NAME", "cadre" },
+			{ ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR },
 			{ "CADRE_PEERS",
 			  "llama-pretrain-0.llama-pretrain.research.svc "
 			  "llama-pretrain-1.llama-pretrain.research.svc "
@@ -317,6 +329,90 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 		cr_assert_str_eq(label(pod, BUILD_LABEL_NODE_RANK), r);
 		json_decref(pod);
 	}
+	tj_release(&tj);
+}
+
+static void four_tasks_on_three_nodes_in_a_queue(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+
+	json_object_set_new(spec, "numNodes", json_integer(3));
+	json_object_set_new(spec, "tasksPerNode", json_integer(4));
+	json_object_set_new(spec, "queue", json_string("gpu-long"));
+	json_object_set_new(json_object_get(spec, "resources"), "cpus", json_string("30"));
+}
+
+/* Slurm's task counts follow spec.tasksPerNode; the partition is the queue. */
+Test(build, slurm_task_counts_follow_tasks_per_node_and_the_partition_the_queue)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", four_tasks_on_three_nodes_in_a_queue, &tj);
+	pod = pod_ok(&tj, 2, 0, &opts);
+	cr_assert_str_eq(env_value(pod, "SLURM_JOB_NODELIST"), "llama-pretrain-[0-2]");
+	cr_assert_str_eq(env_value(pod, "SLURM_NODELIST"), "llama-pretrain-[0-2]");
+	cr_assert_str_eq(env_value(pod, "SLURM_NTASKS"), "12");
+	cr_assert_str_eq(env_value(pod, "SLURM_NPROCS"), "12");
+	cr_assert_str_eq(env_value(pod, "SLURM_NTASKS_PER_NODE"), "4");
+	cr_assert_str_eq(env_value(pod, "SLURM_TASKS_PER_NODE"), "4(x3)");
+	/* 30 CPUs over 4 tasks: Slurm gives each task whole CPUs. */
+	cr_assert_str_eq(env_value(pod, "SLURM_CPUS_ON_NODE"), "30");
+	cr_assert_str_eq(env_value(pod, "SLURM_CPUS_PER_TASK"), "7");
+	cr_assert_str_eq(env_value(pod, "SLURM_JOB_PARTITION"), "gpu-long");
+	/* The batch step is task 0 of its node; srun numbers the tasks. */
+	cr_assert_str_eq(env_value(pod, "SLURM_PROCID"), "2");
+	cr_assert_str_eq(env_value(pod, "SLURM_LOCALID"), "0");
+	cr_assert_str_eq(env_value(pod, "SLURM_RESTART_COUNT"), "0");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+static void one_node(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(1));
+}
+
+Test(build, a_single_node_is_a_hostlist_without_brackets)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", one_node, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(env_value(pod, "SLURM_JOB_NODELIST"), "llama-pretrain-0");
+	cr_assert_str_eq(env_value(pod, "SLURM_TASKS_PER_NODE"), "1");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+/*
+ * Slurm scripts name peers by their short host names: the Service's domain
+ * is searched first, under the cluster domain the controller was given.
+ */
+Test(build, pods_search_the_services_domain_so_short_host_names_resolve)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod, *searches;
+
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 1, 0, &opts);
+	searches = json_object_get(json_object_get(pod_spec(pod), "dnsConfig"), "searches");
+	cr_assert_eq(json_array_size(searches), 1);
+	cr_assert_str_eq(json_string_value(json_array_get(searches, 0)),
+			 "llama-pretrain.research.svc.cluster.local");
+	cr_assert_null(json_object_get(pod_spec(pod), "dnsPolicy"),
+		       "the cluster's own resolver and search path stay");
+	json_decref(pod);
+	opts.cluster_domain = "k8s.corp.example";
+	pod = pod_ok(&tj, 1, 0, &opts);
+	searches = json_object_get(json_object_get(pod_spec(pod), "dnsConfig"), "searches");
+	cr_assert_str_eq(json_string_value(json_array_get(searches, 0)),
+			 "llama-pretrain.research.svc.k8s.corp.example");
+	json_decref(pod);
 	tj_release(&tj);
 }
 
@@ -507,6 +603,11 @@ Test(build, cpu_only_job_has_no_gpu_resource_toleration_or_affinity)
 		cr_assert_str_eq(env_value(pod, "SLURM_GPUS_PER_NODE"), "0");
 		cr_assert_null(env_value(pod, "CADRE_WORKDIR"));
 		cr_assert_null(env_value(pod, "CADRE_SETUP"));
+		/* 500m is one whole CPU to Slurm; no workdir, no SLURM_SUBMIT_DIR. */
+		cr_assert_str_eq(env_value(pod, "SLURM_CPUS_ON_NODE"), "1");
+		cr_assert_str_eq(env_value(pod, "SLURM_CPUS_PER_TASK"), "1");
+		cr_assert_str_eq(env_value(pod, "SLURM_GPUS_ON_NODE"), "0");
+		cr_assert_null(env_value(pod, "SLURM_SUBMIT_DIR"));
 		text = json_dumps(pod, 0);
 		cr_assert_null(strstr(text, "nvidia.com/gpu"), "%s", text);
 		free(text);
@@ -611,21 +712,26 @@ Test(build, volumes_are_named_in_mount_path_order_with_their_own_claims)
 	pod = pod_ok(&tj, 0, 0, &opts);
 	volumes = json_object_get(pod_spec(pod), "volumes");
 	mounts = json_object_get(container_of(pod), "volumeMounts");
-	cr_assert_eq(json_array_size(volumes), 3);
-	cr_assert_eq(json_array_size(mounts), 3);
+	cr_assert_eq(json_array_size(volumes), 4);
+	cr_assert_eq(json_array_size(mounts), 4);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 0),
 		"emptyDir"), "medium")), "Memory");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 0), "mountPath")),
 			 "/dev/shm");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(volumes, 1), "name")),
-			 "vol-0");
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 1),
-		"persistentVolumeClaim"), "claimName")), "checkpoints");
+			 "cadre-bin");
+	cr_assert(json_is_object(json_object_get(json_array_get(volumes, 1), "emptyDir")));
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 1), "mountPath")),
-			 "/ckpt");
+			 BUILD_BIN_DIR);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(volumes, 2), "name")),
+			 "vol-0");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 2),
-		"persistentVolumeClaim"), "claimName")), "datasets");
+		"persistentVolumeClaim"), "claimName")), "checkpoints");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 2), "mountPath")),
+			 "/ckpt");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 3),
+		"persistentVolumeClaim"), "claimName")), "datasets");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 3), "mountPath")),
 			 "/data");
 	json_decref(pod);
 	tj_release(&tj);
@@ -900,6 +1006,7 @@ Test(build, every_entrypoint_input_is_a_reserved_name)
 	static const char *const inputs[] = {
 		ENTRYPOINT_ENV_PEERS, ENTRYPOINT_ENV_TIMEOUT, ENTRYPOINT_ENV_WORKDIR,
 		ENTRYPOINT_ENV_SETUP, ENTRYPOINT_ENV_RUN, ENTRYPOINT_ENV_TERMINATION_LOG,
+		ENTRYPOINT_ENV_BIN_DIR,
 	};
 
 	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
@@ -1317,4 +1424,21 @@ Test(build, pod_group_carries_the_priority_class_and_the_served_version)
 	json_decref(pg);
 	tj_release(&tj);
 	buf_release(&err);
+}
+
+/* A job stored before validation knew the paths cadre mounts is refused, not built. */
+Test(build, refuses_volumes_over_the_paths_cadre_mounts)
+{
+	struct build_opts opts = template_opts();
+	struct trainingjob tj;
+	char *saved;
+
+	load_job("template", NULL, &tj);
+	saved = tj.spec.volumes[0].mount_path;
+	tj.spec.volumes[0].mount_path = "/cadre/bin";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /cadre/bin is mounted by cadre");
+	tj.spec.volumes[0].mount_path = "/dev/shm";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /dev/shm is mounted by cadre");
+	tj.spec.volumes[0].mount_path = saved;
+	tj_release(&tj);
 }

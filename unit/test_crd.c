@@ -639,8 +639,12 @@ static const char *const reserved_names[] = {
 	"SKYPILOT_NUM_GPUS_PER_NODE", "SLURM_GPUS_PER_NODE", "SKYPILOT_NODE_IPS",
 	"SLURM_JOB_NODELIST", "SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID",
 	"CADRE_JOB_ID", "SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR", "MASTER_PORT",
-	"CADRE_RESTART_ATTEMPT", "CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR",
-	"CADRE_SETUP", "CADRE_RUN", "CADRE_TERMINATION_LOG",
+	"CADRE_RESTART_ATTEMPT", "SLURM_NODELIST", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NPROCS",
+	"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
+	"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
+	"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME", "CADRE_PEERS",
+	"CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
+	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 };
 
 /* The rule lists every name as a quoted CEL string, so NNODES is not found in SLURM_NNODES. */
@@ -662,7 +666,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 27);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 42);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",

@@ -16,7 +16,11 @@
 #include <unistd.h>
 #include <valgrind/valgrind.h>
 
+#include "api/fielderr.h"
+#include "api/hostlist.h"
+#include "api/trainingjob.h"
 #include "base/buf.h"
+#include "controller/build.h"
 #include "controller/entrypoint.h"
 
 #define STUB_BIN CADRE_SOURCE_DIR "/unit/testdata/bin"
@@ -28,7 +32,8 @@ struct ep {
 	char out[128];
 	char err[128];
 	char termlog[128];
-	char *env[32];
+	char stubs[128];  /* first on the default PATH: a test's own commands */
+	char *env[96];
 	size_t n_env;
 	pid_t pid;
 };
@@ -99,9 +104,17 @@ static void ep_init_path(struct ep *e, const char *path)
 	snprintf(e->out, sizeof(e->out), "%s/stdout", e->dir);
 	snprintf(e->err, sizeof(e->err), "%s/stderr", e->dir);
 	snprintf(e->termlog, sizeof(e->termlog), "%s/termination-log", e->dir);
+	snprintf(e->stubs, sizeof(e->stubs), "%s/stubs", e->dir);
 	write_file(e->hosts, "", "w");
 	write_file(e->termlog, "", "w");
-	ep_setenv(e, "PATH", path ? path : STUB_BIN ":/usr/bin:/bin");
+	if (path) {
+		ep_setenv(e, "PATH", path);
+	} else {
+		char def[256];
+
+		snprintf(def, sizeof(def), "%s:%s:/usr/bin:/bin", e->stubs, STUB_BIN);
+		ep_setenv(e, "PATH", def);
+	}
 	ep_setenv(e, "HOME", e->dir);
 	ep_setenv(e, "CADRE_TEST_HOSTS", e->hosts);
 	ep_setenv(e, ENTRYPOINT_ENV_TERMINATION_LOG, e->termlog);
@@ -556,4 +569,370 @@ Test(entrypoint, command_runs_the_script_under_bin_sh)
 	cr_assert_str_eq(json_string_value(json_array_get(cmd, 1)), "-c");
 	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)), entrypoint_script());
 	json_decref(cmd);
+}
+
+/* ---- Slurm batch scripts (DESIGN.md 2.4) ---- */
+
+/*
+ * The seed's 2-node H100:8 job with run = text and tasksPerNode = tasks,
+ * parsed and validated as the controller would see it.
+ */
+static void slurm_job(const char *run, int tasks, struct trainingjob *tj)
+{
+	struct field_errors errs;
+	struct buf msg;
+	json_t *obj;
+
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i, s:{s:s}, s:s, s:s},"
+			" s:{s:s, s:s}}",
+			"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+			"metadata", "name", "llama-pretrain", "namespace", "research",
+			"uid", "3f2c6a0e-8d1b-4c57-9a4e-1b2d3c4e5f60",
+			"spec", "numNodes", 2, "tasksPerNode", tasks,
+			"resources", "accelerators", "H100:8",
+			"image", "nvcr.io/nvidia/pytorch:24.05-py3", "run", run,
+			"status", "jobId", "482913307",
+			"taskId", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307");
+	cr_assert_not_null(obj);
+	buf_init(&msg, 4096);
+	field_errors_init(&errs);
+	tj_parse(obj, tj, &errs);
+	tj_validate(tj, &errs);
+	field_errors_join(&errs, &msg);
+	cr_assert_eq(field_errors_count(&errs), 0, "%s", buf_str(&msg));
+	field_errors_release(&errs);
+	buf_release(&msg);
+	json_decref(obj);
+}
+
+/*
+ * The environment build_pod gives rank's pod, set on the script, with the
+ * bin emptyDir replaced by a directory of the test's and the peers
+ * resolving through the stub getent.
+ */
+static void ep_pod_env(struct ep *e, const struct trainingjob *tj, int rank)
+{
+	static const char *const values[] = { "NVIDIA-H100-80GB-HBM3" };
+	struct build_opts opts = {
+		.mode = GANG_BUILTIN, .label_values = values, .n_label_values = 1,
+	};
+	char bin[160];
+	struct buf err;
+	json_t *pod = NULL, *env, *var;
+	size_t i;
+
+	buf_init(&err, 4096);
+	cr_assert_eq(build_pod(tj, rank, 0, &opts, &pod, &err), 0, "%s", buf_str(&err));
+	buf_release(&err);
+	snprintf(bin, sizeof(bin), "%s/cadre-bin", e->dir);
+	cr_assert_eq(mkdir(bin, 0755), 0);
+	env = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
+							     "containers"), 0), "env");
+	json_array_foreach(env, i, var) {
+		const char *name = json_string_value(json_object_get(var, "name"));
+		const char *value = json_string_value(json_object_get(var, "value"));
+
+		if (!value)
+			continue;
+		ep_setenv(e, name, strcmp(name, ENTRYPOINT_ENV_BIN_DIR) ? value : bin);
+	}
+	json_decref(pod);
+	write_file(e->hosts,
+		   "llama-pretrain-0.llama-pretrain.research.svc 10.4.0.10\n"
+		   "llama-pretrain-1.llama-pretrain.research.svc 10.4.0.11\n", "w");
+}
+
+/* An executable of the test's in e->stubs, which comes first on PATH. */
+static void ep_stub(struct ep *e, const char *name, const char *text)
+{
+	char path[256];
+
+	mkdir(e->stubs, 0755);
+	snprintf(path, sizeof(path), "%s/%s", e->stubs, name);
+	write_file(path, text, "w");
+	cr_assert_eq(chmod(path, 0755), 0);
+}
+
+/*
+ * The seed's train.sh, byte for byte, as the job's run on each rank: module
+ * load and a virtualenv that is not there do not stop it, srun runs
+ * torchrun once, and the rendezvous is rank 0's short host name.
+ */
+BOTH_SHELLS(the_seeds_train_sh_runs_unchanged_on_every_rank)
+{
+	char *train = read_file(CADRE_SOURCE_DIR "/unit/testdata/convert/train.sh");
+	struct trainingjob tj;
+
+	cr_assert_gt(strlen(train), 0);
+	slurm_job(train, 1, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		struct ep e;
+
+		ep_init(&e);
+		ep_pod_env(&e, &tj, rank);
+		ep_stub(&e, "torchrun", "#!/bin/sh\nprintf '%s' \"torchrun\"\n"
+			"printf ' %s' \"$@\"\nprintf '\\n'\n");
+		cr_assert_eq(ep_run(&e, shell), 0, "rank %d", rank);
+		assert_file_eq(e.out, "torchrun --nnodes=2 --nproc_per_node=8 --rdzv_id=482913307 "
+			       "--rdzv_backend=c10d --rdzv_endpoint=llama-pretrain-0:29500 "
+			       "train.py --batch-size 32\n");
+		assert_file_has(e.err, "\"module load cuda/12.4\" does nothing here: "
+				"the image provides the software");
+		assert_file_has(e.err, "/shared/envs/torch/bin/activate: No such file");
+		ep_release(&e);
+	}
+	tj_release(&tj);
+	free(train);
+}
+
+/* tasksPerNode 4: four copies on each node, PROCID 4 * node + local. */
+BOTH_SHELLS(srun_starts_tasks_per_node_copies_with_their_own_ranks)
+{
+	static const char run[] =
+		"srun sh -c 'echo \"$SLURM_PROCID $SLURM_LOCALID $SLURM_NODEID $SLURM_STEP_ID "
+		"$SLURM_STEP_NUM_TASKS $SLURM_STEP_NUM_NODES $SLURM_STEP_NODELIST "
+		"$SLURM_STEP_TASKS_PER_NODE $SLURM_NTASKS\"' | sort\n"
+		"srun true\n"
+		"srun sh -c 'echo step $SLURM_STEP_ID' | sort -u\n"
+		"echo \"batch $SLURM_PROCID $SLURM_LOCALID\"\n";
+	static const char *const want[] = {
+		"0 0 0 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"1 1 0 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"2 2 0 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"3 3 0 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"step 2\n"
+		"batch 0 0\n",
+		"4 0 1 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"5 1 1 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"6 2 1 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"7 3 1 0 8 2 llama-pretrain-[0-1] 4(x2) 8\n"
+		"step 2\n"
+		"batch 1 0\n",
+	};
+	struct trainingjob tj;
+
+	slurm_job(run, 4, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		struct ep e;
+
+		ep_init(&e);
+		ep_pod_env(&e, &tj, rank);
+		cr_assert_eq(ep_run(&e, shell), 0, "rank %d", rank);
+		assert_file_eq(e.out, want[rank]);
+		ep_release(&e);
+	}
+	tj_release(&tj);
+}
+
+/* -n, -N and --ntasks-per-node lay a step out as Slurm's block distribution does. */
+BOTH_SHELLS(srun_options_shape_the_step)
+{
+	static const char run[] =
+		"srun -n 3 sh -c 'echo \"n3 $SLURM_PROCID/$SLURM_STEP_TASKS_PER_NODE\"' | sort\n"
+		"srun -N1 --ntasks-per-node=2 sh -c 'echo \"N1 $SLURM_PROCID $SLURM_STEP_NODELIST\"'"
+		" | sort\n"
+		"srun --ntasks-per-node 2 --label --mpi=pmix --cpu-bind=cores --gpus-per-task=1 "
+		"--export=ALL,EXTRA=yes sh -c 'echo \"$EXTRA\"' | sort\n"
+		"srun -N 3 true; echo \"too many nodes: $?\"\n";
+	static const char *const want[] = {
+		"n3 0/2,1\nn3 1/2,1\n"
+		"N1 0 llama-pretrain-0\nN1 1 llama-pretrain-0\n"
+		"0: yes\n1: yes\n"
+		"too many nodes: 1\n",
+		"n3 2/2,1\n"
+		"2: yes\n3: yes\n"
+		"too many nodes: 1\n",
+	};
+	struct trainingjob tj;
+
+	slurm_job(run, 1, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		struct ep e;
+
+		ep_init(&e);
+		ep_pod_env(&e, &tj, rank);
+		cr_assert_eq(ep_run(&e, shell), 0, "rank %d", rank);
+		assert_file_eq(e.out, want[rank]);
+		assert_file_has(e.err, "ignoring --mpi=pmix");
+		assert_file_has(e.err, "ignoring --gpus-per-task=1");
+		ep_release(&e);
+	}
+	tj_release(&tj);
+}
+
+BOTH_SHELLS(srun_returns_the_worst_exit_code_of_its_tasks)
+{
+	static const char run[] =
+		"srun --ntasks-per-node=3 sh -c 'exit $((SLURM_LOCALID * 2 + 1))'\n"
+		"echo \"worst $?\"\n"
+		"srun --ntasks-per-node=2 sh -c 'exit 0'\n"
+		"echo \"clean $?\"\n"
+		/* -K: the first failure stops the task that would run forever. */
+		"srun -K --ntasks-per-node=2 sh -c 'if [ $SLURM_LOCALID = 1 ]; then"
+		" until [ -e \"$READY\" ]; do sleep 0.1; done; exit 3; fi;"
+		" trap \"exit 9\" TERM; touch \"$READY\"; while :; do sleep 0.1; done'\n"
+		"echo \"kill-on-bad-exit $?\"\n";
+	struct trainingjob tj;
+	struct ep e;
+
+	char ready[160];
+
+	slurm_job(run, 1, &tj);
+	ep_init(&e);
+	ep_pod_env(&e, &tj, 0);
+	snprintf(ready, sizeof(ready), "%s/task-0-ready", e.dir);
+	ep_setenv(&e, "READY", ready);
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "worst 5\nclean 0\nkill-on-bad-exit 9\n");
+	assert_file_has(e.err, "srun: error: task 2: exited with exit code 5");
+	assert_file_has(e.err, "stopping the others (--kill-on-bad-exit)");
+	ep_release(&e);
+	tj_release(&tj);
+}
+
+/* SIGTERM to srun reaches every task; srun then returns their worst code. */
+BOTH_SHELLS(srun_forwards_sigterm_to_its_tasks)
+{
+	static const char run[] =
+		"srun --ntasks-per-node=2 sh -c 'trap \"echo task $SLURM_PROCID stopped; "
+		"exit $((40 + SLURM_PROCID))\" TERM; echo ready; while :; do sleep 0.1; done' &\n"
+		"echo $! >\"$SRUN_PID\"\n"
+		"wait $!\n"
+		"echo \"srun $?\"\n";
+	char pidfile[160], *text;
+	struct trainingjob tj;
+	struct ep e;
+	long pid;
+
+	skip_under_valgrind();
+	slurm_job(run, 1, &tj);
+	ep_init(&e);
+	ep_pod_env(&e, &tj, 0);
+	snprintf(pidfile, sizeof(pidfile), "%s/srun.pid", e.dir);
+	ep_setenv(&e, "SRUN_PID", pidfile);
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready\nready\n", 30000));
+	text = read_file(pidfile);
+	pid = strtol(text, NULL, 10);
+	free(text);
+	cr_assert_gt(pid, 1);
+	cr_assert_eq(kill((pid_t)pid, SIGTERM), 0);
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_has(e.out, "task 0 stopped\n");
+	assert_file_has(e.out, "task 1 stopped\n");
+	assert_file_has(e.out, "srun 41\n");
+	ep_release(&e);
+	tj_release(&tj);
+}
+
+/* Append `cmd 'arg'` to run: arg in single quotes, none of which it holds. */
+static void add_quoted(struct buf *run, const char *cmd, const char *arg, const char *tail)
+{
+	cr_assert_null(strchr(arg, '\''));
+	cr_assert_eq(buf_addf(run, "%s '%s'%s\n", cmd, arg, tail), 0);
+}
+
+/*
+ * scontrol's hostlists are api/hostlist.c's on the cases tested there: the
+ * script's answers are compared with the C functions' for each.
+ */
+BOTH_SHELLS(scontrol_hostnames_and_hostlist_agree_with_cadres_hostlist_rules)
+{
+	static const char *const compress[] = {
+		"node01,node02,node05", "tux2,tux1,tux2", "linux0000,linux0001,linux0002",
+		"node5", "llama-pretrain-0,llama-pretrain-1", "n3,n2,n1", "n1,n2,n4,n3",
+		"a1,b1,a2", "n1,n01", "n01,n1", "n5,n06", "n9,n10,n11", "n09,n10", "n99,n100",
+		"n010,n11", "gpu1a,gpu2a", "rack1-n1,rack1-n2,rack2-n1", "login,n1,n2",
+		"n1,login,n2", "1,2,3", "n1234567890,n1234567891", "n123456789,n123456790",
+	};
+	static const char *const expand[] = {
+		"node[01-02,05]", "tux[2,1-2]", "linux[0000-0002]", "n[8-10]", "n[08-10]",
+		"n[001-10]", "n[1,01]", "node5", "[1-3]", "a1,b[1-2] c3\td4\ne5", ",,a1,,",
+		"n[1-2],n[1-2]", "n[1-3].ib", "rack[1-2]-n[3-4]", "a[1-2]b[3-4]c",
+	};
+	static const char *const bad[] = {
+		"n[1-2", "n1-2]", "n]", "n[]", "n[1,,2]", "n[,1]", "n[1,]", "n[-1]",
+		"n[1-]", "n[a]", "n[1-2-3]", "n[3-1]", "n[[1]]", "n[1]]", "n[1 ,2]",
+		"n[1-0x2]", "n[+1]", "n[1234567890]", "a,b[1", "[",
+	};
+	struct buf run, want;
+	struct ep e;
+	size_t i;
+
+	buf_init(&run, 1 << 16);
+	buf_init(&want, 1 << 16);
+	for (i = 0; i < sizeof(compress) / sizeof(compress[0]); i++) {
+		struct hostlist hl;
+		const char *names[16];
+
+		cr_assert_eq(hostlist_expand(compress[i], 16, &hl), 0);
+		for (size_t j = 0; j < hl.len; j++)
+			names[j] = hl.names[j];
+		add_quoted(&run, "scontrol show hostlist", compress[i], "");
+		cr_assert_eq(hostlist_compress(names, hl.len, &want), 0);
+		buf_addc(&want, '\n');
+		hostlist_release(&hl);
+	}
+	for (i = 0; i < sizeof(expand) / sizeof(expand[0]); i++) {
+		struct hostlist hl;
+
+		add_quoted(&run, "scontrol show hostnames", expand[i], "");
+		cr_assert_eq(hostlist_expand(expand[i], 1 << 10, &hl), 0);
+		for (size_t j = 0; j < hl.len; j++)
+			buf_addf(&want, "%s\n", hl.names[j]);
+		hostlist_release(&hl);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		add_quoted(&run, "scontrol show hostnames", bad[i],
+			   " >/dev/null 2>&1 && echo accepted");
+	/* Without a list, Slurm's scontrol reads SLURM_NODELIST. */
+	buf_adds(&run, "scontrol show hostnames | head -n 1\n");
+	buf_adds(&want, "llama-pretrain-0\n");
+	buf_adds(&run, "scontrol show job 1 2>&1 >/dev/null | grep -c 'not available'\n");
+	buf_adds(&want, "1\n");
+	{
+		struct trainingjob tj;
+
+		slurm_job(buf_str(&run), 1, &tj);
+		ep_init(&e);
+		ep_pod_env(&e, &tj, 1);
+		tj_release(&tj);
+	}
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, buf_str(&want));
+	ep_release(&e);
+	buf_release(&run);
+	buf_release(&want);
+}
+
+BOTH_SHELLS(module_commands_do_nothing_and_succeed)
+{
+	struct trainingjob tj;
+	struct ep e;
+
+	slurm_job("module purge && module load cuda/12.4 gcc && module list && module avail\n"
+		  "echo \"still here $?\"\n", 1, &tj);
+	ep_init(&e);
+	ep_pod_env(&e, &tj, 0);
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "still here 0\n");
+	assert_file_has(e.err, "\"module load cuda/12.4 gcc\" does nothing here");
+	ep_release(&e);
+	tj_release(&tj);
+}
+
+/* A bin directory that cannot be written is the pod's problem, said before any waiting. */
+BOTH_SHELLS(an_unwritable_bin_directory_fails_before_waiting_for_peers)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_BIN_DIR, "/nonexistent/cadre/bin");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
+	assert_file_eq(e.out, "");
+	assert_file_has(e.termlog, "cannot write srun, scontrol and module into "
+			"/nonexistent/cadre/bin");
+	ep_release(&e);
 }

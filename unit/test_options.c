@@ -39,6 +39,7 @@ Test(options, defaults_follow_the_design)
 	cr_assert_eq(o.starvation_seconds, 600);
 	cr_assert_eq(o.gang_scheduler, GANG_BUILTIN);
 	cr_assert_str_eq(o.accelerator_label, "nvidia.com/gpu.product");
+	cr_assert_str_eq(o.cluster_domain, "cluster.local");
 	cr_assert_null(o.namespace);
 	cr_assert_null(o.default_image);
 	cr_assert_not(o.leader_elect);
@@ -115,7 +116,7 @@ Test(options, usage_lists_every_design_flag)
 {
 	const char *flags[] = { "--kubeconfig", "--namespace", "--workers", "--leader-elect",
 				"--metrics-addr", "--health-addr", "--gang-scheduler",
-				"--accelerator-label", "--default-image",
+				"--accelerator-label", "--default-image", "--cluster-domain",
 				"--starvation-seconds", "--kube-api-qps", "--kube-api-burst",
 				"--version", "--help", NULL };
 
@@ -186,6 +187,37 @@ Test(options, native_gang_scheduler_is_a_mode)
 	cr_assert_eq(options_parse(&o, 2, argv, no_env, &err), 0, "%s", buf_str(&err));
 	cr_assert_eq(o.gang_scheduler, GANG_NATIVE);
 	cr_assert_str_eq(gang_mode_name(o.gang_scheduler), "native");
+	options_release(&o);
+	buf_release(&err);
+}
+
+static const char *domain_env(const char *name)
+{
+	return strcmp(name, "CADRE_CLUSTER_DOMAIN") ? NULL : "corp.example";
+}
+
+/* The domain goes into every pod's dnsConfig.searches: it must be a DNS name. */
+Test(options, cluster_domain_comes_from_the_flag_or_the_environment_and_must_be_a_dns_name)
+{
+	struct options o;
+	struct buf err;
+	char *flag[] = { "cadre-controller", "--cluster-domain=k8s.internal", NULL };
+	char *bad[] = { "cadre-controller", "--cluster-domain", "Cluster_Local", NULL };
+	char *dotted[] = { "cadre-controller", "--cluster-domain=cluster.local.", NULL };
+	char *none[] = { "cadre-controller", NULL };
+
+	buf_init(&err, 1024);
+	cr_assert_eq(options_parse(&o, 2, flag, domain_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_str_eq(o.cluster_domain, "k8s.internal");
+	options_release(&o);
+	cr_assert_eq(options_parse(&o, 1, none, domain_env, &err), 0, "%s", buf_str(&err));
+	cr_assert_str_eq(o.cluster_domain, "corp.example");
+	options_release(&o);
+	cr_assert_eq(options_parse(&o, 3, bad, no_env, &err), CADRE_EINVAL);
+	cr_assert(strstr(buf_str(&err), "--cluster-domain"), "%s", buf_str(&err));
+	options_release(&o);
+	buf_reset(&err);
+	cr_assert_eq(options_parse(&o, 2, dotted, no_env, &err), CADRE_EINVAL);
 	options_release(&o);
 	buf_release(&err);
 }

@@ -442,9 +442,14 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_JOB_NODELIST", "SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID",
 		"CADRE_JOB_ID", "SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR",
 		"MASTER_PORT", "CADRE_RESTART_ATTEMPT",
+		/* DESIGN.md 2.4 */
+		"SLURM_NODELIST", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NPROCS",
+		"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
+		"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
+		"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME",
 		/* controller/entrypoint.h; test_build checks the two agree. */
 		"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP",
-		"CADRE_RUN", "CADRE_TERMINATION_LOG",
+		"CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	};
 	size_t n = 0;
 
@@ -499,11 +504,17 @@ Test(trainingjob, volume_mount_paths_are_absolute_plain_and_not_dev_shm)
 		       "components, and not \"/\"");
 	assert_problem("{\"volumes\": {\"/dev/shm\": \"scratch\"}}", "spec.volumes[\"/dev/shm\"]",
 		       "/dev/shm is mounted by cadre");
+	assert_problem("{\"volumes\": {\"/cadre/bin\": \"scratch\"}}", "spec.volumes[\"/cadre/bin\"]",
+		       "/cadre/bin is mounted by cadre (its srun and scontrol)");
+	assert_problem("{\"volumes\": {\"/cadre/bin/x\": \"scratch\"}}",
+		       "spec.volumes[\"/cadre/bin/x\"]",
+		       "/cadre/bin is mounted by cadre (its srun and scontrol)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": \"Scratch_Space\"}}", "spec.volumes[\"/mnt/x\"]",
 		       "must be the name of a Volume (a DNS subdomain)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": null}}", "spec.volumes[\"/mnt/x\"]",
 		       "must be the name of a Volume, not null");
 	assert_valid("{\"volumes\": {\"/dev/shmem\": \"scratch\", \"/mnt/ckpt/\": \"ckpt\"}}");
+	assert_valid("{\"volumes\": {\"/cadre/binaries\": \"scratch\", \"/cadre\": \"ckpt\"}}");
 }
 
 Test(trainingjob, name_must_fit_service_and_pod_host_names)

@@ -101,7 +101,7 @@ owner_ref_of() {
 			| any(.spec.volumes[]; .name == \$v and .persistentVolumeClaim.claimName == \"shared-checkpoints\")"
 		# Nothing else, but the service account token the API server adds.
 		json_has "$pod" "[$main.volumeMounts[].mountPath | select(startswith(\"/var/run/secrets/\") | not)]
-			| sort == [\"/dev/shm\", \"/mnt/checkpoints\"]"
+			| sort == [\"/cadre/bin\", \"/dev/shm\", \"/mnt/checkpoints\"]"
 	done
 }
 
@@ -117,7 +117,7 @@ owner_ref_of() {
 			SKYPILOT_NUM_NODES: "2", NNODES: "2", SLURM_NNODES: "2", SLURM_JOB_NUM_NODES: "2",
 			SKYPILOT_NODE_RANK: $rank, NODE_RANK: $rank, SLURM_NODEID: $rank, SLURM_PROCID: $rank,
 			SKYPILOT_NUM_GPUS_PER_NODE: "8", SLURM_GPUS_PER_NODE: "8",
-			SLURM_JOB_NODELIST: "llama-pretrain-0,llama-pretrain-1",
+			SLURM_JOB_NODELIST: "llama-pretrain-[0-1]",
 			SKYPILOT_TASK_ID: $task_id, CADRE_TASK_ID: $task_id,
 			SLURM_JOB_ID: $job_id, CADRE_JOB_ID: $job_id,
 			SLURM_JOB_NAME: "llama-pretrain", CADRE_JOB_NAME: "llama-pretrain",
@@ -127,6 +127,26 @@ owner_ref_of() {
 		# Each name once: a duplicate would leave the value to the kubelet's choice.
 		names=$(kubectl -n "$NS" get pod "llama-pretrain-$rank" -o json | jq -c '[.spec.containers[0].env[].name]')
 		json_has "$names" 'length == (unique | length)'
+	done
+}
+
+@test "llama-pretrain: Slurm's batch environment, the DNS search for short host names and the /cadre/bin emptyDir (DESIGN.md 2.4)" {
+	llama_up
+	job_id=$(jp tj/llama-pretrain '{.status.jobId}')
+	for rank in 0 1; do
+		env=$(pod_env "llama-pretrain-$rank")
+		want=$(jq -n --arg job_id "$job_id" '{
+			SLURM_JOB_NODELIST: "llama-pretrain-[0-1]", SLURM_NODELIST: "llama-pretrain-[0-1]",
+			SLURM_JOBID: $job_id, SLURM_NTASKS: "2", SLURM_NPROCS: "2",
+			SLURM_NTASKS_PER_NODE: "1", SLURM_TASKS_PER_NODE: "1(x2)",
+			SLURM_CPUS_PER_TASK: "32", SLURM_CPUS_ON_NODE: "32", SLURM_GPUS_ON_NODE: "8",
+			SLURM_LOCALID: "0", SLURM_RESTART_COUNT: "0", SLURM_CLUSTER_NAME: "cadre",
+			CADRE_BIN_DIR: "/cadre/bin"}')
+		json_has "$env" "with_entries(select(.key as \$k | $want | has(\$k))) == $want"
+		pod=$(kubectl -n "$NS" get pod "llama-pretrain-$rank" -o json)
+		json_has "$pod" ".spec.dnsConfig.searches == [\"llama-pretrain.$NS.svc.cluster.local\"]"
+		json_has "$pod" '(.spec.containers[0].volumeMounts[] | select(.mountPath == "/cadre/bin") | .name) as $v
+			| any(.spec.volumes[]; .name == $v and .emptyDir == {})'
 	done
 }
 
@@ -173,7 +193,7 @@ owner_ref_of() {
 		env=$(pod_env "envs-$rank")
 		json_has "$env" '.SKYPILOT_NUM_GPUS_PER_NODE == "0" and .SLURM_GPUS_PER_NODE == "0"'
 		json_has "$env" ".SKYPILOT_NODE_RANK == \"$rank\" and .SLURM_PROCID == \"$rank\""
-		json_has "$env" '.NNODES == "2" and .SLURM_JOB_NODELIST == "envs-0,envs-1"'
+		json_has "$env" '.NNODES == "2" and .SLURM_JOB_NODELIST == "envs-[0-1]"'
 		json_has "$env" ".MASTER_ADDR == \"envs-0.envs.$NS.svc\" and .MASTER_PORT == \"23456\""
 		json_has "$env" ".SLURM_JOB_ID == \"$job_id\" and .CADRE_RESTART_ATTEMPT == \"0\""
 		json_has "$env" '.BATCH_SIZE == "32" and .LEARNING_RATE == "3e-4"'
