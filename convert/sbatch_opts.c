@@ -711,12 +711,16 @@ static int finish_tasks(struct sbatch *s, int *tasks)
 		*tasks = (s->ntasks + nodes - 1) / nodes;
 	s->r->tj.spec.tasks_per_node = *tasks;
 	s->r->tj.spec.has_tasks_per_node = *tasks > 1;
-	if (*tasks > 1)
-		return convert_note(&s->r->notes,
-				    s->tasks_per_node ? s->tasks_per_node_line : s->ntasks_line,
-				    s->tasks_per_node ? "--ntasks-per-node" : "--ntasks",
-				    "written as spec.tasksPerNode: %d, but cannot honour yet: the "
-				    "pods' srun still runs its command once per node", *tasks);
+	/* Per node is what the pods' srun runs; a total is spread over the nodes. */
+	if (*tasks > 1 && !s->tasks_per_node && s->ntasks != *tasks * nodes)
+		return convert_note(&s->r->notes, s->ntasks_line, "--ntasks",
+				    "%d tasks do not divide over %d nodes: written as "
+				    "spec.tasksPerNode: %d, so srun runs %d tasks in all", s->ntasks,
+				    nodes, *tasks, *tasks * nodes);
+	if (*tasks > 1 && !s->tasks_per_node)
+		return convert_note(&s->r->notes, s->ntasks_line, "--ntasks",
+				    "written as spec.tasksPerNode: %d (%d tasks over %d nodes)",
+				    *tasks, s->ntasks, nodes);
 	return 0;
 }
 

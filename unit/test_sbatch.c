@@ -293,15 +293,19 @@ Test(sbatch, gpus_per_node_and_gpus_in_total)
 	sbatch_fails("#SBATCH --gpus-per-node=h100", 2, "--gpus-per-node");
 }
 
-Test(sbatch, tasks_per_node_above_one_cannot_be_honoured_yet)
+/* The pods' srun starts tasksPerNode tasks (docs/pods.md); a total is spread over the nodes. */
+Test(sbatch, tasks_per_node_becomes_spec_tasks_per_node)
 {
 	sbatch_ok("#SBATCH --ntasks-per-node=8");
 	cr_assert_eq(r.tj.spec.tasks_per_node, 8);
 	cr_assert(r.tj.spec.has_tasks_per_node);
-	assert_note(2, "--ntasks-per-node", "cannot honour yet");
+	cr_assert_eq(option_notes(), 0, "srun honours it: nothing to report");
 	sbatch_ok("#SBATCH -N 2\n#SBATCH --ntasks=4");
 	cr_assert_eq(r.tj.spec.tasks_per_node, 2);
-	assert_note(3, "--ntasks", "spec.tasksPerNode: 2");
+	assert_note(3, "--ntasks", "spec.tasksPerNode: 2 (4 tasks over 2 nodes)");
+	sbatch_ok("#SBATCH -N 2\n#SBATCH --ntasks=5");
+	cr_assert_eq(r.tj.spec.tasks_per_node, 3);
+	assert_note(3, "--ntasks", "5 tasks do not divide over 2 nodes");
 	sbatch_ok("#SBATCH -N 2\n#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=1");
 	cr_assert_eq(option_notes(), 0, "one task per node is what cadre runs");
 	cr_assert_not(r.tj.spec.has_tasks_per_node, "and the default is not written");
