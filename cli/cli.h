@@ -74,6 +74,7 @@ void cli_print_help(FILE *f, const char *cmd);
 
 struct buf;
 struct convert_note;
+struct convert_result;
 
 /* The whole of path ("-": stdin) into b, at most CONVERT_MAX_INPUT bytes. 0 or CADRE_E*. */
 int cli_read_file(const char *path, struct buf *b);
@@ -89,5 +90,14 @@ char *cli_name_from_path(const char *path);
 
 /* "FILE:LINE[:COLUMN]: [option: ]message"; "command line: ..." for CONVERT_LINE_ARGS. */
 void cli_print_note(FILE *f, const char *file, const struct convert_note *n);
+
+/*
+ * The exit code of command cmd after a converter answered e for path into
+ * r: 0 when it converted (r's notes sorted, for printing later); a parse
+ * error is printed as r's one note and is CLI_EXIT_USAGE; any other error
+ * is one line and CLI_EXIT_FAILED.
+ */
+int cli_converted(const char *cmd, const char *path, int e, struct convert_result *r,
+		  FILE *err);
 
 #endif

@@ -58,6 +58,21 @@ char *cli_name_from_path(const char *path)
 	return dot ? strndup(base, (size_t)(dot - base)) : strdup(base);
 }
 
+int cli_converted(const char *cmd, const char *path, int e, struct convert_result *r,
+		  FILE *err)
+{
+	convert_notes_sort(&r->notes);
+	if (e == CADRE_EPARSE) {
+		cli_print_note(err, path, &r->error);
+		return CLI_EXIT_USAGE;
+	}
+	if (e) {
+		fprintf(err, "%s: %s: %s\n", cmd, path, cadre_strerror(e));
+		return CLI_EXIT_FAILED;
+	}
+	return CLI_EXIT_OK;
+}
+
 void cli_print_note(FILE *f, const char *file, const struct convert_note *n)
 {
 	if (n->line == CONVERT_LINE_ARGS)

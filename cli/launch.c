@@ -32,17 +32,8 @@ static int convert(const char *path, const struct cli_launch_opts *o, struct con
 		goto out;
 	e = convert_sky_task(&(struct convert_input){ .text = buf_str(&text), .len = text.len,
 						      .default_name = name, .image = o->image }, r);
-	convert_notes_sort(&r->notes);
-	code = CLI_EXIT_USAGE;
-	if (e == CADRE_EPARSE) {
-		cli_print_note(err, path, &r->error);
+	if ((code = cli_converted(CMD, path, e, r, err)))
 		goto out;
-	}
-	if (e) {
-		fprintf(err, "%s: %s: %s\n", CMD, path, cadre_strerror(e));
-		code = CLI_EXIT_FAILED;
-		goto out;
-	}
 	if (o->name) {
 		free(r->tj.meta.name);
 		if (!(r->tj.meta.name = strdup(o->name))) {

@@ -117,17 +117,7 @@ static int convert(struct sbatch_cmd *c, struct convert_result *r, FILE *err)
 	e = convert_slurm(&(struct convert_input){ .text = buf_str(&text), .len = text.len,
 						   .default_name = name, .image = c->image,
 						   .args = c->opts, .n_args = c->n_opts }, r);
-	convert_notes_sort(&r->notes);
-	if (e == CADRE_EPARSE) {
-		cli_print_note(err, c->script, &r->error);
-		code = CLI_EXIT_USAGE;
-		goto out;
-	}
-	if (e) {
-		fprintf(err, "%s: %s: %s\n", CMD, c->script, cadre_strerror(e));
-		goto out;
-	}
-	code = CLI_EXIT_OK;
+	code = cli_converted(CMD, c->script, e, r, err);
 out:
 	free(name);
 	buf_release(&text);

@@ -26,18 +26,7 @@ static int convert(const char *path, struct convert_result *r, FILE *err)
 		goto out;
 	e = convert_sky_volume(&(struct convert_input){ .text = buf_str(&text),
 							.len = text.len }, r);
-	convert_notes_sort(&r->notes);
-	code = CLI_EXIT_USAGE;
-	if (e == CADRE_EPARSE) {
-		cli_print_note(err, path, &r->error);
-		goto out;
-	}
-	if (e) {
-		fprintf(err, "%s: %s: %s\n", CMD, path, cadre_strerror(e));
-		code = CLI_EXIT_FAILED;
-		goto out;
-	}
-	code = CLI_EXIT_OK;
+	code = cli_converted(CMD, path, e, r, err);
 out:
 	buf_release(&text);
 	return code;

@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 
 #include "cli/cli.h"
+#include "unit/support/clirun.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,29 +24,7 @@ TestSuite(cli, .fini = teardown);
 /* Run cadre with the words of line (split at spaces) in the test data directory. */
 static int cadre(const char *line)
 {
-	char copy[1024], *argv[32];
-	size_t out_len, err_len;
-	int argc = 0, code;
-	FILE *o, *e;
-
-	free(out);
-	free(err);
-	snprintf(copy, sizeof(copy), "%s", line);
-	argv[argc++] = "cadre";
-	for (char *p = copy, *sp; p && *p && argc < 31; p = sp ? sp + 1 : NULL) {
-		sp = strchr(p, ' ');
-		if (sp)
-			*sp = '\0';
-		argv[argc++] = p;
-	}
-	argv[argc] = NULL;
-	o = open_memstream(&out, &out_len);
-	e = open_memstream(&err, &err_len);
-	cr_assert_eq(chdir(TESTDATA), 0);
-	code = cli_main(argc, argv, o, e);
-	fclose(o);
-	fclose(e);
-	return code;
+	return clirun(TESTDATA, line, NULL, &out, &err);
 }
 
 /* Exactly one line on stderr, holding text. */

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "cli/cli.h"
+#include "unit/support/clirun.h"
 #include "support/httpd.h"
 
 #include <jansson.h>
@@ -149,29 +150,7 @@ TestSuite(cli_submit, .init = setup, .fini = teardown);
 /* Run cadre with the words of line (split at spaces; KC is the kubeconfig) in the test data. */
 static int cadre(const char *line)
 {
-	char copy[2048], *argv[48];
-	size_t out_len, err_len;
-	int argc = 0, code;
-	FILE *o, *e;
-
-	free(out);
-	free(err);
-	snprintf(copy, sizeof(copy), "%s", line);
-	argv[argc++] = "cadre";
-	for (char *p = copy, *sp; p && *p && argc < 47; p = sp ? sp + 1 : NULL) {
-		sp = strchr(p, ' ');
-		if (sp)
-			*sp = '\0';
-		argv[argc++] = strcmp(p, "KC") ? p : kubeconfig;
-	}
-	argv[argc] = NULL;
-	o = open_memstream(&out, &out_len);
-	e = open_memstream(&err, &err_len);
-	cr_assert_eq(chdir(TESTDATA), 0);
-	code = cli_main(argc, argv, o, e);
-	fclose(o);
-	fclose(e);
-	return code;
+	return clirun(TESTDATA, line, kubeconfig, &out, &err);
 }
 
 static void assert_one_line(const char *text)
