@@ -22,6 +22,7 @@
 #include "base/buf.h"
 #include "controller/build.h"
 #include "controller/entrypoint.h"
+#include "convert/convert.h"
 
 #define STUB_BIN CADRE_SOURCE_DIR "/unit/testdata/bin"
 
@@ -683,6 +684,62 @@ BOTH_SHELLS(the_seeds_train_sh_runs_unchanged_on_every_rank)
 	}
 	tj_release(&tj);
 	free(train);
+}
+
+/*
+ * The seed's task.yaml as cadre launch converts it, with the ids the
+ * controller gives: its setup and run on each rank, through the same
+ * entrypoint. Its torchrun line reads SKYPILOT_NODE_IPS, so the master
+ * address is rank 0's IP.
+ */
+static void sky_job(struct trainingjob *tj)
+{
+	char *task = read_file(CADRE_SOURCE_DIR "/unit/testdata/convert/task.yaml");
+	struct convert_result r;
+
+	convert_result_init(&r);
+	cr_assert_eq(convert_sky_task(&(struct convert_input){ .text = task, .len = strlen(task),
+			.image = "nvcr.io/nvidia/pytorch:24.05-py3" }, &r), 0, "%s",
+		     r.error.message ? r.error.message : "");
+	*tj = r.tj;
+	tj_init(&r.tj);
+	convert_result_release(&r);
+	free(task);
+	free(tj->meta.namespace);
+	free(tj->meta.uid);
+	free(tj->status.job_id);
+	free(tj->status.task_id);
+	tj->meta.namespace = strdup("research");
+	tj->meta.uid = strdup("3f2c6a0e-8d1b-4c57-9a4e-1b2d3c4e5f60");
+	tj->status.job_id = strdup("482913307");
+	tj->status.task_id = strdup("cadre-2026-03-02-09-15-00_llama-pretrain_482913307");
+	cr_assert(tj->meta.namespace && tj->meta.uid && tj->status.job_id && tj->status.task_id);
+}
+
+BOTH_SHELLS(the_seeds_skypilot_task_runs_unchanged_on_every_rank)
+{
+	struct trainingjob tj;
+
+	sky_job(&tj);
+	cr_assert_str_eq(tj.meta.name, "llama-pretrain");
+	for (int rank = 0; rank < 2; rank++) {
+		char want[256];
+		struct ep e;
+
+		ep_init(&e);
+		ep_pod_env(&e, &tj, rank);
+		ep_stub(&e, "pip", "#!/bin/sh\necho \"pip $*\" >&2\n");
+		ep_stub(&e, "torchrun", "#!/bin/sh\nprintf '%s' \"torchrun\"\n"
+			"printf ' %s' \"$@\"\nprintf '\\n'\n");
+		cr_assert_eq(ep_run(&e, shell), 0, "rank %d", rank);
+		snprintf(want, sizeof(want), "torchrun --nnodes=2 --nproc_per_node=8 --node_rank=%d "
+			 "--master_addr=10.4.0.10 --master_port=29500 train.py --batch-size 32\n",
+			 rank);
+		assert_file_eq(e.out, want);
+		assert_file_has(e.err, "pip install -r requirements.txt");
+		ep_release(&e);
+	}
+	tj_release(&tj);
 }
 
 /* tasksPerNode 4: four copies on each node, PROCID 4 * node + local. */
