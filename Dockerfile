@@ -1,6 +1,8 @@
 # cadre-controller image: built on Debian bookworm, shipped on bookworm-slim
-# with only the shared libraries the binary links (libcurl, jansson, libyaml,
-# OpenSSL, libwebsockets) and no shell tools beyond the base.
+# with only the shared libraries the binaries link (libcurl, jansson, libyaml,
+# OpenSSL, libwebsockets) and no shell tools beyond the base. The `cadre`
+# command line (and kubectl-cadre) comes with it, for `kubectl cp` or an
+# init container that puts it where users find it.
 #   docker build -t cadre/controller:0.1.0 .
 FROM debian:bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
@@ -13,14 +15,18 @@ COPY base base
 COPY api api
 COPY kube kube
 COPY controller controller
+COPY convert convert
+COPY cli cli
+COPY bench bench
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCADRE_TESTS=OFF \
-    && cmake --build /build -j"$(nproc)" --target cadre-controller \
-    && strip /build/cadre-controller
+    && cmake --build /build -j"$(nproc)" --target cadre-controller cadre \
+    && strip /build/cadre-controller /build/cadre
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
         ca-certificates libcurl4 libjansson4 libyaml-0-2 libssl3 libwebsockets17 \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/cadre-controller /usr/local/bin/cadre-controller
+COPY --from=build /build/cadre-controller /build/cadre /usr/local/bin/
+RUN ln -s cadre /usr/local/bin/kubectl-cadre
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/cadre-controller"]
