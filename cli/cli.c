@@ -54,6 +54,32 @@ static int run_volumes(struct invocation *inv, FILE *out, FILE *err)
 	return cli_volumes(&inv->g, inv->filename, inv->args, inv->n_args, out, err);
 }
 
+static int run_squeue(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_squeue(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_queue(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_queue(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_sacct(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_sacct(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_scancel(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_scancel(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+#define DAILY_FLAGS \
+	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
+	"                              is the Slurm tool's own option)\n" \
+	"  -A, --all-namespaces        every namespace\n" \
+	"      --help                  this help\n"
+
 static const struct command commands[] = {
 	{ "convert", "a Slurm batch script or SkyPilot YAML as a TrainingJob or Volume",
 	  "Usage: cadre convert FILE [--image IMG]\n"
@@ -129,6 +155,89 @@ static const struct command commands[] = {
 	  "  cadre volumes apply -f volume.yaml\n"
 	  "  cadre -n ml volumes apply -f ckpt.yaml\n",
 	  run_volumes, false },
+	{ "squeue", "the jobs that have not ended, as squeue prints them",
+	  "Usage: cadre squeue [-u USER[,...]] [--me] [-j ID[,...]] [-n NAME[,...]] [-t STATE[,...]]\n"
+	  "                    [-l] [-o FORMAT] [-h] [--json]\n"
+	  "\n"
+	  "Prints the TrainingJobs of the namespace with squeue's default columns and widths:\n"
+	  "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON). A job waiting to start\n"
+	  "shows why as (Reason): Resources, Priority, QOSWaitingForKueue, VolumeNotBound, ...\n"
+	  "USER is who submitted it (cadre sbatch records it), else the namespace; PARTITION\n"
+	  "is spec.queue. Pending, configuring, running, requeued, suspended and completing\n"
+	  "jobs are shown unless -t says otherwise (-t all: every job).\n"
+	  "\n"
+	  "Flags:\n"
+	  "  -u, --user LIST             jobs of these users\n"
+	  "      --me                    jobs of the user the API server says you are\n"
+	  "  -j, --jobs LIST             these job ids\n"
+	  "  -n, --name LIST             these job names\n"
+	  "  -t, --states LIST           these states (PD,R or PENDING,RUNNING; all)\n"
+	  "  -l, --long                  squeue -l's columns (STATE, TIME_LIMIT)\n"
+	  "  -o, --format FORMAT         squeue's %[.][WIDTH]FIELD: %i %P %j %u %t %T %M %l\n"
+	  "                              %D %R %N %r %a (\".\" right-justifies)\n"
+	  "  -h, --noheader              no header line\n"
+	  "      --json                  {\"jobs\": [...]} with Slurm's field names\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre squeue --me\n"
+	  "  cadre squeue -t PD -o \"%.18i %.8j %.10M %R\"\n",
+	  run_squeue, true },
+	{ "queue", "the jobs as sky jobs queue prints them",
+	  "Usage: cadre queue\n"
+	  "\n"
+	  "Prints every TrainingJob of the namespace, newest first, as sky jobs queue does:\n"
+	  "ID NAME RESOURCES SUBMITTED TOT. DURATION JOB DURATION #RECOVERIES STATUS.\n"
+	  "TOT. DURATION runs from the submission, JOB DURATION from the start;\n"
+	  "#RECOVERIES counts the requeues after node loss, eviction or preemption.\n"
+	  "\n"
+	  "Flags:\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre queue\n"
+	  "  cadre queue -A\n",
+	  run_queue, true },
+	{ "sacct", "running and finished jobs with State and ExitCode, as sacct prints them",
+	  "Usage: cadre sacct [-j ID[,...]] [-o FIELD[%WIDTH],...] [-p|-P] [-n] [-s STATE[,...]]\n"
+	  "                   [-u USER[,...]]\n"
+	  "\n"
+	  "Prints the TrainingJobs the API server still holds with sacct's default fields\n"
+	  "(JobID JobName Partition Account AllocCPUS State ExitCode) and widths. State is\n"
+	  "PENDING, RUNNING, REQUEUED, COMPLETED, FAILED, TIMEOUT, CANCELLED, ...; ExitCode\n"
+	  "is exit:signal. Account is the namespace.\n"
+	  "\n"
+	  "Flags:\n"
+	  "  -j, --jobs LIST             these job ids\n"
+	  "  -o, --format LIST           the fields: JobID JobIDRaw JobName Partition Account\n"
+	  "                              User AllocCPUS NNodes NodeList State ExitCode Elapsed\n"
+	  "                              Timelimit Submit Start End, each with %WIDTH\n"
+	  "  -p, --parsable              \"|\" after every field\n"
+	  "  -P, --parsable2             \"|\" between fields\n"
+	  "  -n, --noheader              no header\n"
+	  "  -s, --state LIST            these states (CD,F or COMPLETED,FAILED)\n"
+	  "  -u, --user LIST             jobs of these users\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre sacct -j 4242\n"
+	  "  cadre sacct -o JobID,State --parsable2 -j 4242\n",
+	  run_sacct, true },
+	{ "scancel", "cancel jobs by Slurm job id or name",
+	  "Usage: cadre scancel ID|NAME...\n"
+	  "\n"
+	  "Deletes each TrainingJob named by its Slurm job id (status.jobId) or its name;\n"
+	  "its pods are stopped. An id or name that is not a job of the namespace is an\n"
+	  "error, as in scancel, and the others are still cancelled. Prints nothing when\n"
+	  "every job was cancelled.\n"
+	  "\n"
+	  "Flags:\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre scancel 4242\n"
+	  "  cadre scancel llama-pretrain 4243\n",
+	  run_scancel, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

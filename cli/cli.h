@@ -67,6 +67,16 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 int cli_volumes(const struct cli_globals *g, const char *filename, char **args, int n,
 		FILE *out, FILE *err);
 
+/*
+ * The daily commands (cli/squeue.c, cli/sacct.c): args[0..n) are every word
+ * after the command, read with the tool's own options (squeue's -n is
+ * --name, sacct's -n --noheader); g holds the global flags given before it.
+ */
+int cli_squeue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_queue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
 /* A command's --help and the global flags on f (cmd: "sbatch"). */
 void cli_print_help(FILE *f, const char *cmd);
 

@@ -1,0 +1,229 @@
+/*
+ * sacct.c - `cadre sacct` (the jobs the API server still holds, as sacct
+ * prints them) and `cadre scancel ID|NAME...` (delete them).
+ *
+ * After the command word its options are the tool's own: sacct's -n is
+ * --noheader; the namespace is --namespace (or -n before the command).
+ */
+#include "cli/jobs.h"
+#include "cli/slurmfmt.h"
+
+#include "base/buf.h"
+#include "base/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SACCT "cadre sacct"
+#define SCANCEL "cadre scancel"
+
+struct sacct_cmd {
+	struct cli_globals g;
+	const char *jobs, *format, *states, *users;
+	bool parsable, parsable2, noheader, all, help;
+};
+
+static long long job_number(const struct trainingjob *tj)
+{
+	return tj->status.job_id ? strtoll(tj->status.job_id, NULL, 10) : 0;
+}
+
+/* sacct lists jobs in the order they were submitted: by id. */
+static int by_id(const void *a, const void *b)
+{
+	long long x = job_number(*(const struct trainingjob *const *)a);
+	long long y = job_number(*(const struct trainingjob *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+static bool sacct_wanted(const struct sacct_cmd *c, const struct trainingjob *tj)
+{
+	const char *id = tj->status.job_id ? tj->status.job_id : "";
+	const char *st = slurm_state(tj, false, true);
+
+	return (!c->jobs || cli_in_list(id, c->jobs, false)) &&
+	       (!c->users || cli_in_list(slurm_user(tj), c->users, false)) &&
+	       (!c->states || cli_in_list(st, c->states, true) ||
+		cli_in_list(slurm_state(tj, true, true), c->states, true));
+}
+
+static int sacct_args(struct sacct_cmd *c, char **args, int n, struct slurm_sacct_field *fields,
+		      size_t *n_fields, FILE *err)
+{
+	const struct cli_opt opts[] = {
+		{ "jobs", 'j', &c->jobs, NULL }, { "format", 'o', &c->format, NULL },
+		{ "parsable", 'p', NULL, &c->parsable }, { "parsable2", 'P', NULL, &c->parsable2 },
+		{ "noheader", 'n', NULL, &c->noheader }, { "state", 's', &c->states, NULL },
+		{ "user", 'u', &c->users, NULL }, { NULL, 0, NULL, NULL },
+	};
+	char **pos = calloc((size_t)n + 1, sizeof(*pos));
+	int n_pos = 0, code;
+	size_t bad;
+
+	if (!pos)
+		return CLI_EXIT_FAILED;
+	code = cli_opts_parse(SACCT, opts, args, n, &c->g, &c->all, &c->help, pos, &n_pos, err);
+	if (!code && n_pos) {
+		fprintf(err, "%s: unexpected argument \"%s\" (jobs are chosen with -j)\n", SACCT,
+			pos[0]);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && slurm_sacct_parse(c->format ? c->format : SLURM_SACCT_FIELDS, fields,
+				       n_fields, &bad)) {
+		fprintf(err, "%s: --format: unknown field \"%s\" (known: JobID JobIDRaw JobName "
+			"Partition Account User AllocCPUS NNodes NodeList State ExitCode Elapsed "
+			"Timelimit Submit Start End, each with an optional %%WIDTH)\n", SACCT,
+			c->format + bad);
+		code = CLI_EXIT_USAGE;
+	}
+	free(pos);
+	return code;
+}
+
+static int print_sacct(const struct sacct_cmd *c, const struct slurm_sacct_field *fields,
+		       size_t n_fields, const struct cli_jobs *jobs, FILE *out)
+{
+	enum slurm_sacct_mode mode = c->parsable2 ? SLURM_SACCT_PARSABLE2 :
+				     c->parsable ? SLURM_SACCT_PARSABLE : SLURM_SACCT_TABLE;
+	const struct trainingjob **v = calloc(jobs->len + 1, sizeof(*v));
+	int64_t now = (int64_t)time(NULL);
+	struct buf text;
+	size_t n = 0;
+	int e = 0;
+
+	if (!v)
+		return CLI_EXIT_FAILED;
+	for (size_t i = 0; i < jobs->len; i++)
+		if (sacct_wanted(c, &jobs->items[i]))
+			v[n++] = &jobs->items[i];
+	qsort(v, n, sizeof(*v), by_id);
+	buf_init(&text, (size_t)1 << 26);
+	if (!c->noheader)
+		e = slurm_sacct_header(fields, n_fields, mode, &text);
+	for (size_t i = 0; i < n && !e; i++)
+		e = slurm_sacct_row(fields, n_fields, mode, v[i], now, &text);
+	if (!e)
+		fputs(buf_str(&text), out);
+	buf_release(&text);
+	free(v);
+	return e ? CLI_EXIT_FAILED : 0;
+}
+
+int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
+{
+	struct sacct_cmd c = { .g = *g };
+	struct slurm_sacct_field fields[SLURM_SACCT_MAX_FIELDS];
+	struct cli_kube k = { 0 };
+	struct cli_jobs jobs = { 0 };
+	size_t n_fields = 0;
+	int code;
+
+	if ((code = sacct_args(&c, args, n, fields, &n_fields, err)))
+		return code;
+	if (c.help) {
+		cli_print_help(out, "sacct");
+		return 0;
+	}
+	if ((code = cli_kube_open(&c.g, SACCT, &k, err)))
+		return code;
+	if (!(code = cli_jobs_list(&k, c.all, &jobs, err)))
+		code = print_sacct(&c, fields, n_fields, &jobs, out);
+	cli_jobs_release(&jobs);
+	cli_kube_close(&k);
+	return code;
+}
+
+/* ---- scancel ---- */
+
+/* The job named by word: its status.jobId first, else its name. NULL: none. */
+static const struct trainingjob *find_job(const struct cli_jobs *jobs, const char *word)
+{
+	for (size_t i = 0; i < jobs->len; i++)
+		if (jobs->items[i].status.job_id && !strcmp(jobs->items[i].status.job_id, word))
+			return &jobs->items[i];
+	for (size_t i = 0; i < jobs->len; i++)
+		if (jobs->items[i].meta.name && !strcmp(jobs->items[i].meta.name, word))
+			return &jobs->items[i];
+	return NULL;
+}
+
+/* Delete one job; 0 or the exit code after one line. A job already gone is done. */
+static int cancel_one(struct cli_kube *k, const struct trainingjob *tj, FILE *err)
+{
+	const struct kube_delete_opts opts = { .propagation_policy = "Background",
+					       .uid = tj->meta.uid };
+	struct kube_status st;
+	char what[320];
+	int e;
+
+	kube_status_clear(&st);
+	e = kube_client_delete(k->http, &kube_resource_trainingjobs, tj->meta.namespace,
+			       tj->meta.name, &opts, NULL, &st);
+	if (!e || e == CADRE_ENOTFOUND)
+		return 0;
+	snprintf(what, sizeof(what), "delete trainingjob \"%s\"", tj->meta.name);
+	if (!st.code)
+		st.code = e;
+	return cli_kube_error(k, what, &st, err);
+}
+
+/*
+ * Every word is a job; each is cancelled even when another is unknown,
+ * as scancel goes on after "Invalid job id specified", and the exit code
+ * says that one failed.
+ */
+static int cancel_all(struct cli_kube *k, bool all, char **words, int n, FILE *err)
+{
+	struct cli_jobs jobs;
+	int code, worst = 0;
+
+	if ((code = cli_jobs_list(k, all, &jobs, err)))
+		return code;
+	for (int i = 0; i < n; i++) {
+		const struct trainingjob *tj = find_job(&jobs, words[i]);
+
+		if (!tj) {
+			fprintf(err, "%s: error: Kill job error on job id %s: Invalid job id "
+				"specified\n", SCANCEL, words[i]);
+			worst = worst ? worst : CLI_EXIT_FAILED;
+			continue;
+		}
+		if (!tj->meta.deleting && (code = cancel_one(k, tj, err)))
+			worst = code;
+	}
+	cli_jobs_release(&jobs);
+	return worst;
+}
+
+int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
+{
+	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
+	struct cli_globals gl = *g;
+	struct cli_kube k = { 0 };
+	bool all = false, help = false;
+	char **pos = calloc((size_t)n + 1, sizeof(*pos));
+	int n_pos = 0, code = CLI_EXIT_FAILED;
+
+	if (!pos)
+		return code;
+	if ((code = cli_opts_parse(SCANCEL, opts, args, n, &gl, &all, &help, pos, &n_pos, err)))
+		goto done;
+	if (help) {
+		cli_print_help(out, "scancel");
+		goto done;
+	}
+	if (!n_pos) {
+		fprintf(err, "%s: error: No job identification provided (give a job id or name)\n",
+			SCANCEL);
+		code = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if (!(code = cli_kube_open(&gl, SCANCEL, &k, err)))
+		code = cancel_all(&k, all, pos, n_pos, err);
+	cli_kube_close(&k);
+done:
+	free(pos);
+	return code;
+}
