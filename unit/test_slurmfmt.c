@@ -1,0 +1,413 @@
+/*
+ * cli/slurmfmt: a TrainingJob's line as squeue, sacct and sky jobs queue
+ * print it, compared byte for byte.
+ */
+#include <criterion/criterion.h>
+
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "cli/slurmfmt.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* 2026-12-01T10:00:00Z */
+#define T0 1796119200LL
+
+static struct trainingjob tj;
+static struct buf b;
+
+static void setup(void)
+{
+	tj_init(&tj);
+	buf_init(&b, 1 << 20);
+	setenv("TZ", "UTC", 1);
+	tzset();
+}
+
+static void teardown(void)
+{
+	tj_release(&tj);
+	buf_release(&b);
+}
+
+TestSuite(slurmfmt, .init = setup, .fini = teardown);
+
+/* tj from a TrainingJob named name in namespace ml with extra spec and status JSON. */
+static void job(const char *name, const char *spec, const char *status, const char *annotations)
+{
+	char text[4096];
+	struct field_errors errs;
+	json_t *obj;
+
+	snprintf(text, sizeof(text),
+		 "{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		 "\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"u1\","
+		 "\"creationTimestamp\":\"2026-12-01T10:00:00Z\"%s%s%s},"
+		 "\"spec\":{\"numNodes\":2,\"run\":\"true\"%s%s},\"status\":{%s}}",
+		 name, annotations ? ",\"annotations\":{" : "", annotations ? annotations : "",
+		 annotations ? "}" : "", spec ? "," : "", spec ? spec : "", status ? status : "");
+	obj = json_loads(text, 0, NULL);
+	cr_assert(obj, "json: %s", text);
+	tj_release(&tj);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &tj, &errs), 0, "%s", text);
+	field_errors_release(&errs);
+	json_decref(obj);
+}
+
+static const char *time_used(int64_t s)
+{
+	static char out[32];
+
+	slurm_time_used(s, out);
+	return out;
+}
+
+static const char *elapsed(int64_t s)
+{
+	static char out[32];
+
+	slurm_elapsed(s, out);
+	return out;
+}
+
+Test(slurmfmt, squeue_time_drops_days_and_hours_until_needed)
+{
+	cr_assert_str_eq(time_used(0), "0:00");
+	cr_assert_str_eq(time_used(59), "0:59");
+	cr_assert_str_eq(time_used(60), "1:00");
+	cr_assert_str_eq(time_used(3599), "59:59");
+	cr_assert_str_eq(time_used(3600), "1:00:00");
+	cr_assert_str_eq(time_used(86399), "23:59:59");
+	cr_assert_str_eq(time_used(86400), "1-00:00:00");
+	cr_assert_str_eq(time_used(93784), "1-02:03:04");
+	cr_assert_str_eq(time_used(-5), "0:00");
+}
+
+Test(slurmfmt, sacct_elapsed_is_zero_padded_hours_minutes_seconds)
+{
+	cr_assert_str_eq(elapsed(0), "00:00:00");
+	cr_assert_str_eq(elapsed(59), "00:00:59");
+	cr_assert_str_eq(elapsed(3600), "01:00:00");
+	cr_assert_str_eq(elapsed(86400), "1-00:00:00");
+	cr_assert_str_eq(elapsed(93784), "1-02:03:04");
+}
+
+Test(slurmfmt, squeue_field_cuts_to_the_width_keeping_the_start)
+{
+	cr_assert_eq(slurm_squeue_field(&b, "llama-pretrain", 8, true), 0);
+	cr_assert_str_eq(buf_str(&b), "llama-pr");
+	buf_reset(&b);
+	slurm_squeue_field(&b, "job2", 8, true);
+	cr_assert_str_eq(buf_str(&b), "    job2");
+	buf_reset(&b);
+	slurm_squeue_field(&b, "job2", 8, false);
+	cr_assert_str_eq(buf_str(&b), "job2    ");
+	buf_reset(&b);
+	slurm_squeue_field(&b, "(Resources)", -1, false);
+	cr_assert_str_eq(buf_str(&b), "(Resources)");
+}
+
+Test(slurmfmt, squeue_default_header_is_slurms_byte_for_byte)
+{
+	cr_assert_eq(slurm_squeue_header(SLURM_SQUEUE_FORMAT, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "             JOBID PARTITION     NAME     USER ST       "
+				      "TIME  NODES NODELIST(REASON)");
+}
+
+Test(slurmfmt, a_queued_job_shows_its_reason_in_parentheses)
+{
+	job("job2", NULL, "\"phase\":\"Queued\",\"jobId\":\"12346\",\"conditions\":[{\"type\":"
+	    "\"Admitted\",\"status\":\"False\",\"reason\":\"InsufficientCapacity\","
+	    "\"message\":\"m\",\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]",
+	    "\"cadre.dev/submitted-by\":\"dave\"");
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT, &tj, T0 + 100, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "             12346         -     job2     dave PD       "
+				      "0:00      2 (Resources)");
+}
+
+Test(slurmfmt, a_running_job_shows_its_time_and_compressed_host_names)
+{
+	job("llama-pretrain", "\"queue\":\"gpu-h100\"",
+	    "\"phase\":\"Running\",\"jobId\":\"7\",\"startTime\":\"2026-12-01T10:00:00Z\","
+	    "\"nodes\":[{\"rank\":1,\"pod\":\"p1\",\"node\":\"n-b\"},"
+	    "{\"rank\":0,\"pod\":\"p0\",\"node\":\"n-a\"}]", NULL);
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT, &tj, T0 + 3600, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "                 7  gpu-h100 llama-pr       ml  R    "
+				      "1:00:00      2 llama-pretrain-[0-1]");
+}
+
+Test(slurmfmt, the_host_list_leaves_out_ranks_not_yet_on_a_node)
+{
+	job("t", NULL, "\"phase\":\"Starting\",\"nodes\":[{\"rank\":0,\"node\":\"a\"},"
+	    "{\"rank\":1},{\"rank\":2,\"node\":\"c\"}]", NULL);
+	cr_assert_eq(slurm_nodelist(&tj, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "t-[0,2]");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "CF");
+}
+
+static void admitted(const char *status, const char *reason)
+{
+	char s[512];
+
+	snprintf(s, sizeof(s), "\"phase\":\"Queued\",\"conditions\":[{\"type\":\"Admitted\","
+		 "\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"m\","
+		 "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]", status, reason);
+	job("r", NULL, s, NULL);
+}
+
+Test(slurmfmt, cadres_admission_reasons_read_as_slurms)
+{
+	admitted("False", "InsufficientCapacity");
+	cr_assert_str_eq(slurm_reason(&tj), "Resources");
+	admitted("False", "QueuedBehind");
+	cr_assert_str_eq(slurm_reason(&tj), "Priority");
+	admitted("False", "WaitingForKueue");
+	cr_assert_str_eq(slurm_reason(&tj), "QOSWaitingForKueue");
+	admitted("False", "NotManagedByKueue");
+	cr_assert_str_eq(slurm_reason(&tj), "NotManagedByKueue");
+	admitted("False", "SomethingNew");
+	cr_assert_str_eq(slurm_reason(&tj), "SomethingNew");
+	admitted("True", "Admitted");
+	cr_assert_str_eq(slurm_reason(&tj), "None");
+}
+
+Test(slurmfmt, a_job_waiting_for_volumes_names_the_volume_reason)
+{
+	job("v", NULL, "\"phase\":\"Pending\",\"conditions\":[{\"type\":\"VolumesReady\","
+	    "\"status\":\"False\",\"reason\":\"VolumeNotBound\",\"message\":\"m\","
+	    "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]", NULL);
+	cr_assert_str_eq(slurm_reason(&tj), "VolumeNotBound");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
+}
+
+Test(slurmfmt, a_job_the_controller_has_not_seen_waits_for_its_begin_time)
+{
+	job("new", NULL, NULL, NULL);
+	cr_assert_str_eq(slurm_reason(&tj), "BeginTime");
+	cr_assert_str_eq(slurm_state(&tj, false, true), "PENDING");
+}
+
+Test(slurmfmt, phases_map_to_slurms_states)
+{
+	static const struct { const char *phase, *compact, *full; } cases[] = {
+		{ "Pending", "PD", "PENDING" },   { "Queued", "PD", "PENDING" },
+		{ "Starting", "CF", "CONFIGURING" }, { "Running", "R", "RUNNING" },
+		{ "Restarting", "RQ", "REQUEUED" }, { "Succeeded", "CD", "COMPLETED" },
+		{ "Failed", "F", "FAILED" },      { "Suspended", "S", "SUSPENDED" },
+	};
+	char s[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(s, sizeof(s), "\"phase\":\"%s\"", cases[i].phase);
+		job("p", NULL, s, NULL);
+		cr_assert_str_eq(slurm_state(&tj, true, false), cases[i].compact, "%s", s);
+		cr_assert_str_eq(slurm_state(&tj, false, true), cases[i].full, "%s", s);
+	}
+}
+
+Test(slurmfmt, a_job_past_its_deadline_is_timeout_and_a_deleted_one_cancelled)
+{
+	job("d", NULL, "\"phase\":\"Failed\",\"conditions\":[{\"type\":\"Failed\","
+	    "\"status\":\"True\",\"reason\":\"DeadlineExceeded\",\"message\":\"m\","
+	    "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]", NULL);
+	cr_assert_str_eq(slurm_state(&tj, false, true), "TIMEOUT");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "TO");
+	job("c", NULL, "\"phase\":\"Running\"", NULL);
+	tj.meta.deleting = true;
+	cr_assert_str_eq(slurm_state(&tj, false, true), "CANCELLED");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "CG");
+	cr_assert_str_eq(slurm_state(&tj, false, false), "COMPLETING");
+}
+
+Test(slurmfmt, exit_code_is_exit_colon_signal)
+{
+	char out[24];
+
+	job("e", NULL, "\"phase\":\"Succeeded\"", NULL);
+	slurm_exit_code(&tj, out);
+	cr_assert_str_eq(out, "0:0");
+	job("e", NULL, "\"phase\":\"Failed\",\"lastFailure\":{\"rank\":0,\"exitCode\":3,"
+	    "\"reason\":\"Error\"}", NULL);
+	slurm_exit_code(&tj, out);
+	cr_assert_str_eq(out, "3:0");
+	job("e", NULL, "\"phase\":\"Failed\",\"lastFailure\":{\"rank\":0,\"exitCode\":137,"
+	    "\"reason\":\"OOMKilled\"}", NULL);
+	slurm_exit_code(&tj, out);
+	cr_assert_str_eq(out, "0:9");
+}
+
+Test(slurmfmt, the_user_is_the_submitter_else_the_namespace)
+{
+	job("u", NULL, NULL, "\"cadre.dev/submitted-by\":\"alice@example.com\"");
+	cr_assert_str_eq(slurm_user(&tj), "alice@example.com");
+	job("u", NULL, NULL, NULL);
+	cr_assert_str_eq(slurm_user(&tj), "ml");
+}
+
+Test(slurmfmt, squeue_format_takes_widths_justification_and_literal_text)
+{
+	job("abc", "\"activeDeadlineSeconds\":5400", "\"phase\":\"Running\",\"jobId\":\"42\","
+	    "\"startTime\":\"2026-12-01T10:00:00Z\"", NULL);
+	cr_assert_eq(slurm_squeue_row("%i|%5j|%.5j|%T|%l|%a|%%", &tj, T0 + 59, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "42|abc  |  abc|RUNNING|1:30:00|ml|%");
+	buf_reset(&b);
+	slurm_squeue_header("%i|%.3j", &b);
+	cr_assert_str_eq(buf_str(&b), "JOBID|NAM");
+}
+
+Test(slurmfmt, squeue_long_format_has_state_and_time_limit)
+{
+	job("abc", NULL, "\"phase\":\"Running\",\"jobId\":\"42\"", NULL);
+	cr_assert_eq(slurm_squeue_header(SLURM_SQUEUE_FORMAT_LONG, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "             JOBID PARTITION     NAME     USER    STATE "
+				      "      TIME TIME_LIMI  NODES NODELIST(REASON)");
+	buf_reset(&b);
+	slurm_squeue_row(SLURM_SQUEUE_FORMAT_LONG, &tj, T0, &b);
+	cr_assert_str_eq(buf_str(&b), "                42         -      abc       ml  RUNNING "
+				      "      0:00 UNLIMITED      2 ");
+}
+
+Test(slurmfmt, an_unknown_squeue_field_is_refused_with_its_place)
+{
+	size_t bad = 99;
+
+	cr_assert_eq(slurm_squeue_check("%i %.9P %Z", &bad), CADRE_EINVAL);
+	cr_assert_eq(bad, 8);
+	cr_assert_eq(slurm_squeue_check("%.18i %%", &bad), 0);
+	cr_assert_eq(slurm_squeue_check("%.", &bad), CADRE_EINVAL);
+}
+
+Test(slurmfmt, sacct_default_fields_have_slurms_widths_and_dashes)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	cr_assert_eq(slurm_sacct_parse(SLURM_SACCT_FIELDS, f, &n, &bad), 0);
+	cr_assert_eq(n, 7);
+	cr_assert_eq(slurm_sacct_header(f, n, SLURM_SACCT_TABLE, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+			 "JobID           JobName  Partition    Account  AllocCPUS      State "
+			 "ExitCode \n"
+			 "------------ ---------- ---------- ---------- ---------- ---------- "
+			 "-------- \n");
+}
+
+Test(slurmfmt, sacct_cuts_overlong_text_with_a_plus)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	job("llama-pretrain", "\"resources\":{\"cpus\":\"4\"}",
+	    "\"phase\":\"Failed\",\"jobId\":\"4242\",\"startTime\":\"2026-12-01T10:00:00Z\","
+	    "\"completionTime\":\"2026-12-01T11:00:59Z\",\"lastFailure\":{\"rank\":1,"
+	    "\"exitCode\":2,\"reason\":\"Error\"}", NULL);
+	cr_assert_eq(slurm_sacct_parse(SLURM_SACCT_FIELDS ",Elapsed", f, &n, &bad), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_TABLE, &tj, T0 + 99999, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4242         llama-pre+          -         ml          8 "
+				      "    FAILED      2:0   01:00:59 \n");
+}
+
+Test(slurmfmt, sacct_parsable_and_parsable2_as_submitit_reads_them)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	job("t", NULL, "\"phase\":\"Running\",\"jobId\":\"4242\"", NULL);
+	cr_assert_eq(slurm_sacct_parse("JobID,State", f, &n, &bad), 0);
+	slurm_sacct_header(f, n, SLURM_SACCT_PARSABLE2, &b);
+	slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE2, &tj, T0, &b);
+	cr_assert_str_eq(buf_str(&b), "JobID|State\n4242|RUNNING\n");
+	buf_reset(&b);
+	slurm_sacct_header(f, n, SLURM_SACCT_PARSABLE, &b);
+	slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE, &tj, T0, &b);
+	cr_assert_str_eq(buf_str(&b), "JobID|State|\n4242|RUNNING|\n");
+}
+
+Test(slurmfmt, sacct_field_names_ignore_case_and_take_a_width)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad = 99;
+
+	cr_assert_eq(slurm_sacct_parse("jobid%4,jobname%20,state", f, &n, &bad), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(f[0].width, -4);
+	cr_assert_eq(f[1].width, 20);
+	job("t", NULL, "\"phase\":\"Succeeded\",\"jobId\":\"123456\"", NULL);
+	slurm_sacct_row(f, 1, SLURM_SACCT_TABLE, &tj, T0, &b);
+	cr_assert_str_eq(buf_str(&b), "123+ \n");
+	cr_assert_eq(slurm_sacct_parse("JobID,Bogus", f, &n, &bad), CADRE_EINVAL);
+	cr_assert_eq(bad, 6);
+	cr_assert_eq(slurm_sacct_parse("JobID%0", f, &n, &bad), CADRE_EINVAL);
+	cr_assert_eq(slurm_sacct_parse("JobID%x", f, &n, &bad), CADRE_EINVAL);
+	cr_assert_eq(slurm_sacct_parse("", f, &n, &bad), CADRE_EINVAL);
+}
+
+Test(slurmfmt, sacct_times_and_a_node_list_before_the_start)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	job("t", NULL, "\"phase\":\"Queued\",\"jobId\":\"1\"", NULL);
+	cr_assert_eq(slurm_sacct_parse("Submit,Start,NodeList,AllocCPUS", f, &n, &bad), 0);
+	slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE2, &tj, T0, &b);
+	cr_assert_str_eq(buf_str(&b), "2026-12-01T10:00:00|Unknown|None assigned|0\n");
+}
+
+static const char *duration(int64_t s)
+{
+	static char out[32];
+
+	sky_duration(s, true, out);
+	return out;
+}
+
+Test(slurmfmt, sky_durations_show_the_two_largest_units)
+{
+	char out[32];
+
+	cr_assert_str_eq(duration(0), "0s");
+	cr_assert_str_eq(duration(59), "59s");
+	cr_assert_str_eq(duration(60), "1m");
+	cr_assert_str_eq(duration(303), "5m 3s");
+	cr_assert_str_eq(duration(3600), "1h");
+	cr_assert_str_eq(duration(3660 + 5), "1h 1m");
+	cr_assert_str_eq(duration(86400), "1d");
+	cr_assert_str_eq(duration(86400 + 7200), "1d 2h");
+	sky_duration(5, false, out);
+	cr_assert_str_eq(out, "-");
+}
+
+Test(slurmfmt, sky_submitted_reads_as_time_ago)
+{
+	char out[32];
+
+	sky_ago(T0, T0 + 1, out);
+	cr_assert_str_eq(out, "1 sec ago");
+	sky_ago(T0, T0 + 59, out);
+	cr_assert_str_eq(out, "59 secs ago");
+	sky_ago(T0, T0 + 3600, out);
+	cr_assert_str_eq(out, "1 hr ago");
+	sky_ago(T0, T0 + 2 * 86400, out);
+	cr_assert_str_eq(out, "2 days ago");
+	sky_ago(0, T0, out);
+	cr_assert_str_eq(out, "-");
+}
+
+Test(slurmfmt, sky_status_and_resources)
+{
+	job("s", "\"resources\":{\"accelerators\":\"H100:8\"}", "\"phase\":\"Restarting\"", NULL);
+	cr_assert_str_eq(sky_status(&tj), "RECOVERING");
+	cr_assert_eq(sky_resources(&tj, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "2x[H100:8]");
+	buf_reset(&b);
+	job("s", "\"resources\":{\"cpus\":\"4\"}", "\"phase\":\"Queued\"", NULL);
+	cr_assert_str_eq(sky_status(&tj), "PENDING");
+	sky_resources(&tj, &b);
+	cr_assert_str_eq(buf_str(&b), "2x[CPU:4]");
+}
