@@ -509,7 +509,7 @@ int slurm_sacct_row(const struct slurm_sacct_field *fields, size_t n, enum slurm
 
 /* ---- sky jobs queue ---- */
 
-void sky_duration(int64_t s, bool known, char out[32])
+void sky_duration(int64_t s, bool known, char out[64])
 {
 	static const struct { int64_t secs; const char *unit; } units[] = {
 		{ 86400, "d" }, { 3600, "h" }, { 60, "m" }, { 1, "s" },
@@ -517,16 +517,16 @@ void sky_duration(int64_t s, bool known, char out[32])
 	size_t i;
 
 	if (!known) {
-		snprintf(out, 32, "-");
+		snprintf(out, 64, "-");
 		return;
 	}
 	s = s < 0 ? 0 : s;
 	for (i = 0; i + 1 < sizeof(units) / sizeof(units[0]) && s < units[i].secs; i++)
 		;
 	if (i + 1 == sizeof(units) / sizeof(units[0]) || s % units[i].secs / units[i + 1].secs == 0)
-		snprintf(out, 32, "%lld%s", (long long)(s / units[i].secs), units[i].unit);
+		snprintf(out, 64, "%lld%s", (long long)(s / units[i].secs), units[i].unit);
 	else
-		snprintf(out, 32, "%lld%s %lld%s", (long long)(s / units[i].secs), units[i].unit,
+		snprintf(out, 64, "%lld%s %lld%s", (long long)(s / units[i].secs), units[i].unit,
 			 (long long)(s % units[i].secs / units[i + 1].secs), units[i + 1].unit);
 }
 

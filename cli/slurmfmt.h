@@ -136,7 +136,7 @@ int slurm_sacct_cell(struct buf *out, const char *text, int width, enum slurm_sa
  * A duration as sky jobs queue prints it: "-" for none, "12s", "5m 3s",
  * "2h 5m", "3d 4h" (the two largest units).
  */
-void sky_duration(int64_t seconds, bool known, char out[32]);
+void sky_duration(int64_t seconds, bool known, char out[64]);
 
 /* sky jobs queue's STATUS: PENDING, STARTING, RUNNING, RECOVERING, CANCELLING, SUCCEEDED, FAILED. */
 const char *sky_status(const struct trainingjob *tj);

@@ -255,7 +255,7 @@ static const char *const queue_header[] = { "ID", "NAME", "RESOURCES", "SUBMITTE
 static int queue_cells(const struct trainingjob *tj, int64_t now, struct buf *cells)
 {
 	int64_t end = tj->status.completion_time ? tj->status.completion_time : now;
-	char t[32];
+	char t[64];
 	int e;
 
 	e = buf_adds(&cells[0], tj->status.job_id ? tj->status.job_id : "-");

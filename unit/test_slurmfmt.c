@@ -361,7 +361,7 @@ Test(slurmfmt, sacct_times_and_a_node_list_before_the_start)
 
 static const char *duration(int64_t s)
 {
-	static char out[32];
+	static char out[64];
 
 	sky_duration(s, true, out);
 	return out;
@@ -369,7 +369,7 @@ static const char *duration(int64_t s)
 
 Test(slurmfmt, sky_durations_show_the_two_largest_units)
 {
-	char out[32];
+	char out[64];
 
 	cr_assert_str_eq(duration(0), "0s");
 	cr_assert_str_eq(duration(59), "59s");
