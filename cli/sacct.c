@@ -60,7 +60,8 @@ static int sacct_args(struct sacct_cmd *c, char **args, int n, struct slurm_sacc
 	};
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 	int n_pos = 0, code;
-	size_t bad;
+	size_t bad, state_len;
+	const char *state;
 
 	if (!pos)
 		return CLI_EXIT_FAILED;
@@ -68,6 +69,11 @@ static int sacct_args(struct sacct_cmd *c, char **args, int n, struct slurm_sacc
 	if (!code && n_pos) {
 		fprintf(err, "%s: unexpected argument \"%s\" (jobs are chosen with -j)\n", SACCT,
 			pos[0]);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
+		fprintf(err, "%s: --state: invalid job state \"%.*s\" (PD, R, CD, F, TO, CA, "
+			"RQ, ..., or their long names)\n", SACCT, (int)state_len, state);
 		code = CLI_EXIT_USAGE;
 	}
 	if (!code && slurm_sacct_parse(c->format ? c->format : SLURM_SACCT_FIELDS, fields,

@@ -97,6 +97,31 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 	return names[p][compact ? 0 : 1];
 }
 
+bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len)
+{
+	static const char *const known[] = {
+		"all", "PD", "PENDING", "CF", "CONFIGURING", "R", "RUNNING", "RQ", "REQUEUED",
+		"S", "SUSPENDED", "CD", "COMPLETED", "F", "FAILED", "TO", "TIMEOUT", "CG",
+		"COMPLETING", "CA", "CANCELLED",
+	};
+
+	for (const char *p = list;; p++) {
+		size_t n = strcspn(p, ","), k;
+
+		for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			if (strlen(known[k]) == n && !strncasecmp(known[k], p, n))
+				break;
+		if (k == sizeof(known) / sizeof(known[0])) {
+			*bad = p;
+			*bad_len = n;
+			return false;
+		}
+		p += n;
+		if (!*p)
+			return true;
+	}
+}
+
 const char *slurm_reason(const struct trainingjob *tj)
 {
 	static const struct { const char *cadre, *slurm; } map[] = {

@@ -56,6 +56,13 @@ int64_t slurm_job_elapsed(const struct trainingjob *tj, int64_t now);
 const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct);
 
 /*
+ * Whether every item of the comma-separated list is a state slurm_state
+ * can return (compact or long, any case) or "all"; *bad is the first that
+ * is not (borrowed from list, its length in *bad_len).
+ */
+bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len);
+
+/*
  * Why a job that has not started waits, as squeue's reason: Resources
  * (InsufficientCapacity), Priority (QueuedBehind), QOSWaitingForKueue
  * (WaitingForKueue), VolumeNotFound / VolumeNotBound (its Volumes),

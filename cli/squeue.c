@@ -178,7 +178,8 @@ static int squeue_args(struct squeue_cmd *c, char **args, int n, FILE *err)
 	};
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 	int n_pos = 0, code;
-	size_t bad;
+	size_t bad, state_len;
+	const char *state;
 
 	if (!pos)
 		return CLI_EXIT_FAILED;
@@ -186,6 +187,11 @@ static int squeue_args(struct squeue_cmd *c, char **args, int n, FILE *err)
 	if (!code && n_pos) {
 		fprintf(err, "%s: unexpected argument \"%s\" (jobs are chosen with -j, -u, -n)\n",
 			SQUEUE, pos[0]);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
+		fprintf(err, "%s: --states: invalid job state \"%.*s\" (PD, R, CF, RQ, S, CG, CD, "
+			"F, TO, their long names, or all)\n", SQUEUE, (int)state_len, state);
 		code = CLI_EXIT_USAGE;
 	}
 	if (!code && c->format && slurm_squeue_check(c->format, &bad)) {

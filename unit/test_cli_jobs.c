@@ -212,6 +212,10 @@ Test(cli_jobs, squeue_refuses_an_unknown_format_field_and_flag)
 	assert_one_line("cadre squeue: unknown flag: --bogus");
 	cr_assert_eq(cadre("squeue --kubeconfig KC -u"), CLI_EXIT_USAGE);
 	assert_one_line("cadre squeue: flag needs an argument: -u");
+	cr_assert_eq(cadre("squeue --kubeconfig KC -t PD,soon"), CLI_EXIT_USAGE);
+	assert_one_line("cadre squeue: --states: invalid job state \"soon\"");
+	cr_assert_eq(cadre("sacct --kubeconfig KC -s later"), CLI_EXIT_USAGE);
+	assert_one_line("cadre sacct: --state: invalid job state \"later\"");
 	cr_assert_eq(cadre("squeue --kubeconfig KC 4242"), CLI_EXIT_USAGE);
 	assert_one_line("cadre squeue: unexpected argument \"4242\"");
 	cr_assert_eq(httpd_request_count(server), 0);

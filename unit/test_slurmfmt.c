@@ -411,3 +411,16 @@ Test(slurmfmt, sky_status_and_resources)
 	sky_resources(&tj, &b);
 	cr_assert_str_eq(buf_str(&b), "2x[CPU:4]");
 }
+
+Test(slurmfmt, state_lists_take_compact_and_long_names_in_any_case)
+{
+	const char *bad = NULL;
+	size_t len = 0;
+
+	cr_assert(slurm_states_valid("PD,running,all,Cd,TIMEOUT", &bad, &len));
+	cr_assert_not(slurm_states_valid("PD,BOGUS,R", &bad, &len));
+	cr_assert_eq(len, 5);
+	cr_assert(!strncmp(bad, "BOGUS", 5));
+	cr_assert_not(slurm_states_valid("R,", &bad, &len));
+	cr_assert_eq(len, 0);
+}
