@@ -74,6 +74,11 @@ static int run_scancel(struct invocation *inv, FILE *out, FILE *err)
 	return cli_scancel(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+static int run_status(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_status(&inv->g, inv->args, inv->n_args, out, err);
+}
+
 #define DAILY_FLAGS \
 	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
 	"                              is the Slurm tool's own option)\n" \
@@ -238,6 +243,20 @@ static const struct command commands[] = {
 	  "  cadre scancel 4242\n"
 	  "  cadre scancel llama-pretrain 4243\n",
 	  run_scancel, true },
+	{ "status", "one job as a person reads it: state and why, times, ranks, conditions",
+	  "Usage: cadre status ID|NAME\n"
+	  "\n"
+	  "Prints one TrainingJob, named by its Slurm job id or its name: its state and why it\n"
+	  "waits, resources, queue, times, restarts, the last failure, the host names, every\n"
+	  "rank with its pod, node, IP and phase, and the conditions.\n"
+	  "\n"
+	  "Flags:\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre status 4242\n"
+	  "  cadre status llama-pretrain\n",
+	  run_status, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

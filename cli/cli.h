@@ -76,6 +76,7 @@ int cli_squeue(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 int cli_queue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_status(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 
 /* A command's --help and the global flags on f (cmd: "sbatch"). */
 void cli_print_help(FILE *f, const char *cmd);

@@ -78,6 +78,17 @@ void cli_jobs_release(struct cli_jobs *jobs)
 	jobs->len = 0;
 }
 
+const struct trainingjob *cli_jobs_find(const struct cli_jobs *jobs, const char *word)
+{
+	for (size_t i = 0; i < jobs->len; i++)
+		if (jobs->items[i].status.job_id && !strcmp(jobs->items[i].status.job_id, word))
+			return &jobs->items[i];
+	for (size_t i = 0; i < jobs->len; i++)
+		if (jobs->items[i].meta.name && !strcmp(jobs->items[i].meta.name, word))
+			return &jobs->items[i];
+	return NULL;
+}
+
 bool cli_in_list(const char *word, const char *list, bool nocase)
 {
 	size_t len = strlen(word);

@@ -25,6 +25,17 @@ struct cli_jobs {
 int cli_jobs_list(struct cli_kube *k, bool all, struct cli_jobs *jobs, FILE *err);
 void cli_jobs_release(struct cli_jobs *jobs);
 
+/* The job named by word: the one whose status.jobId it is, else the one of that name; NULL. */
+const struct trainingjob *cli_jobs_find(const struct cli_jobs *jobs, const char *word);
+
+/*
+ * One job as a person reads it (cadre status): name and id, state and why,
+ * resources, times, restarts, the last failure, every rank, the
+ * conditions; appended to out. Pure. 0 or CADRE_ENOMEM/CADRE_ETOOBIG.
+ */
+struct buf;
+int cli_status_text(const struct trainingjob *tj, int64_t now, struct buf *out);
+
 /* One option of a daily command: a value (value != NULL) or a switch (set). */
 struct cli_opt {
 	const char *name;  /* long name without "--"; NULL ends a table */

@@ -143,18 +143,6 @@ int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 
 /* ---- scancel ---- */
 
-/* The job named by word: its status.jobId first, else its name. NULL: none. */
-static const struct trainingjob *find_job(const struct cli_jobs *jobs, const char *word)
-{
-	for (size_t i = 0; i < jobs->len; i++)
-		if (jobs->items[i].status.job_id && !strcmp(jobs->items[i].status.job_id, word))
-			return &jobs->items[i];
-	for (size_t i = 0; i < jobs->len; i++)
-		if (jobs->items[i].meta.name && !strcmp(jobs->items[i].meta.name, word))
-			return &jobs->items[i];
-	return NULL;
-}
-
 /* Delete one job; 0 or the exit code after one line. A job already gone is done. */
 static int cancel_one(struct cli_kube *k, const struct trainingjob *tj, FILE *err)
 {
@@ -188,7 +176,7 @@ static int cancel_all(struct cli_kube *k, bool all, char **words, int n, FILE *e
 	if ((code = cli_jobs_list(k, all, &jobs, err)))
 		return code;
 	for (int i = 0; i < n; i++) {
-		const struct trainingjob *tj = find_job(&jobs, words[i]);
+		const struct trainingjob *tj = cli_jobs_find(&jobs, words[i]);
 
 		if (!tj) {
 			fprintf(err, "%s: error: Kill job error on job id %s: Invalid job id "

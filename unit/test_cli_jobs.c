@@ -297,7 +297,7 @@ Test(cli_jobs, queue_prints_skypilots_columns_newest_first)
 
 Test(cli_jobs, every_command_has_help_with_an_example)
 {
-	static const char *const cmds[] = { "squeue", "sacct", "scancel", "queue" };
+	static const char *const cmds[] = { "squeue", "sacct", "scancel", "queue", "status" };
 	char line[64];
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -314,7 +314,8 @@ Test(cli_jobs, every_command_has_help_with_an_example)
 
 Test(cli_jobs, unauthorized_is_one_line_and_exit_one)
 {
-	static const char *const cmds[] = { "squeue", "sacct", "scancel 4242", "queue" };
+	static const char *const cmds[] = { "squeue", "sacct", "scancel 4242", "queue",
+					    "status 4242" };
 	char line[64];
 
 	fake.list_status = 401;
@@ -331,7 +332,8 @@ Test(cli_jobs, unauthorized_is_one_line_and_exit_one)
 
 Test(cli_jobs, an_unreachable_server_is_one_line_and_exit_one)
 {
-	static const char *const cmds[] = { "squeue", "sacct", "scancel 4242", "queue" };
+	static const char *const cmds[] = { "squeue", "sacct", "scancel 4242", "queue",
+					    "status 4242" };
 	char line[64];
 
 	httpd_free(server);
@@ -341,4 +343,21 @@ Test(cli_jobs, an_unreachable_server_is_one_line_and_exit_one)
 		cr_assert_eq(cadre(line), CLI_EXIT_FAILED, "%s", line);
 		assert_one_line(": cannot reach the API server http://127.0.0.1:");
 	}
+}
+
+Test(cli_jobs, status_shows_one_job_by_id_or_name)
+{
+	static const char head[] = "Job:           eval (job id 4242)\nNamespace:     ml\n"
+				   "User:          bob\nState:         CONFIGURING, phase Starting\n";
+
+	cr_assert_eq(cadre("status --kubeconfig KC 4242"), 0, "%s", err);
+	cr_assert(!strncmp(out, head, strlen(head)), "%s", out);
+	cr_assert(strstr(out, "\nHosts:         eval-[0-1]\n"), "%s", out);
+	cr_assert(strstr(out, "\n0     eval-0  kwok-1  -   -\n"), "%s", out);
+	cr_assert_eq(cadre("status --kubeconfig KC llama-pretrain"), 0, "%s", err);
+	cr_assert(strstr(out, "\nState:         PENDING (Resources), phase Queued\n"), "%s", out);
+	cr_assert_eq(cadre("status --kubeconfig KC 9999"), CLI_EXIT_FAILED);
+	assert_one_line("cadre status: no job 9999 in ml");
+	cr_assert_eq(cadre("status --kubeconfig KC"), CLI_EXIT_USAGE);
+	assert_one_line("cadre status: give one job id or name");
 }

@@ -8,6 +8,7 @@
 #include "api/trainingjob.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "cli/jobs.h"
 #include "cli/slurmfmt.h"
 
 #include <jansson.h>
@@ -423,4 +424,54 @@ Test(slurmfmt, state_lists_take_compact_and_long_names_in_any_case)
 	cr_assert(!strncmp(bad, "BOGUS", 5));
 	cr_assert_not(slurm_states_valid("R,", &bad, &len));
 	cr_assert_eq(len, 0);
+}
+
+Test(slurmfmt, status_text_reads_as_one_job_for_a_person)
+{
+	job("llama", "\"maxRestarts\":3,\"resources\":{\"accelerators\":\"H100:8\"}",
+	    "\"phase\":\"Restarting\",\"jobId\":\"42\",\"restarts\":1,\"infraRestarts\":1,"
+	    "\"startTime\":\"2026-12-01T10:00:00Z\",\"message\":\"rank 1 failed\","
+	    "\"lastFailure\":{\"rank\":1,\"pod\":\"llama-1\",\"node\":\"n2\",\"exitCode\":137,"
+	    "\"reason\":\"OOMKilled\",\"message\":\"out of memory\"},"
+	    "\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\",\"node\":\"n1\",\"ip\":\"10.0.0.1\","
+	    "\"phase\":\"Running\"},{\"rank\":1,\"pod\":\"llama-1\"}],"
+	    "\"conditions\":[" "{\"type\":\"Restarting\",\"status\":\"True\",\"reason\":"
+	    "\"PodFailed\",\"message\":\"rank 1 failed\",\"lastTransitionTime\":"
+	    "\"2026-12-01T10:00:00Z\"}]", "\"cadre.dev/submitted-by\":\"alice\"");
+	cr_assert_eq(cli_status_text(&tj, T0 + 61, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"Job:           llama (job id 42)\n"
+		"Namespace:     ml\n"
+		"User:          alice\n"
+		"State:         REQUEUED, phase Restarting\n"
+		"Why:           rank 1 failed\n"
+		"Resources:     2x[H100:8]\n"
+		"Queue:         -\n"
+		"Submitted:     2026-12-01T10:00:00Z (1 min ago)\n"
+		"Started:       2026-12-01T10:00:00Z (1 min ago)\n"
+		"Elapsed:       1:01\n"
+		"Time limit:    UNLIMITED\n"
+		"Restarts:      1 of 3 (maxRestarts); 1 recovery after node loss, eviction or "
+		"preemption\n"
+		"Last failure:  rank 1 (pod llama-1, node n2): exit code 137, OOMKilled: out of memory\n"
+		"Hosts:         llama-0\n"
+		"\n"
+		"RANK  POD      NODE  IP        PHASE\n"
+		"0     llama-0  n1    10.0.0.1  Running\n"
+		"1     llama-1  -     -         -\n"
+		"\n"
+		"CONDITION   STATUS   REASON     MESSAGE\n"
+		"Restarting  True     PodFailed  rank 1 failed\n");
+}
+
+Test(slurmfmt, status_text_of_a_waiting_job_says_why)
+{
+	job("w", NULL, "\"phase\":\"Queued\",\"jobId\":\"7\",\"conditions\":[{\"type\":"
+	    "\"Admitted\",\"status\":\"False\",\"reason\":\"QueuedBehind\",\"message\":\"m\","
+	    "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]", NULL);
+	cr_assert_eq(cli_status_text(&tj, T0, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\nState:         PENDING (Priority), phase Queued\n"),
+		  "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\nStarted:       -\n"), "%s", buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "RANK"), "%s", buf_str(&b));
 }
