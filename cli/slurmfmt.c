@@ -21,7 +21,11 @@ void slurm_time_used(int64_t s, char out[32])
 {
 	long long d, h, m;
 
-	s = s < 0 ? 0 : s;
+	if (s < 0 || s > 365 * 86400LL) {
+		/* src/squeue/print.c _print_secs */
+		snprintf(out, 32, "INVALID");
+		return;
+	}
 	d = s / 86400;
 	h = s / 3600 % 24;
 	m = s / 60 % 60;
@@ -224,6 +228,18 @@ int slurm_squeue_field(struct buf *out, const char *text, int width, bool right)
 	return buf_addf(out, right ? "%*.*s" : "%-*.*s", width, width, text);
 }
 
+/*
+ * A host list as squeue prints it (_print_nodes): right-justified it is
+ * never cut, since a cut list names other hosts; left-justified the
+ * precision of "%.Ns" still cuts it.
+ */
+static int squeue_nodes_field(struct buf *out, const char *text, int width, bool right)
+{
+	if (width >= 0 && right)
+		return buf_addf(out, "%*s", width, text);
+	return slurm_squeue_field(out, text, width, right);
+}
+
 /* ---- squeue -o ---- */
 
 static const struct { char letter; const char *header; } squeue_fields[] = {
@@ -280,14 +296,23 @@ int slurm_squeue_check(const char *format, size_t *bad)
 	return 0;
 }
 
+/* Whether %R shows a reason (pending, suspended, failed) rather than the hosts. */
+static bool is_waiting(const struct trainingjob *tj)
+{
+	const char *st = slurm_state(tj, true, false);
+
+	return !strcmp(st, "PD") || !strcmp(st, "S") || !strcmp(st, "F") || !strcmp(st, "TO");
+}
+
 /* The text of field letter for tj (tj NULL: the header); tmp holds it when built here. */
 static int squeue_value(char letter, const struct trainingjob *tj, int64_t now,
-			struct buf *tmp, const char **text)
+			struct buf *tmp, const char **text, bool *nodes)
 {
 	char t[32];
 	int e = 0;
 
 	buf_reset(tmp);
+	*nodes = tj && (letter == 'N' || (letter == 'R' && !is_waiting(tj)));
 	if (!tj) {
 		*text = squeue_header_of(letter);
 		return 0;
@@ -305,19 +330,16 @@ static int squeue_value(char letter, const struct trainingjob *tj, int64_t now,
 	case 'D': e = buf_addf(tmp, "%d", (int)tj->spec.num_nodes); break;
 	case 'N': e = slurm_nodelist(tj, tmp); break;
 	case 'r': *text = slurm_reason(tj); return 0;
-	case 'R': {
-		const char *st = slurm_state(tj, true, false);
-
-		if (!strcmp(st, "PD") || !strcmp(st, "S"))
-			e = buf_addf(tmp, "(%s)", slurm_reason(tj));
-		else if (!strcmp(st, "F") || !strcmp(st, "TO"))
+	case 'R':
+		if (!is_waiting(tj))
+			e = slurm_nodelist(tj, tmp);
+		else if (tj->status.phase == TJ_PHASE_FAILED)
 			e = buf_addf(tmp, "(%s)", tj->status.has_last_failure &&
 				     tj->status.last_failure.reason ?
 				     tj->status.last_failure.reason : "NonZeroExitCode");
 		else
-			e = slurm_nodelist(tj, tmp);
+			e = buf_addf(tmp, "(%s)", slurm_reason(tj));
 		break;
-	}
 	default: return CADRE_EINVAL;
 	}
 	*text = buf_str(tmp);
@@ -335,7 +357,7 @@ static int squeue_line(const char *format, const struct trainingjob *tj, int64_t
 		const char *text = NULL;
 		char letter;
 		int width;
-		bool right;
+		bool right, nodes;
 
 		if (*p != '%') {
 			e = buf_addc(out, *p++);
@@ -346,8 +368,9 @@ static int squeue_line(const char *format, const struct trainingjob *tj, int64_t
 			break;
 		if (letter == '%')
 			e = buf_addc(out, '%');
-		else if (!(e = squeue_value(letter, tj, now, &tmp, &text)))
-			e = slurm_squeue_field(out, text, width, right);
+		else if (!(e = squeue_value(letter, tj, now, &tmp, &text, &nodes)))
+			e = nodes ? squeue_nodes_field(out, text, width, right) :
+				    slurm_squeue_field(out, text, width, right);
 	}
 	buf_release(&tmp);
 	return e;

@@ -7,7 +7,8 @@
  *
  * squeue fields (%[.][N]X): N is the width, the text is cut to N bytes
  * keeping its start; with "." it is right-justified, else left-justified;
- * no N: the text as it is. sacct fields: a width, negative for left
+ * no N: the text as it is. A host list (%N, %R of a running job) is not
+ * cut when right-justified, as squeue's _print_nodes. sacct fields: a width, negative for left
  * justification; text longer than the width is cut to it and its last byte
  * becomes "+"; parsable output prints the whole text and a "|".
  */
@@ -32,7 +33,8 @@ struct trainingjob;
 
 /*
  * squeue's %M: [days-][hours:]minutes:seconds, days and hours only when
- * needed ("0:00", "0:59", "1:00:00", "1-00:00:00"); negative reads as 0.
+ * needed ("0:00", "0:59", "1:00:00", "1-00:00:00"); "INVALID" below 0 or
+ * above 365 days, as squeue prints it.
  */
 void slurm_time_used(int64_t seconds, char out[32]);
 

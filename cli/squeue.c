@@ -189,6 +189,11 @@ static int squeue_args(struct squeue_cmd *c, char **args, int n, FILE *err)
 			SQUEUE, pos[0]);
 		code = CLI_EXIT_USAGE;
 	}
+	if (!code && c->is_long && c->format) {
+		fprintf(err, "%s: -o/--format and -l/--long are mutually exclusive, as in "
+			"squeue\n", SQUEUE);
+		code = CLI_EXIT_USAGE;
+	}
 	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
 		fprintf(err, "%s: --states: invalid job state \"%.*s\" (PD, R, CF, RQ, S, CG, CD, "
 			"F, TO, their long names, or all)\n", SQUEUE, (int)state_len, state);

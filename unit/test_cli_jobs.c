@@ -212,6 +212,8 @@ Test(cli_jobs, squeue_refuses_an_unknown_format_field_and_flag)
 	assert_one_line("cadre squeue: unknown flag: --bogus");
 	cr_assert_eq(cadre("squeue --kubeconfig KC -u"), CLI_EXIT_USAGE);
 	assert_one_line("cadre squeue: flag needs an argument: -u");
+	cr_assert_eq(cadre("squeue --kubeconfig KC -l -o %i"), CLI_EXIT_USAGE);
+	assert_one_line("cadre squeue: -o/--format and -l/--long are mutually exclusive");
 	cr_assert_eq(cadre("squeue --kubeconfig KC -t PD,soon"), CLI_EXIT_USAGE);
 	assert_one_line("cadre squeue: --states: invalid job state \"soon\"");
 	cr_assert_eq(cadre("sacct --kubeconfig KC -s later"), CLI_EXIT_USAGE);

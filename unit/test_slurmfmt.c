@@ -87,7 +87,9 @@ Test(slurmfmt, squeue_time_drops_days_and_hours_until_needed)
 	cr_assert_str_eq(time_used(86399), "23:59:59");
 	cr_assert_str_eq(time_used(86400), "1-00:00:00");
 	cr_assert_str_eq(time_used(93784), "1-02:03:04");
-	cr_assert_str_eq(time_used(-5), "0:00");
+	cr_assert_str_eq(time_used(365 * 86400), "365-00:00:00");
+	cr_assert_str_eq(time_used(365 * 86400 + 1), "INVALID");
+	cr_assert_str_eq(time_used(-5), "INVALID");
 }
 
 Test(slurmfmt, sacct_elapsed_is_zero_padded_hours_minutes_seconds)
@@ -474,4 +476,20 @@ Test(slurmfmt, status_text_of_a_waiting_job_says_why)
 		  "%s", buf_str(&b));
 	cr_assert(strstr(buf_str(&b), "\nStarted:       -\n"), "%s", buf_str(&b));
 	cr_assert_null(strstr(buf_str(&b), "RANK"), "%s", buf_str(&b));
+}
+
+Test(slurmfmt, a_right_justified_host_list_is_never_cut_a_left_one_is)
+{
+	job("llama-pretrain", NULL, "\"phase\":\"Running\",\"jobId\":\"7\",\"nodes\":["
+	    "{\"rank\":0,\"node\":\"a\"},{\"rank\":1,\"node\":\"b\"}]", NULL);
+	cr_assert_eq(slurm_squeue_row("%.6N|%.6R|%6N|%30N|", &tj, T0, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "llama-pretrain-[0-1]|llama-pretrain-[0-1]|llama-|"
+				      "llama-pretrain-[0-1]          |");
+	buf_reset(&b);
+	job("q", NULL, "\"phase\":\"Queued\"", NULL);
+	cr_assert_eq(slurm_squeue_row("%.6R|", &tj, T0, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "(None)|");
+	buf_reset(&b);
+	cr_assert_eq(slurm_squeue_row("%.4R|", &tj, T0, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "(Non|");
 }
