@@ -395,16 +395,24 @@ enum sacct_id {
 	F_TIMELIMIT,
 };
 
-/* Names and default widths of src/sacct/sacct.c's field table. */
-static const struct { const char *name; int width; } sacct_fields[] = {
-	[F_JOBID] = { "JobID", -12 }, [F_JOBIDRAW] = { "JobIDRaw", 12 },
-	[F_JOBNAME] = { "JobName", 10 }, [F_PARTITION] = { "Partition", 10 },
-	[F_ACCOUNT] = { "Account", 10 }, [F_ALLOCCPUS] = { "AllocCPUS", 10 },
-	[F_STATE] = { "State", 10 }, [F_EXITCODE] = { "ExitCode", 8 },
-	[F_ELAPSED] = { "Elapsed", 10 }, [F_NNODES] = { "NNodes", 8 },
-	[F_NODELIST] = { "NodeList", 15 }, [F_USER] = { "User", 9 },
-	[F_SUBMIT] = { "Submit", 19 }, [F_START] = { "Start", 19 }, [F_END] = { "End", 19 },
-	[F_TIMELIMIT] = { "Timelimit", 10 },
+/*
+ * How src/common/print_fields.c prints a kind of field in a table: a string
+ * is cut with "+" (print_fields_str), a number or a duration is never cut
+ * (print_fields_uint32, print_fields_time_from_secs), a date is cut
+ * without a mark (print_fields_date).
+ */
+enum sacct_kind { K_STR, K_NUM, K_DATE };
+
+/* Names, default widths and kinds of src/sacct/sacct.c's field table. */
+static const struct { const char *name; int width; enum sacct_kind kind; } sacct_fields[] = {
+	[F_JOBID] = { "JobID", -12, K_STR }, [F_JOBIDRAW] = { "JobIDRaw", 12, K_STR },
+	[F_JOBNAME] = { "JobName", 10, K_STR }, [F_PARTITION] = { "Partition", 10, K_STR },
+	[F_ACCOUNT] = { "Account", 10, K_STR }, [F_ALLOCCPUS] = { "AllocCPUS", 10, K_NUM },
+	[F_STATE] = { "State", 10, K_STR }, [F_EXITCODE] = { "ExitCode", 8, K_STR },
+	[F_ELAPSED] = { "Elapsed", 10, K_NUM }, [F_NNODES] = { "NNodes", 8, K_NUM },
+	[F_NODELIST] = { "NodeList", 15, K_STR }, [F_USER] = { "User", 9, K_STR },
+	[F_SUBMIT] = { "Submit", 19, K_DATE }, [F_START] = { "Start", 19, K_DATE },
+	[F_END] = { "End", 19, K_DATE }, [F_TIMELIMIT] = { "Timelimit", 10, K_STR },
 };
 
 #define N_SACCT (sizeof(sacct_fields) / sizeof(sacct_fields[0]))
@@ -452,8 +460,8 @@ bad:
 	return 0;
 }
 
-int slurm_sacct_cell(struct buf *out, const char *text, int width, enum slurm_sacct_mode mode,
-		     bool last)
+static int sacct_cell(struct buf *out, const char *text, int width, enum sacct_kind kind,
+		      enum slurm_sacct_mode mode, bool last)
 {
 	int w = abs(width);
 	char cut[1024];
@@ -462,13 +470,21 @@ int slurm_sacct_cell(struct buf *out, const char *text, int width, enum slurm_sa
 		return buf_adds(out, text);
 	if (mode != SLURM_SACCT_TABLE)
 		return buf_addf(out, "%s|", text);
-	if (strlen(text) > (size_t)w && w > 0 && (size_t)w < sizeof(cut)) {
+	if (kind == K_NUM)
+		return buf_addf(out, width < 0 ? "%-*s " : "%*s ", w, text);
+	if (kind == K_STR && strlen(text) > (size_t)w && w > 0 && (size_t)w < sizeof(cut)) {
 		snprintf(cut, sizeof(cut), "%.*s", w - 1, text);
 		cut[w - 1] = '+';
 		cut[w] = '\0';
 		text = cut;
 	}
 	return buf_addf(out, width < 0 ? "%-*.*s " : "%*.*s ", w, w, text);
+}
+
+int slurm_sacct_cell(struct buf *out, const char *text, int width, enum slurm_sacct_mode mode,
+		     bool last)
+{
+	return sacct_cell(out, text, width, K_STR, mode, last);
 }
 
 static void sacct_time(int64_t t, char out[32])
@@ -525,8 +541,8 @@ int slurm_sacct_header(const struct slurm_sacct_field *fields, size_t n,
 	int e = 0;
 
 	for (size_t i = 0; i < n && !e; i++)
-		e = slurm_sacct_cell(out, sacct_fields[fields[i].id].name, fields[i].width, mode,
-				     i + 1 == n);
+		e = sacct_cell(out, sacct_fields[fields[i].id].name, fields[i].width, K_DATE,
+			       mode, i + 1 == n);
 	e = e ? e : buf_addc(out, '\n');
 	for (size_t i = 0; mode == SLURM_SACCT_TABLE && i < n && !e; i++) {
 		for (int k = 0; k < abs(fields[i].width) && !e; k++)
@@ -549,7 +565,8 @@ int slurm_sacct_row(const struct slurm_sacct_field *fields, size_t n, enum slurm
 		const char *text;
 
 		if (!(e = sacct_value(fields[i].id, tj, now, &tmp, &text)))
-			e = slurm_sacct_cell(out, text, fields[i].width, mode, i + 1 == n);
+			e = sacct_cell(out, text, fields[i].width, sacct_fields[fields[i].id].kind,
+				       mode, i + 1 == n);
 	}
 	buf_release(&tmp);
 	return e ? e : buf_addc(out, '\n');

@@ -10,7 +10,9 @@
  * no N: the text as it is. A host list (%N, %R of a running job) is not
  * cut when right-justified, as squeue's _print_nodes. sacct fields: a width, negative for left
  * justification; text longer than the width is cut to it and its last byte
- * becomes "+"; parsable output prints the whole text and a "|".
+ * becomes "+" (a number or duration is never cut, a date is cut without
+ * the "+", and a header is cut like a date, as print_fields.c does);
+ * parsable output prints the whole text and a "|".
  */
 #ifndef CADRE_CLI_SLURMFMT_H
 #define CADRE_CLI_SLURMFMT_H
@@ -137,7 +139,7 @@ int slurm_sacct_header(const struct slurm_sacct_field *fields, size_t n,
 int slurm_sacct_row(const struct slurm_sacct_field *fields, size_t n, enum slurm_sacct_mode mode,
 		    const struct trainingjob *tj, int64_t now, struct buf *out);
 
-/* One sacct field in mode: cut with "+", justified by the sign of width. */
+/* One sacct string field in mode: cut with "+", justified by the sign of width. */
 int slurm_sacct_cell(struct buf *out, const char *text, int width, enum slurm_sacct_mode mode,
 		     bool last);
 

@@ -493,3 +493,18 @@ Test(slurmfmt, a_right_justified_host_list_is_never_cut_a_left_one_is)
 	cr_assert_eq(slurm_squeue_row("%.4R|", &tj, T0, &b), 0);
 	cr_assert_str_eq(buf_str(&b), "(Non|");
 }
+
+Test(slurmfmt, sacct_never_cuts_numbers_and_durations_and_cuts_dates_and_headers_plainly)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	job("t", "\"resources\":{\"cpus\":\"61728\"}", "\"phase\":\"Succeeded\",\"jobId\":\"1\","
+	    "\"startTime\":\"2026-12-01T10:00:00Z\",\"completionTime\":\"2026-12-02T10:00:00Z\"",
+	    NULL);
+	cr_assert_eq(slurm_sacct_parse("AllocCPUS%3,Elapsed%4,Start%10", f, &n, &bad), 0);
+	cr_assert_eq(slurm_sacct_header(f, n, SLURM_SACCT_TABLE, &b), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_TABLE, &tj, T0, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "All Elap      Start \n--- ---- ---------- \n"
+				      "123456 1-00:00:00 2026-12-01 \n");
+}
