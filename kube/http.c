@@ -597,7 +597,13 @@ int kube_http_request(struct kube_http *h, const char *method,
 					      method, path_and_query, h->opts.max_body);
 			goto out;
 		}
-		if (rc != CURLE_OK) {
+		/*
+		 * A server that refuses a request may answer and close before the
+		 * transfer is done (kube-apiserver does for a bad token): after a
+		 * complete error status the answer is the server's, not the
+		 * network's. A cut-short success is never taken as one.
+		 */
+		if (rc != CURLE_OK && !(rc == CURLE_PARTIAL_FILE && status >= 400)) {
 			err = transport_error(&resp->error, rc, errbuf, method,
 					      path_and_query);
 			goto out;

@@ -158,6 +158,40 @@ Test(http, a_conflict_is_returned_at_once_with_the_server_message)
 	env_stop(&e);
 }
 
+/*
+ * An API server may answer a request it refuses (401, 403) and close the
+ * stream before the body is all read or sent: libcurl then reports a
+ * partial transfer after a complete status line. The refusal is what the
+ * server said, not a network failure; a cut success is still a failure.
+ */
+Test(http, an_error_answer_cut_short_is_the_servers_answer_not_a_network_failure)
+{
+	struct env e;
+
+	env_start(&e, NULL);
+	httpd_push(e.server, &(struct httpd_response){ .status = 403, .torn = true,
+		   .body = "{\"kind\":\"Status\",\"reason\":\"Forbidden\","
+			   "\"message\":\"pods is forbidden: User \\\"x\\\" cannot create\",\"code\":403}" });
+	cr_assert_eq(kube_http_request(e.http, "POST", "/api/v1/namespaces/ml/pods",
+				       NULL, "{}", 2, &e.resp), CADRE_EFORBIDDEN);
+	cr_assert_eq(e.resp.status, 403);
+	cr_assert_str_eq(e.resp.error.reason, "Forbidden");
+	cr_assert_str_eq(e.resp.error.message, "pods is forbidden: User \"x\" cannot create");
+	env_stop(&e);
+}
+
+Test(http, a_success_cut_short_is_still_an_io_error)
+{
+	struct env e;
+
+	env_start(&e, NULL);
+	httpd_push(e.server, &(struct httpd_response){ .status = 201, .torn = true,
+		   .body = "{\"kind\":\"Pod\"}" });
+	cr_assert_eq(kube_http_request(e.http, "POST", "/api/v1/namespaces/ml/pods",
+				       NULL, "{}", 2, &e.resp), CADRE_EIO);
+	env_stop(&e);
+}
+
 Test(http, too_many_requests_waits_retry_after_and_retries_even_a_post)
 {
 	struct env e;
