@@ -53,7 +53,7 @@ const char *pod_phase_name(enum pod_phase phase)
 	return (unsigned)phase < 5 ? names[phase] : "Unknown";
 }
 
-static const json_t *find_condition(const json_t *status, const char *type)
+const json_t *podview_condition(const json_t *status, const char *type)
 {
 	const json_t *cond;
 	size_t i;
@@ -103,7 +103,7 @@ static void read_trouble(const json_t *status, struct podview *v)
 	}
 
 	/* The node or the cluster ended it: not the user's code. */
-	cond = find_condition(status, "DisruptionTarget");
+	cond = podview_condition(status, "DisruptionTarget");
 	if (pod_reason && (!strcmp(pod_reason, "Evicted") || !strcmp(pod_reason, "Preempting") ||
 			   !strcmp(pod_reason, "Shutdown") || !strcmp(pod_reason, "Terminated"))) {
 		v->trouble = POD_TROUBLE_EVICTED;
@@ -143,7 +143,7 @@ static void read_trouble(const json_t *status, struct podview *v)
 		v->message = str_at(waiting, "message");
 		return;
 	}
-	cond = find_condition(status, "PodScheduled");
+	cond = podview_condition(status, "PodScheduled");
 	if (cond && str_at(cond, "status") && !strcmp(str_at(cond, "status"), "False") &&
 	    str_at(cond, "reason") && !strcmp(str_at(cond, "reason"), "Unschedulable")) {
 		v->trouble = POD_TROUBLE_UNSCHEDULABLE;
@@ -180,7 +180,7 @@ void podview_read(const json_t *pod, struct podview *v)
 		if (name && !strcmp(name, GANG_GATE))
 			v->gated = true;
 	}
-	cond = find_condition(status, "Ready");
+	cond = podview_condition(status, "Ready");
 	v->ready = cond && str_at(cond, "status") && !strcmp(str_at(cond, "status"), "True");
 	read_trouble(status, v);
 }

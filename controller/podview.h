@@ -57,6 +57,13 @@ struct podview {
 	int exit_code;             /* of main, when it terminated; else 0 */
 };
 
+/*
+ * The condition of type in an object's status.conditions (status borrowed;
+ * so is the answer), or NULL: for pods, and for any kind whose status has
+ * conditions of that shape (PodGroups).
+ */
+const json_t *podview_condition(const json_t *status, const char *type);
+
 /* Read pod (borrowed) into view. Never fails: missing fields read as unknown. */
 void podview_read(const json_t *pod, struct podview *view);
 

@@ -1145,26 +1145,12 @@ void tj_plan_release(struct tj_plan *plan)
 }
 
 /* The condition of type in a list, or NULL. */
-static const json_t *find_condition(const json_t *conds, const char *type)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-
-		if (t && !strcmp(t, type))
-			return c;
-	}
-	return NULL;
-}
-
 int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
-	const json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
+	const json_t *status_obj = json_object_get(obj, "status");
 	const char *attempt = json_string_value(json_object_get(json_object_get(meta, "labels"),
-							       "cadre.dev/restart-attempt"));
+							       LABEL_RESTART_ATTEMPT));
 	const json_t *sched, *dis;
 	const char *status;
 	char *end;
@@ -1180,9 +1166,9 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 		return CADRE_EINVAL;
 	out->attempt = (int)n;
 	out->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
-	sched = find_condition(conds, "PodGroupScheduled");
+	sched = podview_condition(status_obj, "PodGroupScheduled");
 	if (!sched)
-		sched = find_condition(conds, "PodGroupInitiallyScheduled");
+		sched = podview_condition(status_obj, "PodGroupInitiallyScheduled");
 	status = json_string_value(json_object_get(sched, "status"));
 	if (status && !strcmp(status, "True"))
 		out->state = TJ_PODGROUP_SCHEDULED;
@@ -1190,7 +1176,7 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 		out->state = TJ_PODGROUP_UNSCHEDULABLE;
 	out->reason = json_string_value(json_object_get(sched, "reason"));
 	out->message = json_string_value(json_object_get(sched, "message"));
-	dis = find_condition(conds, "DisruptionTarget");
+	dis = podview_condition(status_obj, "DisruptionTarget");
 	status = json_string_value(json_object_get(dis, "status"));
 	out->disrupted = status && !strcmp(status, "True");
 	out->disruption_message = json_string_value(json_object_get(dis, "message"));
