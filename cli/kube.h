@@ -85,6 +85,10 @@ int cli_submit_job(struct cli_kube *k, json_t *obj, const struct cli_notes *note
 int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_notes *notes,
 	       double timeout_s, char *job_id, size_t size, FILE *err);
 
+/* cli_submit on a client already open (k stays open, for a command that goes on with it). */
+int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double timeout_s,
+		  char *job_id, size_t size, FILE *err);
+
 /* "30", "2.5": seconds > 0, at most a day; false for anything else. */
 bool cli_parse_timeout(const char *text, double *seconds);
 
