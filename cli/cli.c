@@ -79,6 +79,16 @@ static int run_status(struct invocation *inv, FILE *out, FILE *err)
 	return cli_status(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+static int run_salloc(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_salloc(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_completion(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_completion(inv->args, inv->n_args, out, err);
+}
+
 #define DAILY_FLAGS \
 	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
 	"                              is the Slurm tool's own option)\n" \
@@ -257,6 +267,46 @@ static const struct command commands[] = {
 	  "  cadre status 4242\n"
 	  "  cadre status llama-pretrain\n",
 	  run_status, true },
+	{ "salloc", "an interactive allocation: nodes held, a shell here with SLURM_* set",
+	  "Usage: cadre salloc [sbatch options] [COMMAND [ARGS...]]\n"
+	  "\n"
+	  "Asks for an allocation as salloc does: a TrainingJob whose run only waits, so it\n"
+	  "holds its nodes until it is cancelled or its time limit (--time) ends it. Waits\n"
+	  "until the job runs, saying so on stderr in salloc's words (\"Pending job allocation\n"
+	  "N\", \"job N queued and waiting for resources\", \"Granted job allocation N\"), and\n"
+	  "prints the command that reaches its nodes (cadre exec JOB -it -- bash). Then runs\n"
+	  "COMMAND, else $SHELL, here, with the job's SLURM_JOB_ID, SLURM_JOB_NODELIST,\n"
+	  "SLURM_NNODES, SLURM_JOB_NAME, ... When it exits the job is deleted (\"Relinquishing\n"
+	  "job allocation N\") and salloc exits with its exit code. Ctrl-C while waiting, or\n"
+	  "SIGTERM or SIGHUP at any time, cancels the job as well.\n"
+	  "\n"
+	  "The options are sbatch's, read as cadre sbatch reads them (-N 2, --gpus-per-node=8,\n"
+	  "--time=1:00:00, -J NAME, --partition=QUEUE, --container-image=IMG, ...); the words\n"
+	  "from the first one that is not an option on are the command. The job is named\n"
+	  "--job-name/-J, else after the command with a random suffix (bash-x7k2p).\n"
+	  "\n"
+	  "Flags (besides sbatch's own):\n"
+	  "      --image IMG             the image when --container-image names none\n"
+	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
+	  "                              before \"salloc\" is the namespace)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre salloc -N 2 --gpus-per-node=h100:8 --time=1:00:00 --image nvcr.io/nvidia/pytorch:24.05-py3\n"
+	  "  cadre salloc -N 1 --image img:1 -- python3 debug.py --steps 10\n",
+	  run_salloc, true },
+	{ "completion", "the shell completion script for bash or zsh",
+	  "Usage: cadre completion bash|zsh\n"
+	  "\n"
+	  "Prints a script that makes the shell complete cadre's commands, their flags\n"
+	  "(sbatch's options for sbatch and salloc) and, after scancel, status, logs and exec,\n"
+	  "the ids and names of the namespace's jobs.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  source <(cadre completion bash)         # in ~/.bashrc\n"
+	  "  source <(cadre completion zsh)          # in ~/.zshrc, after compinit\n"
+	  "  cadre completion zsh > \"${fpath[1]}/_cadre\"\n",
+	  run_completion, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -390,6 +440,16 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		}
 	}
 	return 0;
+}
+
+bool cli_command_at(size_t i, const char **name, const char **summary, const char **help)
+{
+	if (i >= N_COMMANDS)
+		return false;
+	*name = commands[i].name;
+	*summary = commands[i].summary;
+	*help = commands[i].help;
+	return true;
 }
 
 void cli_print_help(FILE *f, const char *cmd)

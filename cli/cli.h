@@ -14,6 +14,7 @@
 #define CADRE_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #define CLI_EXIT_OK 0
@@ -77,6 +78,21 @@ int cli_queue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_status(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
+/*
+ * `cadre salloc [sbatch options] [COMMAND [ARGS]]` (cli/salloc.c): args as
+ * for cli_sbatch; the words from the command on are the command's.
+ */
+int cli_salloc(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
+/* `cadre completion bash|zsh` (cli/completion.c): the script on out. */
+int cli_completion(char **args, int n, FILE *out, FILE *err);
+
+/*
+ * The i-th command of the table: its name, one-line summary and --help
+ * text (static strings). false past the last.
+ */
+bool cli_command_at(size_t i, const char **name, const char **summary, const char **help);
 
 /* A command's --help and the global flags on f (cmd: "sbatch"). */
 void cli_print_help(FILE *f, const char *cmd);

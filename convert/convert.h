@@ -134,6 +134,13 @@ int convert_sky_volume(const struct convert_input *in, struct convert_result *r)
 int convert_sbatch_words(const char *word);
 
 /*
+ * The long name (without "--") of the i-th sbatch option that converts to
+ * something (not one only reported), in the table's order; NULL past the
+ * last. For shell completion.
+ */
+const char *convert_sbatch_option(size_t i);
+
+/*
  * The converted object as the JSON the API server takes (the YAML of
  * convert_emit_yaml read back: every string stays a string). *out is a new
  * reference. 0, CADRE_EINVAL for a result with nothing converted, or

@@ -600,6 +600,14 @@ static const struct option_def options[] = {
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
+const char *convert_sbatch_option(size_t i)
+{
+	for (size_t k = 0, seen = 0; k < N_OPTIONS; k++)
+		if (options[k].apply != opt_report && seen++ == i)
+			return options[k].name;
+	return NULL;
+}
+
 /* An exact long name, else its unique prefix (getopt_long's rule). */
 static const struct option_def *find_long(const char *name, size_t len, bool *ambiguous)
 {
