@@ -47,7 +47,9 @@ struct salloc_watch {
 /*
  * Append to msgs salloc's lines (src/salloc/salloc.c, src/api/allocate.c)
  * for what tj now is (NULL: the job is gone), and move w->state on:
- *   pending     "salloc: Pending job allocation N"
+ *   waiting     (Pending for its Volumes, Admitted=False, Suspended, Restarting;
+ *               not a Queued job that has not been looked at yet)
+ *               "salloc: Pending job allocation N"
  *               "salloc: job N queued and waiting for resources"
  *   starting    ("salloc: job N has been allocated resources", after pending)
  *               "salloc: Granted job allocation N"

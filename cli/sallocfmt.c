@@ -84,6 +84,15 @@ static int running(struct salloc_watch *w, const struct trainingjob *tj, struct 
 	return e;
 }
 
+static bool waits(const struct trainingjob *tj)
+{
+	const struct condition *admitted = condition_find(&tj->status.conditions, "Admitted");
+
+	return tj->status.phase == TJ_PHASE_PENDING || tj->status.phase == TJ_PHASE_SUSPENDED ||
+	       tj->status.phase == TJ_PHASE_RESTARTING ||
+	       (admitted && !strcmp(admitted->status, "False"));
+}
+
 int salloc_watch_step(struct salloc_watch *w, const struct trainingjob *tj, struct buf *msgs)
 {
 	int e = 0;
@@ -105,8 +114,13 @@ int salloc_watch_step(struct salloc_watch *w, const struct trainingjob *tj, stru
 		}
 		break;
 	default:
-		/* waiting (or requeued after a node was lost): said once, as salloc says it */
-		if (w->state == SALLOC_SUBMITTED) {
+		/*
+		 * salloc says "Pending" only for a job that is not allocated at once:
+		 * here one that waits for its Volumes, was refused admission for now
+		 * (Admitted=False: Resources, Priority, Kueue), is held or requeued.
+		 * A job in Queued that has not been looked at yet may still fit.
+		 */
+		if (w->state == SALLOC_SUBMITTED && waits(tj)) {
 			e = buf_addf(msgs, "salloc: Pending job allocation %s\nsalloc: job %s "
 				     "queued and waiting for resources\n", w->job_id, w->job_id);
 			w->state = SALLOC_PENDING;

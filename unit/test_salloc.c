@@ -80,6 +80,10 @@ Test(salloc, a_job_that_waits_says_pending_once_then_allocated_granted_and_its_n
 	struct salloc_watch w = { .job_id = "4242", .state = SALLOC_SUBMITTED };
 
 	job(NULL, "\"phase\":\"Queued\"");
+	cr_assert_str_eq(step(&w, &tj), "", "not looked at yet: it may fit at once");
+	job(NULL, "\"phase\":\"Queued\",\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
+	    "\"reason\":\"InsufficientCapacity\",\"message\":\"m\","
+	    "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]");
 	cr_assert_str_eq(step(&w, &tj), "salloc: Pending job allocation 4242\n"
 					"salloc: job 4242 queued and waiting for resources\n");
 	cr_assert_eq(w.state, SALLOC_PENDING);

@@ -109,7 +109,8 @@ squeue_is() {
 }
 
 # salloc_pty SCRIPT.py: runs cadre salloc through a pseudo-terminal, driven by the python
-# statements of SCRIPT.py (expect(TEXT), send(TEXT)); its exit status is salloc's.
+# statements of SCRIPT.py (expect(REGEX), send(TEXT)); its exit status is salloc's, 99
+# when an expect failed.
 salloc_pty() {
 	CADRE="$CADRE" python3 - "$@" <<'PY'
 import os, pty, re, select, sys, time
@@ -120,29 +121,36 @@ if pid == 0:
     os.environ["SHELL"] = "/bin/sh"
     os.environ["PS1"] = "$ "
     os.execv(os.environ["CADRE"], [os.environ["CADRE"]] + args)
-seen = b""
+seen = ""
+
+def fail(message):
+    sys.stderr.write("salloc_pty: %s; saw: %r\n" % (message, seen))
+    os.kill(pid, 9)
+    os._exit(99)
 
 def expect(pattern, timeout=120):
+    """Wait for pattern (a regular expression) in the output; the match, its groups str."""
     global seen
     deadline = time.time() + timeout
     while True:
-        m = re.search(pattern.encode(), seen)
+        m = re.search(pattern, seen)
         if m:
             seen = seen[m.end():]
             return m
         left = deadline - time.time()
         if left <= 0:
-            sys.exit("salloc_pty: no %r within %ss; saw: %r" % (pattern, timeout, seen))
+            fail("no %r within %ss" % (pattern, timeout))
         r, _, _ = select.select([fd], [], [], left)
         try:
             data = os.read(fd, 4096) if r else b""
         except OSError:
             data = b""
         if r and not data:
-            sys.exit("salloc_pty: end of output before %r; saw: %r" % (pattern, seen))
-        sys.stdout.write(data.decode(errors="replace"))
+            fail("end of output before %r" % pattern)
+        text = data.decode(errors="replace")
+        sys.stdout.write(text)
         sys.stdout.flush()
-        seen += data
+        seen += text
 
 def send(text):
     os.write(fd, text.encode())
@@ -166,8 +174,8 @@ PY
 	nodes=$(gpu_nodes)
 	gpus=$(gpus_per_node)
 	((nodes >= 1 && gpus >= 1))
-	hold=$(submit hold -N "$nodes" --gpus-per-node="$gpus")
-	wait=$(submit wait -N 1 --gpus-per-node="$gpus")
+	hold=$(submit hold -N "$nodes" --gpus-per-node="h100:$gpus")
+	wait=$(submit wait -N 1 --gpus-per-node="h100:$gpus")
 	[[ $hold =~ ^[0-9]+$ && $wait =~ ^[0-9]+$ ]]
 	wait_for -t 120 phase_is hold Running
 	wait_for -t 60 condition_is wait Admitted False InsufficientCapacity
@@ -182,7 +190,7 @@ expect(r"salloc: Job allocation %s has been revoked\." % m.group(1))
 PY
 	rc=0
 	salloc_pty "$BATS_TEST_TMPDIR/ctrl-c.py" -n "$NS" salloc -J impatient -N 1 \
-		--gpus-per-node="$gpus" --image "$IMAGE" || rc=$?
+		--gpus-per-node="h100:$gpus" --image "$IMAGE" || rc=$?
 	[ "$rc" -eq 1 ]
 	[ -z "$(kubectl -n "$NS" get trainingjob impatient -o name --ignore-not-found)" ]
 
@@ -201,8 +209,8 @@ PY
 
 @test "sacct: a completed job COMPLETED 0:0 and one that exited 3 FAILED 3:0, and as submitit reads it" {
 	local ok bad
-	ok=$(submit ok -N 1 --gpus-per-node=1)
-	bad=$(submit bad -N 1 --gpus-per-node=1)
+	ok=$(submit ok -N 1 --gpus-per-node=h100:1)
+	bad=$(submit bad -N 1 --gpus-per-node=h100:1)
 	wait_for -t 120 phase_is ok Running
 	wait_for -t 120 phase_is bad Running
 	kubectl -n "$NS" annotate pod ok-0 e2e.cadre.dev/exit-code=0 >/dev/null
@@ -212,9 +220,13 @@ PY
 
 	cli sacct -o JobID,JobName,State,ExitCode -j "$ok,$bad"
 	[ "$rc" -eq 0 ]
-	printf '%-12s %10s %10s %8s \n' JobID JobName State ExitCode \
-		------------ ---------- ---------- -------- \
-		"$ok" ok COMPLETED 0:0 "$bad" bad FAILED 3:0 | cmp - "$BATS_TEST_TMPDIR/out"
+	{
+		printf '%-12s %10s %10s %8s \n' JobID JobName State ExitCode \
+			------------ ---------- ---------- --------
+		# sacct lists jobs by id
+		printf '%-12s %10s %10s %8s \n' "$ok" ok COMPLETED 0:0 "$bad" bad FAILED 3:0 |
+			sort -n
+	} | cmp - "$BATS_TEST_TMPDIR/out"
 
 	# submitit: sacct -o JobID,State --parsable2 -j ID
 	cli sacct -o JobID,State --parsable2 -j "$bad"
@@ -236,7 +248,7 @@ send("exit 3\n")
 expect(r"salloc: Relinquishing job allocation %s\r?\n" % job_id)
 PY
 	rc=0
-	salloc_pty "$BATS_TEST_TMPDIR/shell.py" -n "$NS" salloc -J dbg -N 2 --gpus-per-node=1 \
+	salloc_pty "$BATS_TEST_TMPDIR/shell.py" -n "$NS" salloc -J dbg -N 2 --gpus-per-node=h100:1 \
 		--image "$IMAGE" || rc=$?
 	[ "$rc" -eq 3 ]
 	# salloc returns once the job and its pods are gone
@@ -245,7 +257,7 @@ PY
 
 	# a command instead of the shell, its exit code salloc's, the job named after it
 	rc=0
-	"$CADRE" -n "$NS" salloc -N 1 --gpus-per-node=1 --image "$IMAGE" -- sh -c 'echo "job $SLURM_JOB_ID $SLURM_JOB_NAME"; exit 7' \
+	"$CADRE" -n "$NS" salloc -N 1 --gpus-per-node=h100:1 --image "$IMAGE" -- sh -c 'echo "job $SLURM_JOB_ID $SLURM_JOB_NAME"; exit 7' \
 		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
 	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
 	[ "$rc" -eq 7 ]
