@@ -388,6 +388,8 @@ Test(completion, bash_completes_commands_flags_sbatch_options_and_job_names)
 	cr_assert_str_eq(complete_bash(out, "cadre squeue --nohe"), "--noheader");
 	cr_assert_str_eq(complete_bash(out, "cadre salloc --gpus-per-n"), "--gpus-per-node");
 	cr_assert_str_eq(complete_bash(out, "cadre sbatch --parsa"), "--parsable");
+	cr_assert_str_eq(complete_bash(out, "cadre salloc --tim"), "--time",
+			 "once, though both the help and sbatch's table name it");
 	cr_assert_str_eq(complete_bash(out, "cadre completion z"), "zsh");
 	cr_assert_str_eq(complete_bash(out, "cadre --namespace ml scancel \"\""),
 			 "4242 llama 4243 bert", "the namespace's jobs, asked with its namespace");
