@@ -234,7 +234,8 @@ PY
 	printf 'JobID|State\n%s|FAILED\n' "$bad" | cmp - "$BATS_TEST_TMPDIR/out"
 }
 
-@test "salloc through a terminal: granted, the shell has SLURM_JOB_ID and the job runs; exit releases the nodes" {
+@test "salloc through a terminal: granted, the shell has SLURM_JOB_ID and the job runs; exit or SIGTERM releases the nodes" {
+	local pid
 	cat >"$BATS_TEST_TMPDIR/shell.py" <<PY
 m = expect(r"salloc: Granted job allocation (\d+)\r?\n")
 job_id = m.group(1)
@@ -265,6 +266,21 @@ PY
 	grep -qE '^salloc: Granted job allocation [0-9]+$' "$BATS_TEST_TMPDIR/err"
 	grep -qE '^salloc: To reach the nodes: cadre -n [^ ]+ exec sh-[a-z0-9]{5} -it -- bash$' "$BATS_TEST_TMPDIR/err"
 	[ -z "$(kubectl -n "$NS" get trainingjobs -o name)" ]
+
+	# SIGTERM to salloc while its command runs: passed on, and the allocation released
+	"$CADRE" -n "$NS" salloc -J term -N 1 --gpus-per-node=h100:1 --image "$IMAGE" -- sleep 1000 \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null &
+	pid=$!
+	track_pid "$pid"
+	wait_for -t 60 grep -q 'salloc: To reach the nodes' "$BATS_TEST_TMPDIR/err"
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$rc" -eq 1 ]
+	grep -qE '^salloc: Relinquishing job allocation [0-9]+$' "$BATS_TEST_TMPDIR/err"
+	[ -z "$(kubectl -n "$NS" get trainingjob term -o name --ignore-not-found)" ]
+	[ -z "$(kubectl -n "$NS" get pods -l cadre.dev/job-name=term -o name)" ]
 }
 
 @test "squeue, sacct, scancel and salloc against an unreachable or unauthorised API server: one line, exit 1" {
