@@ -186,13 +186,21 @@ static int release(struct salloc *s)
 	return 0;
 }
 
-/* In the child: the command in a process group of its own, with the signals reset. */
-static void exec_command(char **argv)
+/*
+ * In the child: the command in a process group of its own, with the signals
+ * reset. It takes the terminal itself too (SIGTTOU is still ignored here),
+ * as shells do for their jobs: a shell that starts before the parent's
+ * tcsetpgrp would otherwise stop itself with SIGTTIN, waiting to be in the
+ * foreground.
+ */
+static void exec_command(char **argv, bool interactive)
 {
 	static const int reset[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 				     SIGTSTP, SIGTTIN, SIGTTOU };
 
 	setpgid(0, 0);
+	if (interactive)
+		tcsetpgrp(STDIN_FILENO, getpid());
 	for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
 		signal(reset[i], SIG_DFL);
 	execvp(argv[0], argv);
@@ -264,7 +272,7 @@ static int run_command(struct salloc *s, struct salloc_watch *w, char **argv,
 		return CLI_EXIT_FAILED;
 	}
 	if (!pid)
-		exec_command(argv);
+		exec_command(argv, interactive);
 	setpgid(pid, pid);
 	if (interactive)
 		tcsetpgrp(STDIN_FILENO, pid);

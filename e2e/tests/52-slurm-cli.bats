@@ -112,13 +112,14 @@ squeue_is() {
 # statements of SCRIPT.py (expect(REGEX), send(TEXT)); its exit status is salloc's, 99
 # when an expect failed.
 salloc_pty() {
-	CADRE="$CADRE" python3 - "$@" <<'PY'
+	# bash as the shell, with a HOME of its own: no ~/.bashrc in the way
+	CADRE="$CADRE" HOME="$BATS_TEST_TMPDIR" python3 - "$@" <<'PY'
 import os, pty, re, select, sys, time
 
 args = sys.argv[2:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.environ["SHELL"] = "/bin/sh"
+    os.environ["SHELL"] = "/bin/bash"
     os.environ["PS1"] = "$ "
     os.execv(os.environ["CADRE"], [os.environ["CADRE"]] + args)
 seen = ""
