@@ -406,3 +406,21 @@ Test(completion, zsh_describes_commands_and_lists_each_commands_flags)
 	cr_assert(strstr(out, "compdef _cadre cadre kubectl-cadre\n"), "%s", out);
 	cr_assert(strstr(out, "squeue -h -t all -o '%i %j'"), "%s", out);
 }
+
+Test(completion, the_zsh_script_is_valid_zsh)
+{
+	char path[] = "/tmp/cadre-zsh-XXXXXX", cmd[128];
+	int fd;
+	FILE *f;
+
+	if (system("command -v zsh >/dev/null 2>&1"))
+		cr_skip_test("no zsh here");
+	cr_assert_eq(clirun(".", "completion zsh", NULL, &out, &err), CLI_EXIT_OK);
+	cr_assert((fd = mkstemp(path)) >= 0);
+	cr_assert((f = fdopen(fd, "w")));
+	fputs(out, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "zsh -n %s", path);
+	cr_assert_eq(system(cmd), 0, "zsh -n refuses the script");
+	unlink(path);
+}
