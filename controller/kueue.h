@@ -37,6 +37,8 @@ extern const struct kube_resource kueue_resource_workloads;
 #define KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
+/* A WorkloadPriorityClass's name; copied from the TrainingJob's labels to its pods. */
+#define KUEUE_PRIORITY_LABEL "kueue.x-k8s.io/priority-class"
 
 enum kueue_wl_state {
 	KUEUE_WL_PENDING,       /* no quota reserved (yet) */

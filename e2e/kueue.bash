@@ -137,14 +137,39 @@ EOF
 	log "Kueue $(head -1 "$kbin/VERSIONS" | cut -d' ' -f2) on in $((SECONDS - t))s: webhooks https://127.0.0.1:$kueue_webhook_port, visibility https://127.0.0.1:$kueue_visibility_port, pods in namespaces labelled kueue-managed=true"
 }
 
-# Deleting the CRDs deletes every Kueue object; the webhooks go first so nothing waits for
-# a Kueue that is gone.
+# Kueue's objects first, while Kueue runs to release their finalizers (a ResourceFlavor or
+# ClusterQueue in use keeps kueue.x-k8s.io/resource-in-use); then the webhooks, so nothing
+# waits for a Kueue that is gone; then Kueue; then the CRDs. Finalizers Kueue did not
+# release in time are removed, so `off` always leaves a cluster without Kueue.
 kueue_off() {
 	load_ports
+	local kinds=workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io
+	kinds+=,cohorts.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io,workloadpriorityclasses.kueue.x-k8s.io
+	if running kueue; then
+		kubectl delete "$kinds" --all -A --ignore-not-found --wait=true --timeout=30s >/dev/null 2>&1 || true
+	fi
 	kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration -l cadre.dev/e2e=kueue \
 		--ignore-not-found >/dev/null
 	{ running kueue || supervisor_of kueue >/dev/null; } && stop_one kueue
 	rm -f "$state/kueue/enabled"
+	local obj
+	while read -r obj; do
+		[[ -n $obj ]] || continue
+		# shellcheck disable=SC2086 # "-n NS kind/name" or "kind/name"
+		kubectl patch $obj --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+	done < <(kubectl get "$kinds" -A -o json 2>/dev/null | jq -r '.items[]
+		| select((.metadata.finalizers // []) | length > 0)
+		| (if .metadata.namespace then "-n " + .metadata.namespace + " " else "" end)
+		  + (.kind | ascii_downcase) + ".kueue.x-k8s.io/" + .metadata.name')
+	# Pods Kueue managed keep its finalizer until it lets them go: a pod still being
+	# deleted now would hold its GPUs for the files that run next.
+	while read -r obj; do
+		[[ -n $obj ]] || continue
+		# shellcheck disable=SC2086
+		kubectl patch $obj --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+	done < <(kubectl get pods -A -l kueue.x-k8s.io/managed=true -o json 2>/dev/null | jq -r '.items[]
+		| select(any((.metadata.finalizers // [])[]; . == "kueue.x-k8s.io/managed"))
+		| "-n " + .metadata.namespace + " pod/" + .metadata.name')
 	if [[ -f $state/kueue/bin ]]; then
 		kubectl delete --ignore-not-found --wait=true --timeout="${ready_timeout}s" \
 			-f "$(<"$state/kueue/bin")/config/crd" >/dev/null

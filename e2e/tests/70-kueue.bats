@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# Kueue mode (spec.queue, DESIGN.md 3.2, docs/kueue.md) against a real Kueue v0.17.0 and the
+# real kube-scheduler: Kueue admits each job's pod group by quota; cadre mirrors Kueue's
+# Workload in the job's status and never admits on its own.
+#   - quota: two 2-node jobs on a 16-GPU ClusterQueue; one runs, the other waits with
+#     Kueue's message and not one of its pods is bound; the first finishes, the second runs;
+#   - fair share: team A borrows team B's idle quota in their cohort; team B submits; Kueue
+#     preempts A's borrowing job, which counts it as an infrastructure restart and runs
+#     again when quota frees;
+#   - all or nothing: a gang larger than the free quota never starts partly;
+#   - priority: with WorkloadPriorityClasses the higher-priority job is admitted first;
+#   - `kubectl describe tj` tells each story with Kueue's messages.
+# The controller runs as cadre's ServiceAccount (manifests/rbac.yaml): reading Workloads
+# is all it needs of Kueue.
+#
+# Its cluster: the run's shared one, with Kueue switched on (`e2e/cluster kueue on`) here
+# and off again in teardown_file, so every other file sees the default cluster. Kueue
+# manages pods only in namespaces labelled kueue-managed=true, which this file's are.
+
+load helpers
+load controller
+load install
+
+setup_file() {
+	crds_install
+	"$E2E_DIR/cluster" kueue on
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: e2e-h100
+EOF
+	install_rbac
+	sa_credentials "$BATS_FILE_TMPDIR/sa" "$INSTALL_SA"
+	sa_kubeconfig "$BATS_FILE_TMPDIR/sa" "$BATS_FILE_TMPDIR/sa/kubeconfig"
+	CADRE_E2E_CONTROLLER_KUBECONFIG=$BATS_FILE_TMPDIR/sa/kubeconfig controller_start
+}
+
+teardown_file() {
+	if controller_pid >/dev/null; then controller_stop; fi
+	kubectl delete clusterqueues,workloadpriorityclasses -l e2e.cadre.dev/test=true \
+		--ignore-not-found --wait=false >/dev/null 2>&1 || true
+	uninstall
+	"$E2E_DIR/cluster" kueue off >/dev/null
+}
+
+setup() {
+	e2e_namespace
+	kubectl label namespace "$NS" kueue-managed=true >/dev/null
+	controller_mark
+	wait_gpus_free
+}
+
+teardown() {
+	test_cleanup
+	kubectl delete clusterqueues -l "e2e.cadre.dev/ns=$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+}
+
+# cluster_queue NAME GPUS [COHORT] [BORROWING_LIMIT]: a ClusterQueue of GPUS nvidia.com/gpu
+# of flavor e2e-h100 (cpu and memory plenty), reclaiming its lent quota from the cohort,
+# and a LocalQueue of the same name in $NS pointing at it.
+cluster_queue() {
+	local name=$1 gpus=$2 cohort=${3:-} limit=${4:-}
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: $name
+  labels:
+    e2e.cadre.dev/test: "true"
+    e2e.cadre.dev/ns: $NS
+spec:
+  namespaceSelector: {}
+$([[ -n $cohort ]] && echo "  cohortName: $cohort")
+  preemption:
+    reclaimWithinCohort: Any
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: e2e-h100
+      resources:
+      - name: cpu
+        nominalQuota: "1000"
+      - name: memory
+        nominalQuota: 100Ti
+      - name: nvidia.com/gpu
+        nominalQuota: $gpus
+$([[ -n $limit ]] && echo "        borrowingLimit: $limit")
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: $name
+  namespace: $NS
+spec:
+  clusterQueue: $name
+EOF
+}
+
+# kueue_job NAME NODES QUEUE [PRIORITY_CLASS]: a gang of NODES x H100:8 in LocalQueue QUEUE.
+kueue_job() {
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: $1
+$([[ -n ${4:-} ]] && printf '  labels:\n    kueue.x-k8s.io/priority-class: %s\n' "$4")
+spec:
+  numNodes: $2
+  queue: $3
+  resources:
+    accelerators: "H100:8"
+    cpus: "8"
+    memory: 64Gi
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun --nnodes=\$SKYPILOT_NUM_NODES train.py
+EOF
+}
+
+# bound_pods JOB: how many of the job's pods are bound to a node.
+bound_pods() {
+	kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1" -o json |
+		jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'
+}
+
+no_pod_bound() { [[ $(bound_pods "$1") == 0 ]]; }
+
+# waiting_for_kueue JOB: Queued, Admitted False/WaitingForKueue, with Kueue's own message.
+waiting_for_kueue() {
+	local tj
+	tj=$(kubectl -n "$NS" get tj "$1" -o json) || return 1
+	json_has "$tj" '.status.phase == "Queued"' &&
+		json_has "$tj" 'any(.status.conditions[]; .type == "Admitted" and .status == "False"
+			and .reason == "WaitingForKueue")' &&
+		json_has "$tj" '.status.message | contains("insufficient unused quota for nvidia.com/gpu")'
+}
+
+# finish JOB: every pod of the job exits 0 (kwok's pod-exit stage).
+finish() {
+	kubectl -n "$NS" annotate pods -l "cadre.dev/job-name=$1" e2e.cadre.dev/exit-code=0 --overwrite >/dev/null
+}
+
+# running_admitted JOB NODES: Running, Admitted True by Kueue, every pod running.
+running_admitted() {
+	phase_is "$1" Running && condition_is "$1" Admitted True && all_pods_running "$1" "$2"
+}
+
+@test "quota: a 16-GPU ClusterQueue runs one of two 16-GPU jobs, the other waits with Kueue's reason, unbound" {
+	cluster_queue "q-$NS" 16
+	kueue_job first 2 "q-$NS"
+	wait_for -t 60 running_admitted first 2
+	kueue_job second 2 "q-$NS"
+	wait_for -t 60 waiting_for_kueue second
+	# The cluster has 32 GPUs: only Kueue's quota keeps the second job off them.
+	same_for 8 no_pod_bound second
+	same_for 1 running_admitted first 2
+	job_pod_count_is second 2
+	wide=$(kubectl -n "$NS" get tj second -o wide)
+	echo "$wide"
+	grep -q 'insufficient unused quota for nvidia.com/gpu' <<<"$wide"
+	json_has "$(kubectl -n "$NS" get tj second -o json)" '.status.admittedTime == null'
+
+	finish first
+	wait_for -t 60 phase_is first Succeeded
+	wait_for -t 60 running_admitted second 2
+	condition_is second Admitted True Admitted
+	kubectl -n "$NS" get tj second -o json | jq -e '.status.conditions[] | select(.type == "Admitted")
+		| .message | contains("admitted by Kueue to ClusterQueue q-")' >/dev/null
+}
