@@ -56,11 +56,12 @@ teardown() {
 	kubectl delete clusterqueues -l "e2e.cadre.dev/ns=$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 
-# cluster_queue NAME GPUS [COHORT] [BORROWING_LIMIT]: a ClusterQueue of GPUS nvidia.com/gpu
-# of flavor e2e-h100 (cpu and memory plenty), reclaiming its lent quota from the cohort,
-# and a LocalQueue of the same name in $NS pointing at it.
+# cluster_queue NAME GPUS [COHORT] [WITHIN_QUEUE_PREEMPTION]: a ClusterQueue of GPUS
+# nvidia.com/gpu of flavor e2e-h100 (cpu and memory plenty) that may borrow the cohort's
+# idle quota and reclaims what it lent, preempting in the queue by priority
+# (LowerPriority) unless told Never; and a LocalQueue of the same name in $NS.
 cluster_queue() {
-	local name=$1 gpus=$2 cohort=${3:-} limit=${4:-}
+	local name=$1 gpus=$2 cohort=${3:-} within=${4:-LowerPriority}
 	kubectl apply -f - >/dev/null <<EOF
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -74,7 +75,7 @@ spec:
 $([[ -n $cohort ]] && echo "  cohortName: $cohort")
   preemption:
     reclaimWithinCohort: Any
-    withinClusterQueue: LowerPriority
+    withinClusterQueue: $within
   resourceGroups:
   - coveredResources: [cpu, memory, nvidia.com/gpu]
     flavors:
@@ -86,7 +87,6 @@ $([[ -n $cohort ]] && echo "  cohortName: $cohort")
         nominalQuota: 100Ti
       - name: nvidia.com/gpu
         nominalQuota: $gpus
-$([[ -n $limit ]] && echo "        borrowingLimit: $limit")
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -167,4 +167,108 @@ running_admitted() {
 	condition_is second Admitted True Admitted
 	kubectl -n "$NS" get tj second -o json | jq -e '.status.conditions[] | select(.type == "Admitted")
 		| .message | contains("admitted by Kueue to ClusterQueue q-")' >/dev/null
+	# The story, in describe's events: Kueue's word while it waited, then its admission.
+	events=$(kubectl -n "$NS" describe tj second | describe_events)
+	echo "$events"
+	grep -q '^Normal|WaitingForKueue|.*insufficient unused quota for nvidia.com/gpu' <<<"$events"
+	grep -q "^Normal|Admitted|.*admitted by Kueue to ClusterQueue q-$NS" <<<"$events"
+	[[ $(grep -n 'WaitingForKueue' <<<"$events" | head -1 | cut -d: -f1) -lt \
+		$(grep -n '|Admitted|' <<<"$events" | head -1 | cut -d: -f1) ]]
+}
+
+# infra_restarts_of JOB: status.infraRestarts (0 when absent).
+infra_restarts_of() {
+	kubectl -n "$NS" get tj "$1" -o json | jq '.status.infraRestarts // 0'
+}
+
+# preempted_one_of JOB...: exactly one of the jobs has an infrastructure restart; prints it.
+preempted_one_of() {
+	local j hit=()
+	for j in "$@"; do
+		[[ $(infra_restarts_of "$j") -ge 1 ]] && hit+=("$j")
+	done
+	((${#hit[@]} == 1)) && echo "${hit[0]}"
+}
+
+@test "fair share: team A borrows team B's idle quota; B submits; Kueue preempts A's job, which counts an infrastructure restart and runs again" {
+	cluster_queue "a-$NS" 16 "co-$NS"
+	cluster_queue "b-$NS" 16 "co-$NS"
+	kueue_job a1 2 "a-$NS"
+	wait_for -t 60 running_admitted a1 2
+	# Team B is idle: A's second job runs on B's lent quota (the whole cluster is busy).
+	kueue_job a2 2 "a-$NS"
+	wait_for -t 60 running_admitted a2 2
+
+	kueue_job b1 2 "b-$NS"
+	wait_for -t 90 preempted_one_of a1 a2
+	victim=$(preempted_one_of a1 a2)
+	other=$([[ $victim == a1 ]] && echo a2 || echo a1)
+	echo "Kueue preempted $victim"
+	wait_for -t 90 running_admitted b1 2
+	tj=$(kubectl -n "$NS" get tj "$victim" -o json)
+	json_has "$tj" '.status.infraRestarts == 1'
+	json_has "$tj" '(.status.restarts // 0) == 0'
+	# Requeued: its new attempt waits in Kueue, unbound, while B's job holds the quota.
+	wait_for -t 60 waiting_for_kueue "$victim"
+	same_for 5 no_pod_bound "$victim"
+	running_admitted "$other" 2
+	events=$(kubectl -n "$NS" describe tj "$victim" | describe_events)
+	echo "$events"
+	grep -q '^Warning|InCohortReclamation|.*Kueue evicted Workload '"$victim"'-0.*reclamation within the cohort' <<<"$events"
+
+	finish b1
+	wait_for -t 60 phase_is b1 Succeeded
+	wait_for -t 90 running_admitted "$victim" 2
+	[[ $(infra_restarts_of "$victim") == 1 ]]
+}
+
+@test "all or nothing: a gang larger than the free quota never starts partly" {
+	cluster_queue "q-$NS" 24
+	kueue_job holder 2 "q-$NS"
+	wait_for -t 60 running_admitted holder 2
+	# 8 GPUs of quota and 16 of the cluster are free: one of its two pods would fit.
+	kueue_job big 2 "q-$NS"
+	wait_for -t 60 waiting_for_kueue big
+	same_for 8 no_pod_bound big
+	job_pod_count_is big 2
+	kubectl -n "$NS" get tj big -o json | jq -e '.status.message | contains("8 more needed")' >/dev/null
+	finish holder
+	wait_for -t 90 running_admitted big 2
+}
+
+@test "priority: with WorkloadPriorityClasses the higher-priority job is admitted first" {
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: hi-$NS
+  labels:
+    e2e.cadre.dev/test: "true"
+value: 1000
+description: urgent
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: lo-$NS
+  labels:
+    e2e.cadre.dev/test: "true"
+value: 10
+description: batch
+EOF
+	cluster_queue "q-$NS" 16 "" Never
+	kueue_job blocker 2 "q-$NS"
+	wait_for -t 60 running_admitted blocker 2
+	kueue_job low 2 "q-$NS" "lo-$NS"
+	wait_for -t 60 waiting_for_kueue low
+	sleep 2
+	kueue_job high 2 "q-$NS" "hi-$NS"
+	wait_for -t 60 waiting_for_kueue high
+	[ "$(jp pod/high-0 '{.metadata.labels.kueue\.x-k8s\.io/priority-class}')" = "hi-$NS" ]
+	finish blocker
+	wait_for -t 90 running_admitted high 2
+	same_for 5 waiting_for_kueue low
+	no_pod_bound low
+	finish high
+	wait_for -t 90 running_admitted low 2
 }
