@@ -393,6 +393,18 @@ static bool volumes_ready(struct planner *p)
 	return true;
 }
 
+/* Kueue's word while a job waits, as an event once per change, as volume waits are. */
+static void kueue_wait_event(struct planner *p, const struct kueue_decision *d)
+{
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+
+	if (c && !strcmp(c->status, "False") && c->reason && !strcmp(c->reason, d->reason) &&
+	    c->message && !strcmp(c->message, d->message))
+		return;
+	/* Kueue missing needs a person; waiting for quota is normal. */
+	event(p, !strcmp(d->reason, "NotManagedByKueue"), d->reason, "%s", d->message);
+}
+
 /*
  * Kueue admits in its Workload for the pod group (kueue.h): that decides,
  * never the pods' gates. The pods only tell why there is no Workload.
@@ -414,14 +426,7 @@ static bool kueue_admitted(struct planner *p, size_t have, size_t managed,
 		return true;
 	if (d->verdict == KUEUE_EVICT)
 		return false;
-	/* Told as an event once per change of Kueue's word, as volume waits are. */
-	{
-		const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
-
-		if (!c || strcmp(c->status, "False") || !c->reason || strcmp(c->reason, d->reason) ||
-		    !c->message || strcmp(c->message, d->message))
-			event(p, !strcmp(d->reason, "NotManagedByKueue"), d->reason, "%s", d->message);
-	}
+	kueue_wait_event(p, d);
 	cond(p, "Admitted", false, d->reason, d->message);
 	waiting(p, d->reason);
 	set_phase(p, TJ_PHASE_QUEUED);

@@ -21,6 +21,8 @@ load helpers
 load controller
 load install
 
+SAMPLES_KUEUE=$REPO_ROOT/manifests/samples/kueue
+
 setup_file() {
 	crds_install
 	"$E2E_DIR/cluster" kueue on
@@ -53,6 +55,8 @@ setup() {
 
 teardown() {
 	test_cleanup
+	# The samples' test uses the namespaces of manifests/samples/kueue/.
+	kubectl delete -f "$SAMPLES_KUEUE/llama-pretrain-team-a.yaml" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	kubectl delete clusterqueues -l "e2e.cadre.dev/ns=$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 
@@ -147,6 +151,7 @@ running_admitted() {
 }
 
 @test "quota: a 16-GPU ClusterQueue runs one of two 16-GPU jobs, the other waits with Kueue's reason, unbound" {
+	"$E2E_DIR/cluster" status | grep -E '^kueue +pid [0-9]+ +healthy'
 	cluster_queue "q-$NS" 16
 	kueue_job first 2 "q-$NS"
 	wait_for -t 60 running_admitted first 2
@@ -156,6 +161,13 @@ running_admitted() {
 	same_for 8 no_pod_bound second
 	same_for 1 running_admitted first 2
 	job_pod_count_is second 2
+	# Kueue's visibility server, on its own loopback port, lists the waiting Workload.
+	source "$CADRE_E2E_STATE/ports"
+	pki=$CADRE_E2E_STATE/pki
+	pending=$(curl -fsS --max-time 10 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+		"https://127.0.0.1:$kueue_visibility_port/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/q-$NS/pendingworkloads")
+	echo "$pending"
+	jq -e '[.items[].metadata.name] == ["second-0"]' <<<"$pending" >/dev/null
 	wide=$(kubectl -n "$NS" get tj second -o wide)
 	echo "$wide"
 	grep -q 'insufficient unused quota for nvidia.com/gpu' <<<"$wide"
@@ -271,4 +283,24 @@ EOF
 	no_pod_bound low
 	finish high
 	wait_for -t 90 running_admitted low 2
+}
+
+# in_ns NS FUNCTION ARGS...: a helper that reads $NS, in another namespace.
+in_ns() {
+	local NS=$1
+	"${@:2}"
+}
+
+@test "the samples: a team's ClusterQueue in the cohort admits the sample job on H100 quota" {
+	kubectl apply -k "$SAMPLES_KUEUE" >/dev/null
+	kubectl apply -f "$SAMPLES_KUEUE/llama-pretrain-team-a.yaml" >/dev/null
+	wait_for -t 90 in_ns team-a running_admitted llama-pretrain 2
+	kubectl -n team-a get tj llama-pretrain -o json | jq -e '.status.conditions[] | select(.type == "Admitted")
+		| .message | contains("admitted by Kueue to ClusterQueue team-a")' >/dev/null
+	# Kueue put the flavor's node label on the pods, and its priority class is the sample's.
+	[ "$(kubectl -n team-a get pod llama-pretrain-0 -o jsonpath='{.spec.nodeSelector.nvidia\.com/gpu\.product}')" = NVIDIA-H100-80GB-HBM3 ]
+	[ "$(kubectl -n team-a get workloads.kueue.x-k8s.io llama-pretrain-0 -o jsonpath='{.spec.priorityClassRef.name}')" = research-high ]
+	kubectl delete -f "$SAMPLES_KUEUE/llama-pretrain-team-a.yaml" >/dev/null
+	wait_for -t 120 in_ns team-a no_job_pods
+	kubectl delete -k "$SAMPLES_KUEUE" --wait=false >/dev/null
 }
