@@ -693,6 +693,11 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			infra_fail = v;
 	}
 
+	/* Kueue evicting the group deletes its pods: say it with Kueue's reason, before
+	 * the pods' deletions are taken for someone else's. */
+	if (in->mode == GANG_KUEUE && condition_is_true(&st->conditions, "Admitted") &&
+	    kueue_evicted(p, NULL))
+		return;
 	/* A rank recorded in status.nodes whose pod is gone was deleted by someone. */
 	if (in->expectations_met && !infra_fail) {
 		for (size_t i = 0; i < p->job->status.n_nodes; i++) {
@@ -708,9 +713,6 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		}
 	}
 
-	if (in->mode == GANG_KUEUE && condition_is_true(&st->conditions, "Admitted") &&
-	    kueue_evicted(p, NULL))
-		return;
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted")) {
 		struct kueue_decision kd;
 

@@ -702,6 +702,32 @@ Test(tj_plan, kueue_eviction_is_an_infrastructure_restart_with_kueues_reason)
 	fx_release(&f);
 }
 
+/*
+ * Kueue deletes an evicted group's pods itself: when the cache already shows
+ * them gone, the restart still carries Kueue's reason, not "deleted outside cadre".
+ */
+Test(tj_plan, kueue_eviction_wins_over_the_pods_it_deleted)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "InClusterQueue",
+		"Preempted to accommodate a higher priority Workload", "team-a-cq" };
+	struct kueue_view v;
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", "{\"phase\":\"Running\",\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"admitted\",\"lastTransitionTime\":\"" NOW "\"}],"
+	       "\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\"},{\"rank\":1,\"pod\":\"llama-1\"}]}");
+	f.in.mode = GANG_KUEUE;
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InClusterQueue");
+	cr_assert(strstr(f.plan.status.message, "higher priority Workload"), "%s",
+		  f.plan.status.message);
+	fx_release(&f);
+}
+
 /* No Workload API (Kueue not installed): the job says so and waits, never admitted. */
 Test(tj_plan, kueue_mode_without_kueue_says_so_and_waits)
 {
