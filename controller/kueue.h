@@ -119,6 +119,15 @@ int kueue_group_name(const char *job, int attempt, char *out, size_t size);
  */
 int kueue_group_job(const char *workload, char *out, size_t size);
 
+/*
+ * What the Workload cache keeps of a Workload (a store trim function; arg
+ * unused): metadata's name, namespace, uid, resourceVersion and
+ * deletionTimestamp, status.conditions and status.admission.clusterQueue.
+ * Its pod sets hold whole pod templates, which nothing here reads. NULL
+ * when out of memory.
+ */
+json_t *kueue_workload_trim(const json_t *obj, void *arg);
+
 struct manager;
 struct kueue_watch;
 

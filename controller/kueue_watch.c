@@ -21,11 +21,7 @@ struct kueue_watch {
 	bool started;
 };
 
-/*
- * A Workload's pod sets hold whole pod templates; the planner reads its
- * name, conditions and ClusterQueue only.
- */
-static json_t *trim_workload(const json_t *obj, void *arg)
+json_t *kueue_workload_trim(const json_t *obj, void *arg)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
 	const json_t *status = json_object_get(obj, "status");
@@ -88,7 +84,7 @@ static void on_update(void *ctx, const char *key, const json_t *old_obj, const j
 struct kueue_watch *kueue_watch_new(struct manager *m)
 {
 	struct kueue_watch *w = calloc(1, sizeof(*w));
-	struct store_options so = { kueue_resource_workloads.plural, trim_workload, NULL };
+	struct store_options so = { kueue_resource_workloads.plural, kueue_workload_trim, NULL };
 	struct store_handlers h = { on_add, on_update, on_add, NULL };
 	struct reflector_options ro = {
 		.resource = &kueue_resource_workloads,

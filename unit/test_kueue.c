@@ -206,3 +206,28 @@ Test(kueue, the_group_is_the_job_and_attempt_and_maps_back_to_the_job)
 	cr_assert_eq(kueue_group_name("a-very-long-job-name-that-is-exactly-sixty-characters-long-xyz", 10,
 				      buf, sizeof(buf)), CADRE_EINVAL);
 }
+
+/* The cache keeps what kueue_workload_read reads, and not the pod templates. */
+Test(kueue, the_cache_keeps_conditions_and_cluster_queue_and_drops_pod_sets)
+{
+	json_t *obj = workload("[" COND("Admitted", "True", "Admitted", "admitted") "]",
+			       ",\"admission\":{\"clusterQueue\":\"team-a-cq\",\"podSetAssignments\":[{\"name\":\"main\"}]}");
+	struct kueue_workload before, after;
+	json_t *trimmed;
+
+	json_object_set_new(obj, "spec", json_pack("{s:[{s:s, s:{}}]}", "podSets", "name", "main",
+						   "template"));
+	trimmed = kueue_workload_trim(obj, NULL);
+	cr_assert_not_null(trimmed);
+	cr_assert_null(json_object_get(trimmed, "spec"));
+	cr_assert_null(json_object_get(json_object_get(json_object_get(trimmed, "status"), "admission"),
+				       "podSetAssignments"));
+	cr_assert_eq(kueue_workload_read(obj, &before), 0);
+	cr_assert_eq(kueue_workload_read(trimmed, &after), 0);
+	cr_assert_eq(after.state, before.state);
+	cr_assert_str_eq(after.cluster_queue, "team-a-cq");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(trimmed, "metadata"),
+							   "namespace")), "ml");
+	json_decref(trimmed);
+	json_decref(obj);
+}
