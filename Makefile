@@ -49,8 +49,9 @@ e2e: build
 
 test: unit asan valgrind health-checks e2e
 
+# KUEUE=1 runs Kueue too (scripts/demo says what it shows).
 demo: build
-	scripts/demo
+	KUEUE=$(KUEUE) scripts/demo
 
 demo-down:
 	scripts/demo-down

@@ -7,6 +7,7 @@
  * json_object_set_new() frees its value, so nothing leaks on that path.
  */
 #include "controller/build.h"
+#include "controller/kueue.h"
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -583,6 +584,12 @@ static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **ou
 		bad |= set_str(labels, BUILD_KUEUE_GROUP_LABEL, text);
 		snprintf(text, sizeof(text), "%d", c->num_nodes);
 		bad |= set_str(annotations, BUILD_KUEUE_COUNT_ANNOTATION, text);
+		/* Kueue reads a WorkloadPriorityClass from the pods; the job names it
+		 * on itself, as a batch Job does (docs/kueue.md). */
+		if (json_is_string(json_object_get(job->meta.labels, KUEUE_PRIORITY_LABEL)))
+			bad |= set_str(labels, KUEUE_PRIORITY_LABEL,
+				       json_string_value(json_object_get(job->meta.labels,
+									 KUEUE_PRIORITY_LABEL)));
 	}
 	bad |= build_owner_refs(TJ_API_VERSION, TJ_KIND, job->meta.name, job->meta.uid,
 				&owners) != 0;

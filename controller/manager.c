@@ -2,6 +2,7 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "controller/kueue.h"
 #include "controller/podview.h"
 #include "controller/reconcile.h"
 #include "kube/client.h"
@@ -707,6 +708,9 @@ int manager_init(struct manager *m, const struct options *opts)
 	if (err)
 		return err;
 
+	m->kueue = kueue_watch_new(m);
+	if (!m->kueue)
+		return CADRE_ENOMEM;
 	if (opts->gang_scheduler == GANG_NATIVE) {
 		err = manager_discover_podgroups(m->http, &m->podgroups);
 		if (err)
@@ -770,6 +774,9 @@ int manager_run(struct manager *m)
 	}
 	err = events_start(m->events);
 	if (err)
+		return err;
+	/* Not waited for: without Kueue installed it never lists (kueue.h). */
+	if (m->opts->gang_scheduler == GANG_KUEUE && (err = kueue_watch_ensure(m->kueue)))
 		return err;
 	log_info("manager", "listing and watching %s; waiting for caches to sync",
 		 m->opts->namespace ? m->opts->namespace : "all namespaces");
@@ -857,6 +864,8 @@ void manager_release(struct manager *m)
 	}
 	for (int k = 0; k < KIND_COUNT; k++)
 		reflector_free(m->reflectors[k]);
+	kueue_watch_free(m->kueue);
+	m->kueue = NULL;
 	if (m->events) {
 		events_flush(m->events, 2000);
 		events_free(m->events);

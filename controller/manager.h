@@ -36,6 +36,8 @@
 #include "kube/store.h"
 #include "kube/workqueue.h"
 
+struct kueue_watch;
+
 enum manager_kind {
 	KIND_TRAININGJOBS,
 	KIND_VOLUMES,
@@ -66,6 +68,7 @@ struct manager {
 	struct kube_http *lease_http;          /* the leader elector's own client */
 	/* Native gang mode: the PodGroup version the API server serves; NULL otherwise. */
 	const struct kube_resource *podgroups;
+	struct kueue_watch *kueue;             /* Kueue's Workloads (kueue.h); started on demand */
 	struct registry *registry;
 	struct manager_metrics metrics;
 	struct store *stores[KIND_COUNT];

@@ -393,36 +393,67 @@ static bool volumes_ready(struct planner *p)
 	return true;
 }
 
-/*
- * Kueue admits by removing its gates. A pod without gates is evidence of
- * that only when Kueue's webhook took the pod (its managed label): in a
- * namespace Kueue does not manage, or with Kueue down, pods are never gated
- * and nothing admitted them, so that is said rather than claimed as Kueue's.
- */
-static bool kueue_admitted(struct planner *p, size_t have, size_t gated, size_t managed)
+/* Kueue's word while a job waits, as an event once per change, as volume waits are. */
+static void kueue_wait_event(struct planner *p, const struct kueue_decision *d)
 {
-	size_t n = (size_t)num_nodes(p);
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
 
-	if (have == n && gated == 0 && managed == n)
+	if (c && !strcmp(c->status, "False") && c->reason && !strcmp(c->reason, d->reason) &&
+	    c->message && !strcmp(c->message, d->message))
+		return;
+	/* Kueue missing needs a person; waiting for quota is normal. */
+	event(p, !strcmp(d->reason, "NotManagedByKueue"), d->reason, "%s", d->message);
+}
+
+/*
+ * Kueue admits in its Workload for the pod group (kueue.h): that decides,
+ * never the pods' gates. The pods only tell why there is no Workload.
+ */
+static bool kueue_admitted(struct planner *p, size_t have, size_t managed,
+			   struct kueue_decision *d)
+{
+	struct kueue_view v = { 0 };
+
+	if (p->in->kueue)
+		v = *p->in->kueue;
+	v.queue = p->job->spec.queue;
+	v.namespace = p->job->meta.namespace;
+	v.pods = have;
+	v.managed = managed;
+	v.n = (size_t)num_nodes(p);
+	kueue_decide(&v, d);
+	if (d->verdict == KUEUE_ADMIT)
 		return true;
-	if (have == n && gated == 0) {
-		cond(p, "Admitted", false, "NotManagedByKueue",
-		     "the pods carry no kueue.x-k8s.io/managed label: Kueue did not take them");
-		waiting(p, "NotManagedByKueue");
-		set_phase(p, TJ_PHASE_QUEUED);
-		set_message(p, "%zu of %zu pods are not managed by Kueue: is Kueue running, and does "
-			    "it manage namespace %s? Nothing admitted this job (queue \"%s\")",
-			    n - managed, n, p->job->meta.namespace ? p->job->meta.namespace : "",
-			    p->job->spec.queue ? p->job->spec.queue : "");
+	if (d->verdict == KUEUE_EVICT)
 		return false;
-	}
-	cond(p, "Admitted", false, "WaitingForKueue",
-	     "waiting for Kueue to admit the pod group");
-	waiting(p, "WaitingForKueue");
+	kueue_wait_event(p, d);
+	cond(p, "Admitted", false, d->reason, d->message);
+	waiting(p, d->reason);
 	set_phase(p, TJ_PHASE_QUEUED);
-	set_message(p, "waiting for Kueue to admit the workload (queue \"%s\")",
-		    p->job->spec.queue ? p->job->spec.queue : "");
+	set_message(p, "%s", d->message);
 	return false;
+}
+
+/* After admission too: Kueue evicting or preempting the group is an infrastructure restart. */
+static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
+{
+	struct kueue_decision d;
+
+	if (!given) {
+		struct kueue_view v = { 0 };
+
+		if (!p->in->kueue)
+			return false;
+		v = *p->in->kueue;
+		v.n = (size_t)num_nodes(p);
+		kueue_decide(&v, &d);
+		given = &d;
+	}
+	if (given->verdict != KUEUE_EVICT)
+		return false;
+	restart(p, false, reason_ok(given->reason) ? given->reason : "Evicted", NULL,
+		given->message);
+	return true;
 }
 
 static void admit(struct planner *p, const char *message)
@@ -662,6 +693,11 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			infra_fail = v;
 	}
 
+	/* Kueue evicting the group deletes its pods: say it with Kueue's reason, before
+	 * the pods' deletions are taken for someone else's. */
+	if (in->mode == GANG_KUEUE && condition_is_true(&st->conditions, "Admitted") &&
+	    kueue_evicted(p, NULL))
+		return;
 	/* A rank recorded in status.nodes whose pod is gone was deleted by someone. */
 	if (in->expectations_met && !infra_fail) {
 		for (size_t i = 0; i < p->job->status.n_nodes; i++) {
@@ -678,6 +714,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	}
 
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted")) {
+		struct kueue_decision kd;
+
 		if (refused && refusal_expired(p, refused, refused_since))
 			return;
 		/* Kueue mode: the pods exist before admission; create them first. */
@@ -685,23 +723,24 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			for (int r = 0; r < n; r++)
 				if (!by_rank[r])
 					action(p, TJ_CREATE_POD, r, NULL);
-		size_t kueue_gated = 0, kueue_managed = 0;
+		size_t kueue_managed = 0;
 
-		for (int r = 0; r < n; r++) {
-			if (by_rank[r] && by_rank[r]->n_gates)
-				kueue_gated++;
+		for (int r = 0; r < n; r++)
 			if (by_rank[r] && by_rank[r]->kueue_managed)
 				kueue_managed++;
-		}
 		if (!in->service_exists)
 			action(p, TJ_CREATE_SERVICE, -1, NULL);
-		if (!kueue_admitted(p, (size_t)have, kueue_gated, kueue_managed)) {
+		if (!kueue_admitted(p, (size_t)have, kueue_managed, &kd)) {
+			if (kueue_evicted(p, &kd))
+				return;
 			if (refused)
 				say_refused(p, refused, "Admitted", refused_since);
+			else if (kd.recheck)
+				requeue_in(p, 30);  /* no Workload event will say that Kueue came */
 			record_nodes(p);
 			return;
 		}
-		admit(p, "admitted by Kueue");
+		admit(p, kd.message);
 	}
 
 	if (!in->service_exists)

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "api/trainingjob.h"
+#include "controller/kueue.h"
 #include "controller/options.h"
 #include "controller/podview.h"
 
@@ -120,6 +121,9 @@ struct tj_input {
 	/* Native mode: the job's PodGroups, any attempt; ignored in the other modes. */
 	const struct tj_podgroup *podgroups;
 	size_t n_podgroups;
+	/* Kueue mode: Kueue's Workload of the current attempt's pod group (kueue.h);
+	 * NULL is a Kueue that is not reachable. The planner counts the pods itself. */
+	const struct kueue_view *kueue;
 };
 
 enum tj_action_kind {

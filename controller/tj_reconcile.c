@@ -18,6 +18,7 @@
 #include "api/trainingjob.h"
 #include "controller/build.h"
 #include "controller/gang.h"
+#include "controller/kueue.h"
 #include "controller/manager.h"
 #include "controller/podview.h"
 #include "controller/reconcile.h"
@@ -669,6 +670,9 @@ static int plan(struct tj_pass *p, struct tj_input *in)
 
 int tj_reconcile(struct manager *m, const char *ns, const char *name)
 {
+	struct kueue_view kueue_view;
+	struct kueue_workload kueue_wl;
+	json_t *kueue_obj = NULL;
 	struct tj_pass p = { .m = m };
 	struct tj_input in = { 0 };
 	json_t *svc = NULL;
@@ -737,6 +741,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	read_podgroups(&p);
 	in.podgroups = p.podgroups;
 	in.n_podgroups = p.n_podgroups;
+	if (in.mode == GANG_KUEUE)
+		in.kueue = kueue_job_view(m->kueue, &p.job, &kueue_view, &kueue_wl, &kueue_obj);
 
 	ret = plan(&p, &in);
 	if (ret)
@@ -762,6 +768,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		ret = act_err;
 out:
 	pass_release(&p);
+	json_decref(kueue_obj);
 	return ret;
 }
 

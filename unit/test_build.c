@@ -490,6 +490,37 @@ Test(build, spec_queue_builds_a_kueue_pod_group_without_our_gate)
 	tj_release(&tj);
 }
 
+static void with_queue_and_priority_class(json_t *obj)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+
+	with_queue(obj);
+	if (!json_object_get(meta, "labels"))
+		json_object_set_new(meta, "labels", json_object());
+	json_object_set_new(json_object_get(meta, "labels"), "kueue.x-k8s.io/priority-class",
+			    json_string("research-high"));
+}
+
+/* Kueue reads the WorkloadPriorityClass from the pods; the job carries it as a label. */
+Test(build, a_jobs_kueue_priority_class_label_goes_to_its_pods)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", with_queue_and_priority_class, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(label(pod, "kueue.x-k8s.io/priority-class"), "research-high");
+	json_decref(pod);
+	tj_release(&tj);
+
+	load_job("llama-pretrain", with_queue, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(label(pod, "kueue.x-k8s.io/priority-class"));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
 Test(build, kueue_mode_without_a_queue_leaves_the_queue_to_kueues_default)
 {
 	struct build_opts opts = llama_opts();

@@ -609,37 +609,151 @@ Test(tj_plan, an_image_that_never_pulls_counts_against_max_restarts)
 	fx_release(&f);
 }
 
-Test(tj_plan, kueue_mode_creates_ungated_pods_and_mirrors_kueue)
+/* Kueue is installed (its Workload API listed) and has the Workload wl, or none. */
+static void fx_kueue(struct fx *f, struct kueue_view *v, const struct kueue_workload *wl)
 {
+	memset(v, 0, sizeof(*v));
+	v->api_served = true;
+	v->wl = wl;
+	v->group = "llama-0";
+	f->in.kueue = v;
+}
+
+Test(tj_plan, kueue_mode_creates_ungated_pods_and_waits_with_kueues_message)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending",
+		"couldn't assign flavors to pod set main: insufficient unused quota for "
+		"nvidia.com/gpu in flavor h100, 8 more needed", NULL };
+	struct kueue_view v;
 	struct fx f;
 
 	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
 	f.in.mode = GANG_KUEUE;
+	fx_kueue(&f, &v, &wl);
 	fx_plan(&f);
 	cr_assert_not(f.plan.needs_admission);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForKueue");
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert(strstr(f.plan.status.message, "insufficient unused quota for nvidia.com/gpu"),
+		  "%s", f.plan.status.message);
+	cr_assert(has_event(&f.plan, "WaitingForKueue"));
 	fx_release(&f);
+}
 
-	/* Kueue took both pods (its managed label) and removed its gates: admitted. */
+/* Gates gone and the pods Running say nothing: only the Workload admits. */
+Test(tj_plan, kueue_mode_admits_only_when_the_workload_says_admitted)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL };
+	struct kueue_view v;
+	struct fx f;
+
 	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
 	f.in.mode = GANG_KUEUE;
 	fx_pod(&f, 0, 0, "Running", false, NULL);
 	fx_pod(&f, 1, 0, "Running", false, NULL);
 	f.pods[0].kueue_managed = f.pods[1].kueue_managed = true;
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	fx_release(&f);
+
+	wl.state = KUEUE_WL_ADMITTED;
+	wl.cluster_queue = "team-a-cq";
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.pods[0].kueue_managed = f.pods[1].kueue_managed = true;
+	fx_kueue(&f, &v, &wl);
 	fx_plan(&f);
 	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert(has_event(&f.plan, "Admitted"));
+	fx_release(&f);
+}
+
+/* Kueue preempting an admitted job: an infrastructure restart with Kueue's reason. */
+Test(tj_plan, kueue_eviction_is_an_infrastructure_restart_with_kueues_reason)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "InCohortReclamation",
+		"Preempted to accommodate a workload (UID: u-2) due to reclamation within the "
+		"cohort", "team-a-cq" };
+	struct kueue_view v;
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", "{\"phase\":\"Running\",\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"admitted\",\"lastTransitionTime\":\"" NOW "\"}]}");
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InCohortReclamation");
+	cr_assert(strstr(f.plan.status.message, "reclamation within the cohort"), "%s",
+		  f.plan.status.message);
+	cr_assert(has_event(&f.plan, "InCohortReclamation"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
 	fx_release(&f);
 }
 
 /*
- * A namespace Kueue does not manage (or Kueue down): the pods were never
- * gated, so "no gate" says nothing about Kueue. Nothing admitted the job.
+ * Kueue deletes an evicted group's pods itself: when the cache already shows
+ * them gone, the restart still carries Kueue's reason, not "deleted outside cadre".
+ */
+Test(tj_plan, kueue_eviction_wins_over_the_pods_it_deleted)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "InClusterQueue",
+		"Preempted to accommodate a higher priority Workload", "team-a-cq" };
+	struct kueue_view v;
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", "{\"phase\":\"Running\",\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"admitted\",\"lastTransitionTime\":\"" NOW "\"}],"
+	       "\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\"},{\"rank\":1,\"pod\":\"llama-1\"}]}");
+	f.in.mode = GANG_KUEUE;
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InClusterQueue");
+	cr_assert(strstr(f.plan.status.message, "higher priority Workload"), "%s",
+		  f.plan.status.message);
+	fx_release(&f);
+}
+
+/* No Workload API (Kueue not installed): the job says so and waits, never admitted. */
+Test(tj_plan, kueue_mode_without_kueue_says_so_and_waits)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "NotManagedByKueue");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_eq(f.plan.status.admitted_time, 0);
+	cr_assert(strstr(f.plan.status.message, "is Kueue installed?"), "%s", f.plan.status.message);
+	cr_assert_gt(f.plan.requeue_after_s, 0);
+	fx_release(&f);
+}
+
+/*
+ * A namespace Kueue does not manage: the pods were never gated and no
+ * Workload comes. Nothing admitted the job.
  */
 Test(tj_plan, kueue_mode_does_not_claim_an_admission_when_kueue_never_took_the_pods)
 {
+	struct kueue_view v;
 	struct fx f;
 
 	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
@@ -647,6 +761,7 @@ Test(tj_plan, kueue_mode_does_not_claim_an_admission_when_kueue_never_took_the_p
 	fx_pod(&f, 0, 0, "Running", false, NULL);
 	fx_pod(&f, 1, 0, "Running", false, NULL);
 	f.pods[0].kueue_managed = true;
+	fx_kueue(&f, &v, NULL);
 	fx_plan(&f);
 	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "NotManagedByKueue");
@@ -828,10 +943,15 @@ Test(tj_plan, a_queued_job_is_reconciling_with_the_reason_it_waits)
 	assert_health(&f.plan, "True", "RestartBackoff", false);
 	fx_release(&f);
 
-	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
-	f.in.mode = GANG_KUEUE;
-	fx_plan(&f);
-	assert_health(&f.plan, "True", "WaitingForKueue", false);
+	{
+		struct kueue_view v;
+
+		fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+		f.in.mode = GANG_KUEUE;
+		fx_kueue(&f, &v, NULL);
+		fx_plan(&f);
+		assert_health(&f.plan, "True", "WaitingForKueue", false);
+	}
 	fx_release(&f);
 }
 
