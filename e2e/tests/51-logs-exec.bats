@@ -1,0 +1,182 @@
+#!/usr/bin/env bats
+# cadre logs, cadre exec and cadre scancel --signal through the real API server: pods/log
+# and pods/exec go from the API server to the node's kubelet, which kwok plays (its
+# ClusterLogs and ClusterExec, e2e/cluster). kwok gives every container the log file
+# $CADRE_E2E_STATE/kwok/containers.log, and runs an exec'd command as a process on this
+# machine (in $CADRE_E2E_STATE/kwok/exec, with CADRE_BIN_DIR=$CADRE_E2E_STATE/kwok/cadre-bin):
+# so both ranks show the same log lines, and `hostname` names this machine on each rank.
+
+load helpers
+load controller
+
+CADRE=$REPO_ROOT/build/cadre
+KWOK_DIR=$CADRE_E2E_STATE/kwok
+
+setup_file() {
+	crds_install
+	controller_start
+}
+
+teardown_file() {
+	controller_stop
+}
+
+setup() {
+	e2e_namespace
+	controller_mark
+	program_pid=
+}
+
+teardown() {
+	# Only the process group this test started, by the pid it recorded.
+	if [[ $program_pid =~ ^[0-9]+$ ]] && ((program_pid > 1)); then
+		kill -TERM -- "-$program_pid" 2>/dev/null || true
+	fi
+	rm -f "$KWOK_DIR/cadre-bin/program.pid"
+	test_cleanup
+}
+
+cli() {
+	rc=0
+	"$CADRE" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
+	echo "cadre $* -> $rc"
+	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
+	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
+}
+
+one_error_line() {
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
+	grep -qF -- "$1" "$BATS_TEST_TMPDIR/err"
+}
+
+# log_line TEXT: TEXT appended to every container's log, as the container runtime writes it.
+log_line() {
+	printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" >>"$KWOK_DIR/containers.log"
+}
+
+pair_running() {
+	kubectl -n "$NS" apply -f "$E2E_DIR/testdata/jobs/pair.yaml" >/dev/null
+	wait_for -t 120 all_pods_running pair 2
+	wait_for -t 60 phase_is pair Running
+}
+
+@test "cadre logs prints both ranks' lines as 0: and 1:; -f follows them and ends when the job ends" {
+	pair_running
+	log_line "loss 2.31 at step $NS"
+	cli -n "$NS" logs pair
+	[ "$rc" -eq 0 ]
+	grep -qxF "0: loss 2.31 at step $NS" "$BATS_TEST_TMPDIR/out"
+	grep -qxF "1: loss 2.31 at step $NS" "$BATS_TEST_TMPDIR/out"
+	cli -n "$NS" logs pair --rank 1
+	[ "$rc" -eq 0 ]
+	grep -qxF "1: loss 2.31 at step $NS" "$BATS_TEST_TMPDIR/out"
+	! grep -q '^0: ' "$BATS_TEST_TMPDIR/out"
+
+	"$CADRE" -n "$NS" logs -f pair >"$BATS_TEST_TMPDIR/follow" 2>&1 </dev/null &
+	local follower=$!
+	wait_for grep -qxF "1: loss 2.31 at step $NS" "$BATS_TEST_TMPDIR/follow"
+	log_line "loss 1.07 at step $NS"
+	wait_for grep -qxF "0: loss 1.07 at step $NS" "$BATS_TEST_TMPDIR/follow"
+	wait_for grep -qxF "1: loss 1.07 at step $NS" "$BATS_TEST_TMPDIR/follow"
+	kubectl -n "$NS" annotate pods -l cadre.dev/job-name=pair e2e.cadre.dev/exit-code=0 >/dev/null
+	wait_for -t 60 phase_is pair Succeeded
+	local t=$SECONDS
+	while kill -0 "$follower" 2>/dev/null && ((SECONDS - t < 20)); do sleep 0.2; done
+	! kill -0 "$follower" 2>/dev/null || { kill "$follower"; false; }
+	wait "$follower"
+}
+
+@test "cadre exec runs the command on every rank, each line prefixed; the exit code is the worst rank's" {
+	pair_running
+	cli -n "$NS" exec pair -- hostname
+	[ "$rc" -eq 0 ]
+	[ "$(sort "$BATS_TEST_TMPDIR/out")" = "$(printf '0: %s\n1: %s' "$(hostname)" "$(hostname)")" ]
+	cli -n "$NS" exec pair -- sh -c 'echo to-stderr >&2'
+	[ "$rc" -eq 0 ]
+	[ "$(sort "$BATS_TEST_TMPDIR/err")" = "$(printf '0: to-stderr\n1: to-stderr')" ]
+
+	# Both ranks at once: the first to make the directory exits 1, the other 4.
+	cli -n "$NS" exec pair -- sh -c "mkdir lock-$NS 2>/dev/null && exit 1; exit 4"
+	rmdir "$KWOK_DIR/exec/lock-$NS"
+	[ "$rc" -eq 4 ]
+	cli -n "$NS" exec pair --rank 1 -- sh -c 'echo one; exit 3'
+	[ "$rc" -eq 3 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/out")" = "1: one" ]
+	cli -n "$NS" exec pair --rank 7 -- true
+	[ "$rc" -eq 1 ]
+	one_error_line "rank 7 of job \"pair\" is not running"
+}
+
+@test "cadre exec -it runs a shell on one rank with a terminal, driven through a pty" {
+	pair_running
+	run python3 - "$CADRE" "$NS" <<'PY'
+import os, pty, select, sys, time
+cadre, ns = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(cadre, [cadre, "-n", ns, "exec", "pair", "-it", "--", "sh"])
+seen = b""
+def until(text, timeout=20):
+    global seen
+    end = time.time() + timeout
+    while text not in seen and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return text in seen
+os.write(fd, b"echo ok-$((6 * 7))\r")
+got = until(b"ok-42")
+os.write(fd, b"stty size; exit 5\r")
+until(b"never", timeout=3)
+_, status = os.waitpid(pid, 0)
+print(repr(seen))
+print("saw", got, "exit", os.waitstatus_to_exitcode(status))
+PY
+	echo "$output"
+	[[ $output == *"saw True exit 5"* ]]
+}
+
+@test "cadre scancel --signal=USR1 reaches the program of every rank and keeps the job" {
+	pair_running
+	# This machine stands in for the ranks' containers: the real entrypoint runs a
+	# program here, in a session of its own, and records its pid where cadre-signal looks.
+	local log=$BATS_TEST_TMPDIR/signals
+	CADRE_BIN_DIR=$KWOK_DIR/cadre-bin \
+		CADRE_RUN="trap 'echo got USR1 >>$log' USR1; while :; do sleep 0.2; done" \
+		setsid sh -c "$(<"$REPO_ROOT/controller/entrypoint.sh")" </dev/null >/dev/null 2>&1 &
+	program_pid=$!
+	wait_for test -s "$KWOK_DIR/cadre-bin/program.pid"
+
+	cli -n "$NS" scancel --signal=USR1 pair
+	[ "$rc" -eq 0 ]
+	wait_for test "$(grep -c 'got USR1' "$log" 2>/dev/null)" = 2
+	kill -0 "$program_pid"
+	phase_is pair Running
+	cli -n "$NS" scancel --signal=NOTASIGNAL pair
+	[ "$rc" -eq 2 ]
+	one_error_line "Invalid job signal: NOTASIGNAL"
+}
+
+@test "logs and exec against an unreachable or unauthorised API server: one line, exit 1" {
+	local port cluster kc=$BATS_TEST_TMPDIR/kubeconfig
+	port=$(_free_port)
+	cp "$KUBECONFIG" "$kc"
+	cluster=$(kubectl --kubeconfig "$kc" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
+	kubectl --kubeconfig "$kc" config set-cluster closed --server="https://127.0.0.1:$port" >/dev/null
+	kubectl --kubeconfig "$kc" config set-context closed --cluster=closed --user="$(kubectl --kubeconfig "$kc" config view --minify -o jsonpath='{.contexts[0].context.user}')" >/dev/null
+	kubectl --kubeconfig "$kc" config set-credentials forged --token=not-a-token >/dev/null
+	kubectl --kubeconfig "$kc" config set-context forged --cluster="$cluster" --user=forged >/dev/null
+	for cmd in "logs pair" "exec pair -- true" "scancel --signal=USR1 pair"; do
+		# shellcheck disable=SC2086
+		cli --kubeconfig "$kc" --context closed $cmd
+		[ "$rc" -eq 1 ]
+		one_error_line "cannot reach the API server https://127.0.0.1:$port"
+		# shellcheck disable=SC2086
+		cli --kubeconfig "$kc" --context forged $cmd
+		[ "$rc" -eq 1 ]
+		one_error_line "does not accept these credentials (401 Unauthorized)"
+	done
+}
