@@ -303,9 +303,6 @@ static int on_established(struct session_priv *p, struct lws *wsi)
 {
 	struct podexec_session *s = p->s;
 
-	if (lws_hdr_copy(wsi, s->protocol, sizeof(s->protocol), WSI_TOKEN_PROTOCOL) < 0)
-		s->protocol[0] = '\0';
-	p->v5 = !strcmp(s->protocol, PODEXEC_PROTO_V5);
 	if (s->tty) {
 		p->resize_pending = true;
 		lws_callback_on_writable(wsi);
@@ -323,6 +320,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	switch (reason) {
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
 		return r && p ? add_headers(r, wsi, in, len) : 0;
+	case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+		/* the response headers are still there: which subprotocol the server chose */
+		if (p && lws_hdr_copy(wsi, p->s->protocol, sizeof(p->s->protocol),
+				      WSI_TOKEN_PROTOCOL) < 0)
+			p->s->protocol[0] = '\0';
+		if (p)
+			p->v5 = !strcmp(p->s->protocol, PODEXEC_PROTO_V5);
+		return 0;
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		return p ? on_established(p, wsi) : 0;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
