@@ -97,6 +97,29 @@ static int exit_code_cause(const json_t *status)
 	return -1;
 }
 
+/*
+ * "...: exit status 5" at the end of msg: Go's exec.ExitError text, the only
+ * place some kubelets put the code (kwok v0.8.0 wraps the error, so the
+ * API server cannot see it is one and sends InternalError). -1 when absent.
+ */
+static int exit_code_in_message(const char *msg)
+{
+	static const char tail[] = "exit status ";
+	const char *p = msg ? strstr(msg, tail) : NULL, *last = NULL;
+	char *end;
+	long v;
+
+	for (; p; p = strstr(p + 1, tail))
+		last = p;
+	if (!last)
+		return -1;
+	last += sizeof(tail) - 1;
+	if (*last < '0' || *last > '9')
+		return -1;
+	v = strtol(last, &end, 10);
+	return !*end && v >= 0 && v <= 255 ? (int)v : -1;
+}
+
 int podexec_status_exit_code(const char *json, size_t len, int *exit_code, char *message,
 			     size_t size)
 {
@@ -119,6 +142,8 @@ int podexec_status_exit_code(const char *json, size_t len, int *exit_code, char 
 		goto out;
 	}
 	code = reason && !strcmp(reason, "NonZeroExitCode") ? exit_code_cause(obj) : -1;
+	if (code < 0)
+		code = exit_code_in_message(msg);
 	*exit_code = code >= 0 ? code : PODEXEC_NO_EXIT_CODE;
 out:
 	json_decref(obj);

@@ -75,7 +75,9 @@ int podexec_demux_feed(struct podexec_demux *d, const char *data, size_t len, bo
 /*
  * The exit code a Status (metav1.Status JSON) reports: 0 for "Success";
  * for "Failure" with reason NonZeroExitCode, the ExitCode cause's number;
- * otherwise PODEXEC_NO_EXIT_CODE with the message kept in message (which
+ * else the N of a message that ends "exit status N" (Go's exec.ExitError:
+ * kwok v0.8.0's kubelet wraps it, and the API server then reports an
+ * InternalError with the code in its text only); otherwise PODEXEC_NO_EXIT_CODE with the message kept in message (which
  * is always terminated). Returns 0, or CADRE_EPARSE when it is not a Status.
  */
 int podexec_status_exit_code(const char *json, size_t len, int *exit_code, char *message,

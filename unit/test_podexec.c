@@ -124,6 +124,17 @@ Test(podexec, status_success_is_0_and_a_failure_without_exit_code_keeps_its_mess
 	cr_assert_eq(podexec_status_exit_code(bad_cause, sizeof(bad_cause) - 1, &code, msg,
 					      sizeof(msg)), 0);
 	cr_assert_eq(code, PODEXEC_NO_EXIT_CODE);
+	static const char wrapped[] = "{\"status\":\"Failure\",\"reason\":\"InternalError\","
+				      "\"message\":\"Internal error occurred: error executing command "
+				      "in container: cmd wait: sh -c exit 5: exit status 5\"}";
+	cr_assert_eq(podexec_status_exit_code(wrapped, sizeof(wrapped) - 1, &code, msg,
+					      sizeof(msg)), 0);
+	cr_assert_eq(code, 5, "the code a kubelet only wrote into the message");
+	static const char not_last[] = "{\"status\":\"Failure\",\"message\":\"exit status 5 "
+				       "and more\"}";
+	cr_assert_eq(podexec_status_exit_code(not_last, sizeof(not_last) - 1, &code, msg,
+					      sizeof(msg)), 0);
+	cr_assert_eq(code, PODEXEC_NO_EXIT_CODE);
 	cr_assert_eq(podexec_status_exit_code("not json", 8, &code, msg, sizeof(msg)),
 		     CADRE_EPARSE);
 	cr_assert_eq(podexec_status_exit_code("[1]", 3, &code, msg, sizeof(msg)), CADRE_EPARSE);

@@ -54,6 +54,11 @@ log_line() {
 	printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" >>"$KWOK_DIR/containers.log"
 }
 
+# signals_seen FILE N: the program wrote down N signals.
+signals_seen() {
+	[ "$(grep -c 'got USR1' "$1" 2>/dev/null)" = "$2" ]
+}
+
 pair_running() {
 	kubectl -n "$NS" apply -f "$E2E_DIR/testdata/jobs/pair.yaml" >/dev/null
 	wait_for -t 120 all_pods_running pair 2
@@ -110,10 +115,11 @@ pair_running() {
 @test "cadre exec -it runs a shell on one rank with a terminal, driven through a pty" {
 	pair_running
 	run python3 - "$CADRE" "$NS" <<'PY'
-import os, pty, select, sys, time
+import fcntl, os, pty, select, struct, sys, termios, time
 cadre, ns = sys.argv[1], sys.argv[2]
 pid, fd = pty.fork()
 if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
     os.execv(cadre, [cadre, "-n", ns, "exec", "pair", "-it", "--", "sh"])
 seen = b""
 def until(text, timeout=20):
@@ -130,13 +136,21 @@ def until(text, timeout=20):
 os.write(fd, b"echo ok-$((6 * 7))\r")
 got = until(b"ok-42")
 os.write(fd, b"stty size; exit 5\r")
-until(b"never", timeout=3)
-_, status = os.waitpid(pid, 0)
+size = until(b"33 101")
+until(b"never", timeout=2)
+for _ in range(100):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)  # our own child, by its pid
+    done, status = os.waitpid(pid, 0)
 print(repr(seen))
-print("saw", got, "exit", os.waitstatus_to_exitcode(status))
+print("saw", got, "size", size, "exit", os.waitstatus_to_exitcode(status))
 PY
 	echo "$output"
-	[[ $output == *"saw True exit 5"* ]]
+	[[ $output == *"saw True size True exit 5"* ]]
 }
 
 @test "cadre scancel --signal=USR1 reaches the program of every rank and keeps the job" {
@@ -152,7 +166,7 @@ PY
 
 	cli -n "$NS" scancel --signal=USR1 pair
 	[ "$rc" -eq 0 ]
-	wait_for test "$(grep -c 'got USR1' "$log" 2>/dev/null)" = 2
+	wait_for signals_seen "$log" 2
 	kill -0 "$program_pid"
 	phase_is pair Running
 	cli -n "$NS" scancel --signal=NOTASIGNAL pair
