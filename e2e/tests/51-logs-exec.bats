@@ -84,6 +84,8 @@ pair_running() {
 	while kill -0 "$follower" 2>/dev/null && ((SECONDS - t < 20)); do sleep 0.2; done
 	! kill -0 "$follower" 2>/dev/null || { kill "$follower"; false; }
 	wait "$follower"
+	# The finished job's pods go now, not when the garbage collector gets to them.
+	kubectl -n "$NS" delete pods -l cadre.dev/job-name=pair --wait=false >/dev/null
 }
 
 @test "cadre exec runs the command on every rank, each line prefixed; the exit code is the worst rank's" {
