@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #define EXEC "cadre exec"
+/* The container of a rank that runs the job (controller/build_pod.c), beside any sidecar. */
+#define EXEC_CONTAINER "main"
 
 static atomic_bool exec_stop;
 static atomic_bool exec_resized;
@@ -137,7 +139,7 @@ int cli_exec_ranks(struct cli_kube *k, const struct trainingjob *tj, int rank, c
 		cli_prefixer_init(&outs[i].out, v[i]->rank, out);
 		cli_prefixer_init(&outs[i].err, v[i]->rank, err);
 		s[i] = (struct podexec_session){ .ns = tj->meta.namespace, .pod = v[i]->name,
-						 .argv = argv, .argc = (size_t)argc, .stdin_fd = -1,
+						 .container = EXEC_CONTAINER, .argv = argv, .argc = (size_t)argc, .stdin_fd = -1,
 						 .on_output = prefixed_output, .ctx = &outs[i] };
 	}
 	if (podexec_run(k->cfg, s, n, &po)) {
@@ -214,7 +216,7 @@ static int exec_interactive(struct cli_kube *k, const struct trainingjob *tj,
 		goto out;
 	}
 	s = (struct podexec_session){ .ns = tj->meta.namespace, .pod = v[0]->name,
-				      .argv = o->argv, .argc = (size_t)o->argc,
+				      .container = EXEC_CONTAINER, .argv = o->argv, .argc = (size_t)o->argc,
 				      .tty = o->tty && isatty(STDIN_FILENO), .stdin_fd = STDIN_FILENO,
 				      .on_output = raw_output, .ctx = out };
 	if (s.tty && !tcgetattr(STDIN_FILENO, &saved)) {

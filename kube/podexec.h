@@ -15,7 +15,8 @@
  *
  * The connection uses the config's credentials as kube/http.c does (the
  * CA, the client certificate and key, a bearer token, exec plugin
- * credentials, insecure-skip-tls-verify, tls-server-name). Several sessions
+ * credentials, insecure-skip-tls-verify, tls-server-name), read once per
+ * podexec_run: a 401 is reported, not retried with refreshed ones. Several sessions
  * run at once on one thread: podexec_run services them all until each has
  * ended. Not thread-safe: one podexec_run at a time per session array.
  */
