@@ -298,10 +298,11 @@ struct follow {
 	FILE *out;
 };
 
-static struct follower *find_follower(struct follow *fw, const char *pod)
+/* A restarted gang's pods keep their names (<job>-<rank>): a pod is its name and attempt. */
+static struct follower *find_follower(struct follow *fw, const struct cli_rank_pod *p)
 {
 	for (size_t i = 0; i < fw->len; i++)
-		if (!strcmp(fw->v[i]->pod, pod))
+		if (fw->v[i]->attempt == p->attempt && !strcmp(fw->v[i]->pod, p->name))
 			return fw->v[i];
 	return NULL;
 }
@@ -352,7 +353,7 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 		if (fw->v[i]->attempt < latest)
 			atomic_store(&fw->v[i]->stop, true);
 	for (size_t i = 0; i < n && !e; i++) {
-		struct follower *f = find_follower(fw, v[i]->name);
+		struct follower *f = find_follower(fw, v[i]);
 
 		if (!strcmp(v[i]->phase, "Pending") || !*v[i]->phase)
 			continue;

@@ -54,6 +54,11 @@ log_line() {
 	printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" >>"$KWOK_DIR/containers.log"
 }
 
+# lines_seen LINE N: the follower printed LINE exactly N times.
+lines_seen() {
+	[ "$(grep -cxF -- "$1" "$BATS_TEST_TMPDIR/follow")" -eq "$2" ]
+}
+
 pair_running() {
 	kubectl -n "$NS" apply -f "$E2E_DIR/testdata/jobs/pair.yaml" >/dev/null
 	wait_for -t 120 all_pods_running pair 2
@@ -86,6 +91,26 @@ pair_running() {
 	wait "$follower"
 	# The finished job's pods go now, not when the garbage collector gets to them.
 	kubectl -n "$NS" delete pods -l cadre.dev/job-name=pair --wait=false >/dev/null
+}
+
+@test "cadre logs -f follows the pods of a restart, which keep the old pods' names" {
+	kubectl -n "$NS" apply -f "$E2E_DIR/testdata/jobs/flaky.yaml" >/dev/null
+	wait_for -t 120 all_pods_running flaky 2
+	log_line "epoch 1 of $NS"
+	"$CADRE" -n "$NS" logs -f flaky >"$BATS_TEST_TMPDIR/follow" 2>&1 </dev/null &
+	echo "$!" >>"$BATS_TEST_TMPDIR/pids"
+	wait_for grep -qxF "1: epoch 1 of $NS" "$BATS_TEST_TMPDIR/follow"
+	kubectl -n "$NS" annotate pod flaky-1 e2e.cadre.dev/exit-code=3 >/dev/null
+	wait_for -t 60 field_is tj/flaky '{.status.restarts}' 1
+	wait_for -t 120 all_pods_running flaky 2
+	# kwok's log is one file: attempt 1's streams print it from its start again.
+	wait_for -t 30 lines_seen "0: epoch 1 of $NS" 2
+	wait_for -t 30 lines_seen "1: epoch 1 of $NS" 2
+	log_line "epoch 2 of $NS"
+	wait_for lines_seen "1: epoch 2 of $NS" 1
+	# the old attempt's streams were stopped: the new line comes once per rank
+	sleep 1
+	lines_seen "0: epoch 2 of $NS" 1
 }
 
 @test "cadre exec runs the command on every rank, each line prefixed; the exit code is the worst rank's" {
