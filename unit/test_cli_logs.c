@@ -42,8 +42,24 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 {
 	(void)ctx;
 	resp->status = 200;
+	static const struct httpd_chunk rank0[] = { { "rank zero ", 0, 0 }, { "follows\n", 0, 50 } };
+	static const struct httpd_chunk rank1[] = { { "rank one follows\n", 0, 0 } };
+
 	if (!strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
 		snprintf(fake.body, sizeof(fake.body), "%s", job_list);
+	} else if (!strcmp(req->target, JOBS "/eval")) {
+		/* read again while following: the job has ended */
+		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"eval\","
+			 "\"namespace\":\"ml\"},\"status\":{\"phase\":\"Succeeded\"}}");
+	} else if (strstr(req->target, "/log?") && strstr(req->target, "follow=true")) {
+		/* a stream that never ends on its own, as kwok's */
+		bool zero = strstr(req->target, "/eval-1-0/") != NULL;
+
+		resp->chunks = zero ? rank0 : rank1;
+		resp->nchunks = zero ? 2 : 1;
+		resp->hold_ms = -1;
+		resp->headers = "Content-Type: text/plain\r\n";
+		return;
 	} else if (!strncmp(req->target, PODS "?", strlen(PODS) + 1)) {
 		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"PodList\",\"metadata\":{},"
 			 "\"items\":[%s]}", fake.pods);
@@ -123,6 +139,17 @@ Test(cli_logs, logs_merges_the_latest_attempts_ranks_in_time_order_each_line_pre
 	cr_assert(requested(PODS "?labelSelector=cadre.dev%2Fjob-name%3Deval&limit=500") ||
 		  requested(PODS "?limit=500&labelSelector=cadre.dev%2Fjob-name%3Deval"),
 		  "the pods are chosen by the job's label");
+}
+
+Test(cli_logs, follow_prints_whole_lines_as_they_come_and_ends_when_the_job_has_ended)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert(strstr(out, "0: rank zero follows\n"), "%s", out);
+	cr_assert(strstr(out, "1: rank one follows\n"), "%s", out);
+	cr_assert_eq(strlen(out), strlen("0: rank zero follows\n1: rank one follows\n"));
+	cr_assert(requested(PODS "/eval-1-1/log?container=main&follow=true"));
+	cr_assert(!requested(PODS "/eval-0-1/log?container=main&follow=true"),
+		  "the old attempt's pods are not followed");
 }
 
 Test(cli_logs, logs_of_one_rank_by_name)
