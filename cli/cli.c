@@ -89,6 +89,16 @@ static int run_completion(struct invocation *inv, FILE *out, FILE *err)
 	return cli_completion(inv->args, inv->n_args, out, err);
 }
 
+static int run_logs(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_logs(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_exec(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_exec(&inv->g, inv->args, inv->n_args, out, err);
+}
+
 #define DAILY_FLAGS \
 	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
 	"                              is the Slurm tool's own option)\n" \
@@ -238,21 +248,71 @@ static const struct command commands[] = {
 	  "  cadre sacct -j 4242\n"
 	  "  cadre sacct -o JobID,State --parsable2 -j 4242\n",
 	  run_sacct, true },
-	{ "scancel", "cancel jobs by Slurm job id or name",
-	  "Usage: cadre scancel ID|NAME...\n"
+	{ "scancel", "cancel jobs by Slurm job id or name, or signal their programs",
+	  "Usage: cadre scancel [-s|--signal SIG] ID|NAME...\n"
 	  "\n"
 	  "Deletes each TrainingJob named by its Slurm job id (status.jobId) or its name;\n"
 	  "its pods are stopped. An id or name that is not a job of the namespace is an\n"
 	  "error, as in scancel, and the others are still cancelled. Prints nothing when\n"
 	  "every job was cancelled.\n"
 	  "\n"
+	  "With --signal the jobs are not deleted: SIG goes to the program on every running\n"
+	  "rank (the job's run and the processes it started), through exec, as scancel\n"
+	  "--signal sends it to a job's steps.\n"
+	  "\n"
 	  "Flags:\n"
+	  "  -s, --signal SIG            send SIG (USR1, SIGUSR1, 10, TERM, ...) instead of\n"
+	  "                              cancelling\n"
 	  DAILY_FLAGS
 	  "\n"
 	  "Examples:\n"
 	  "  cadre scancel 4242\n"
-	  "  cadre scancel llama-pretrain 4243\n",
+	  "  cadre scancel llama-pretrain 4243\n"
+	  "  cadre scancel --signal=USR1 4242\n",
 	  run_scancel, true },
+	{ "logs", "every rank's log, each line prefixed by its rank",
+	  "Usage: cadre logs ID|NAME [-f] [--rank N] [--attempt N]\n"
+	  "\n"
+	  "Prints the container log of every rank of the job (its Slurm job id or name),\n"
+	  "read through the API server, merged in time order, each line prefixed \"N: \" by\n"
+	  "its rank as srun --label prints it. The latest attempt's pods unless --attempt\n"
+	  "says which (a restart makes a new attempt).\n"
+	  "\n"
+	  "With -f the logs are followed as they grow; the pods of a restart are followed as\n"
+	  "they start, and the command ends when the job ends (or on Ctrl-C).\n"
+	  "\n"
+	  "Flags:\n"
+	  "  -f, --follow                follow the logs until the job ends\n"
+	  "      --rank N                only rank N\n"
+	  "      --attempt N             the pods of attempt N (0: the first run)\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre logs 4242\n"
+	  "  cadre logs -f llama-pretrain --rank 0\n",
+	  run_logs, true },
+	{ "exec", "run a command on every rank, or a shell on one",
+	  "Usage: cadre exec ID|NAME [--rank N] [-it] -- COMMAND [ARG...]\n"
+	  "\n"
+	  "Runs COMMAND in the container of every running rank of the job (or of rank N)\n"
+	  "through the API server's pods/exec (WebSocket, v5.channel.k8s.io), all ranks at\n"
+	  "once. Each line of output is prefixed \"N: \" by its rank (stdout to stdout,\n"
+	  "stderr to stderr). The exit code is the highest of the ranks' exit codes.\n"
+	  "\n"
+	  "With -it: COMMAND on one rank (--rank, default 0) with a terminal: the local\n"
+	  "terminal is put in raw mode (and restored on exit), its size follows the window,\n"
+	  "the output is not prefixed, and the exit code is the command's.\n"
+	  "\n"
+	  "Flags:\n"
+	  "      --rank N                only rank N\n"
+	  "  -i, --stdin                 send stdin to the command (one rank)\n"
+	  "  -t, --tty                   with -i: a terminal\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre exec 4242 -- nvidia-smi -L\n"
+	  "  cadre exec llama-pretrain --rank 1 -it -- bash\n",
+	  run_exec, true },
 	{ "status", "one job as a person reads it: state and why, times, ranks, conditions",
 	  "Usage: cadre status ID|NAME\n"
 	  "\n"

@@ -94,6 +94,13 @@ int cli_completion(char **args, int n, FILE *out, FILE *err);
  */
 bool cli_command_at(size_t i, const char **name, const char **summary, const char **help);
 
+/*
+ * The commands on a job's ranks (cli/logs.c, cli/exec.c): their options
+ * after the command word, as cadre logs --help and cadre exec --help say.
+ */
+int cli_logs(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_exec(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
 /* A command's --help and the global flags on f (cmd: "sbatch"). */
 void cli_print_help(FILE *f, const char *cmd);
 

@@ -6,6 +6,7 @@
  * --noheader; the namespace is --namespace (or -n before the command).
  */
 #include "cli/jobs.h"
+#include "cli/ranks.h"
 #include "cli/slurmfmt.h"
 
 #include "base/buf.h"
@@ -191,9 +192,46 @@ static int cancel_all(struct cli_kube *k, bool all, char **words, int n, FILE *e
 	return worst;
 }
 
+/*
+ * What runs in each rank's container for --signal: the entrypoint's
+ * cadre-signal (controller/entrypoint.sh), found through CADRE_BIN_DIR,
+ * which the controller sets on the container (and so on every exec).
+ */
+static const char signal_script[] =
+	"exec \"${CADRE_BIN_DIR:-/cadre/bin}/cadre-signal\" \"$1\"";
+
+/* --signal: SIG to every running rank of each job; the jobs stay. */
+static int signal_all(struct cli_kube *k, bool all, const char *sig, char **words, int n,
+		      FILE *out, FILE *err)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)signal_script, "cadre-signal", (char *)sig };
+	struct cli_jobs jobs;
+	int code, worst = 0, ranks_worst;
+
+	if ((code = cli_jobs_list(k, all, &jobs, err)))
+		return code;
+	for (int i = 0; i < n; i++) {
+		const struct trainingjob *tj = cli_jobs_find(&jobs, words[i]);
+
+		if (!tj) {
+			fprintf(err, "%s: error: Kill job error on job id %s: Invalid job id "
+				"specified\n", SCANCEL, words[i]);
+			worst = CLI_EXIT_FAILED;
+			continue;
+		}
+		code = cli_exec_ranks(k, tj, -1, argv, 5, &ranks_worst, out, err);
+		if (code || ranks_worst)
+			worst = CLI_EXIT_FAILED;
+	}
+	cli_jobs_release(&jobs);
+	return worst;
+}
+
 int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
-	const struct cli_opt opts[] = { { NULL, 0, NULL, NULL } };
+	const char *signal = NULL;
+	const struct cli_opt opts[] = { { "signal", 's', &signal, NULL }, { NULL, 0, NULL, NULL } };
+	char sig[16];
 	struct cli_globals gl = *g;
 	struct cli_kube k = { 0 };
 	bool all = false, help = false;
@@ -214,8 +252,19 @@ int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE
 		code = CLI_EXIT_USAGE;
 		goto done;
 	}
-	if (!(code = cli_kube_open(&gl, SCANCEL, &k, err)))
+	if (signal && !cli_signal_name(signal, sig, sizeof(sig))) {
+		fprintf(err, "%s: error: Invalid job signal: %s\n", SCANCEL, signal);
+		code = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if ((code = cli_kube_open(&gl, SCANCEL, &k, err)))
+		goto done;
+	if (signal) {
+		podexec_quiet();
+		code = signal_all(&k, all, sig, pos, n_pos, out, err);
+	} else {
 		code = cancel_all(&k, all, pos, n_pos, err);
+	}
 	cli_kube_close(&k);
 done:
 	free(pos);

@@ -8,7 +8,9 @@
  *   1. cds to CADRE_WORKDIR, if set (exit ENTRYPOINT_EXIT_WORKDIR if absent);
  *      then, when CADRE_BIN_DIR is set, writes srun, scontrol and module
  *      there (POSIX sh scripts: Slurm's commands as a batch script on one
- *      node of the gang sees them, docs/pods.md) and puts it first on PATH
+ *      node of the gang sees them, docs/pods.md) and cadre-signal (which
+ *      `cadre scancel --signal` execs: it signals the program, whose pid the
+ *      entrypoint keeps in program.pid there) and puts it first on PATH
  *      (exit ENTRYPOINT_EXIT_CONFIG if it cannot be written);
  *   2. waits until every name in CADRE_PEERS resolves (getent), at most
  *      CADRE_GANG_TIMEOUT_SECONDS (exit ENTRYPOINT_EXIT_PEERS_TIMEOUT, naming

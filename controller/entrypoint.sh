@@ -563,7 +563,49 @@ CADRE_SCONTROL
 printf 'module: cadre: "module %s" does nothing here: the image provides the software\n' "$*" >&2
 exit 0
 CADRE_MODULE
-	chmod 755 "$CADRE_BIN_DIR/srun" "$CADRE_BIN_DIR/scontrol" "$CADRE_BIN_DIR/module"
+	cat >"$CADRE_BIN_DIR/cadre-signal" <<'CADRE_SIGNAL' &&
+#!/bin/sh
+# cadre-signal SIG: `cadre scancel --signal=SIG` runs this through exec in
+# every rank's container. It sends SIG to the program the entrypoint runs
+# (the pid it keeps in program.pid beside this file) and to that program's
+# descendants, never to the entrypoint itself, pid 1 or a process group.
+# Written by the cadre entrypoint (docs/cli.md).
+sig=${1:-}
+case $sig in '' | *[!A-Z0-9]*) echo "cadre-signal: usage: cadre-signal SIGNAL" >&2; exit 2 ;; esac
+pid=
+read -r pid 2>/dev/null <"${0%/*}/program.pid"
+case $pid in
+'' | *[!0-9]*) echo "cadre-signal: no program is running in this container" >&2; exit 3 ;;
+esac
+if [ "$pid" -le 1 ] || ! kill -0 "$pid" 2>/dev/null; then
+	echo "cadre-signal: no program is running in this container" >&2
+	exit 3
+fi
+# The program's descendants, found by their parent pids in /proc; a pass
+# adds the children of what is already listed until nothing is added.
+all=" $pid "
+more=1
+while [ "$more" = 1 ]; do
+	more=0
+	for st in /proc/[0-9]*/stat; do
+		line=
+		read -r line 2>/dev/null <"$st" || continue
+		p=${line%% *}
+		rest=${line##*) }
+		set -- $rest
+		case $all in *" $p "*) continue ;; esac
+		case $all in *" ${2:-x} "*) all="$all$p " more=1 ;; esac
+	done
+done
+rc=0
+for p in $all; do
+	[ "$p" -gt 1 ] && [ "$p" != "$$" ] || continue
+	kill -s "$sig" "$p" 2>/dev/null || { [ "$p" = "$pid" ] && rc=1; }
+done
+exit "$rc"
+CADRE_SIGNAL
+	chmod 755 "$CADRE_BIN_DIR/srun" "$CADRE_BIN_DIR/scontrol" "$CADRE_BIN_DIR/module" \
+		"$CADRE_BIN_DIR/cadre-signal"
 }
 if [ -n "${CADRE_BIN_DIR:-}" ]; then
 	cadre_install 2>/dev/null ||
@@ -670,6 +712,10 @@ cadre_exec() {
 	trap cadre_forward TERM INT
 	"$cadre_shell" -c "$1" &
 	cadre_child=$!
+	# cadre-signal (scancel --signal) finds the program here.
+	if [ -n "${CADRE_BIN_DIR:-}" ]; then
+		printf '%s\n' "$cadre_child" >"$CADRE_BIN_DIR/program.pid" 2>/dev/null || :
+	fi
 	cadre_rc=0
 	wait "$cadre_child" || cadre_rc=$?
 	while [ "$cadre_signalled" = 1 ]; do

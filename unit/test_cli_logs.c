@@ -1,0 +1,207 @@
+/*
+ * cadre logs, cadre exec and scancel --signal against a fake API server:
+ * the merged, rank-prefixed lines, the requests they send, and one line
+ * with the right exit code when something is missing or refused.
+ */
+#include <criterion/criterion.h>
+
+#include "cli/cli.h"
+#include "support/httpd.h"
+#include "unit/support/clirun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define JOBS "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs"
+#define PODS "/api/v1/namespaces/ml/pods"
+
+static const char job_list[] =
+	"{\"kind\":\"TrainingJobList\",\"metadata\":{},\"items\":["
+	"{\"metadata\":{\"name\":\"eval\",\"namespace\":\"ml\",\"uid\":\"u2\","
+	"\"creationTimestamp\":\"2026-12-01T10:00:00Z\"},"
+	"\"spec\":{\"numNodes\":2,\"run\":\"x\"},"
+	"\"status\":{\"phase\":\"Running\",\"jobId\":\"4242\"}}]}";
+
+#define POD(name, rank, attempt, phase) \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"labels\":{" \
+	"\"cadre.dev/job-name\":\"eval\",\"cadre.dev/node-rank\":\"" rank "\"," \
+	"\"cadre.dev/restart-attempt\":\"" attempt "\"}},\"status\":{\"phase\":\"" phase "\"}}"
+
+static struct {
+	const char *pods;  /* the items of the pod list */
+	int log_status;    /* 0: the logs are answered */
+	char body[8192];
+} fake;
+
+static struct httpd *server;
+static char dir[64], kubeconfig[128], *out, *err;
+
+static void handler(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
+{
+	(void)ctx;
+	resp->status = 200;
+	static const struct httpd_chunk rank0[] = { { "rank zero ", 0, 0 }, { "follows\n", 0, 50 } };
+	static const struct httpd_chunk rank1[] = { { "rank one follows\n", 0, 0 } };
+
+	if (!strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
+		snprintf(fake.body, sizeof(fake.body), "%s", job_list);
+	} else if (!strcmp(req->target, JOBS "/eval")) {
+		/* read again while following: the job has ended */
+		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"eval\","
+			 "\"namespace\":\"ml\"},\"status\":{\"phase\":\"Succeeded\"}}");
+	} else if (strstr(req->target, "/log?") && strstr(req->target, "follow=true")) {
+		/* a stream that never ends on its own, as kwok's */
+		bool zero = strstr(req->target, "/eval-1-0/") != NULL;
+
+		resp->chunks = zero ? rank0 : rank1;
+		resp->nchunks = zero ? 2 : 1;
+		resp->hold_ms = -1;
+		resp->headers = "Content-Type: text/plain\r\n";
+		return;
+	} else if (!strncmp(req->target, PODS "?", strlen(PODS) + 1)) {
+		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"PodList\",\"metadata\":{},"
+			 "\"items\":[%s]}", fake.pods);
+	} else if (strstr(req->target, "/log?") && fake.log_status) {
+		resp->status = fake.log_status;
+		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+			 "\"reason\":\"Forbidden\",\"message\":\"pods \\\"eval-1-0\\\" is forbidden\","
+			 "\"code\":403}");
+	} else if (!strncmp(req->target, PODS "/eval-1-0/log?", strlen(PODS) + 14)) {
+		snprintf(fake.body, sizeof(fake.body),
+			 "2026-12-01T10:00:00.1Z rank zero starts\n"
+			 "2026-12-01T10:00:02Z step 2\n");
+	} else if (!strncmp(req->target, PODS "/eval-1-1/log?", strlen(PODS) + 14)) {
+		snprintf(fake.body, sizeof(fake.body), "2026-12-01T10:00:01.5Z rank one starts\n");
+	} else {
+		resp->status = 404;
+		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+			 "\"reason\":\"NotFound\",\"message\":\"not found\",\"code\":404}");
+	}
+	resp->body = fake.body;
+}
+
+static void setup(void)
+{
+	FILE *f;
+
+	memset(&fake, 0, sizeof(fake));
+	fake.pods = POD("eval-0-0", "0", "0", "Failed") "," POD("eval-0-1", "1", "0", "Failed")
+		"," POD("eval-1-1", "1", "1", "Running") "," POD("eval-1-0", "0", "1", "Running");
+	snprintf(dir, sizeof(dir), "/tmp/cadre-logs-XXXXXX");
+	cr_assert(mkdtemp(dir));
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/config", dir);
+	cr_assert_eq(httpd_new(&server), 0);
+	httpd_set_handler(server, handler, NULL);
+	cr_assert((f = fopen(kubeconfig, "w")));
+	fprintf(f, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+		"clusters:\n- name: fake\n  cluster:\n    server: %s\n"
+		"users:\n- name: alice\n  user:\n    token: secret-token\n"
+		"contexts:\n- name: fake\n  context: {cluster: fake, user: alice, namespace: ml}\n",
+		httpd_url(server));
+	fclose(f);
+	unsetenv("KUBECONFIG");
+}
+
+static void teardown(void)
+{
+	httpd_free(server);
+	server = NULL;
+	unlink(kubeconfig);
+	rmdir(dir);
+	free(out);
+	free(err);
+	out = err = NULL;
+}
+
+TestSuite(cli_logs, .init = setup, .fini = teardown);
+
+static int cadre(const char *line)
+{
+	return clirun(dir, line, kubeconfig, &out, &err);
+}
+
+static bool requested(const char *target)
+{
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (!strcmp(httpd_request_at(server, i)->target, target))
+			return true;
+	return false;
+}
+
+Test(cli_logs, logs_merges_the_latest_attempts_ranks_in_time_order_each_line_prefixed)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs 4242"), 0, "%s", err);
+	cr_assert_str_eq(out, "0: rank zero starts\n1: rank one starts\n0: step 2\n");
+	cr_assert_str_eq(err, "");
+	cr_assert(requested(PODS "/eval-1-0/log?container=main&timestamps=true"));
+	cr_assert(requested(PODS "?labelSelector=cadre.dev%2Fjob-name%3Deval&limit=500") ||
+		  requested(PODS "?limit=500&labelSelector=cadre.dev%2Fjob-name%3Deval"),
+		  "the pods are chosen by the job's label");
+}
+
+Test(cli_logs, follow_prints_whole_lines_as_they_come_and_ends_when_the_job_has_ended)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert(strstr(out, "0: rank zero follows\n"), "%s", out);
+	cr_assert(strstr(out, "1: rank one follows\n"), "%s", out);
+	cr_assert_eq(strlen(out), strlen("0: rank zero follows\n1: rank one follows\n"));
+	cr_assert(requested(PODS "/eval-1-1/log?container=main&follow=true"));
+	cr_assert(!requested(PODS "/eval-0-1/log?container=main&follow=true"),
+		  "the old attempt's pods are not followed");
+}
+
+Test(cli_logs, logs_of_one_rank_by_name)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs eval --rank 1"), 0, "%s", err);
+	cr_assert_str_eq(out, "1: rank one starts\n");
+}
+
+Test(cli_logs, logs_of_an_attempt_without_pods_is_one_line_and_exit_1)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs eval --attempt 7"), 1);
+	cr_assert_str_eq(err, "cadre logs: job \"eval\" has no pods of that rank and attempt "
+			 "(state Running)\n");
+	cr_assert_str_eq(out, "");
+}
+
+Test(cli_logs, a_refused_log_is_one_line_per_rank_and_exit_1)
+{
+	fake.log_status = 403;
+	cr_assert_eq(cadre("--kubeconfig KC logs eval --rank 0"), 1);
+	cr_assert_str_eq(err, "cadre logs: the log of rank 0 (pod eval-1-0): not allowed (403 "
+			 "Forbidden): pods \"eval-1-0\" is forbidden\n");
+}
+
+Test(cli_logs, an_unknown_job_is_one_line_and_exit_1)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs nope"), 1);
+	cr_assert_str_eq(err, "cadre logs: no job \"nope\" in namespace \"ml\"\n");
+}
+
+Test(cli_logs, exec_without_a_running_rank_is_one_line_and_runs_nothing)
+{
+	fake.pods = POD("eval-0-0", "0", "0", "Pending");
+	cr_assert_eq(cadre("--kubeconfig KC exec eval -- hostname"), 1);
+	cr_assert_str_eq(err, "cadre exec: job \"eval\" has no running rank (state Running)\n");
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		cr_assert_null(strstr(httpd_request_at(server, i)->target, "/exec"));
+}
+
+Test(cli_logs, scancel_signal_refuses_an_unknown_signal_before_any_request)
+{
+	cr_assert_eq(cadre("--kubeconfig KC scancel --signal=BOGUS 4242"), 2);
+	cr_assert_str_eq(err, "cadre scancel: error: Invalid job signal: BOGUS\n");
+	cr_assert_eq(httpd_request_count(server), 0);
+}
+
+Test(cli_logs, help_names_every_flag_and_an_example)
+{
+	cr_assert_eq(cadre("logs --help"), 0);
+	cr_assert(strstr(out, "--follow") && strstr(out, "--attempt") && strstr(out, "Examples:"));
+	cr_assert_eq(cadre("exec --help"), 0);
+	cr_assert(strstr(out, "-- COMMAND") && strstr(out, "--tty") && strstr(out, "Examples:"));
+	cr_assert_eq(cadre("scancel --help"), 0);
+	cr_assert(strstr(out, "--signal SIG"));
+}

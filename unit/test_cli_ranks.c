@@ -1,0 +1,250 @@
+/*
+ * The pure parts of cadre logs, cadre exec and scancel --signal: the
+ * srun --label prefixer, the merge of the ranks' logs by time, and their
+ * option readers.
+ */
+#include <criterion/criterion.h>
+
+#include "cli/logs.h"
+#include "cli/ranks.h"
+
+#include "base/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *printed;
+static size_t printed_len;
+
+static FILE *capture(void)
+{
+	free(printed);
+	printed = NULL;
+	printed_len = 0;
+	return open_memstream(&printed, &printed_len);
+}
+
+static FILE *devnull(void)
+{
+	return fopen("/dev/null", "w");
+}
+
+Test(cli_ranks, prefixer_labels_every_line_whatever_the_chunks)
+{
+	static const char text[] = "step 1\nstep 2\n\nno newline yet";
+	const size_t len = sizeof(text) - 1;
+
+	for (size_t cut = 0; cut <= len; cut++) {
+		FILE *f = capture();
+		struct cli_prefixer p;
+
+		cli_prefixer_init(&p, 3, f);
+		cr_assert_eq(cli_prefixer_write(&p, text, cut), 0);
+		cr_assert_eq(cli_prefixer_write(&p, text + cut, len - cut), 0);
+		cr_assert_eq(cli_prefixer_flush(&p), 0);
+		cli_prefixer_release(&p);
+		fclose(f);
+		cr_assert_str_eq(printed, "3: step 1\n3: step 2\n3: \n3: no newline yet\n",
+				 "split at %zu", cut);
+	}
+}
+
+Test(cli_ranks, prefixer_cuts_a_line_past_the_cap)
+{
+	size_t len = CLI_PREFIX_MAX_LINE + 10;
+	char *big = malloc(len);
+	FILE *f = capture();
+	struct cli_prefixer p;
+
+	memset(big, 'x', len);
+	cli_prefixer_init(&p, 0, f);
+	cr_assert_eq(cli_prefixer_write(&p, big, len), 0);
+	cr_assert_eq(cli_prefixer_flush(&p), 0);
+	cli_prefixer_release(&p);
+	fclose(f);
+	cr_assert_eq(printed_len, 2 * 3 + len + 2);
+	cr_assert_eq(strncmp(printed + 3 + CLI_PREFIX_MAX_LINE, "\n0: ", 4), 0);
+	free(big);
+}
+
+Test(cli_ranks, log_time_reads_rfc3339_with_any_fraction)
+{
+	int64_t a, b, c;
+	size_t at;
+
+	cr_assert_eq(cli_log_time("2026-12-01T13:11:33.5Z text", 27, &a, &at), 0);
+	cr_assert_eq(at, 23);
+	cr_assert_eq(cli_log_time("2026-12-01T13:11:33.123456789Z x", 32, &b, &at), 0);
+	cr_assert_eq(at, 31);
+	cr_assert_eq(cli_log_time("2026-12-01T13:11:33Z", 20, &c, &at), 0);
+	cr_assert_eq(at, 20);
+	cr_assert_eq(c, 1796130693LL * 1000000000LL);
+	cr_assert_eq(a, c + 500000000);
+	cr_assert_eq(b, c + 123456789);
+	cr_assert(b < a, "0.123 s comes before 0.5 s, whatever the digits");
+	cr_assert_eq(cli_log_time("hello world, no time here", 25, &a, &at), CADRE_EPARSE);
+	cr_assert_eq(cli_log_time("2026-12-01T13:11:33+01:00 x", 27, &a, &at), CADRE_EPARSE);
+}
+
+Test(cli_ranks, merge_orders_lines_by_time_and_keeps_each_rank_in_order)
+{
+	const char r0[] = "2026-12-01T10:00:00.1Z a\n2026-12-01T10:00:00.3Z c\ncontinued\n";
+	const char r1[] = "2026-12-01T10:00:00.2Z b\n2026-12-01T10:00:00.3Z d";
+	struct cli_log_source s[2] = {
+		{ .rank = 0, .text = r0, .len = sizeof(r0) - 1 },
+		{ .rank = 1, .text = r1, .len = sizeof(r1) - 1 },
+	};
+	FILE *f = capture();
+
+	cr_assert_eq(cli_logs_merge(s, 2, f), 0);
+	fclose(f);
+	cr_assert_str_eq(printed, "0: a\n1: b\n0: c\n0: continued\n1: d\n");
+}
+
+Test(cli_ranks, merge_of_empty_logs_prints_nothing)
+{
+	struct cli_log_source s[2] = { { .rank = 0 }, { .rank = 1, .text = "", .len = 0 } };
+	FILE *f = capture();
+
+	cr_assert_eq(cli_logs_merge(s, 2, f), 0);
+	fclose(f);
+	cr_assert_eq(printed_len, 0);
+}
+
+/* line split at single spaces into v (at most 15 words). */
+static int split(char *line, char **v)
+{
+	int n = 0;
+	char *p = line;
+
+	while (*p && n < 15) {
+		v[n++] = p;
+		p += strcspn(p, " ");
+		if (*p)
+			*p++ = '\0';
+	}
+	return n;
+}
+
+Test(cli_ranks, logs_options_take_the_job_follow_rank_and_attempt)
+{
+	char line[] = "llama -f --rank 2 --attempt=1 --namespace ml";
+	char *v[16];
+	int n = split(line, v);
+	struct cli_logs_opts o = { 0 };
+	FILE *err = devnull();
+
+	cr_assert_eq(cli_logs_parse(v, n, &o, err), 0);
+	cr_assert_str_eq(o.job, "llama");
+	cr_assert(o.follow);
+	cr_assert_eq(o.rank, 2);
+	cr_assert_eq(o.attempt, 1);
+	cr_assert_str_eq(o.g.namespace, "ml");
+	fclose(err);
+}
+
+Test(cli_ranks, logs_options_default_to_every_rank_of_the_latest_attempt)
+{
+	char line[] = "4242";
+	char *v[2] = { line };
+	struct cli_logs_opts o = { 0 };
+
+	cr_assert_eq(cli_logs_parse(v, 1, &o, stderr), 0);
+	cr_assert_eq(o.rank, -1);
+	cr_assert_eq(o.attempt, -1);
+	cr_assert(!o.follow);
+}
+
+Test(cli_ranks, logs_refuses_a_bad_rank_no_job_or_two_jobs)
+{
+	const char *bad[] = { "job --rank x", "job --rank -1", "", "a b", "job --attempt 1.5",
+			      "job --bogus" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[64], *v[16];
+		struct cli_logs_opts o = { 0 };
+		FILE *err = capture();
+		int n;
+
+		snprintf(line, sizeof(line), "%s", bad[i]);
+		n = *line ? split(line, v) : 0;
+		cr_assert_eq(cli_logs_parse(v, n, &o, err), CLI_EXIT_USAGE, "%s", bad[i]);
+		fclose(err);
+		cr_assert(printed_len > 0 && !strchr(printed, '\n')[1], "one line for %s", bad[i]);
+	}
+}
+
+Test(cli_ranks, exec_options_split_at_the_double_dash)
+{
+	char line[] = "llama --rank 1 -it -- bash -l -c --rank";
+	char *v[16];
+	int n = split(line, v);
+	struct cli_exec_opts o = { 0 };
+
+	cr_assert_eq(cli_exec_parse(v, n, &o, stderr), 0);
+	cr_assert_str_eq(o.job, "llama");
+	cr_assert_eq(o.rank, 1);
+	cr_assert(o.interactive && o.tty);
+	cr_assert_eq(o.argc, 4);
+	cr_assert_str_eq(o.argv[0], "bash");
+	cr_assert_str_eq(o.argv[3], "--rank", "the command's own flags stay its own");
+}
+
+Test(cli_ranks, exec_refuses_no_command_a_word_before_the_dashes_and_t_without_i)
+{
+	const char *bad[] = { "job", "job --", "job hostname", "job extra -- true", "job -t -- sh",
+			      "-- true", "job --rank=a -- true" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[64], *v[16];
+		struct cli_exec_opts o = { 0 };
+		FILE *err = capture();
+		int n;
+
+		snprintf(line, sizeof(line), "%s", bad[i]);
+		n = split(line, v);
+		cr_assert_eq(cli_exec_parse(v, n, &o, err), CLI_EXIT_USAGE, "%s", bad[i]);
+		fclose(err);
+		cr_assert(printed_len > 0 && !strchr(printed, '\n')[1], "one line for %s", bad[i]);
+	}
+}
+
+Test(cli_ranks, signal_names_as_scancel_takes_them)
+{
+	char name[16];
+
+	cr_assert(cli_signal_name("USR1", name, sizeof(name)));
+	cr_assert_str_eq(name, "USR1");
+	cr_assert(cli_signal_name("SIGusr2", name, sizeof(name)));
+	cr_assert_str_eq(name, "USR2");
+	cr_assert(cli_signal_name("15", name, sizeof(name)));
+	cr_assert_str_eq(name, "TERM");
+	cr_assert(cli_signal_name("sigkill", name, sizeof(name)));
+	cr_assert_str_eq(name, "KILL");
+	cr_assert(!cli_signal_name("", name, sizeof(name)));
+	cr_assert(!cli_signal_name("SIG", name, sizeof(name)));
+	cr_assert(!cli_signal_name("NOTASIGNAL", name, sizeof(name)));
+	cr_assert(!cli_signal_name("0", name, sizeof(name)), "0 only tests, it signals nothing");
+	cr_assert(!cli_signal_name("-9", name, sizeof(name)));
+	cr_assert(!cli_signal_name("USR1;rm", name, sizeof(name)));
+}
+
+Test(cli_ranks, counts_are_whole_numbers_only)
+{
+	int n;
+
+	cr_assert(cli_parse_count("0", &n) && n == 0);
+	cr_assert(cli_parse_count("12", &n) && n == 12);
+	cr_assert(!cli_parse_count("", &n));
+	cr_assert(!cli_parse_count("-1", &n));
+	cr_assert(!cli_parse_count("+1", &n));
+	cr_assert(!cli_parse_count("1x", &n));
+	cr_assert(!cli_parse_count("99999999999", &n));
+}
+
+static void free_printed(void) __attribute__((destructor));
+static void free_printed(void)
+{
+	free(printed);
+}
