@@ -7,6 +7,7 @@
  * an argument. A flag that belongs to another command is unknown here.
  */
 #include "cli/cli.h"
+#include "cli/dashboard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,11 @@ static int run_scancel(struct invocation *inv, FILE *out, FILE *err)
 static int run_status(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_status(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_dashboard(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_dashboard(&inv->g, inv->args, inv->n_args, out, err);
 }
 
 #define DAILY_FLAGS \
@@ -257,6 +263,7 @@ static const struct command commands[] = {
 	  "  cadre status 4242\n"
 	  "  cadre status llama-pretrain\n",
 	  run_status, true },
+	{ "dashboard", CLI_DASHBOARD_SUMMARY, CLI_DASHBOARD_HELP, run_dashboard, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
