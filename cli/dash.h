@@ -231,7 +231,11 @@ bool dash_server_connected(struct dash_server *srv);
 /* Free; not while dash_server_run runs. NULL is a no-op. */
 void dash_server_free(struct dash_server *srv);
 
-/* Store handlers that tell srv something changed (ctx is srv). */
+/*
+ * Store handlers that tell srv something changed (ctx is srv); the jobs'
+ * store takes dash_server_job_handlers, which also keep each job's phases.
+ */
 void dash_server_handlers(struct dash_server *srv, void *handlers /* struct store_handlers */);
+void dash_server_job_handlers(struct dash_server *srv, void *handlers);
 
 #endif

@@ -62,6 +62,74 @@ static void h_delete(void *ctx, const char *key, const json_t *obj)
 	on_change(ctx);
 }
 
+/* Append the job's phase to its history when it differs from the last one. */
+static void note_phase(struct dash_server *srv, const char *key, const json_t *tj)
+{
+	const char *phase = json_string_value(json_object_get(json_object_get(tj, "status"),
+							      "phase"));
+	const char *last;
+	json_t *seen;
+
+	if (!phase)
+		return;
+	pthread_mutex_lock(&srv->phase_lock);
+	seen = json_object_get(srv->phases, key);
+	if (!seen && !json_object_set_new(srv->phases, key, json_array()))
+		seen = json_object_get(srv->phases, key);
+	last = json_string_value(json_array_get(seen, json_array_size(seen) - 1));
+	if (seen && json_array_size(seen) < 64 && (!last || strcmp(last, phase)))
+		json_array_append_new(seen, json_string(phase));
+	pthread_mutex_unlock(&srv->phase_lock);
+}
+
+static void job_add(void *ctx, const char *key, const json_t *obj)
+{
+	note_phase(ctx, key, obj);
+	on_change(ctx);
+}
+
+static void job_update(void *ctx, const char *key, const json_t *o, const json_t *n)
+{
+	note_phase(ctx, key, n);
+	on_change(ctx);
+}
+
+static void job_delete(void *ctx, const char *key, const json_t *obj)
+{
+	struct dash_server *srv = ctx;
+
+	pthread_mutex_lock(&srv->phase_lock);
+	json_object_del(srv->phases, key);
+	pthread_mutex_unlock(&srv->phase_lock);
+	on_change(ctx);
+}
+
+void dash_server_job_handlers(struct dash_server *srv, void *handlers)
+{
+	struct store_handlers *h = handlers;
+
+	memset(h, 0, sizeof(*h));
+	h->on_add = job_add;
+	h->on_update = job_update;
+	h->on_delete = job_delete;
+	h->ctx = srv;
+}
+
+/* Each row gets the phases its job went through ("phasesSeen"). */
+static void add_phases(struct dash_server *srv, json_t *map)
+{
+	const char *key;
+	json_t *row;
+
+	pthread_mutex_lock(&srv->phase_lock);
+	json_object_foreach(map, key, row) {
+		json_t *seen = json_object_get(srv->phases, key);
+
+		json_object_set_new(row, "phasesSeen", seen ? json_deep_copy(seen) : json_array());
+	}
+	pthread_mutex_unlock(&srv->phase_lock);
+}
+
 void dash_server_handlers(struct dash_server *srv, void *handlers)
 {
 	struct store_handlers *h = handlers;
@@ -191,6 +259,11 @@ static void send_detail(struct dash_server *srv, struct dash_conn *c, const json
 		detail = dash_job_detail(tj, pods, evs, pos);
 		json_decref(evs);
 		if (detail) {
+			json_t *one = json_object();
+
+			json_object_set(one, c->watch, json_object_get(detail, "job"));
+			add_phases(srv, one);
+			json_decref(one);
 			json_object_set_new(detail, "type", json_string("job"));
 			json_object_set_new(detail, "key", json_string(c->watch));
 		}
@@ -216,7 +289,8 @@ static void rebuild(struct dash_server *srv, bool force)
 	json_t *nodes = store_array(srv->opts.nodes), *map, *queue, *gpu, *delta = NULL, *msg;
 	bool changed;
 
-	map = dash_job_map(jobs);
+	if ((map = dash_job_map(jobs)))
+		add_phases(srv, map);
 	queue = dash_queue_order(jobs);
 	gpu = dash_gpu_nodes(nodes, pods);
 	if (!map || !queue || !gpu || dash_job_delta(srv->job_map, map, &delta))
@@ -407,6 +481,8 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	atomic_store(&srv->connected, true);
 	srv->sent_connected = true;
 	pthread_mutex_init(&srv->log_lock, NULL);
+	pthread_mutex_init(&srv->phase_lock, NULL);
+	srv->phases = json_object();
 	srv->job_map = json_object();
 	srv->queue = json_array();
 	srv->gpu_nodes = json_array();
@@ -417,7 +493,7 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	info.protocols = protocols;
 	info.user = srv;
 	info.options = strchr(srv->address, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
-	if (!srv->job_map || !srv->queue || !srv->gpu_nodes)
+	if (!srv->job_map || !srv->queue || !srv->gpu_nodes || !srv->phases)
 		goto fail;
 	if (!(srv->ctx = lws_create_context(&info))) {
 		e = CADRE_EIO;
@@ -474,6 +550,8 @@ void dash_server_free(struct dash_server *srv)
 	json_decref(srv->job_map);
 	json_decref(srv->queue);
 	json_decref(srv->gpu_nodes);
+	json_decref(srv->phases);
 	pthread_mutex_destroy(&srv->log_lock);
+	pthread_mutex_destroy(&srv->phase_lock);
 	free(srv);
 }

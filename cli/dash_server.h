@@ -75,6 +75,13 @@ struct dash_server {
 	pthread_t health;
 	bool health_started;
 	pthread_mutex_t log_lock;
+	/*
+	 * Under phase_lock (written by the jobs' reflector thread): each job's
+	 * phases in the order the watch delivered them, key -> ["Queued",
+	 * "Starting", ...], so a phase that lasted less than a push still shows.
+	 */
+	pthread_mutex_t phase_lock;
+	json_t *phases;
 	/* what was last pushed: rows by key, the queue, the GPU nodes */
 	json_t *job_map, *queue, *gpu_nodes;
 	struct dash_history history;

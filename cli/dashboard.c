@@ -140,7 +140,7 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 				      .scope = f->all ? "" : k->ns, .http = k->http,
 				      .n_reflectors = DASH_MAX_REFLECTORS };
 	struct dash_server *srv = NULL;
-	struct store_handlers h;
+	struct store_handlers h, jh;
 	char token[DASH_TOKEN_LEN + 1], url[256];
 	int e;
 
@@ -161,8 +161,9 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 		return CLI_EXIT_FAILED;
 	}
 	dash_server_handlers(srv, &h);
+	dash_server_job_handlers(srv, &jh);
 	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++)
-		e = store_add_handlers(c->stores[i], &h);
+		e = store_add_handlers(c->stores[i], i == 0 ? &jh : &h);
 	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++)
 		e = reflector_start(c->reflectors[i]);
 	snprintf(url, sizeof(url), strchr(f->address, ':') ? "http://[%s]:%d/?token=%s" :

@@ -164,7 +164,9 @@ function jobsView() {
   const table = h('table', { id: 'jobs' },
     h('thead', {}, h('tr', {}, ['Name', 'Job id', 'Namespace', 'Phase', 'Nodes', 'Accelerators',
       'Queue', 'Waiting because', 'Age', 'Restarts'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, shown.map((j) => h('tr', { 'data-key': j.key, 'data-phase': j.phase },
+    h('tbody', {}, shown.map((j) => h('tr', { 'data-key': j.key, 'data-phase': j.phase,
+                                'data-phases': (j.phasesSeen || []).join(','),
+                                title: 'phases so far: ' + (j.phasesSeen || []).join(' → ') },
       h('td', {}, h('a', { href: '#/job/' + encodeURIComponent(j.namespace) + '/' +
                            encodeURIComponent(j.name) }, j.name)),
       h('td', {}, j.jobId || '-'), h('td', {}, j.namespace), h('td', {}, badge(j.phase)),
@@ -190,6 +192,7 @@ function jobView(key) {
   out.push(h('div', { class: 'card kv' },
     h('div', {}, 'Job id'), h('div', {}, j.jobId || '-'),
     h('div', {}, 'Namespace'), h('div', {}, j.namespace),
+    h('div', {}, 'Phases so far'), h('div', { id: 'phases' }, (j.phasesSeen || []).join(' → ') || '-'),
     h('div', {}, 'Nodes ready'), h('div', {}, j.ready + '/' + j.total),
     h('div', {}, 'Accelerators'), h('div', {}, j.accelerators || '-'),
     h('div', {}, 'Queue'), h('div', {}, (j.queue || 'default') + (j.queuePosition ? ', position ' + j.queuePosition : '')),
