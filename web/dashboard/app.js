@@ -19,9 +19,10 @@ function h(tag, attrs, ...kids) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else if (k === 'class') e.className = v;
+    else if (k === 'width') e.style.width = v;  // CSSOM: the CSP refuses style attributes
     else e.setAttribute(k, v === true ? '' : v);
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined || k === false) continue;
     e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   }
@@ -267,7 +268,7 @@ function clusterView() {
       h('tbody', {}, nodes.map((n) => h('tr', { 'data-node': n.name },
         h('td', {}, n.name), h('td', {}, n.ready ? 'yes' : 'no'), h('td', {}, n.product || n.resource),
         h('td', {}, n.used + '/' + n.allocatable), h('td', {}, n.free),
-        h('td', {}, h('span', { class: 'bar' }, h('span', { style: 'width:' + (100 * n.used / Math.max(1, n.allocatable)) + '%' }))),
+        h('td', {}, h('span', { class: 'bar' }, h('span', { width: (100 * n.used / Math.max(1, n.allocatable)) + '%' }))),
         h('td', {}, n.jobs.map((j, i) => [i ? ', ' : '', h('a', { href: '#/job/' + j.key.split('/').map(encodeURIComponent).join('/') }, j.key), ' (' + j.count + ')'])))))),
     h('h2', {}, 'Admission queue'),
     state.queue.length ? h('ol', { id: 'queue' }, state.queue.map((k) => {
@@ -291,7 +292,7 @@ function render() {
   const view = document.getElementById('view');
   const focus = document.activeElement && document.activeElement.id;
   const kids = r.view === 'job' ? jobView(r.key) : r.view === 'cluster' ? clusterView() : jobsView();
-  view.replaceChildren(...kids);
+  view.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined));
   if (focus && focus.startsWith('f-')) {
     const e = document.getElementById(focus);
     if (e) { e.focus(); if (e.setSelectionRange && e.value) e.setSelectionRange(e.value.length, e.value.length); }
