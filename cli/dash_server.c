@@ -435,9 +435,8 @@ static int probe_version(void *ctx)
 static void *health_thread(void *arg)
 {
 	struct dash_server *srv = arg;
-	struct dash_health h;
+	struct dash_health h = srv->health_state;
 
-	dash_health_init(&h, failures(srv));
 	while (!atomic_load(&srv->stopping)) {
 		uint64_t f;
 		bool ok = true;
@@ -480,6 +479,8 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	snprintf(srv->scope, sizeof(srv->scope), "%s", opts->scope ? opts->scope : "");
 	atomic_store(&srv->connected, true);
 	srv->sent_connected = true;
+	/* Counted from before the reflectors start, so their first failure is seen. */
+	dash_health_init(&srv->health_state, failures(srv));
 	pthread_mutex_init(&srv->log_lock, NULL);
 	pthread_mutex_init(&srv->phase_lock, NULL);
 	srv->phases = json_object();

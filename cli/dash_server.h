@@ -72,6 +72,7 @@ struct dash_server {
 	atomic_bool connected;   /* set by the health thread */
 	atomic_bool stopping;
 	bool sent_connected;
+	struct dash_health health_state;  /* the health thread's, from dash_server_start */
 	pthread_t health;
 	bool health_started;
 	pthread_mutex_t log_lock;
