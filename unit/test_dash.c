@@ -388,3 +388,41 @@ Test(dash_health, the_server_says_disconnected_when_the_api_server_goes_and_reco
 	kube_http_free(http);
 	kube_config_free(cfg);
 }
+
+/* ---- the command's flags ---- */
+
+#include "unit/support/clirun.h"
+
+Test(dash_cli, an_address_other_than_loopback_needs_allow_remote)
+{
+	char *out = NULL, *err = NULL;
+
+	cr_assert_eq(clirun("/tmp", "dashboard --address 0.0.0.0", NULL, &out, &err), 2);
+	cr_assert_str_empty(out);
+	cr_assert_not_null(strstr(err, "--address 0.0.0.0 is reachable from other machines"), "%s", err);
+	cr_assert_not_null(strstr(err, "--allow-remote"), "%s", err);
+	free(out);
+	free(err);
+}
+
+Test(dash_cli, a_port_must_be_a_number_up_to_65535)
+{
+	char *out = NULL, *err = NULL;
+
+	cr_assert_eq(clirun("/tmp", "dashboard --port 70000", NULL, &out, &err), 2);
+	cr_assert_not_null(strstr(err, "--port: \"70000\" is not a port"), "%s", err);
+	free(out);
+	free(err);
+}
+
+Test(dash_cli, help_names_every_flag)
+{
+	char *out = NULL, *err = NULL;
+
+	cr_assert_eq(clirun("/tmp", "dashboard --help", NULL, &out, &err), 0);
+	cr_assert_not_null(strstr(out, "--allow-remote"));
+	cr_assert_not_null(strstr(out, "--open"));
+	cr_assert_not_null(strstr(out, "--port N"));
+	free(out);
+	free(err);
+}

@@ -182,7 +182,33 @@ async function run() {
   }
 }
 
-run().then(() => process.exit(0), (e) => {
+// MODE=forbidden: the dashboard reads with a kubeconfig that may not delete; pressing
+// cancel on job JOB_NAME must show the API server's 403 on the page, and the job stays.
+async function forbidden() {
+  const browser = await puppeteer.launch({
+    executablePath: env('CHROMIUM', '/usr/bin/chromium'), headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    defaultViewport: { width: 1280, height: 800 },
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(URL, { waitUntil: 'load' });
+    await openJob(page, env('JOB_NAME'));
+    await page.waitForSelector('#btn-cancel:not([disabled])', { timeout: TIMEOUT });
+    await page.click('#btn-cancel');
+    await page.waitForSelector('#modal:not([hidden])');
+    await page.click('#modal-yes');
+    await page.waitForSelector('#action-error', { timeout: TIMEOUT });
+    const text = await page.$eval('#action-error', (e) => e.textContent);
+    step('the page shows the refusal: ' + text);
+    if (!/\(403\)/.test(text) || !/cannot delete/.test(text)) throw new Error('not the 403: ' + text);
+    await shot(browser, page, 'forbidden');
+  } finally {
+    await browser.close();
+  }
+}
+
+(env('MODE') === 'forbidden' ? forbidden() : run()).then(() => process.exit(0), (e) => {
   console.error('browser: FAILED: ' + e.message);
   process.exit(1);
 });

@@ -5,7 +5,8 @@
 # kubectl appears and goes Queued -> Starting -> Running without a reload; its page shows
 # both ranks (and their logs when the cluster serves pod logs); its cancel button, after
 # the confirmation, deletes it. Without the token a request is 401; a WebSocket from
-# another site's page is refused. Screenshots of each page go to $SHOTS, checked non-blank.
+# another site's page is refused; a cancel that RBAC forbids shows the API server's 403 on
+# the page. Screenshots of each page go to $SHOTS, checked non-blank.
 
 load helpers
 load controller
@@ -31,9 +32,10 @@ teardown() {
 	test_cleanup
 }
 
-# dashboard_start: runs cadre dashboard for $NS; sets URL (with the token) and HP (host:port).
+# dashboard_start [FLAGS...]: runs cadre dashboard for $NS; sets URL (with the token) and
+# HP (host:port).
 dashboard_start() {
-	"$CADRE" -n "$NS" dashboard >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
+	"$CADRE" -n "$NS" "$@" dashboard >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
 	track_pid $!
 	wait_for -t 30 grep -q 'token=' "$BATS_TEST_TMPDIR/dash.out"
 	URL=$(grep -o 'http://[^ ]*token=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out")
@@ -108,4 +110,33 @@ EOF
 		[ -s "$SHOTS/$page.png" ]
 	done
 	not kubectl -n "$NS" get tj dash-train
+}
+
+@test "in chromium: a cancel that RBAC forbids shows the API server's 403 on the page" {
+	local node_path
+	command -v chromium >/dev/null || skip "chromium is not installed (scripts/deps installs it)"
+	node_path=$("$REPO_ROOT/scripts/browser-deps")
+	# A reader: it may watch the namespace's jobs, pods and events, and delete nothing.
+	kubectl -n "$NS" create serviceaccount viewer >/dev/null
+	kubectl -n "$NS" create role viewer --verb=get,list,watch \
+		--resource=trainingjobs.cadre.dev,pods,events >/dev/null
+	kubectl -n "$NS" create rolebinding viewer --role=viewer \
+		--serviceaccount="$NS:viewer" >/dev/null
+	sa_credentials "$BATS_TEST_TMPDIR/sa" viewer "$NS"
+	sa_kubeconfig "$BATS_TEST_TMPDIR/sa" "$BATS_TEST_TMPDIR/viewer.kubeconfig"
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: keep
+spec:
+  numNodes: 1
+  image: registry.invalid/cadre/e2e:latest
+  run: python eval.py
+EOF
+	dashboard_start --kubeconfig "$BATS_TEST_TMPDIR/viewer.kubeconfig"
+	mkdir -p "$SHOTS"
+	MODE=forbidden DASH_URL=$URL NS=$NS JOB_NAME=keep OUT=$SHOTS NODE_PATH=$node_path \
+		node "$REPO_ROOT/e2e/browser/dashboard.js"
+	kubectl -n "$NS" get tj keep
 }

@@ -113,7 +113,9 @@ async function act(job, verb) {
   try {
     const r = await fetch('/api/jobs/' + encodeURIComponent(job.namespace) + '/' +
                           encodeURIComponent(job.name) + '/' + verb, { method: 'POST' });
-    const body = await r.json().catch(() => ({}));
+    const text = await r.text();
+    let body;
+    try { body = JSON.parse(text); } catch (e) { body = { message: text.trim() }; }
     if (!r.ok) state.actionError = verb + ' refused by the API server (' + r.status + '): ' +
                                    (body.message || r.statusText);
   } catch (e) {
