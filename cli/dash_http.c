@@ -199,6 +199,12 @@ int dash_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		return route(srv, wsi, h, in);
 	case LWS_CALLBACK_HTTP_BODY:
 		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		/*
+		 * A POST's (empty) body ends after the answer was started: the
+		 * default handler would answer again and drop the connection.
+		 */
+		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return h && h->body ? send_some(wsi, h) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:

@@ -6,13 +6,14 @@
  *   GET  /?token=T       the printed URL: sets the cookie, 303 to /
  *   GET  /, /app.js, ..  the embedded page (web/dashboard/)
  *   POST /api/jobs/NS/NAME/{cancel,suspend,resume}
- *                        the action with the user's credentials; the API
- *                        server's status and message are the answer
+ *                        the action with the user's credentials; the answer
+ *                        has the API server's status, and its words in
+ *                        {"ok", "status", "reason", "message"}
  *   WS   /ws (subprotocol "cadre-dash")
  *                        a snapshot, then deltas; {"watch": "ns/name"}
  *                        asks for that job's page and its logs
- * A request without the cookie is 401; a foreign Host is 421... any
- * refusal is a short text/plain answer. POST and the WebSocket also need
+ * A request without the cookie is 401, a foreign Host or Origin 403;
+ * each refusal is a short text/plain answer. POST and the WebSocket also need
  * the page's own Origin.
  *
  * Pushes: store handlers (on the reflectors' threads) only set a flag. A

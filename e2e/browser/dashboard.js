@@ -83,7 +83,9 @@ async function cancelOpenJob(page) {
   await page.click('#btn-cancel');
   await page.waitForSelector('#modal:not([hidden])');
   await page.click('#modal-yes');
-  await page.waitForSelector('#gone', { timeout: TIMEOUT });
+  await page.waitForSelector('#gone, #action-error', { timeout: TIMEOUT });
+  const refused = await page.$('#action-error');
+  if (refused) throw new Error('cancel: ' + await refused.evaluate((e) => e.textContent));
 }
 
 async function openJob(page, name) {

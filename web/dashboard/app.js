@@ -116,8 +116,8 @@ async function act(job, verb) {
     const text = await r.text();
     let body;
     try { body = JSON.parse(text); } catch (e) { body = { message: text.trim() }; }
-    if (!r.ok) state.actionError = verb + ' refused by the API server (' + r.status + '): ' +
-                                   (body.message || r.statusText);
+    if (!body.ok) state.actionError = verb + ' refused by the API server (' + (body.status || r.status) + '): ' +
+                                           (body.message || body.reason || r.statusText);
   } catch (e) {
     state.actionError = verb + ': ' + e;
   }
