@@ -230,7 +230,9 @@ function jobView(key) {
   return out;
 }
 
-function chart(history) {
+// history: the server's samples, [[t, used, total], ...]; used/total: now, from the nodes.
+function chart(samples, usedNow, totalNow) {
+  const history = samples.concat([[Date.now() / 1000, usedNow, totalNow]]);
   const W = 640, H = 160, P = 30, ns = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('class', 'chart'); svg.setAttribute('id', 'gpu-chart');
@@ -252,7 +254,7 @@ function chart(history) {
   el('text', { x: W - P - 20, y: H - 8, 'font-size': 11, fill: '#6b7385' }, 'now');
   if (history.length) {
     const pts = history.map((s) => x(s[0]) + ',' + y(s[1])).join(' ');
-    el('polyline', { points: pts + ' ' + x(now) + ',' + y(history[history.length - 1][1]),
+    el('polyline', { points: pts,
                      fill: 'none', stroke: '#2f6fdb', 'stroke-width': 2 });
     el('polyline', { points: history.map((s) => x(s[0]) + ',' + y(s[2])).join(' '),
                      fill: 'none', stroke: '#c98a0a', 'stroke-dasharray': '4 3' });
@@ -278,7 +280,7 @@ function clusterView() {
       return h('li', {}, h('a', { href: '#/job/' + k.split('/').map(encodeURIComponent).join('/') }, k),
                j && j.reason ? ' ' + j.reason : '');
     })) : h('p', { class: 'muted', id: 'queue' }, 'no job waits'),
-    h('h2', {}, 'GPUs in use, last hour'), chart(state.cluster.gpuHistory || [])];
+    h('h2', {}, 'GPUs in use, last hour'), chart(state.cluster.gpuHistory || [], used, total)];
 }
 
 function render() {
