@@ -7,6 +7,7 @@
  * an argument. A flag that belongs to another command is unknown here.
  */
 #include "cli/cli.h"
+#include "cli/dashboard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,11 @@ static int run_logs(struct invocation *inv, FILE *out, FILE *err)
 static int run_exec(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_exec(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_dashboard(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_dashboard(&inv->g, inv->args, inv->n_args, out, err);
 }
 
 #define DAILY_FLAGS \
@@ -367,6 +373,7 @@ static const struct command commands[] = {
 	  "  source <(cadre completion zsh)          # in ~/.zshrc, after compinit\n"
 	  "  cadre completion zsh > \"${fpath[1]}/_cadre\"\n",
 	  run_completion, false },
+	{ "dashboard", CLI_DASHBOARD_SUMMARY, CLI_DASHBOARD_HELP, run_dashboard, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

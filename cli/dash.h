@@ -1,0 +1,241 @@
+/*
+ * dash.h - internal to cli/: `cadre dashboard` (DESIGN.md 10), a live page
+ * served on loopback and fed by reflectors that read with the user's own
+ * kubeconfig.
+ *
+ * Three parts, each in its own file:
+ *   dash_json.c    pure: TrainingJobs, pods, nodes and events (as the stores
+ *                  hold them) in, the JSON the page reads out. What reaches
+ *                  the page is only the fields named here: no environment,
+ *                  no Secret, no credential ever does.
+ *   dash_auth.c    pure: the access token, its cookie, and the Host and
+ *                  Origin checks that stop CSRF and DNS rebinding.
+ *   dash_server.c  libwebsockets: the HTTP routes, the WebSocket that
+ *                  pushes a snapshot then coalesced deltas, the actions.
+ *   dashboard.c    the command: flags, stores, reflectors, the URL.
+ */
+#ifndef CADRE_CLI_DASH_H
+#define CADRE_CLI_DASH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the page's files, embedded at build time (web/dashboard/, cmake/embed.cmake) ---- */
+
+struct dash_asset {
+	const char *path;          /* "/app.js" ("/index.html" is also "/") */
+	const char *content_type;
+	const unsigned char *data;
+	size_t len;
+};
+
+extern const struct dash_asset dash_assets[];
+extern const size_t dash_assets_len;
+
+/* The asset served at path ("/" is "/index.html"); NULL when there is none. */
+const struct dash_asset *dash_asset_find(const char *path);
+
+/* ---- JSON for the page (dash_json.c): pure, every json_t * returned is a NEW reference ---- */
+
+/*
+ * The waiting jobs of jobs (an array of TrainingJobs, borrowed) in the order
+ * gang admission looks at them (controller/admission.h: priority, higher
+ * first; creation time, older first; then namespace and name): an array of
+ * "namespace/name" keys. Waiting is phase Queued or Pending and not
+ * suspended. NULL when out of memory.
+ */
+json_t *dash_queue_order(const json_t *jobs);
+
+/*
+ * One row of the job list for tj (borrowed): key, namespace, name, jobId,
+ * phase, ready, total, accelerators, queue, priority, reason and message
+ * (why it waits, from the Admitted condition or status.message), created,
+ * restarts, infraRestarts, suspended; queuePosition (1-based) when
+ * queue_pos > 0. NULL when out of memory or tj has no name.
+ */
+json_t *dash_job_summary(const json_t *tj, int queue_pos);
+
+/*
+ * Every row of the job list as an object keyed "namespace/name", with the
+ * queue positions of dash_queue_order. NULL when out of memory.
+ */
+json_t *dash_job_map(const json_t *jobs);
+
+/*
+ * What changed from old_map to new_map (both from dash_job_map; old_map may
+ * be NULL): {"upsert": [rows new or changed], "delete": [keys gone]}, rows
+ * sorted by key. *out is NULL when nothing changed. 0 or CADRE_ENOMEM.
+ */
+int dash_job_delta(const json_t *old_map, const json_t *new_map, json_t **out);
+
+/*
+ * A job's page: {"job": row, "ranks": [...], "conditions": [...],
+ * "events": [...], "lastFailure": {...} | null}. Ranks come from
+ * status.nodes, completed with the pods (borrowed array, the job's pods as
+ * store_trim_pod keeps them): rank, pod, node, ip, phase, exitCode (of the
+ * main container once it ended), reason. Conditions are sorted by
+ * lastTransitionTime (a timeline); events (borrowed array of core/v1
+ * Events about the job) by time, at most the last 50. NULL when out of
+ * memory.
+ */
+json_t *dash_job_detail(const json_t *tj, const json_t *pods, const json_t *events,
+			int queue_pos);
+
+/*
+ * The GPU nodes: nodes (borrowed array of Nodes) with an allocatable
+ * extended resource whose name ends in "/gpu" (nvidia.com/gpu, amd.com/gpu),
+ * and pods (borrowed array of cadre's pods) that hold them:
+ * [{"name", "ready", "product", "resource", "allocatable", "used", "free",
+ *   "jobs": [{"key", "count"}]}], sorted by name. A pod holds its requests
+ * while it is bound to the node and neither Succeeded nor Failed. NULL when
+ * out of memory.
+ */
+json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods);
+
+/* Sum of "used" and "allocatable" over dash_gpu_nodes' rows. */
+void dash_gpu_totals(const json_t *gpu_nodes, long long *used, long long *total);
+
+/* GPUs in use over the last hour, sampled every DASH_SAMPLE_S seconds. */
+#define DASH_SAMPLE_S 30
+#define DASH_SAMPLES (3600 / DASH_SAMPLE_S)
+
+struct dash_history {
+	struct { int64_t t; long long used, total; } s[DASH_SAMPLES];
+	size_t start, len;  /* a ring: the oldest at start */
+};
+
+/* Add a sample at Unix time t; the oldest goes when the ring is full. */
+void dash_history_add(struct dash_history *h, int64_t t, long long used, long long total);
+
+/* The samples, oldest first, as [[t, used, total], ...]. NULL when out of memory. */
+json_t *dash_history_json(const struct dash_history *h);
+
+/* ---- whether the API server can be reached (dash_json.c) ---- */
+
+/*
+ * The page's "disconnected" banner. Each second the server looks at the
+ * reflectors' failure counters (watch restarts other than the server's
+ * normal close, failed lists): when they moved, or while it is
+ * disconnected, it probes the API server (GET /version) once. The state
+ * is:
+ *   connected     until a failure is counted and the probe fails;
+ *   disconnected  until a probe succeeds with no new failure counted in
+ *                 that second.
+ * Pure; the caller does the probing.
+ */
+struct dash_health {
+	bool connected;
+	uint64_t failures;  /* the counters' sum at the last step */
+};
+
+/* Starts connected with the counters at failures. */
+void dash_health_init(struct dash_health *h, uint64_t failures);
+
+/* Whether this step must probe, given the counters' sum now. */
+bool dash_health_needs_probe(const struct dash_health *h, uint64_t failures);
+
+/*
+ * One step: failures is the counters' sum now; probe_ok whether the probe
+ * (when needs_probe said so) succeeded. Returns whether the state changed.
+ */
+bool dash_health_step(struct dash_health *h, uint64_t failures, bool probe_ok);
+
+/* ---- access (dash_auth.c): pure but for dash_token_new ---- */
+
+/* The token: 32 random bytes as 64 lowercase hex digits. */
+#define DASH_TOKEN_LEN 64
+/* The cookie that keeps it after the first visit. */
+#define DASH_COOKIE "cadre_dashboard"
+
+/* A new random token into out (DASH_TOKEN_LEN + 1 bytes). 0 or CADRE_EIO. */
+int dash_token_new(char out[DASH_TOKEN_LEN + 1]);
+
+/* Whether given equals token, in time that does not depend on where they differ. */
+bool dash_token_equal(const char *given, const char *token);
+
+/*
+ * Whether a Cookie header carries DASH_COOKIE=token (among other cookies,
+ * "a=1; cadre_dashboard=...; b=2"). cookie may be NULL.
+ */
+bool dash_cookie_ok(const char *cookie, const char *token);
+
+/*
+ * The Set-Cookie value that keeps token: HttpOnly (no script reads it),
+ * SameSite=Strict (no other site's page sends it), Path=/.
+ */
+int dash_cookie_header(const char *token, char *out, size_t size);
+
+/*
+ * Whether a Host header names the address the server is bound to:
+ * "<address>:<port>" exactly (case-insensitive), and for a loopback
+ * address also "localhost:<port>". A DNS-rebinding page's Host is its own
+ * name, so it is refused. host may be NULL (refused).
+ */
+bool dash_host_ok(const char *host, const char *address, int port);
+
+/*
+ * Whether an Origin header is the page's own: "http://" plus a Host that
+ * dash_host_ok accepts. NULL or "null" is refused: a WebSocket or POST
+ * from a browser always carries one.
+ */
+bool dash_origin_ok(const char *origin, const char *address, int port);
+
+/* Whether address is a loopback address (127.0.0.0/8, ::1, localhost). */
+bool dash_is_loopback(const char *address);
+
+/* ---- the server (dash_server.c) ---- */
+
+struct store;
+struct reflector;
+struct kube_http;
+struct dash_server;
+
+#define DASH_MAX_REFLECTORS 4
+
+struct dash_server_opts {
+	const char *address;      /* the bound address, also what Host must name */
+	int port;                 /* 0: the kernel picks one */
+	const char *token;        /* DASH_TOKEN_LEN hex digits; copied */
+	const char *scope;        /* the namespace read, or "" for every one; copied */
+	struct kube_http *http;   /* borrowed: actions, logs and probes, user's credentials */
+	/* borrowed stores: TrainingJobs, cadre's pods (indexed "job"), nodes, Events */
+	struct store *jobs, *pods, *nodes, *events;
+	struct reflector *reflectors[DASH_MAX_REFLECTORS];  /* borrowed, for their counters */
+	size_t n_reflectors;
+	/* Probe the API server (GET /version): 0 when it answers. NULL: via http. */
+	int (*probe)(void *ctx);
+	void *probe_ctx;
+};
+
+/*
+ * Listen on opts->address:opts->port. 0 and *out, CADRE_EIO when it cannot
+ * listen, CADRE_ENOMEM. Nothing is served until dash_server_run.
+ */
+int dash_server_start(const struct dash_server_opts *opts, struct dash_server **out);
+
+/* The port listened on. */
+int dash_server_port(const struct dash_server *srv);
+
+/*
+ * Serve until *stop is set (checked at least every 250 ms): HTTP, the
+ * WebSocket pushes (every 250 ms when something changed), the health
+ * probes (every second, on a thread of their own). 0 or CADRE_EIO.
+ */
+int dash_server_run(struct dash_server *srv, const _Atomic bool *stop);
+
+/* Whether the page is told the API server answers (for tests). Thread-safe. */
+bool dash_server_connected(struct dash_server *srv);
+
+/* Free; not while dash_server_run runs. NULL is a no-op. */
+void dash_server_free(struct dash_server *srv);
+
+/*
+ * Store handlers that tell srv something changed (ctx is srv); the jobs'
+ * store takes dash_server_job_handlers, which also keep each job's phases.
+ */
+void dash_server_handlers(struct dash_server *srv, void *handlers /* struct store_handlers */);
+void dash_server_job_handlers(struct dash_server *srv, void *handlers);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * dash_cluster.c - the cluster page's data: GPU nodes and who holds their
+ * accelerators, the hour of GPU use, and whether the API server answers.
+ */
+#include "cli/dash.h"
+
+#include "base/err.h"
+#include "kube/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *str(const json_t *o, const char *a)
+{
+	return json_string_value(json_object_get(o, a));
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* "nvidia.com/gpu" and the like: an extended resource that counts GPUs. */
+static bool is_gpu_resource(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strchr(name, '/') && n > 4 && !strcmp(name + n - 4, "/gpu");
+}
+
+static long long quantity(const json_t *q)
+{
+	long long milli = 0;
+
+	if (json_is_string(q) && !store_quantity_milli(json_string_value(q), &milli))
+		return milli / 1000;
+	if (json_is_integer(q))
+		return (long long)json_integer_value(q);
+	return 0;
+}
+
+static bool node_ready(const json_t *node)
+{
+	const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions"), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+		if (!strcmp(or_empty(str(c, "type")), "Ready"))
+			return !strcmp(or_empty(str(c, "status")), "True");
+	return false;
+}
+
+/* What pod asks of resource: the sum over its containers' requests. */
+static long long pod_request(const json_t *pod, const char *resource)
+{
+	const json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers"), *c;
+	long long sum = 0;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+		sum += quantity(json_object_get(json_object_get(json_object_get(c, "resources"),
+								"requests"), resource));
+	return sum;
+}
+
+static bool pod_holds(const json_t *pod, const char *node)
+{
+	const char *phase = or_empty(str(json_object_get(pod, "status"), "phase"));
+
+	return !strcmp(or_empty(str(json_object_get(pod, "spec"), "nodeName")), node) &&
+	       strcmp(phase, "Succeeded") && strcmp(phase, "Failed");
+}
+
+/* Add count to the job's entry of jobs (an object key -> count). */
+static void add_holder(json_t *jobs, const json_t *pod, long long count)
+{
+	const json_t *m = json_object_get(pod, "metadata");
+	const char *job = str(json_object_get(m, "labels"), STORE_JOB_LABEL);
+	char key[320];
+
+	if (!job)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", or_empty(str(m, "namespace")), job);
+	json_object_set_new(jobs, key, json_integer(json_integer_value(json_object_get(jobs, key)) +
+						    count));
+}
+
+static json_t *gpu_node(const json_t *node, const char *resource, long long allocatable,
+			const json_t *pods)
+{
+	const char *name = or_empty(str(json_object_get(node, "metadata"), "name"));
+	const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+	json_t *held = json_object(), *jobs = json_array(), *row = NULL, *pod, *v;
+	const char *product = str(labels, "nvidia.com/gpu.product"), *k;
+	long long used = 0;
+	size_t i;
+
+	if (!held || !jobs)
+		goto out;
+	json_array_foreach(pods, i, pod) {
+		long long n;
+
+		if (!pod_holds(pod, name) || !(n = pod_request(pod, resource)))
+			continue;
+		used += n;
+		add_holder(held, pod, n);
+	}
+	json_object_foreach(held, k, v)
+		json_array_append_new(jobs, json_pack("{s:s, s:O}", "key", k, "count", v));
+	row = json_pack("{s:s, s:b, s:s, s:s, s:I, s:I, s:I, s:O}", "name", name,
+			"ready", node_ready(node), "product", or_empty(product),
+			"resource", resource, "allocatable", (json_int_t)allocatable,
+			"used", (json_int_t)used,
+			"free", (json_int_t)(allocatable > used ? allocatable - used : 0),
+			"jobs", jobs);
+out:
+	json_decref(held);
+	json_decref(jobs);
+	return row;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(str(*(const json_t *const *)a, "name"), str(*(const json_t *const *)b, "name"));
+}
+
+json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods)
+{
+	size_t n = json_array_size(nodes), k = 0, i;
+	json_t **rows = calloc(n + 1, sizeof(*rows)), *out = json_array(), *node;
+
+	if (!rows || !out)
+		goto fail;
+	json_array_foreach(nodes, i, node) {
+		const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+		const char *res;
+		json_t *q;
+
+		json_object_foreach((json_t *)alloc, res, q) {
+			if (!is_gpu_resource(res) || quantity(q) <= 0)
+				continue;
+			if (!(rows[k] = gpu_node(node, res, quantity(q), pods)))
+				goto fail;
+			k++;
+			break;
+		}
+	}
+	qsort(rows, k, sizeof(*rows), row_cmp);
+	for (i = 0; i < k; i++) {
+		json_array_append_new(out, rows[i]);
+		rows[i] = NULL;
+	}
+	free(rows);
+	return out;
+fail:
+	for (i = 0; rows && i < k; i++)
+		json_decref(rows[i]);
+	free(rows);
+	json_decref(out);
+	return NULL;
+}
+
+void dash_gpu_totals(const json_t *gpu_nodes, long long *used, long long *total)
+{
+	const json_t *row;
+	size_t i;
+
+	*used = *total = 0;
+	json_array_foreach(gpu_nodes, i, row) {
+		*used += json_integer_value(json_object_get(row, "used"));
+		*total += json_integer_value(json_object_get(row, "allocatable"));
+	}
+}
+
+void dash_history_add(struct dash_history *h, int64_t t, long long used, long long total)
+{
+	size_t at = (h->start + h->len) % DASH_SAMPLES;
+
+	if (h->len == DASH_SAMPLES) {
+		at = h->start;
+		h->start = (h->start + 1) % DASH_SAMPLES;
+	} else {
+		h->len++;
+	}
+	h->s[at].t = t;
+	h->s[at].used = used;
+	h->s[at].total = total;
+}
+
+json_t *dash_history_json(const struct dash_history *h)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; out && i < h->len; i++) {
+		size_t at = (h->start + i) % DASH_SAMPLES;
+
+		if (json_array_append_new(out, json_pack("[I, I, I]", (json_int_t)h->s[at].t,
+							 (json_int_t)h->s[at].used,
+							 (json_int_t)h->s[at].total))) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+void dash_health_init(struct dash_health *h, uint64_t failures)
+{
+	h->connected = true;
+	h->failures = failures;
+}
+
+bool dash_health_needs_probe(const struct dash_health *h, uint64_t failures)
+{
+	return !h->connected || failures != h->failures;
+}
+
+bool dash_health_step(struct dash_health *h, uint64_t failures, bool probe_ok)
+{
+	bool was = h->connected, moved = failures != h->failures;
+
+	if (h->connected && moved && !probe_ok)
+		h->connected = false;
+	else if (!h->connected && probe_ok && !moved)
+		h->connected = true;
+	h->failures = failures;
+	return was != h->connected;
+}

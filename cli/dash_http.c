@@ -1,0 +1,259 @@
+/*
+ * dash_http.c - the dashboard's HTTP routes: the token's first visit, the
+ * embedded page, the actions on a job; and who may ask.
+ */
+#include "cli/dash_server.h"
+
+#include "base/err.h"
+#include "kube/client.h"
+#include "kube/resource.h"
+#include "kube/store.h"
+
+#define MAX_BODY (4u << 20)
+
+static const char *header(struct lws *wsi, enum lws_token_indexes h, char *out, size_t size)
+{
+	int n = lws_hdr_total_length(wsi, h);
+
+	if (n <= 0 || (size_t)n >= size || lws_hdr_copy(wsi, out, (int)size, h) < 0)
+		return NULL;
+	return out;
+}
+
+const char *dash_http_refusal(struct dash_server *srv, struct lws *wsi, bool need_origin)
+{
+	char host[320], origin[400], cookie[2048];
+	const char *o;
+
+	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
+			  srv->port))
+		return "403 this dashboard answers only to the address it listens on";
+	o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin));
+	if ((need_origin || o) && !dash_origin_ok(o, srv->address, srv->port))
+		return "403 requests from other sites' pages are refused";
+	if (!dash_cookie_ok(header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
+			    srv->token))
+		return "401 open the URL cadre dashboard printed (it carries the token)";
+	return NULL;
+}
+
+/* Start the answer: status, headers, then the body from the writeable callback. */
+static int respond(struct lws *wsi, struct dash_http *h, unsigned status, const char *type,
+		   const char *set_cookie, const char *location, const void *body, size_t len)
+{
+	unsigned char hdr[LWS_PRE + 2048], *start = hdr + LWS_PRE, *p = start,
+		*end = hdr + sizeof(hdr) - 1;
+	static const char csp[] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+				  "frame-ancestors 'none'";
+
+	free(h->body);
+	h->body = NULL;
+	h->sent = 0;
+	h->len = len;
+	if (len && !(h->body = malloc(len)))
+		return -1;
+	if (len)
+		memcpy(h->body, body, len);
+	if (lws_add_http_common_headers(wsi, status, type, len, &p, end) ||
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+					(const unsigned char *)"no-store", 8, &p, end) ||
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+					(const unsigned char *)"nosniff", 7, &p, end) ||
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)"content-security-policy:",
+					(const unsigned char *)csp, (int)strlen(csp), &p, end) ||
+	    (set_cookie && lws_add_http_header_by_name(wsi, (const unsigned char *)"set-cookie:",
+					(const unsigned char *)set_cookie, (int)strlen(set_cookie),
+					&p, end)) ||
+	    (location && lws_add_http_header_by_name(wsi, (const unsigned char *)"location:",
+					(const unsigned char *)location, (int)strlen(location),
+					&p, end)) ||
+	    lws_finalize_write_http_header(wsi, start, &p, end))
+		return -1;
+	if (!len)
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int respond_text(struct lws *wsi, struct dash_http *h, const char *refusal)
+{
+	/* refusal is "<status> <text>" */
+	unsigned status = (unsigned)strtoul(refusal, NULL, 10);
+	char body[300];
+	int n = snprintf(body, sizeof(body), "%s\n", refusal + 4);
+
+	return respond(wsi, h, status, "text/plain; charset=utf-8", NULL, NULL, body,
+		       n > 0 ? (size_t)n : 0);
+}
+
+/* The printed URL's first visit: the token becomes the cookie, and the URL loses it. */
+static int first_visit(struct dash_server *srv, struct lws *wsi, struct dash_http *h)
+{
+	char host[320], token[DASH_TOKEN_LEN + 8], cookie[200];
+	const char *given;
+
+	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
+			  srv->port))
+		return respond_text(wsi, h, "403 this dashboard answers only to the address it "
+					    "listens on");
+	given = lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token));
+	if (!given || !dash_token_equal(given, srv->token))
+		return respond_text(wsi, h, "401 the token is not this dashboard's");
+	if (dash_cookie_header(srv->token, cookie, sizeof(cookie)))
+		return -1;
+	return respond(wsi, h, 303, "text/plain; charset=utf-8", cookie, "/", NULL, 0);
+}
+
+static const struct kube_resource *tj_res(void)
+{
+	return &kube_resource_trainingjobs;
+}
+
+/* POST /api/jobs/NS/NAME/ACTION with the user's credentials. */
+static int action(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
+		  const char *path)
+{
+	char ns[64], name[254], verb[16], *text;
+	struct kube_status st;
+	json_t *patch = NULL, *answer;
+	int e = CADRE_EINVAL;
+	unsigned status;
+
+	kube_status_clear(&st);
+	if (sscanf(path, "/api/jobs/%63[^/]/%253[^/]/%15s", ns, name, verb) != 3)
+		return respond_text(wsi, h, "404 no such action");
+	if (!strcmp(verb, "cancel")) {
+		e = kube_client_delete(srv->opts.http, tj_res(), ns, name, NULL, NULL, &st);
+	} else if (!strcmp(verb, "suspend") || !strcmp(verb, "resume")) {
+		patch = json_pack("{s:{s:b}}", "spec", "suspend", !strcmp(verb, "suspend"));
+		e = patch ? kube_client_patch(srv->opts.http, tj_res(), ns, name, NULL,
+					      KUBE_PATCH_MERGE, patch, NULL, &st) : CADRE_ENOMEM;
+		json_decref(patch);
+	} else {
+		return respond_text(wsi, h, "404 no such action");
+	}
+	status = e ? (st.http_status >= 400 ? (unsigned)st.http_status : 502) : 200;
+	answer = json_pack("{s:b, s:i, s:s, s:s}", "ok", !e, "status", (int)status,
+			   "reason", st.reason, "message",
+			   e ? (*st.message ? st.message : cadre_strerror(e)) : "");
+	text = answer ? json_dumps(answer, JSON_COMPACT) : NULL;
+	json_decref(answer);
+	if (!text)
+		return -1;
+	e = respond(wsi, h, status, "application/json", NULL, NULL, text, strlen(text));
+	free(text);
+	return e;
+}
+
+static int route(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
+		 const char *path)
+{
+	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+	const struct dash_asset *a;
+	const char *refusal;
+	char token[DASH_TOKEN_LEN + 8];
+
+	if (!post && !strcmp(path, "/") &&
+	    lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token)))
+		return first_visit(srv, wsi, h);
+	if ((refusal = dash_http_refusal(srv, wsi, post)))
+		return respond_text(wsi, h, refusal);
+	if (post && !strncmp(path, "/api/jobs/", 10))
+		return action(srv, wsi, h, path);
+	if (!post && (a = dash_asset_find(path)))
+		return respond(wsi, h, 200, a->content_type, NULL, NULL, a->data, a->len);
+	return respond_text(wsi, h, "404 not found");
+}
+
+static int send_some(struct lws *wsi, struct dash_http *h)
+{
+	unsigned char chunk[LWS_PRE + 16384];
+	size_t n = h->len - h->sent;
+	enum lws_write_protocol kind = LWS_WRITE_HTTP_FINAL;
+
+	if (n > sizeof(chunk) - LWS_PRE) {
+		n = sizeof(chunk) - LWS_PRE;
+		kind = LWS_WRITE_HTTP;
+	}
+	memcpy(chunk + LWS_PRE, h->body + h->sent, n);
+	if (lws_write(wsi, chunk + LWS_PRE, n, kind) != (int)n)
+		return -1;
+	h->sent += n;
+	if (h->sent < h->len) {
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	free(h->body);
+	h->body = NULL;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+int dash_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+		       void *in, size_t len)
+{
+	struct dash_server *srv = lws_context_user(lws_get_context(wsi));
+	struct dash_http *h = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		return route(srv, wsi, h, in);
+	case LWS_CALLBACK_HTTP_BODY:
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		/*
+		 * A POST's (empty) body ends after the answer was started: the
+		 * default handler would answer again and drop the connection.
+		 */
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return h && h->body ? send_some(wsi, h) : 0;
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		if (h) {
+			free(h->body);
+			h->body = NULL;
+		}
+		return 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+const struct dash_asset *dash_asset_find(const char *path)
+{
+	if (!strcmp(path, "/"))
+		path = "/index.html";
+	for (size_t i = 0; i < dash_assets_len; i++)
+		if (!strcmp(path, dash_assets[i].path))
+			return &dash_assets[i];
+	return NULL;
+}
+
+int dash_index_event_object(const json_t *ev, json_t *values, void *arg)
+{
+	const json_t *o = json_object_get(ev, "involvedObject");
+	const char *ns = json_string_value(json_object_get(o, "namespace"));
+	const char *name = json_string_value(json_object_get(o, "name"));
+	char key[320];
+
+	(void)arg;
+	if (!ns || !name)
+		return 0;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	return json_array_append_new(values, json_string(key)) ? CADRE_ENOMEM : 0;
+}
+
+json_t *dash_events_of(struct dash_server *srv, const json_t *tj)
+{
+	const json_t *m = json_object_get(tj, "metadata");
+	char key[320];
+	json_t *out = NULL;
+
+	snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(m, "namespace")),
+		 json_string_value(json_object_get(m, "name")));
+	if (!srv->opts.events || store_by_index(srv->opts.events, "object", key, &out))
+		return json_array();
+	return out;
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# `cadre dashboard` (DESIGN.md 10) in a real browser: Debian's headless chromium, driven by
+# puppeteer-core (e2e/browser/dashboard.js), against the dashboard reading this cluster
+# with the user's kubeconfig. The page lists the cluster's jobs; a job applied with
+# kubectl appears and goes Queued -> Starting -> Running without a reload; its page shows
+# both ranks (and their logs when the cluster serves pod logs); its cancel button, after
+# the confirmation, deletes it. Without the token a request is 401; a WebSocket from
+# another site's page is refused; a cancel that RBAC forbids shows the API server's 403 on
+# the page. Screenshots of each page go to $SHOTS, checked non-blank.
+
+load helpers
+load controller
+
+CADRE=$REPO_ROOT/build/cadre
+SHOTS=${CADRE_E2E_SCREENSHOTS:-$REPO_ROOT/build/e2e-screenshots/80-dashboard}
+
+setup_file() {
+	crds_install
+	controller_start
+}
+
+teardown_file() {
+	controller_stop
+}
+
+setup() {
+	e2e_namespace
+	controller_mark
+}
+
+teardown() {
+	test_cleanup
+}
+
+# dashboard_start [FLAGS...]: runs cadre dashboard for $NS; sets URL (with the token) and
+# HP (host:port).
+dashboard_start() {
+	"$CADRE" -n "$NS" "$@" dashboard >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
+	track_pid $!
+	wait_for -t 30 grep -q 'token=' "$BATS_TEST_TMPDIR/dash.out"
+	URL=$(grep -o 'http://[^ ]*token=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out")
+	HP=${URL#http://}
+	HP=${HP%%/*}
+}
+
+# ws_upgrade ORIGIN [CURL ARGS...]: the HTTP status of a WebSocket upgrade to /ws ("000"
+# when the server closed the connection without an answer).
+ws_upgrade() {
+	local origin=$1
+	shift
+	curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$@" \
+		-H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+		-H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: cadre-dash' \
+		-H "Origin: $origin" "http://$HP/ws" || true
+}
+
+@test "without the token every request is 401, and a foreign Host or Origin is refused" {
+	dashboard_start
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/")" = 401 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/app.js")" = 401 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/?token=0000")" = 401 ]
+	# The printed URL sets the cookie and drops the token from the address.
+	curl -s -D "$BATS_TEST_TMPDIR/h" -o /dev/null -c "$BATS_TEST_TMPDIR/jar" "$URL"
+	grep -qi '^set-cookie: cadre_dashboard=.*HttpOnly; SameSite=Strict' "$BATS_TEST_TMPDIR/h"
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$HP/")" = 200 ]
+	# DNS rebinding: the right cookie, another name.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" \
+		-H 'Host: evil.example' "http://$HP/")" = 403 ]
+	# CSRF: an action posted by another site's page.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" -X POST \
+		-H 'Origin: http://evil.example' "http://$HP/api/jobs/$NS/x/cancel")" = 403 ]
+	[ "$(ws_upgrade "http://$HP" -b "$BATS_TEST_TMPDIR/jar")" = 101 ]
+	[ "$(ws_upgrade 'http://evil.example' -b "$BATS_TEST_TMPDIR/jar")" != 101 ]
+	[ "$(ws_upgrade "http://$HP")" != 101 ]
+	# Still serving after the refusals.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$HP/")" = 200 ]
+}
+
+@test "in chromium: jobs listed, a new job goes Queued -> Starting -> Running live, its ranks, cancel" {
+	local nodes node_path logs=0 pod
+	command -v chromium >/dev/null || skip "chromium is not installed (scripts/deps installs it)"
+	node_path=$("$REPO_ROOT/scripts/browser-deps")
+	wait_gpus_free
+	nodes=$(gpu_nodes)
+	# A running job on all GPU nodes but one: the new 2-node job must wait for it.
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: blocker
+spec:
+  numNodes: $((nodes - 1))
+  resources: {accelerators: "H100:8", cpus: "8", memory: 64Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python hold.py
+EOF
+	wait_for -t 120 phase_is blocker Running
+	pod=$(job_pods blocker | head -1)
+	if kubectl -n "$NS" logs "$pod" -c main --tail=1 >/dev/null 2>&1; then
+		logs=1
+	else
+		echo "# the cluster serves no pod logs (kubectl logs $pod fails): the log tail is not checked" >&3
+	fi
+	dashboard_start
+	mkdir -p "$SHOTS"
+	rm -f "$SHOTS"/*.png
+	DASH_URL=$URL NS=$NS BLOCKER=blocker OUT=$SHOTS LOGS=$logs NODE_PATH=$node_path \
+		node "$REPO_ROOT/e2e/browser/dashboard.js"
+	for page in jobs job cluster; do
+		[ -s "$SHOTS/$page.png" ]
+	done
+	not kubectl -n "$NS" get tj dash-train
+}
+
+@test "in chromium: a cancel that RBAC forbids shows the API server's 403 on the page" {
+	local node_path
+	command -v chromium >/dev/null || skip "chromium is not installed (scripts/deps installs it)"
+	node_path=$("$REPO_ROOT/scripts/browser-deps")
+	# A reader: it may watch the namespace's jobs, pods and events, and delete nothing.
+	kubectl -n "$NS" create serviceaccount viewer >/dev/null
+	kubectl -n "$NS" create role viewer --verb=get,list,watch \
+		--resource=trainingjobs.cadre.dev,pods,events >/dev/null
+	kubectl -n "$NS" create rolebinding viewer --role=viewer \
+		--serviceaccount="$NS:viewer" >/dev/null
+	sa_credentials "$BATS_TEST_TMPDIR/sa" viewer "$NS"
+	sa_kubeconfig "$BATS_TEST_TMPDIR/sa" "$BATS_TEST_TMPDIR/viewer.kubeconfig"
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: keep
+spec:
+  numNodes: 1
+  image: registry.invalid/cadre/e2e:latest
+  run: python eval.py
+EOF
+	dashboard_start --kubeconfig "$BATS_TEST_TMPDIR/viewer.kubeconfig"
+	mkdir -p "$SHOTS"
+	MODE=forbidden DASH_URL=$URL NS=$NS JOB_NAME=keep OUT=$SHOTS NODE_PATH=$node_path \
+		node "$REPO_ROOT/e2e/browser/dashboard.js"
+	kubectl -n "$NS" get tj keep
+}
