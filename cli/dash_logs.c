@@ -70,18 +70,25 @@ static bool followed(const struct dash_conn *c, const char *pod)
 	return false;
 }
 
-/* Whether the pod has a container that started (else the API refuses its log). */
+/*
+ * Whether the pod's container has started (else the API refuses its log): the
+ * pod is Running or has ended, or a container has terminated. The pod cache
+ * keeps state.waiting and state.terminated but not state.running, so the
+ * phase is what says a container runs.
+ */
 static bool has_started(const json_t *pod)
 {
-	const json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses"), *s;
+	const json_t *st = json_object_get(pod, "status");
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	const json_t *cs = json_object_get(st, "containerStatuses"), *s;
 	size_t i;
 
-	json_array_foreach(cs, i, s) {
-		const json_t *state = json_object_get(s, "state");
-
-		if (json_object_get(state, "running") || json_object_get(state, "terminated"))
+	if (phase && (!strcmp(phase, "Running") || !strcmp(phase, "Succeeded") ||
+		      !strcmp(phase, "Failed")))
+		return true;
+	json_array_foreach(cs, i, s)
+		if (json_object_get(json_object_get(s, "state"), "terminated"))
 			return true;
-	}
 	return false;
 }
 

@@ -3,7 +3,7 @@
 //   node dashboard.js
 // Environment: DASH_URL (the printed URL, with its token), NS (the test's namespace),
 // BLOCKER (a running job that holds all but one GPU node), OUT (screenshots go here),
-// LOGS (1: the cluster serves pod logs, so the log tail is checked), CHROMIUM (the
+// LOGS (1: check the log tail for the line the test wrote), CHROMIUM (the
 // browser, default /usr/bin/chromium), KUBECTL (default kubectl, with $KUBECONFIG).
 // puppeteer-core comes from the npm cache scripts/browser-deps fills (NODE_PATH).
 // Each step prints one line; the first failure exits 1 with what the page showed.
@@ -78,11 +78,21 @@ async function waitPhase(page, key, phase) {
 }
 
 // Cancel the job whose page is open, through the confirmation, and see it go.
+// The page renders again on every push (a log line, a phase), which replaces its elements:
+// a handle found one moment may be detached the next. So the click happens inside the page,
+// in the same task that finds the element.
+async function clickWhenReady(page, sel) {
+  await page.waitForFunction((s) => {
+    const e = document.querySelector(s);
+    if (!e) return false;
+    e.click();
+    return true;
+  }, { timeout: TIMEOUT }, sel);
+}
+
 async function cancelOpenJob(page) {
-  await page.waitForSelector('#btn-cancel:not([disabled])', { timeout: TIMEOUT });
-  await page.click('#btn-cancel');
-  await page.waitForSelector('#modal:not([hidden])');
-  await page.click('#modal-yes');
+  await clickWhenReady(page, '#btn-cancel:not([disabled])');
+  await clickWhenReady(page, '#modal:not([hidden]) #modal-yes');
   await page.waitForSelector('#gone, #action-error', { timeout: TIMEOUT });
   const refused = await page.$('#action-error');
   if (refused) throw new Error('cancel: ' + await refused.evaluate((e) => e.textContent));
@@ -159,7 +169,8 @@ async function run() {
     if (LOGS) {
       await page.waitForFunction(() => {
         const t = (document.getElementById('log') || {}).textContent || '';
-        return t.includes('[0] ') && t.includes('[1] ');
+        const lines = t.split('\n');
+        return ['0: ', '1: '].every((p) => lines.some((l) => l.startsWith(p + 'dashboard tail')));
       }, { timeout: TIMEOUT });
       step('and log lines of both ranks, with their rank prefixes');
     }
@@ -196,10 +207,8 @@ async function forbidden() {
     const page = await browser.newPage();
     await page.goto(URL, { waitUntil: 'load' });
     await openJob(page, env('JOB_NAME'));
-    await page.waitForSelector('#btn-cancel:not([disabled])', { timeout: TIMEOUT });
-    await page.click('#btn-cancel');
-    await page.waitForSelector('#modal:not([hidden])');
-    await page.click('#modal-yes');
+    await clickWhenReady(page, '#btn-cancel:not([disabled])');
+    await clickWhenReady(page, '#modal:not([hidden]) #modal-yes');
     await page.waitForSelector('#action-error', { timeout: TIMEOUT });
     const text = await page.$eval('#action-error', (e) => e.textContent);
     step('the page shows the refusal: ' + text);

@@ -224,7 +224,7 @@ function jobView(key) {
   const log = h('pre', { class: 'log', id: 'log' });
   for (const rank of [...state.logs.keys()].sort((a, b) => a - b))
     for (const line of state.logs.get(rank))
-      log.append(h('span', { class: 'rank' }, '[' + rank + '] '), line + '\n');
+      log.append(h('span', { class: 'rank' }, rank + ': '), line + '\n');
   out.push(h('h2', {}, 'Logs'), state.logError ? h('div', { class: 'error' }, state.logError) : null,
            state.logs.size ? log : h('p', { class: 'muted' }, 'no log lines yet'));
   return out;
