@@ -235,7 +235,7 @@ PY
 	printf 'JobID|State\n%s|FAILED\n' "$bad" | cmp - "$BATS_TEST_TMPDIR/out"
 }
 
-@test "salloc through a terminal: granted, the shell has SLURM_JOB_ID and the job runs; exit or SIGTERM releases the nodes" {
+@test "salloc through a terminal: granted, the shell has SLURM_JOB_ID, exec -it reaches a rank; exit or SIGTERM releases the nodes" {
 	local pid
 	cat >"$BATS_TEST_TMPDIR/shell.py" <<PY
 m = expect(r"salloc: Granted job allocation (\d+)\r?\n")
@@ -246,6 +246,19 @@ send("echo ID=\$SLURM_JOB_ID NODES=\$SLURM_JOB_NODELIST N=\$SLURM_NNODES NAME=\$
 expect(r"ID=%s NODES=dbg-\[0-1\] N=2 NAME=dbg\r?\n" % job_id)
 send("echo PHASE=\$(kubectl -n $NS get trainingjob dbg -o jsonpath='{.status.phase}') PODS=\$(kubectl -n $NS get pods -l cadre.dev/job-name=dbg --field-selector=status.phase=Running -o name | wc -l)\n")
 expect(r"PHASE=Running PODS=2\r?\n")
+# The printed command: a shell on rank 0 with a terminal (kwok runs it on this machine), then
+# back to salloc's shell. One command at a time: kwok's terminal may drop what a shell
+# writes just before it exits.
+send("PS1='salloc-shell> '\n")
+expect(r"salloc-shell> ")
+send("$CADRE -n $NS exec dbg -it -- sh -c 'echo rank-shell-ready; exec sh'\n")
+expect(r"rank-shell-ready\r?\n")
+send("echo in-rank-\$((6 * 7))\r")
+expect(r"in-rank-42")
+send("exit\r")
+expect(r"salloc-shell> ")
+send("echo back-in-salloc-\$SLURM_JOB_ID\n")
+expect(r"back-in-salloc-%s\r?\n" % job_id)
 send("exit 3\n")
 expect(r"salloc: Relinquishing job allocation %s\r?\n" % job_id)
 PY
