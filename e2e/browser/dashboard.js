@@ -219,7 +219,80 @@ async function forbidden() {
   }
 }
 
-(env('MODE') === 'forbidden' ? forbidden() : run()).then(() => process.exit(0), (e) => {
+// MODE=scale: the namespace holds COUNT suspended jobs named scale-N. The list pages them,
+// the filter finds one, its Resume and Suspend buttons change spec.suspend through the API;
+// then the page stays open while the test stops the API server (it prints "browser: live"
+// and waits for "disconnected"), and recovers when the API server is back.
+async function scale() {
+  const count = Number(env('COUNT', '500')), one = 'scale-' + Math.floor(count * 0.87);
+  const browser = await puppeteer.launch({
+    executablePath: env('CHROMIUM', '/usr/bin/chromium'), headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    defaultViewport: { width: 1280, height: 800 },
+  });
+  const pager = () => document.querySelector('.pager') && document.querySelector('.pager').textContent;
+  try {
+    const page = await browser.newPage();
+    await page.goto(URL, { waitUntil: 'load' });
+    await page.waitForFunction((n) => {
+      const p = document.querySelector('.pager');
+      return p && p.textContent.includes('(' + n + ' jobs)');
+    }, { timeout: TIMEOUT }, count);
+    const shown = await page.$$eval('#jobs tbody tr', (rs) => rs.length);
+    step(`the list has ${count} jobs: ${await page.evaluate(pager)}, ${shown} rows shown`);
+    if (shown !== 50) throw new Error(`${shown} rows on a page, want 50`);
+    const pages = Math.ceil(count / 50);
+    for (let i = 1; i < pages; i++) await clickWhenReady(page, '#next:not([disabled])');
+    await page.waitForFunction((n) => document.querySelector('.pager').textContent.includes(
+      'page ' + n + ' of ' + n), { timeout: TIMEOUT }, pages);
+    const last = await page.$$eval('#jobs tbody tr', (rs) => rs.length);
+    step(`the last page: ${await page.evaluate(pager)}, ${last} rows`);
+    if (last !== count - 50 * (pages - 1)) throw new Error(`${last} rows on the last page`);
+    await page.type('#f-name', one);
+    await page.waitForFunction((k) => {
+      const rs = document.querySelectorAll('#jobs tbody tr');
+      return rs.length === 1 && rs[0].dataset.key === k;
+    }, { timeout: TIMEOUT }, `${NS}/${one}`);
+    step(`the name filter finds ${one} alone`);
+
+    const suspended = () => kubectl(['-n', NS, 'get', 'trainingjob', one, '-o',
+                                     'jsonpath={.spec.suspend}']).trim();
+    await openJob(page, one);
+    await clickWhenReady(page, '#btn-resume');
+    await clickWhenReady(page, '#modal:not([hidden]) #modal-yes');
+    await page.waitForSelector('#btn-suspend', { timeout: TIMEOUT });
+    if (suspended() === 'true') throw new Error('Resume left spec.suspend true');
+    step(`Resume: ${one} has spec.suspend "${suspended()}"`);
+    await clickWhenReady(page, '#btn-suspend:not([disabled])');
+    await clickWhenReady(page, '#modal:not([hidden]) #modal-yes');
+    await page.waitForSelector('#btn-resume', { timeout: TIMEOUT });
+    if (suspended() !== 'true') throw new Error('Suspend did not set spec.suspend');
+    step(`Suspend: ${one} has spec.suspend "true" again`);
+
+    await page.evaluate(() => { location.hash = '#/'; });
+    await page.evaluate(() => {
+      const f = document.getElementById('f-name');
+      f.value = '';
+      f.dispatchEvent(new Event('input'));
+    });
+    await page.waitForFunction((n) => document.getElementById('conn').textContent === 'live' &&
+                               document.querySelector('.pager').textContent.includes('(' + n + ' jobs)'),
+                               { timeout: TIMEOUT }, count);
+    step('live');
+    await page.waitForFunction(() => document.getElementById('conn').textContent === 'disconnected' &&
+                               !document.getElementById('banner').hidden, { timeout: TIMEOUT });
+    step('the API server is gone and the page says disconnected');
+    await shot(browser, page, 'disconnected');
+    await page.waitForFunction((n) => document.getElementById('conn').textContent === 'live' &&
+                               document.querySelector('.pager').textContent.includes('(' + n + ' jobs)'),
+                               { timeout: TIMEOUT }, count);
+    step('the API server is back: the page is live again, with every job');
+  } finally {
+    await browser.close();
+  }
+}
+
+({ forbidden, scale }[env('MODE')] || run)().then(() => process.exit(0), (e) => {
   console.error('browser: FAILED: ' + e.message);
   process.exit(1);
 });

@@ -10,6 +10,7 @@
 
 load helpers
 load controller
+load runtime
 
 CADRE=$REPO_ROOT/build/cadre
 SHOTS=${CADRE_E2E_SCREENSHOTS:-$REPO_ROOT/build/e2e-screenshots/80-dashboard}
@@ -29,6 +30,7 @@ setup() {
 }
 
 teardown() {
+	apiserver_ensure_up
 	test_cleanup
 }
 
@@ -140,4 +142,33 @@ EOF
 	MODE=forbidden DASH_URL=$URL NS=$NS JOB_NAME=keep OUT=$SHOTS NODE_PATH=$node_path \
 		node "$REPO_ROOT/e2e/browser/dashboard.js"
 	kubectl -n "$NS" get tj keep
+}
+
+@test "in chromium: 500 jobs page, the filter finds one, suspend and resume act; the API server goes and the page recovers" {
+	local node_path n=500 i
+	command -v chromium >/dev/null || skip "chromium is not installed (scripts/deps installs it)"
+	node_path=$("$REPO_ROOT/scripts/browser-deps")
+	# Suspended jobs make no pods: the page has the 500 rows to show and the cluster stays idle.
+	for ((i = 0; i < n; i++)); do
+		printf -- '---\napiVersion: cadre.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: scale-%d}\n' "$i"
+		printf 'spec: {numNodes: 1, suspend: true, image: registry.invalid/cadre/e2e:latest, run: python eval.py}\n'
+	done >"$BATS_TEST_TMPDIR/jobs.yaml"
+	kubectl -n "$NS" create -f "$BATS_TEST_TMPDIR/jobs.yaml" >/dev/null
+	[ "$(kubectl -n "$NS" get tj -o name | wc -l)" -eq "$n" ]
+	dashboard_start
+	mkdir -p "$SHOTS"
+	MODE=scale COUNT=$n DASH_URL=$URL NS=$NS OUT=$SHOTS NODE_PATH=$node_path \
+		node "$REPO_ROOT/e2e/browser/dashboard.js" >"$BATS_TEST_TMPDIR/browser.out" 2>&1 &
+	track_pid $!
+	local browser=$!
+	wait_for -t 180 grep -qx 'browser: live' "$BATS_TEST_TMPDIR/browser.out"
+	apiserver_stop
+	wait_for -t 120 grep -q 'page says disconnected' "$BATS_TEST_TMPDIR/browser.out"
+	apiserver_start
+	local rc=0
+	wait "$browser" || rc=$?
+	cat "$BATS_TEST_TMPDIR/browser.out"
+	[ "$rc" -eq 0 ]
+	grep -q 'page is live again, with every job' "$BATS_TEST_TMPDIR/browser.out"
+	[ -s "$SHOTS/disconnected.png" ]
 }
