@@ -14,8 +14,8 @@
 #include "api/fielderr.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
-#include "controller/build.h"
-#include "controller/entrypoint.h"
+#include "controller/build/build.h"
+#include "controller/build/entrypoint.h"
 
 #define GOLDEN_DIR CADRE_SOURCE_DIR "/unit/testdata/golden"
 #define SCRIPT_PLACEHOLDER "<entrypoint_script()>"

@@ -13,10 +13,10 @@
 #include <time.h>
 
 #include "api/fielderr.h"
-#include "controller/admitted.h"
-#include "controller/gang.h"
-#include "controller/manager.h"
-#include "controller/podview.h"
+#include "controller/admission/admitted.h"
+#include "controller/admission/gang.h"
+#include "controller/manager/manager.h"
+#include "controller/trainingjob/podview.h"
 #include "kube/store.h"
 
 static struct manager m;

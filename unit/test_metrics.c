@@ -2,7 +2,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "controller/metrics.h"
+#include "controller/serve/metrics.h"
 
 static char *render(struct registry *reg)
 {

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "controller/podview.h"
+#include "controller/trainingjob/podview.h"
 #include "kube/store.h"
 
 static json_t *load(const char *text)

@@ -4,7 +4,7 @@
 #include "api/fielderr.h"
 #include "base/err.h"
 #include "api/trainingjob.h"
-#include "controller/tj_plan.h"
+#include "controller/trainingjob/tj_plan.h"
 
 /* A fixture: a parsed job, its pods and the planner's input. */
 struct fx {

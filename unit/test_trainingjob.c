@@ -447,7 +447,7 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
 		"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
 		"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME",
-		/* controller/entrypoint.h; test_build checks the two agree. */
+		/* controller/build/entrypoint.h; test_build checks the two agree. */
 		"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP",
 		"CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	};

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "controller/manager.h"
-#include "controller/reconcile.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/reconcile.h"
 #include "kube/config.h"
 #include "kube/events.h"
 #include "kube/http.h"

@@ -1,4 +1,4 @@
-#include "controller/expect.h"
+#include "controller/manager/expect.h"
 #include "base/err.h"
 
 #include <pthread.h>

@@ -35,7 +35,7 @@
 
 #include "api/trainingjob.h"
 #include "controller/options.h"
-#include "controller/podview.h"
+#include "controller/trainingjob/podview.h"
 
 /* The state of one spec.volumes entry, from the Volume cache. */
 struct tj_volume_state {

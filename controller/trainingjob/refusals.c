@@ -1,4 +1,4 @@
-#include "controller/refusals.h"
+#include "controller/trainingjob/refusals.h"
 #include "base/err.h"
 
 #include <pthread.h>

@@ -8,16 +8,16 @@
  * Every string the model sees is borrowed from snapshots this file holds
  * for the length of one decision; the arrays it builds are freed at the end.
  */
-#include "controller/gang.h"
+#include "controller/admission/gang.h"
 #include "base/err.h"
 #include "api/accel.h"
 #include "api/fielderr.h"
 #include "api/quantity.h"
-#include "controller/admission.h"
-#include "controller/admitted.h"
-#include "controller/capacity.h"
-#include "controller/manager.h"
-#include "controller/podview.h"
+#include "controller/admission/admission.h"
+#include "controller/admission/admitted.h"
+#include "controller/admission/capacity.h"
+#include "controller/manager/manager.h"
+#include "controller/trainingjob/podview.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * records are ever held at once (a burst of admissions, each gone as soon
  * as its status comes back through the watch), so a flat array serves.
  */
-#include "controller/admitted.h"
+#include "controller/admission/admitted.h"
 #include "base/err.h"
 
 #include <pthread.h>

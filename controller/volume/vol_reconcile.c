@@ -18,9 +18,9 @@
 #include "api/name.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
-#include "controller/build.h"
-#include "controller/manager.h"
-#include "controller/reconcile.h"
+#include "controller/build/build.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/reconcile.h"
 #include "kube/client.h"
 
 #include <stdlib.h>

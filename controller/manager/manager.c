@@ -1,9 +1,9 @@
-#include "controller/manager.h"
+#include "controller/manager/manager.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "controller/podview.h"
-#include "controller/reconcile.h"
+#include "controller/trainingjob/podview.h"
+#include "controller/manager/reconcile.h"
 #include "kube/client.h"
 #include "kube/config.h"
 

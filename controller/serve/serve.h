@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "controller/metrics.h"
+#include "controller/serve/metrics.h"
 
 struct serve_opts {
 	const char *metrics_addr;   /* "host:port", ":port", or "0" */

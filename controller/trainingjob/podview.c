@@ -1,4 +1,4 @@
-#include "controller/podview.h"
+#include "controller/trainingjob/podview.h"
 
 #include <errno.h>
 #include <stdlib.h>

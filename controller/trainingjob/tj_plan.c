@@ -1,4 +1,4 @@
-#include "controller/tj_plan.h"
+#include "controller/trainingjob/tj_plan.h"
 #include "base/buf.h"
 #include "base/err.h"
 

@@ -6,14 +6,14 @@
  * of memory are or-ed into one flag and checked once per part: a failed
  * json_object_set_new() frees its value, so nothing leaks on that path.
  */
-#include "controller/build.h"
+#include "controller/build/build.h"
 
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/accel.h"
 #include "api/hostlist.h"
 #include "api/quantity.h"
-#include "controller/entrypoint.h"
+#include "controller/build/entrypoint.h"
 
 /* A pod's hostname (<job>-<rank>) is a DNS label. */
 #define HOSTNAME_MAX 63

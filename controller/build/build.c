@@ -3,7 +3,7 @@
  * Volume, plus what the builders share. The pod, the largest, is in
  * build_pod.c.
  */
-#include "controller/build.h"
+#include "controller/build/build.h"
 
 #include <stdarg.h>
 #include <string.h>

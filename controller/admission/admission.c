@@ -3,7 +3,7 @@
  * jobs; each job costs one capacity_fit (a scan of the nodes that stops as
  * soon as the gang is placed), two when nodes are held for a starving job.
  */
-#include "controller/admission.h"
+#include "controller/admission/admission.h"
 
 #include "base/err.h"
 

@@ -7,7 +7,7 @@
  * use is worked out once per eligibility class (see struct cap_class).
  * Nothing is allocated after capacity_init.
  */
-#include "controller/capacity.h"
+#include "controller/admission/capacity.h"
 
 #include <limits.h>
 
@@ -15,7 +15,7 @@
 #include "base/err.h"
 #include "api/accel.h"
 #include "api/quantity.h"
-#include "controller/build.h"
+#include "controller/build/build.h"
 
 enum { RES_CPU, RES_MEMORY, RES_PODS, RES_FIXED };
 

@@ -1,4 +1,4 @@
-#include "controller/metrics.h"
+#include "controller/serve/metrics.h"
 #include "base/err.h"
 
 #include <dirent.h>

@@ -20,7 +20,7 @@
  *      are passed on to the whole process group as SIGTERM.
  * Its own failures are also written to /dev/termination-log when the kubelet
  * provides that file, so the reconciler can quote them. docs/pods.md has the
- * reasons for each choice. controller/entrypoint.sh is the same text in a
+ * reasons for each choice. controller/build/entrypoint.sh is the same text in a
  * readable file; a unit test keeps the two identical.
  */
 #ifndef CADRE_ENTRYPOINT_H

@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "api/trainingjob.h"
-#include "controller/tj_plan.h"
+#include "controller/trainingjob/tj_plan.h"
 
 struct manager;
 

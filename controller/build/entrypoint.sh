@@ -1,4 +1,4 @@
-# cadre entrypoint (controller/entrypoint.sh; docs/pods.md says why it is so).
+# cadre entrypoint (controller/build/entrypoint.sh; docs/pods.md says why it is so).
 # Runs as `/bin/sh -c <this text>`: POSIX sh, so bash and dash both run it.
 # Every input comes from the environment the controller set on the container,
 # never from this text, so the user's setup and run need no quoting here.

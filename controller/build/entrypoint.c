@@ -1,15 +1,15 @@
-#include "controller/entrypoint.h"
+#include "controller/build/entrypoint.h"
 
 /*
- * A copy of controller/entrypoint.sh as a C string, one source line per
+ * A copy of controller/build/entrypoint.sh as a C string, one source line per
  * literal line, so the controller binary carries no file it must find at run
  * time. Edit the .sh file, then replace the literal with the output of
  *   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' \
- *       -e 's/^/\t"/' -e 's/$/\\n"/' controller/entrypoint.sh
+ *       -e 's/^/\t"/' -e 's/$/\\n"/' controller/build/entrypoint.sh
  * (and a ';' after the last line); test_entrypoint fails while they differ.
  */
 static const char script[] =
-	"# cadre entrypoint (controller/entrypoint.sh; docs/pods.md says why it is so).\n"
+	"# cadre entrypoint (controller/build/entrypoint.sh; docs/pods.md says why it is so).\n"
 	"# Runs as `/bin/sh -c <this text>`: POSIX sh, so bash and dash both run it.\n"
 	"# Every input comes from the environment the controller set on the container,\n"
 	"# never from this text, so the user's setup and run need no quoting here.\n"

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "controller/capacity.h"
+#include "controller/admission/capacity.h"
 
 /* --starvation-seconds' default. */
 #define ADM_DEFAULT_STARVATION_SECONDS 600

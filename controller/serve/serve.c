@@ -1,4 +1,4 @@
-#include "controller/serve.h"
+#include "controller/serve/serve.h"
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"

@@ -24,10 +24,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller/admitted.h"
-#include "controller/expect.h"
-#include "controller/metrics.h"
-#include "controller/refusals.h"
+#include "controller/admission/admitted.h"
+#include "controller/manager/expect.h"
+#include "controller/serve/metrics.h"
+#include "controller/trainingjob/refusals.h"
 #include "controller/options.h"
 #include "kube/events.h"
 #include "kube/http.h"
