@@ -11,6 +11,7 @@
 
 #include "controller/manager/expect.h"
 #include "controller/manager/manager.h"
+#include "controller/manager/handlers.h"
 #include "kube/workqueue.h"
 
 static struct manager m;

@@ -126,12 +126,7 @@ void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
 			   const char *name, uint64_t delay_ms);
 void manager_kick_admission(struct manager *m);
 
-/*
- * The handlers the cache of kind calls (their ctx is the manager): what a
- * change means for the work queue and the expectations. For tests, which
- * drive them with a manager that has only its queue and expectations.
- */
-struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind);
+/* The store handlers of each kind are in controller/manager/handlers.h. */
 
 /* Record an event about obj (borrowed) if a recorder exists. */
 void manager_event(struct manager *m, const json_t *obj, bool warning, const char *reason,
