@@ -33,11 +33,12 @@
 
 #include "api/accel.h"
 #include "api/condition.h"
+#include "api/labels.h"
 #include "api/meta.h"
 
 struct field_errors;
 
-#define TJ_API_VERSION "cadre.dev/v1alpha1"
+#define TJ_API_VERSION CADRE_API_VERSION
 #define TJ_KIND "TrainingJob"
 
 /* Defaults of DESIGN.md section 1. */

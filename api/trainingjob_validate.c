@@ -72,7 +72,7 @@ bool tj_env_looks_secret(const char *name)
 /* Label and annotation prefixes that cadre and Kueue set on pods themselves. */
 static const char *reserved_key_owner(const char *key)
 {
-	if (!strncmp(key, "cadre.dev/", 10))
+	if (!strncmp(key, CADRE_KEY_PREFIX, strlen(CADRE_KEY_PREFIX)))
 		return "reserved for cadre";
 	if (!strncmp(key, "kueue.x-k8s.io/", 15))
 		return "set by cadre from spec.queue";

@@ -16,15 +16,15 @@
 #include <stdint.h>
 
 #include "api/condition.h"
+#include "api/labels.h"
 #include "api/meta.h"
 
 struct field_errors;
 
-#define VOL_API_VERSION "cadre.dev/v1alpha1"
+#define VOL_API_VERSION CADRE_API_VERSION
 #define VOL_KIND "Volume"
 
-/* What the PVC's name and protection use. */
-#define VOL_FINALIZER "cadre.dev/volume-protection"
+/* What the PVC's name and protection use: VOL_FINALIZER (api/labels.h). */
 
 /*
  * k8s-pvc is the default: SkyPilot's volume files always name a type, and

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/labels.h"
 #include "kube/store.h"
 
 #define GO_BYTES_PER_POD (33 * 1024)
@@ -201,7 +202,7 @@ static json_t *make_own_pod(const json_t *template, long i)
 	snprintf(job, sizeof(job), "job-%ld", i / 8);
 	serve(pod, name, i);
 	json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
-			    "cadre.dev/job-name", json_string(job));
+			    LABEL_JOB_NAME, json_string(job));
 	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("gpu-node-17"));
 	json_object_del(json_object_get(pod, "spec"), "schedulingGates");
 	json_object_set_new(pod, "status", running_status(i));

@@ -38,12 +38,11 @@ struct events;
 
 enum events_type { EVENTS_NORMAL, EVENTS_WARNING };
 
-#define EVENTS_REPORTING_CONTROLLER "cadre.dev/controller"
 /* The API server refuses a longer note; longer ones are cut. */
 #define EVENTS_MAX_NOTE 1024
 
 struct events_options {
-	const char *reporting_controller;  /* NULL: EVENTS_REPORTING_CONTROLLER */
+	const char *reporting_controller;  /* required: who reports, "<domain>/<name>" */
 	const char *reporting_instance;    /* NULL: the host name */
 	size_t queue_len;                  /* 0: 1000 */
 	size_t cache_len;                  /* 0: 4096 */
@@ -55,8 +54,8 @@ struct events_options {
 };
 
 /*
- * A recorder sending through http (borrowed; must outlive it); opts may be
- * NULL and is copied. Events may be recorded before events_start(); they
+ * A recorder sending through http (borrowed; must outlive it); opts is
+ * copied and must name the reporting controller. Events may be recorded before events_start(); they
  * wait in the queue. Returns 0 and *out, or CADRE_EINVAL / CADRE_ENOMEM.
  */
 int events_new(struct kube_http *http, const struct events_options *opts,

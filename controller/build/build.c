@@ -78,9 +78,9 @@ int build_service(const struct trainingjob *job, json_t **out, struct buf *err)
 			" s:[{s:s, s:i, s:i, s:s}]}}",
 			"apiVersion", "v1", "kind", "Service",
 			"metadata", "name", meta->name, "namespace", meta->namespace,
-			"labels", BUILD_LABEL_JOB_NAME, meta->name, "ownerReferences", owners,
+			"labels", LABEL_JOB_NAME, meta->name, "ownerReferences", owners,
 			"spec", "clusterIP", "None", "publishNotReadyAddresses", 1,
-			"selector", BUILD_LABEL_JOB_NAME, meta->name,
+			"selector", LABEL_JOB_NAME, meta->name,
 			"ports", "name", "master", "port", port, "targetPort", port,
 			"protocol", "TCP");
 	if (!svc)
@@ -174,7 +174,7 @@ int build_pvc(const struct volume *vol, json_t **out, struct buf *err)
 	pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:[s], s:{s:{s:s}}}}",
 			"apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			"metadata", "name", meta->name, "namespace", meta->namespace,
-			"labels", BUILD_LABEL_VOLUME, meta->name,
+			"labels", LABEL_VOLUME, meta->name,
 			"spec", "accessModes", vol_access_mode_name(vol->spec.access_mode),
 			"resources", "requests", "storage", buf_str(&size));
 	if (!pvc)
@@ -328,8 +328,8 @@ int build_pv(const struct volume *vol, json_t **out, struct buf *err)
 		       " s:{s:s, s:s, s:b}, s:{s:s, s:s, s:s, s:s}}}",
 		       "apiVersion", "v1", "kind", "PersistentVolume",
 		       "metadata", "name", name,
-		       "labels", BUILD_LABEL_VOLUME, meta->name,
-		       BUILD_LABEL_VOLUME_NAMESPACE, meta->namespace,
+		       "labels", LABEL_VOLUME, meta->name,
+		       LABEL_VOLUME_NAMESPACE, meta->namespace,
 		       "spec", "capacity", "storage", buf_str(&size),
 		       "accessModes", vol_access_mode_name(vol->spec.access_mode),
 		       "persistentVolumeReclaimPolicy", "Retain",
@@ -384,7 +384,7 @@ int build_podgroup(const struct trainingjob *job, int attempt, const char *api_v
 	pg = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:o}, s:{s:{s:{s:i}}}}",
 		       "apiVersion", api_version, "kind", "PodGroup",
 		       "metadata", "name", name, "namespace", meta->namespace,
-		       "labels", BUILD_LABEL_JOB_NAME, meta->name, BUILD_LABEL_RESTART_ATTEMPT, text,
+		       "labels", LABEL_JOB_NAME, meta->name, LABEL_RESTART_ATTEMPT, text,
 		       "ownerReferences", owners,
 		       "spec", "schedulingPolicy", "gang", "minCount", num_nodes);
 	if (pg && pcn && *pcn &&

@@ -26,23 +26,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/labels.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
 #include "controller/options.h"
 
 struct buf;
 
-/* Labels cadre puts on what it creates (DESIGN.md 2.1, 2.2, 4). */
-#define BUILD_LABEL_JOB_NAME "cadre.dev/job-name"
-#define BUILD_LABEL_NODE_RANK "cadre.dev/node-rank"
-#define BUILD_LABEL_RESTART_ATTEMPT "cadre.dev/restart-attempt"
-#define BUILD_LABEL_VOLUME "cadre.dev/volume"
-/* On an NFS PV, beside BUILD_LABEL_VOLUME: a PV is cluster-scoped. */
-#define BUILD_LABEL_VOLUME_NAMESPACE "cadre.dev/volume-namespace"
-/* The job's uid on each pod, so a pod left by an earlier job of the same name is told apart. */
-#define BUILD_ANNOTATION_JOB_UID "cadre.dev/job-uid"
-/* The scheduling gate of built-in gang admission (DESIGN.md 3.1). */
-#define BUILD_GANG_GATE "cadre.dev/gang"
+/* cadre's own labels, annotations and gate are in api/labels.h. */
 /* Kueue's pod-group contract (DESIGN.md 3.2). */
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"

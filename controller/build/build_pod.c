@@ -566,12 +566,12 @@ static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **ou
 		return build_fail(c->err, CADRE_EINVAL, "spec.podTemplate.metadata",
 				  "labels and annotations must be maps");
 	}
-	bad |= set_str(labels, BUILD_LABEL_JOB_NAME, job->meta.name);
+	bad |= set_str(labels, LABEL_JOB_NAME, job->meta.name);
 	snprintf(text, sizeof(text), "%d", c->rank);
-	bad |= set_str(labels, BUILD_LABEL_NODE_RANK, text);
+	bad |= set_str(labels, LABEL_NODE_RANK, text);
 	snprintf(text, sizeof(text), "%d", c->attempt);
-	bad |= set_str(labels, BUILD_LABEL_RESTART_ATTEMPT, text);
-	bad |= set_str(annotations, BUILD_ANNOTATION_JOB_UID, job->meta.uid);
+	bad |= set_str(labels, LABEL_RESTART_ATTEMPT, text);
+	bad |= set_str(annotations, ANNOTATION_JOB_UID, job->meta.uid);
 	if (c->mode == GANG_KUEUE) {
 		/*
 		 * Without spec.queue the label is left out and Kueue's default
@@ -721,7 +721,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	 * reconciler copies into status.lastFailure.
 	 */
 	container = json_pack("{s:s, s:s, s:o, s:O, s:O, s:O, s:s}",
-			      "name", "main", "image", c.image, "command", entrypoint_command(),
+			      "name", MAIN_CONTAINER, "image", c.image, "command", entrypoint_command(),
 			      "env", env, "resources", resources, "volumeMounts", mounts,
 			      "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (!container)
@@ -743,7 +743,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	bad = 0;
 	if (c.mode == GANG_BUILTIN)
 		bad |= json_object_set_new(pspec, "schedulingGates",
-					   json_pack("[{s:s}]", "name", BUILD_GANG_GATE)) != 0;
+					   json_pack("[{s:s}]", "name", GANG_GATE)) != 0;
 	if (c.mode == GANG_NATIVE) {
 		/* kube-scheduler holds the pods until the whole PodGroup fits: no gate of ours. */
 		char group[256];

@@ -4,7 +4,7 @@
  */
 #include "controller/manager/handlers.h"
 #include "controller/manager/reconcile.h"
-#include "controller/trainingjob/podview.h"
+#include "api/labels.h"
 
 #include <string.h>
 
@@ -199,7 +199,7 @@ static void on_volume_update(void *ctx, const char *key, const json_t *old_obj,
 static void on_claim(void *ctx, const char *key, const json_t *obj)
 {
 	struct manager *m = ctx;
-	const char *volume = obj_label(obj, "cadre.dev/volume");
+	const char *volume = obj_label(obj, LABEL_VOLUME);
 
 	(void)key;
 	if (volume)

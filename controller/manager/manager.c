@@ -3,7 +3,7 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "controller/trainingjob/podview.h"
+#include "api/labels.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -409,6 +409,7 @@ int manager_discover_podgroups(struct kube_http *h, const struct kube_resource *
 int manager_init(struct manager *m, const struct options *opts)
 {
 	struct kube_config_opts copts = { opts->kubeconfig, opts->context, NULL };
+	struct events_options events_opts = { .reporting_controller = EVENTS_CONTROLLER };
 	struct kube_http_opts hopts;
 	struct kube_status st;
 	int err;
@@ -443,7 +444,7 @@ int manager_init(struct manager *m, const struct options *opts)
 	m->refusals = refusals_new();
 	if (!m->queue || !m->expect || !m->admitted || !m->refusals)
 		return CADRE_ENOMEM;
-	err = events_new(m->http, NULL, &m->events);
+	err = events_new(m->http, &events_opts, &m->events);
 	if (err)
 		return err;
 

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "controller/kinds.h"
 #include "controller/admission/admitted.h"
 #include "controller/manager/expect.h"
 #include "controller/serve/metrics.h"

@@ -17,13 +17,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GANG_GATE "cadre.dev/gang"
-#define LABEL_JOB_NAME "cadre.dev/job-name"
-#define LABEL_NODE_RANK "cadre.dev/node-rank"
-#define LABEL_RESTART_ATTEMPT "cadre.dev/restart-attempt"
+#include "api/labels.h"
+
 /* Kueue's pod webhook labels every pod it gates, and so manages, with this. */
 #define KUEUE_MANAGED_LABEL "kueue.x-k8s.io/managed"
-#define MAIN_CONTAINER "main"
 
 enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED, POD_UNKNOWN };
 
