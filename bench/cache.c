@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "api/labels.h"
+#include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
 #define GO_BYTES_PER_POD (33 * 1024)
@@ -169,8 +170,8 @@ static struct result fill(const char *what, const json_t *template, long count,
 	malloc_trim(0);
 	before = heap_in_use();
 	s = store_new(&opts);
-	if (!s || (indexed && (store_add_index(s, "job", store_index_pod_job, NULL) ||
-			       store_add_index(s, "node", store_index_pod_node, NULL)))) {
+	if (!s || (indexed && (store_add_index(s, "job", pod_index_job, NULL) ||
+			       store_add_index(s, "node", pod_index_node, NULL)))) {
 		fprintf(stderr, "cadre-bench-cache: out of memory\n");
 		exit(1);
 	}
@@ -257,8 +258,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	own_r = fill("cadre's own pods", own, pods, make_own_pod, store_trim_pod, true);
-	foreign_r = fill("other pods", foreign, pods, make_foreign_pod, store_trim_pod, true);
+	own_r = fill("cadre's own pods", own, pods, make_own_pod, pod_trim, true);
+	foreign_r = fill("other pods", foreign, pods, make_foreign_pod, pod_trim, true);
 	job_r = fill("TrainingJobs", job, jobs, make_job, store_trim_managed_fields, false);
 
 	printf("%-20s %8s %12s %14s\n", "cache", "objects", "heap (MiB)", "bytes/object");

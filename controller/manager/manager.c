@@ -1,5 +1,6 @@
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
+#include "controller/manager/pod_trim.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -26,7 +27,7 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
 				store_trim_managed_fields, true },
 	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
-	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, store_trim_pod, true },
+	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true },
 	/*
 	 * Capacity is cluster-wide whatever --namespace says. Without it, cadre's
 	 * pods are all in KIND_PODS and this cache holds the rest; with it, cadre's
@@ -35,7 +36,7 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 * admission skips the ones KIND_PODS holds.
 	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
-			      REFLECTOR_NON_TERMINAL_PODS, store_trim_pod_summary, false },
+			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false },
 	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
 	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
 			    store_trim_managed_fields, true },
@@ -471,9 +472,9 @@ int manager_init(struct manager *m, const struct options *opts)
 			return CADRE_ENOMEM;
 		err = store_add_handlers(m->stores[k], &h);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
-			err = store_add_index(m->stores[k], "job", store_index_pod_job, NULL);
+			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
 			if (!err)
-				err = store_add_index(m->stores[k], "node", store_index_pod_node, NULL);
+				err = store_add_index(m->stores[k], "node", pod_index_node, NULL);
 		}
 		if (!err)
 			err = reflector_new(m->http, m->stores[k], &ro, &m->reflectors[k]);
