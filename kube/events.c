@@ -225,7 +225,7 @@ int events_record(struct events *e, const json_t *regarding, enum events_type ty
 	if (e->queued >= e->queue_len || e->stopping) {
 		pthread_mutex_unlock(&e->lock);
 		atomic_fetch_add(&e->dropped, 1);
-		err = CADRE_EAGAIN;
+		err = CADRE_ETOOBIG;
 		goto out;
 	}
 	if (e->tail)

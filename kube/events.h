@@ -83,7 +83,7 @@ void events_free(struct events *e);
  * Queue an event about regarding (borrowed; read now: apiVersion, kind,
  * metadata.name, .namespace, .uid). reason is CamelCase ("Admitted"),
  * action what cadre did or is doing ("Admit"), the note is formatted from
- * fmt. Never blocks on the network. Returns 0; CADRE_EAGAIN when the queue
+ * fmt. Never blocks on the network. Returns 0; CADRE_ETOOBIG when the queue
  * is full and the event was dropped; CADRE_EINVAL (no name, no reason or
  * action); CADRE_ENOMEM. Callers may ignore the result: events are
  * advisory.

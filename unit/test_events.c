@@ -276,7 +276,7 @@ Test(events, a_full_queue_drops_and_counts)
 	/* Not started yet: the queue fills. */
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "1"), 0);
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "2"), 0);
-	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "3"), CADRE_EAGAIN);
+	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "3"), CADRE_ETOOBIG);
 	cr_assert_eq(events_start(g.ev), 0);
 	cr_assert_eq(events_flush(g.ev, 5000), 0);
 	events_stats(g.ev, &stats);
@@ -313,7 +313,7 @@ Test(events, a_slow_api_server_never_blocks_the_recorder)
 	events_stats(g.ev, &stats);
 	cr_assert_gt(stats.dropped, 10);
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "Tick", "Tick", "late"),
-		     CADRE_EAGAIN);
+		     CADRE_ETOOBIG);
 	rig_release(&g);
 }
 

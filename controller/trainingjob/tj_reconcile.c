@@ -249,7 +249,7 @@ static int check_scheduling_group(struct tj_pass *p, const struct tj_action *a,
 	kube_client_delete(p->m->http, &kube_resource_pods, p->job.meta.namespace, name, &opts,
 			   NULL, NULL);
 	kube_status_clear(st);
-	st->code = CADRE_EINVALID;
+	st->code = CADRE_EREJECTED;
 	st->http_status = 422;
 	snprintf(st->reason, sizeof(st->reason), "SchedulingGroupDropped");
 	/* The pod name is a hostname (at most 63 bytes): the message fits. */
@@ -260,7 +260,7 @@ static int check_scheduling_group(struct tj_pass *p, const struct tj_action *a,
 		     "and kube-scheduler (1.37: GenericWorkload=true)", name) < 0)
 		st->message[0] = '\0';
 	log_error("tj", "%s: %s", p->key, st->message);
-	return CADRE_EINVALID;
+	return CADRE_EREJECTED;
 }
 
 /* Native mode: the PodGroup of the attempt, before any of its pods. */
@@ -397,7 +397,7 @@ static int ungate_pod(struct tj_pass *p, const struct tj_action *a)
 	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,
 				NULL, KUBE_PATCH_JSON, patch, NULL, &st);
 	json_decref(patch);
-	if (ret == CADRE_ENOTFOUND || ret == CADRE_EINVALID)
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_EREJECTED)
 		return CADRE_EAGAIN;  /* gone or changed under us: look again */
 	if (ret)
 		log_warn("tj", "%s: cannot ungate %s: %s", p->key, a->pod, st.message);

@@ -126,7 +126,7 @@ static int patch_finalizer(struct manager *m, const struct volume *vol, const js
 	ret = kube_client_patch(m->http, &kube_resource_volumes, vol->meta.namespace,
 				vol->meta.name, NULL, KUBE_PATCH_JSON, patch, NULL, &st);
 	json_decref(patch);
-	if (ret == CADRE_EINVALID || ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
+	if (ret == CADRE_EREJECTED || ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
 		return CADRE_EAGAIN;  /* changed under us; the watch brings the new version */
 	if (ret)
 		log_warn("volume", "%s/%s: cannot update finalizers: %s", vol->meta.namespace,
