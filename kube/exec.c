@@ -373,7 +373,7 @@ static char **build_env(const struct kube_exec *spec, char *info,
 		buf_init(&b, 1u << 20);
 		buf_addf(&b, "%s=%s", spec->env[j].name,
 			 spec->env[j].value ? spec->env[j].value : "");
-		var = b.data ? buf_detach(&b, NULL) : NULL;
+		var = buf_error(&b) ? NULL : buf_detach(&b, NULL);
 		buf_release(&b);
 		if (!var) {
 			free(env);

@@ -127,17 +127,23 @@ static void add_duration(struct buf *b, int64_t s)
 		buf_addf(b, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
 }
 
-/* Copy the scratch text into a decision, cut with "..." when too long. */
+/*
+ * Copy the scratch text into a decision, cut with "..." when too long or when
+ * an append to it failed (the text then stops where it failed: buf.h).
+ */
 static void set_message(struct adm_decision *d, const struct buf *text)
 {
 	const char *s = buf_str(text);
+	size_t keep = text->len;
 
-	if (text->len < sizeof(d->message)) {
-		memcpy(d->message, s, text->len + 1);
+	if (!buf_error(text) && keep < sizeof(d->message)) {
+		memcpy(d->message, s, keep + 1);
 		return;
 	}
-	memcpy(d->message, s, sizeof(d->message) - 4);
-	memcpy(d->message + sizeof(d->message) - 4, "...", 4);
+	if (keep > sizeof(d->message) - 4)
+		keep = sizeof(d->message) - 4;
+	memcpy(d->message, s, keep);
+	memcpy(d->message + keep, "...", 4);
 }
 
 static void admitted_message(struct buf *b, const struct capacity *cap, const uint32_t *nodes,

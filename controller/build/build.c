@@ -21,10 +21,11 @@ int build_fail(struct buf *err, int code, const char *path, const char *fmt, ...
 
 	if (!err)
 		return code;
+	/* A message a person reads: cut with "..." rather than lost (buf.h). */
 	if (path && *path)
-		buf_addf(err, "%s: ", path);
+		buf_addf_cut(err, "%s: ", path);
 	va_start(ap, fmt);
-	buf_vaddf(err, fmt, ap);
+	buf_vaddf_cut(err, fmt, ap);
 	va_end(ap);
 	return code;
 }

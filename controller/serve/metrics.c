@@ -386,6 +386,9 @@ int registry_render(struct registry *reg, struct buf *out)
 	/* Collectors are only ever appended, so walking the list unlocked is safe. */
 	for (; c; c = c->next)
 		c->fn(c->ctx, out);
+	/* Appends above are checked here once: a failure is sticky (buf.h). */
+	if (buf_error(out))
+		return buf_error(out);
 	return out->len >= out->max ? CADRE_ETOOBIG : 0;
 }
 

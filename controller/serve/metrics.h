@@ -57,7 +57,11 @@ double metric_value(struct metric *m, const char *const *values);
 typedef void (*metrics_collector)(void *ctx, struct buf *out);
 int registry_add_collector(struct registry *reg, metrics_collector fn, void *ctx);
 
-/* Append the whole registry in exposition format. 0 or CADRE_ETOOBIG/ENOMEM. */
+/*
+ * Append the whole registry in exposition format. 0, or CADRE_ETOOBIG /
+ * CADRE_ENOMEM when any part of it could not be appended (collectors
+ * included): the text is then incomplete and must not be served.
+ */
 int registry_render(struct registry *reg, struct buf *out);
 
 /* A collector for process_resident_memory_bytes, process_cpu_seconds_total,

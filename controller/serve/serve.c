@@ -69,12 +69,19 @@ static int route(struct server *srv, const char *path, struct buf *body,
 		 const char **content_type)
 {
 	const struct serve_opts *o = &srv->opts;
+	int err;
 
 	*content_type = "text/plain; charset=utf-8";
 	if (!strcmp(path, "/metrics")) {
 		*content_type = "text/plain; version=0.0.4; charset=utf-8";
-		if (registry_render(o->registry, body))
+		err = registry_render(o->registry, body);
+		if (err) {
+			/* Never a partial exposition: say why instead. */
+			*content_type = "text/plain; charset=utf-8";
+			buf_reset(body);
+			buf_addf(body, "cannot render metrics: %s\n", cadre_strerror(err));
 			return HTTP_STATUS_INTERNAL_SERVER_ERROR;
+		}
 		return HTTP_STATUS_OK;
 	}
 	if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
@@ -108,6 +115,10 @@ static int begin_response(struct lws *wsi, struct session *ses, const char *path
 
 	buf_init(&body, METRICS_MAX);
 	status = route(srv, path, &body, &content_type);
+	if (buf_error(&body)) {
+		buf_release(&body);
+		return -1;
+	}
 	ses->body = buf_detach(&body, &ses->len);
 	ses->sent = 0;
 	if (!ses->body)

@@ -84,7 +84,8 @@ static void event(struct planner *p, bool warning, const char *reason, const cha
 		return;
 	buf_init(&b, 4096);
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	if (buf_vaddf_cut(&b, fmt, ap))
+		p->err = CADRE_ENOMEM;
 	va_end(ap);
 	e->warning = warning;
 	e->reason = reason;
@@ -118,7 +119,8 @@ static void set_message(struct planner *p, const char *fmt, ...)
 
 	buf_init(&b, 4096);
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	if (buf_vaddf_cut(&b, fmt, ap))
+		p->err = CADRE_ENOMEM;
 	va_end(ap);
 	free(p->out->status.message);
 	p->out->status.message = buf_detach(&b, NULL);
