@@ -613,20 +613,19 @@ static bool native_disrupted(struct planner *p)
 
 /* The gang of the current attempt is admitted: create, ungate, watch it.
  * by_rank is zeroed scratch space for num_nodes entries. */
-static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
+/* What this attempt's pods say, rank by rank: the census the gang decides on. */
+struct gang_census {
+	const struct podview *user_fail, *infra_fail, *start_trouble, *sched_trouble;
+	int running, succeeded, have, gated;
+};
+
+/* File this attempt's pods by rank and count them. */
+static void gang_census(struct planner *p, const struct podview **by_rank, int n, int attempt,
+			struct gang_census *c)
 {
 	const struct tj_input *in = p->in;
-	struct tj_status *st = &p->out->status;
-	const struct tj_spec *spec = &p->job->spec;
-	int n = num_nodes(p), attempt = attempt_of(st);
-	const struct podview *user_fail = NULL, *infra_fail = NULL, *start_trouble = NULL,
-		*sched_trouble = NULL;
-	int running = 0, succeeded = 0, have = 0, gated = 0;
-	const struct tj_refusal *refused;
-	const struct condition *admitted;
-	int64_t refused_since;
-	char why[1024];
 
+	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < in->n_pods; i++) {
 		const struct podview *v = &in->pods[i];
 
@@ -634,88 +633,118 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 			continue;
 		by_rank[v->rank] = v;
 	}
-	refused = live_refusal(p, by_rank);
-	refused_since = refused ? refusal_since(p, refused) : 0;
 	for (int r = 0; r < n; r++) {
 		const struct podview *v = by_rank[r];
 
 		if (!v)
 			continue;
-		have++;
+		c->have++;
 		if (v->gated)
-			gated++;
+			c->gated++;
 		if (v->phase == POD_RUNNING && !v->deleting)
-			running++;
+			c->running++;
 		if (v->phase == POD_SUCCEEDED)
-			succeeded++;
-		if (v->deleting && !v->deleted_by_us && !pod_terminal(v) && !infra_fail)
-			infra_fail = v;
-		else if (v->trouble == POD_TROUBLE_EXITED && !user_fail)
-			user_fail = v;
+			c->succeeded++;
+		if (v->deleting && !v->deleted_by_us && !pod_terminal(v) && !c->infra_fail)
+			c->infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
+			c->user_fail = v;
 		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST) &&
-			 !infra_fail)
-			infra_fail = v;
-		else if (v->trouble == POD_TROUBLE_START && !start_trouble)
-			start_trouble = v;
-		else if (v->trouble == POD_TROUBLE_UNSCHEDULABLE && !sched_trouble)
-			sched_trouble = v;
+			 !c->infra_fail)
+			c->infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_START && !c->start_trouble)
+			c->start_trouble = v;
+		else if (v->trouble == POD_TROUBLE_UNSCHEDULABLE && !c->sched_trouble)
+			c->sched_trouble = v;
 		if (v->node && !pod_terminal(v) && in->node_ok && !in->node_ok(in->node_ctx, v->node) &&
-		    !infra_fail)
-			infra_fail = v;
+		    !c->infra_fail)
+			c->infra_fail = v;
 	}
+}
 
-	/* A rank recorded in status.nodes whose pod is gone was deleted by someone. */
-	if (in->expectations_met && !infra_fail) {
-		for (size_t i = 0; i < p->job->status.n_nodes; i++) {
-			const struct tj_node_status *ns = &p->job->status.nodes[i];
+/* A rank recorded in status.nodes whose pod is gone was deleted by someone: restart. */
+static bool gang_deleted_outside(struct planner *p, const struct podview **by_rank, int n,
+				 int attempt)
+{
+	char why[1024];
 
-			if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] &&
-			    attempt_of(&p->job->status) == attempt) {
-				snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
-					 ns->pod ? ns->pod : "?", ns->rank);
-				restart(p, false, "Evicted", NULL, why);
-				return;
-			}
+	for (size_t i = 0; i < p->job->status.n_nodes; i++) {
+		const struct tj_node_status *ns = &p->job->status.nodes[i];
+
+		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] &&
+		    attempt_of(&p->job->status) == attempt) {
+			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
+				 ns->pod ? ns->pod : "?", ns->rank);
+			restart(p, false, "Evicted", NULL, why);
+			return true;
 		}
 	}
+	return false;
+}
 
-	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted")) {
-		if (refused && refusal_expired(p, refused, refused_since))
-			return;
-		/* Kueue mode: the pods exist before admission; create them first. */
-		if (in->expectations_met)
-			for (int r = 0; r < n; r++)
-				if (!by_rank[r])
-					action(p, TJ_CREATE_POD, r, NULL);
-		size_t kueue_gated = 0, kueue_managed = 0;
+/*
+ * Kueue mode before admission: the pods exist before Kueue admits them, so
+ * create them first. True when the pass ends here (not admitted yet).
+ */
+static bool gang_kueue_wait(struct planner *p, const struct podview **by_rank, int n, int have,
+			    const struct tj_refusal *refused, int64_t refused_since)
+{
+	const struct tj_input *in = p->in;
+	size_t kueue_gated = 0, kueue_managed = 0;
 
-		for (int r = 0; r < n; r++) {
-			if (by_rank[r] && by_rank[r]->n_gates)
-				kueue_gated++;
-			if (by_rank[r] && by_rank[r]->kueue_managed)
-				kueue_managed++;
-		}
-		if (!in->service_exists)
-			action(p, TJ_CREATE_SERVICE, -1, NULL);
-		if (!kueue_admitted(p, (size_t)have, kueue_gated, kueue_managed)) {
-			if (refused)
-				say_refused(p, refused, "Admitted", refused_since);
-			record_nodes(p);
-			return;
-		}
-		admit(p, "admitted by Kueue");
+	if (refused && refusal_expired(p, refused, refused_since))
+		return true;
+	if (in->expectations_met)
+		for (int r = 0; r < n; r++)
+			if (!by_rank[r])
+				action(p, TJ_CREATE_POD, r, NULL);
+	for (int r = 0; r < n; r++) {
+		if (by_rank[r] && by_rank[r]->n_gates)
+			kueue_gated++;
+		if (by_rank[r] && by_rank[r]->kueue_managed)
+			kueue_managed++;
 	}
-
 	if (!in->service_exists)
 		action(p, TJ_CREATE_SERVICE, -1, NULL);
-
-	if (in->mode == GANG_NATIVE) {
-		if (!condition_is_true(&st->conditions, "Admitted") &&
-		    !native_admitted(p, by_rank, refused, refused_since))
-			return;
-		if (native_disrupted(p))
-			return;
+	if (!kueue_admitted(p, (size_t)have, kueue_gated, kueue_managed)) {
+		if (refused)
+			say_refused(p, refused, "Admitted", refused_since);
+		record_nodes(p);
+		return true;
 	}
+	admit(p, "admitted by Kueue");
+	return false;
+}
+
+/* The infrastructure took a pod (a lost node, an eviction, a delete): restart without blame. */
+static void gang_restart_infra(struct planner *p, const struct podview *v)
+{
+	const struct tj_input *in = p->in;
+	bool node_lost = v->trouble == POD_TROUBLE_NODE_LOST ||
+			 (v->node && in->node_ok && !in->node_ok(in->node_ctx, v->node));
+	char why[1024];
+
+	if (node_lost)
+		snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
+			 v->node ? v->node : "?", v->rank, v->name);
+	else
+		snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", v->name, v->rank,
+			 v->deleting && v->trouble == POD_TROUBLE_NONE ?
+			 "deleted outside cadre" : "evicted or preempted",
+			 v->message ? ": " : "", v->message ? v->message : "");
+	restart(p, false, node_lost ? "NodeLost" : "Evicted", v, why);
+}
+
+/*
+ * The outcome: success by the job's policy, else a failed pod (the user's
+ * exit, or the infrastructure's). True when the attempt ended here.
+ */
+static bool gang_outcome(struct planner *p, const struct podview **by_rank, int n,
+			 const struct gang_census *c)
+{
+	const struct tj_spec *spec = &p->job->spec;
+	const struct podview *v = c->user_fail;
+	char why[1024];
 
 	/* Success first: with Rank0, rank 0 finishing wins over the others. */
 	if (spec->success_policy == TJ_SUCCESS_RANK0 && by_rank[0] &&
@@ -723,115 +752,154 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		finish(p, true, "Rank0Succeeded", "rank 0 succeeded");
 		delete_pods(p, true, 0);
 		record_nodes(p);
-		return;
+		return true;
 	}
-	if (spec->success_policy == TJ_SUCCESS_ALL && succeeded == n) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "all %d pods succeeded", n);
-		finish(p, true, "AllSucceeded", msg);
+	if (spec->success_policy == TJ_SUCCESS_ALL && c->succeeded == n) {
+		snprintf(why, sizeof(why), "all %d pods succeeded", n);
+		finish(p, true, "AllSucceeded", why);
 		record_nodes(p);
-		return;
+		return true;
 	}
-	if (user_fail) {
+	if (v) {
 		snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s",
-			 user_fail->rank, user_fail->name, user_fail->exit_code,
-			 user_fail->message ? ": " : "", user_fail->message ? user_fail->message : "");
-		restart(p, true, "PodFailed", user_fail, why);
-		return;
+			 v->rank, v->name, v->exit_code, v->message ? ": " : "",
+			 v->message ? v->message : "");
+		restart(p, true, "PodFailed", v, why);
+		return true;
 	}
-	if (infra_fail) {
-		bool node_lost = infra_fail->trouble == POD_TROUBLE_NODE_LOST ||
-				 (infra_fail->node && in->node_ok &&
-				  !in->node_ok(in->node_ctx, infra_fail->node));
-
-		if (node_lost)
-			snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
-				 infra_fail->node ? infra_fail->node : "?", infra_fail->rank,
-				 infra_fail->name);
-		else
-			snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", infra_fail->name,
-				 infra_fail->rank,
-				 infra_fail->deleting && infra_fail->trouble == POD_TROUBLE_NONE ?
-				 "deleted outside cadre" : "evicted or preempted",
-				 infra_fail->message ? ": " : "",
-				 infra_fail->message ? infra_fail->message : "");
-		restart(p, false, node_lost ? "NodeLost" : "Evicted", infra_fail, why);
-		return;
+	if (c->infra_fail) {
+		gang_restart_infra(p, c->infra_fail);
+		return true;
 	}
+	return false;
+}
 
-	if (refused && refusal_expired(p, refused, refused_since))
-		return;
+/*
+ * Progress: create what is missing, ungate a complete gang, and say Running
+ * once every pod runs. True when the gang is Running.
+ */
+static bool gang_progress(struct planner *p, const struct podview **by_rank, int n,
+			  const struct gang_census *c)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+
 	/* Create what is missing, once every earlier create has been seen. */
-	if (have < n && in->expectations_met)
+	if (c->have < n && in->expectations_met)
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])
 				action(p, TJ_CREATE_POD, r, NULL);
 	/* All exist: remove every gate together, so the gang binds as one. */
-	if (have == n && gated > 0)
+	if (c->have == n && c->gated > 0)
 		for (int r = 0; r < n; r++)
 			if (by_rank[r]->gated)
 				action(p, TJ_UNGATE_POD, r, by_rank[r]);
 
 	record_nodes(p);
-	if (running == n) {
-		if (!phase_was(p, TJ_PHASE_RUNNING)) {
-			char msg[128];
+	if (c->running != n)
+		return false;
+	if (!phase_was(p, TJ_PHASE_RUNNING)) {
+		char msg[128];
 
-			snprintf(msg, sizeof(msg), "all %d pods are Running", n);
-			p->out->all_running_now = true;
-			event(p, false, "Running", "%s", msg);
-			cond(p, "Running", true, "AllPodsRunning", msg);
-		}
-		set_phase(p, TJ_PHASE_RUNNING);
-		if (!st->start_time)
-			st->start_time = in->now;
-		cond_clear(p, "Restarting", "Running", "the gang is Running again");
-		free(st->message);
-		st->message = NULL;
+		snprintf(msg, sizeof(msg), "all %d pods are Running", n);
+		p->out->all_running_now = true;
+		event(p, false, "Running", "%s", msg);
+		cond(p, "Running", true, "AllPodsRunning", msg);
+	}
+	set_phase(p, TJ_PHASE_RUNNING);
+	if (!st->start_time)
+		st->start_time = in->now;
+	cond_clear(p, "Restarting", "Running", "the gang is Running again");
+	free(st->message);
+	st->message = NULL;
+	return true;
+}
+
+/* Starting: say what the gang waits for, in the words of its first troubled pod. */
+static void gang_say_starting(struct planner *p, int n, const struct gang_census *c)
+{
+	const struct podview *start = c->start_trouble, *sched = c->sched_trouble;
+
+	waiting(p, start ? start->reason : sched ? "Unschedulable" : "PodsStarting");
+	if (start)
+		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start->rank, start->name,
+			    start->reason, start->message ? start->message : "");
+	else if (sched)
+		set_message(p, "rank %d (pod %s) is unschedulable: %s", sched->rank, sched->name,
+			    sched->message ? sched->message : "");
+	else
+		set_message(p, "%d of %d pods Running", c->running, n);
+}
+
+/* The gang timeout counts from this attempt's admission: past it, restart. */
+static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
+{
+	const struct tj_spec *spec = &p->job->spec;
+	const struct condition *admitted = condition_find(&p->out->status.conditions, "Admitted");
+	const struct podview *start = c->start_trouble;
+	int64_t deadline;
+	char why[1024];
+
+	if (!admitted || strcmp(admitted->status, "True") || !admitted->last_transition_time)
+		return;
+	deadline = admitted->last_transition_time + spec->gang_timeout_seconds;
+	if (p->in->now < deadline) {
+		requeue_in(p, deadline - p->in->now);
 		return;
 	}
+	if (start) {
+		snprintf(why, sizeof(why), "rank %d (pod %s) could not start within %llds: %s: %s",
+			 start->rank, start->name, (long long)spec->gang_timeout_seconds,
+			 start->reason, start->message ? start->message : "");
+		restart(p, true, "PodFailed", start, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
+		 c->running, n, (long long)spec->gang_timeout_seconds);
+	restart(p, false, "GangTimeout", c->sched_trouble, why);
+}
 
+/* One pass over an admitted (or admitting) gang: census, outcome, progress, timeout. */
+static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+	int n = num_nodes(p), attempt = attempt_of(st);
+	const struct tj_refusal *refused;
+	struct gang_census c;
+	int64_t refused_since;
+
+	gang_census(p, by_rank, n, attempt, &c);
+	refused = live_refusal(p, by_rank);
+	refused_since = refused ? refusal_since(p, refused) : 0;
+	if (in->expectations_met && !c.infra_fail && gang_deleted_outside(p, by_rank, n, attempt))
+		return;
+	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted") &&
+	    gang_kueue_wait(p, by_rank, n, c.have, refused, refused_since))
+		return;
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+	if (in->mode == GANG_NATIVE) {
+		if (!condition_is_true(&st->conditions, "Admitted") &&
+		    !native_admitted(p, by_rank, refused, refused_since))
+			return;
+		if (native_disrupted(p))
+			return;
+	}
+	if (gang_outcome(p, by_rank, n, &c))
+		return;
+	if (refused && refusal_expired(p, refused, refused_since))
+		return;
+	if (gang_progress(p, by_rank, n, &c))
+		return;
 	set_phase(p, TJ_PHASE_STARTING);
 	cond(p, "Running", false, "Starting", "waiting for every pod to be Running");
 	if (refused) {
 		say_refused(p, refused, "Running", refused_since);
 		return;
 	}
-	waiting(p, start_trouble ? start_trouble->reason :
-		sched_trouble ? "Unschedulable" : "PodsStarting");
-	if (start_trouble)
-		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start_trouble->rank,
-			    start_trouble->name, start_trouble->reason,
-			    start_trouble->message ? start_trouble->message : "");
-	else if (sched_trouble)
-		set_message(p, "rank %d (pod %s) is unschedulable: %s", sched_trouble->rank,
-			    sched_trouble->name,
-			    sched_trouble->message ? sched_trouble->message : "");
-	else
-		set_message(p, "%d of %d pods Running", running, n);
-
-	/* The gang timeout counts from this attempt's admission. */
-	admitted = condition_find(&st->conditions, "Admitted");
-	if (admitted && !strcmp(admitted->status, "True") && admitted->last_transition_time) {
-		int64_t deadline = admitted->last_transition_time + spec->gang_timeout_seconds;
-
-		if (in->now < deadline) {
-			requeue_in(p, deadline - in->now);
-			return;
-		}
-		if (start_trouble) {
-			snprintf(why, sizeof(why), "rank %d (pod %s) could not start within %llds: %s: %s",
-				 start_trouble->rank, start_trouble->name,
-				 (long long)spec->gang_timeout_seconds, start_trouble->reason,
-				 start_trouble->message ? start_trouble->message : "");
-			restart(p, true, "PodFailed", start_trouble, why);
-			return;
-		}
-		snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
-			 running, n, (long long)spec->gang_timeout_seconds);
-		restart(p, false, "GangTimeout", sched_trouble, why);
-	}
+	gang_say_starting(p, n, &c);
+	gang_timeout(p, n, &c);
 }
 
 static void plan_gang(struct planner *p)
