@@ -360,6 +360,91 @@ static bool admitted_before(struct manager *m, const char *key, const struct tra
 	return true;
 }
 
+/*
+ * The cluster's free capacity now: every Ready node (read from the cache
+ * into cap_nodes, which cap borrows) less what every pod on it asks for.
+ */
+static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
+			 struct cap_node **cap_nodes, json_t **nodes)
+{
+	struct charge_ctx charge = { cap, s, manager_other_pods_selector(m->opts) ? NULL :
+				     m->stores[KIND_PODS] };
+	size_t n_nodes = 0, i;
+	json_t *node;
+	int err;
+
+	err = store_list(m->stores[KIND_NODES], nodes);
+	if (err)
+		return err;
+	*cap_nodes = calloc(json_array_size(*nodes) + 1, sizeof(**cap_nodes));
+	if (!*cap_nodes)
+		return CADRE_ENOMEM;
+	json_array_foreach(*nodes, i, node)
+		read_node(s, node, &(*cap_nodes)[n_nodes++]);
+	err = capacity_init(cap, *cap_nodes, n_nodes, m->opts->accelerator_label);
+	if (err)
+		return err;
+	store_foreach(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
+	store_foreach(m->stores[KIND_PODS], charge_own_pod, &charge);
+	return 0;
+}
+
+/*
+ * The queue: every waiting candidate in c, with its demand. Admitted gangs
+ * are not in it; their pods without a node yet are reserved in cap instead.
+ * *target is the position of job in the queue, -1 when it is not a candidate.
+ */
+static void gang_queue(struct scratch *s, const struct collect *c, struct capacity *cap,
+		       const struct trainingjob *job, struct adm_job *queue, size_t *n_queue,
+		       long *target)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct candidate *w = &c->jobs[i];
+		struct cap_demand d;
+
+		demand_of(s, &w->job, &d);
+		if (w->admitted) {
+			/* Room for the admitted gang's pods that have no node yet. */
+			capacity_reserve(cap, &d, w->unbound, NULL, NULL);
+			continue;
+		}
+		if (same_job(&w->job, job))
+			*target = (long)*n_queue;
+		queue[(*n_queue)++] = (struct adm_job){
+			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
+			.priority = w->job.spec.priority,
+			.created_s = w->job.meta.creation_timestamp,
+			.waiting_since_s = w->since, .num_nodes = w->job.spec.num_nodes,
+			.demand = d,
+		};
+	}
+}
+
+/* Turn job's decision into out; an admission is recorded until the cache shows it. */
+static int gang_verdict(struct manager *m, const char *key, const struct trainingjob *job,
+			const struct adm_decision *d, uint64_t now_ms, struct tj_admission *out,
+			char *msg, size_t size)
+{
+	int err = 0;
+
+	snprintf(msg, size, "%s", d->message);
+	if (d->verdict != ADM_ADMIT) {
+		out->reason = d->reason == ADM_REASON_QUEUED_BEHIND ?
+			      "QueuedBehind" : "InsufficientCapacity";
+		return 0;
+	}
+	/* Until the cache shows it, every other decision must count this gang. */
+	if (m->admitted)
+		err = admitted_record(m->admitted, key, job->meta.uid,
+				      job->status.restarts + job->status.infra_restarts, msg,
+				      now_ms);
+	if (err)
+		return err;
+	out->verdict = ADMIT_YES;
+	out->reason = "Admitted";
+	return 0;
+}
+
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
 	       char *msg, size_t size)
 {
@@ -371,10 +456,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct cap_node *cap_nodes = NULL;
 	struct adm_job *queue = NULL;
 	struct adm_decision *decisions = NULL;
-	struct charge_ctx charge = { &cap, &s, manager_other_pods_selector(m->opts) ? NULL :
-				     m->stores[KIND_PODS] };
-	json_t *nodes = NULL, *node;
-	size_t n_nodes = 0, n_queue = 0, i;
+	json_t *nodes = NULL;
+	size_t n_queue = 0, i;
 	long target = -1;
 	int err = 0;
 
@@ -387,21 +470,9 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	pthread_mutex_lock(&m->admission_lock);
 	if (admitted_before(m, key, job, c.now_ms, out, msg, size))
 		goto out;
-	err = store_list(m->stores[KIND_NODES], &nodes);
+	err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes);
 	if (err)
 		goto out;
-	cap_nodes = calloc(json_array_size(nodes) + 1, sizeof(*cap_nodes));
-	if (!cap_nodes) {
-		err = CADRE_ENOMEM;
-		goto out;
-	}
-	json_array_foreach(nodes, i, node)
-		read_node(&s, node, &cap_nodes[n_nodes++]);
-	err = capacity_init(&cap, cap_nodes, n_nodes, m->opts->accelerator_label);
-	if (err)
-		goto out;
-	store_foreach(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
-	store_foreach(m->stores[KIND_PODS], charge_own_pod, &charge);
 
 	store_foreach(m->stores[KIND_TRAININGJOBS], collect_job, &c);
 	err = c.err ? c.err : s.err;
@@ -413,26 +484,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		err = CADRE_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < c.n; i++) {
-		struct candidate *w = &c.jobs[i];
-		struct cap_demand d;
-
-		demand_of(&s, &w->job, &d);
-		if (w->admitted) {
-			/* Room for the admitted gang's pods that have no node yet. */
-			capacity_reserve(&cap, &d, w->unbound, NULL, NULL);
-			continue;
-		}
-		if (same_job(&w->job, job))
-			target = (long)n_queue;
-		queue[n_queue++] = (struct adm_job){
-			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
-			.priority = w->job.spec.priority,
-			.created_s = w->job.meta.creation_timestamp,
-			.waiting_since_s = w->since, .num_nodes = w->job.spec.num_nodes,
-			.demand = d,
-		};
-	}
+	gang_queue(&s, &c, &cap, job, queue, &n_queue, &target);
 	if (s.err) {
 		err = s.err;
 		goto out;
@@ -445,23 +497,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	}
 	err = admission_decide(&adm, &cap, queue, n_queue, c.now,
 			       m->opts->starvation_seconds, decisions);
-	if (err)
-		goto out;
-	snprintf(msg, size, "%s", decisions[target].message);
-	if (decisions[target].verdict == ADM_ADMIT) {
-		/* Until the cache shows it, every other decision must count this gang. */
-		if (m->admitted)
-			err = admitted_record(m->admitted, key, job->meta.uid,
-					      job->status.restarts + job->status.infra_restarts, msg,
-					      c.now_ms);
-		if (err)
-			goto out;
-		out->verdict = ADMIT_YES;
-		out->reason = "Admitted";
-	} else {
-		out->reason = decisions[target].reason == ADM_REASON_QUEUED_BEHIND ?
-			      "QueuedBehind" : "InsufficientCapacity";
-	}
+	if (!err)
+		err = gang_verdict(m, key, job, &decisions[target], c.now_ms, out, msg, size);
 out:
 	pthread_mutex_unlock(&m->admission_lock);
 	admission_release(&adm);
