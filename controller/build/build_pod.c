@@ -145,25 +145,17 @@ static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf 
  * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
  * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
  */
-static int build_env(const struct pod_ctx *c, json_t **out)
+/* The variables cadre sets on every rank: the gang's shape, names and the entrypoint's inputs. */
+static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf *nodelist,
+			  const struct buf *peers, const struct buf *master)
 {
 	const struct trainingjob *job = c->job;
 	const struct tj_spec *spec = &job->spec;
-	const char *name = job->meta.name, *ns = job->meta.namespace;
+	const char *name = job->meta.name;
 	int64_t timeout = spec->has_gang_timeout_seconds ? spec->gang_timeout_seconds :
 			  TJ_DEFAULT_GANG_TIMEOUT_SECONDS;
 	int port = spec->has_master_port ? spec->master_port : TJ_DEFAULT_MASTER_PORT;
-	struct buf nodelist, peers, master;
-	json_t *env = json_array();
-	int bad = !env, ret = 0;
-
-	buf_init(&nodelist, (size_t)1 << 24);
-	buf_init(&peers, (size_t)1 << 24);
-	buf_init(&master, 512);
-	bad |= peer_names(c, &nodelist, &peers) != 0;
-	bad |= buf_addf(&master, "%s-0.%s.%s.svc", name, name, ns) != 0;
-	if (bad)
-		goto nomem;
+	int bad = 0;
 
 	bad |= add_env_int(env, "SKYPILOT_NUM_NODES", c->num_nodes);
 	bad |= add_env_int(env, "NNODES", c->num_nodes);
@@ -175,75 +167,90 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	bad |= add_env_int(env, "SLURM_PROCID", c->rank);
 	bad |= add_env_int(env, "SKYPILOT_NUM_GPUS_PER_NODE", c->gpus);
 	bad |= add_env_int(env, "SLURM_GPUS_PER_NODE", c->gpus);
-	bad |= add_env(env, "SLURM_JOB_NODELIST", buf_str(&nodelist));
+	bad |= add_env(env, "SLURM_JOB_NODELIST", buf_str(nodelist));
 	bad |= add_env(env, "SKYPILOT_TASK_ID", job->status.task_id);
 	bad |= add_env(env, "CADRE_TASK_ID", job->status.task_id);
 	bad |= add_env(env, "SLURM_JOB_ID", job->status.job_id);
 	bad |= add_env(env, "CADRE_JOB_ID", job->status.job_id);
 	bad |= add_env(env, "SLURM_JOB_NAME", name);
 	bad |= add_env(env, "CADRE_JOB_NAME", name);
-	bad |= add_env(env, "MASTER_ADDR", buf_str(&master));
+	bad |= add_env(env, "MASTER_ADDR", buf_str(master));
 	bad |= add_env_int(env, "MASTER_PORT", port);
 	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
-	bad |= add_slurm_env(c, env, buf_str(&nodelist));
+	bad |= add_slurm_env(c, env, buf_str(nodelist));
 
 	bad |= add_env(env, ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR);
-	bad |= add_env(env, ENTRYPOINT_ENV_PEERS, buf_str(&peers));
+	bad |= add_env(env, ENTRYPOINT_ENV_PEERS, buf_str(peers));
 	bad |= add_env_int(env, ENTRYPOINT_ENV_TIMEOUT, timeout);
 	if (spec->workdir && *spec->workdir)
 		bad |= add_env(env, ENTRYPOINT_ENV_WORKDIR, spec->workdir);
 	if (spec->setup && *spec->setup)
 		bad |= add_env(env, ENTRYPOINT_ENV_SETUP, spec->setup);
 	bad |= add_env(env, ENTRYPOINT_ENV_RUN, spec->run);
-	if (bad)
-		goto nomem;
+	return !bad;
+}
 
-	/*
-	 * A name cadre sets cannot be shadowed (the last duplicate wins in a
-	 * pod). The API and the CRD refuse them already; this is for an object
-	 * that got past both, such as one stored before a CRD upgrade.
-	 */
+/*
+ * The user's spec.envs and spec.secretEnvs after cadre's. A name cadre sets
+ * cannot be shadowed (the last duplicate wins in a pod). The API and the CRD
+ * refuse them already; this is for an object that got past both, such as
+ * one stored before a CRD upgrade. 0, CADRE_EINVAL (in c->err) or CADRE_ENOMEM.
+ */
+static int add_user_env(const struct pod_ctx *c, json_t *env)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	int bad = 0;
+
 	for (size_t i = 0; i < spec->n_envs; i++) {
 		const struct tj_env *e = &spec->envs[i];
 
-		if (tj_env_reserved(e->name)) {
-			ret = build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s is set by cadre",
-					 e->name);
-			goto out;
-		}
-		if (!e->value) {
-			ret = build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s must be a string",
-					 e->name);
-			goto out;
-		}
+		if (tj_env_reserved(e->name))
+			return build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s is set by cadre",
+					  e->name);
+		if (!e->value)
+			return build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s must be a string",
+					  e->name);
 		bad |= add_env(env, e->name, e->value);
 	}
 	for (size_t i = 0; i < spec->n_secret_envs; i++) {
 		const struct tj_secret_env *s = &spec->secret_envs[i];
 
-		if (!s->name || !s->secret_name || !s->secret_key) {
-			ret = build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs",
-					 "entry %zu needs name, secretKeyRef.name and secretKeyRef.key",
-					 i);
-			goto out;
-		}
-		if (tj_env_reserved(s->name)) {
-			ret = build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs", "%s is set by cadre",
-					 s->name);
-			goto out;
-		}
+		if (!s->name || !s->secret_name || !s->secret_key)
+			return build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs",
+					  "entry %zu needs name, secretKeyRef.name and secretKeyRef.key",
+					  i);
+		if (tj_env_reserved(s->name))
+			return build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs",
+					  "%s is set by cadre", s->name);
 		bad |= json_array_append_new(env, json_pack("{s:s, s:{s:{s:s, s:s}}}",
 							    "name", s->name, "valueFrom",
 							    "secretKeyRef", "name", s->secret_name,
 							    "key", s->secret_key)) != 0;
 	}
-	if (bad)
-		goto nomem;
+	return bad ? CADRE_ENOMEM : 0;
+}
+
+static int build_env(const struct pod_ctx *c, json_t **out)
+{
+	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	struct buf nodelist, peers, master;
+	json_t *env = json_array();
+	int bad = !env, ret = 0;
+
+	buf_init(&nodelist, (size_t)1 << 24);
+	buf_init(&peers, (size_t)1 << 24);
+	buf_init(&master, 512);
+	bad |= peer_names(c, &nodelist, &peers) != 0;
+	bad |= buf_addf(&master, "%s-0.%s.%s.svc", name, name, ns) != 0;
+	if (bad || !add_cadre_env(c, env, &nodelist, &peers, &master)) {
+		ret = CADRE_ENOMEM;
+		goto out;
+	}
+	ret = add_user_env(c, env);
+	if (ret)
+		goto out;
 	*out = env;
 	env = NULL;
-	goto out;
-nomem:
-	ret = CADRE_ENOMEM;
 out:
 	json_decref(env);
 	buf_release(&nodelist);
