@@ -937,108 +937,148 @@ static void requeued_event(struct planner *p)
 		      "admission", attempt);
 }
 
-static void plan_active(struct planner *p)
+/* activeDeadlineSeconds, counted from the first admission across restarts. True when it passed. */
+static bool active_deadline_passed(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+	int64_t deadline;
+	char msg[256];
+
+	if (!spec->has_active_deadline_seconds || !st->admitted_time)
+		return false;
+	deadline = st->admitted_time + spec->active_deadline_seconds;
+	if (p->in->now < deadline) {
+		requeue_in(p, deadline - p->in->now);
+		return false;
+	}
+	snprintf(msg, sizeof(msg), "activeDeadlineSeconds (%lld) passed",
+		 (long long)spec->active_deadline_seconds);
+	finish(p, false, "DeadlineExceeded", msg);
+	delete_pods(p, true, -1);
+	record_nodes(p);
+	return true;
+}
+
+/* Restarting: wait for the old gang to go, then queue again. True while it is not gone. */
+static bool old_gang_going(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	size_t live;
+
+	if (st->phase != TJ_PHASE_RESTARTING)
+		return false;
+	live = delete_pods(p, false, -1);
+	if (live) {
+		set_message(p, "restarting: waiting for %zu pods of the old gang to go", live);
+		return true;
+	}
+	set_phase(p, TJ_PHASE_QUEUED);
+	cond(p, "Restarting", false, "TornDown", "the old gang is gone; queued again");
+	requeued_event(p);
+	return false;
+}
+
+/* Pods of an earlier attempt are never reused: finish deleting them. True while any is left. */
+static bool stale_pods_going(struct planner *p, int attempt)
 {
 	const struct tj_input *in = p->in;
-	struct tj_status *st = &p->out->status;
-	const struct tj_spec *spec = &p->job->spec;
-	int attempt = attempt_of(st);
-	size_t stale = 0, live = 0;
-
-	/* Deadline: counted from the first admission, across restarts. */
-	if (spec->has_active_deadline_seconds && st->admitted_time) {
-		int64_t deadline = st->admitted_time + spec->active_deadline_seconds;
-
-		if (in->now >= deadline) {
-			char msg[256];
-
-			snprintf(msg, sizeof(msg), "activeDeadlineSeconds (%lld) passed",
-				 (long long)spec->active_deadline_seconds);
-			finish(p, false, "DeadlineExceeded", msg);
-			delete_pods(p, true, -1);
-			record_nodes(p);
-			return;
-		}
-		requeue_in(p, deadline - in->now);
-	}
-
-	delete_podgroups(p, attempt);
-	if (st->phase == TJ_PHASE_RESTARTING) {
-		live = delete_pods(p, false, -1);
-		if (live) {
-			set_message(p, "restarting: waiting for %zu pods of the old gang to go", live);
-			return;
-		}
-		set_phase(p, TJ_PHASE_QUEUED);
-		cond(p, "Restarting", false, "TornDown", "the old gang is gone; queued again");
-		requeued_event(p);
-	}
+	size_t stale = 0;
 
 	for (size_t i = 0; i < in->n_pods; i++)
 		if (in->pods[i].attempt != attempt)
 			stale++;
-	if (stale) {
-		/* Pods of an earlier attempt are never reused: finish deleting them. */
-		for (size_t i = 0; i < in->n_pods; i++)
-			if (in->pods[i].attempt != attempt && !in->pods[i].deleting)
-				action(p, TJ_DELETE_POD, in->pods[i].rank, &in->pods[i]);
-		waiting(p, "OldPodsTerminating");
-		set_message(p, "waiting for %zu pods of an earlier attempt to go", stale);
-		return;
+	if (!stale)
+		return false;
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt && !in->pods[i].deleting)
+			action(p, TJ_DELETE_POD, in->pods[i].rank, &in->pods[i]);
+	waiting(p, "OldPodsTerminating");
+	set_message(p, "waiting for %zu pods of an earlier attempt to go", stale);
+	return true;
+}
+
+/* After a failure, the next attempt waits out its backoff. True while it waits. */
+static bool restart_backing_off(struct planner *p, int attempt)
+{
+	const struct tj_status *st = &p->out->status;
+	int64_t at;
+
+	if (attempt <= 0 || !st->has_last_failure)
+		return false;
+	at = st->last_failure.time + tj_restart_backoff_s(attempt);
+	if (p->in->now >= at)
+		return false;
+	set_phase(p, TJ_PHASE_QUEUED);
+	waiting(p, "RestartBackoff");
+	set_message(p, "restart %d: backing off for %llds after %s", attempt,
+		    (long long)(at - p->in->now),
+		    st->last_failure.reason ? st->last_failure.reason : "a failure");
+	requeue_in(p, at - p->in->now);
+	return true;
+}
+
+/* Built-in admission said wait: say why, once as an event, and stay Queued. */
+static void builtin_wait(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+	const char *reason = in->admission.reason ? in->admission.reason : "InsufficientCapacity";
+	const char *msg = in->admission.message ? in->admission.message : "waiting for capacity";
+	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
+
+	/* Keep a GangTimeout reason visible until the next admission. */
+	if (!c || strcmp(c->reason, "GangTimeout"))
+		cond(p, "Admitted", false, reason, msg);
+	/* Say once, as an event, that the gang waits and why. */
+	if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
+		event(p, false, reason, "%s", msg);
+	waiting(p, reason);
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "%s", msg);
+}
+
+/* Admission by the gang scheduler in use. True when the pass ends here (not admitted). */
+static bool not_admitted(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+
+	switch (in->mode) {
+	case GANG_KUEUE:
+		break;  /* plan_gang creates the pods and mirrors Kueue */
+	case GANG_NATIVE:
+		break;  /* plan_gang creates the PodGroup and the pods and mirrors it */
+	case GANG_NONE:
+		admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
+		break;
+	case GANG_BUILTIN:
+		if (in->admission.verdict == ADMIT_UNDECIDED) {
+			p->out->needs_admission = true;
+			return true;
+		}
+		if (in->admission.verdict == ADMIT_WAIT) {
+			builtin_wait(p);
+			return true;
+		}
+		admit(p, in->admission.message ? in->admission.message :
+		      "admitted: the whole gang fits");
+		break;
 	}
+	return false;
+}
 
+static void plan_active(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	int attempt = attempt_of(st);
+
+	if (active_deadline_passed(p))
+		return;
+	delete_podgroups(p, attempt);
+	if (old_gang_going(p) || stale_pods_going(p, attempt))
+		return;
 	if (!condition_is_true(&st->conditions, "Admitted")) {
-		if (!volumes_ready(p))
+		if (!volumes_ready(p) || restart_backing_off(p, attempt) || not_admitted(p))
 			return;
-		if (attempt > 0 && st->has_last_failure) {
-			int64_t at = st->last_failure.time + tj_restart_backoff_s(attempt);
-
-			if (in->now < at) {
-				set_phase(p, TJ_PHASE_QUEUED);
-				waiting(p, "RestartBackoff");
-				set_message(p, "restart %d: backing off for %llds after %s", attempt,
-					    (long long)(at - in->now),
-					    st->last_failure.reason ? st->last_failure.reason :
-					    "a failure");
-				requeue_in(p, at - in->now);
-				return;
-			}
-		}
-		switch (in->mode) {
-		case GANG_KUEUE:
-			break;  /* plan_gang creates the pods and mirrors Kueue */
-		case GANG_NATIVE:
-			break;  /* plan_gang creates the PodGroup and the pods and mirrors it */
-		case GANG_NONE:
-			admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
-			break;
-		case GANG_BUILTIN:
-			if (in->admission.verdict == ADMIT_UNDECIDED) {
-				p->out->needs_admission = true;
-				return;
-			}
-			if (in->admission.verdict == ADMIT_WAIT) {
-				const char *reason = in->admission.reason ? in->admission.reason :
-						     "InsufficientCapacity";
-				const char *msg = in->admission.message ? in->admission.message :
-						  "waiting for capacity";
-				const struct condition *c = condition_find(&st->conditions, "Admitted");
-
-				/* Keep a GangTimeout reason visible until the next admission. */
-				if (!c || strcmp(c->reason, "GangTimeout"))
-					cond(p, "Admitted", false, reason, msg);
-				/* Say once, as an event, that the gang waits and why. */
-				if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
-					event(p, false, reason, "%s", msg);
-				waiting(p, reason);
-				set_phase(p, TJ_PHASE_QUEUED);
-				set_message(p, "%s", msg);
-				return;
-			}
-			admit(p, in->admission.message ? in->admission.message :
-			      "admitted: the whole gang fits");
-			break;
-		}
 	}
 	plan_gang(p);
 }
