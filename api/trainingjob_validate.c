@@ -18,8 +18,8 @@
 #include <strings.h>
 
 /*
- * DESIGN.md 2.3, in the order of its table, then the Slurm set of DESIGN.md
- * 2.4, then the inputs of the generated entrypoint (DESIGN.md 2.2), which
+ * docs/design.md 2.3, in the order of its table, then the Slurm set of docs/design.md
+ * 2.4, then the inputs of the generated entrypoint (docs/design.md 2.2), which
  * cadre sets on every pod too: a user's CADRE_RUN would replace the job's
  * own run.
  */

@@ -1,14 +1,14 @@
 /*
  * cadre-bench-cache: what the controller's caches cost per object.
  *
- * DESIGN.md 8 asks for <= 128 MiB resident with 10k TrainingJobs and 80k
+ * docs/design.md 8 asks for <= 128 MiB resident with 10k TrainingJobs and 80k
  * pods cached, where Go operators spend about 33 KiB per cached pod. A
  * cluster that size does not fit on a test machine, so this measures the
  * caches themselves: it fills stores with objects shaped like what the API
  * server returns (managedFields, status, conditions), through the same
  * trim functions and indexes the controller uses, and reports the heap
  * each object keeps (glibc's mallinfo2, before and after), then what the
- * DESIGN.md 8 cluster would cost.
+ * docs/design.md 8 cluster would cost.
  *
  *   cadre-bench-cache POD.json JOB.json [PODS [JOBS]]
  *
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 	own_total = (double)own_r.bytes + (double)job_r.bytes;
 	foreign_total = (double)foreign_r.bytes + (double)job_r.bytes;
 	go_total = (double)GO_BYTES_PER_POD * (double)pods;
-	printf("\n%ld TrainingJobs and %ld pods cached (DESIGN.md 8 budget %.0f MiB):\n", jobs,
+	printf("\n%ld TrainingJobs and %ld pods cached (docs/design.md 8 budget %.0f MiB):\n", jobs,
 	       pods, mib(BUDGET_BYTES));
 	printf("%-44s %10s %14s\n", "", "cadre", "Go, 33 KiB/pod");
 	printf("%-44s %10.1f %14.1f\n", "all pods cadre's own (MiB of heap)", mib(own_total),

@@ -3,7 +3,7 @@
  *
  * Objects are kept by key, "namespace/name" ("name" when cluster-scoped),
  * after a per-kind trim callback has cut them down to what cadre reads:
- * the cache of every pod in a cluster must stay small (DESIGN.md 8 allows
+ * the cache of every pod in a cluster must stay small (docs/design.md 8 allows
  * 128 MiB for 80k pods). Secondary indexes map a value (the node a pod
  * runs on, the job it belongs to) to the keys of the objects that have it;
  * an index function says which values an object has, so a new index is

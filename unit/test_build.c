@@ -257,7 +257,7 @@ static void four_nodes(json_t *obj)
 }
 
 /*
- * DESIGN.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
+ * docs/design.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
  * envs and secretEnvs: names, order, values.
  */
 Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
@@ -282,7 +282,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc" },
 			{ "MASTER_PORT", "29500" },
 			{ "CADRE_RESTART_ATTEMPT", "2" },
-			/* DESIGN.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
+			/* docs/design.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
 			{ "SLURM_NODELIST", "llama-pretrain-[0-3]" },
 			{ "SLURM_JOBID", "482913307" },
 			{ "SLURM_NTASKS", "4" }, { "SLURM_NPROCS", "4" },

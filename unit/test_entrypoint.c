@@ -572,7 +572,7 @@ Test(entrypoint, command_runs_the_script_under_bin_sh)
 	json_decref(cmd);
 }
 
-/* ---- Slurm batch scripts (DESIGN.md 2.4) ---- */
+/* ---- Slurm batch scripts (docs/design.md 2.4) ---- */
 
 /*
  * The seed's 2-node H100:8 job with run = text and tasksPerNode = tasks,

@@ -782,7 +782,7 @@ Test(tj_plan, in_kueue_mode_a_refused_create_says_why_in_admitted_and_times_out)
 	fx_release(&f);
 }
 
-/* The GitOps conditions of a plan, as kstatus reads them (DESIGN.md 1.2). */
+/* The GitOps conditions of a plan, as kstatus reads them (docs/design.md 1.2). */
 static void assert_health(const struct tj_plan *p, const char *reconciling, const char *reason,
 			  bool stalled)
 {

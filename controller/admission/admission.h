@@ -1,5 +1,5 @@
 /*
- * admission.h - cadre's own gang admission queue (DESIGN.md 3.1; the rules
+ * admission.h - cadre's own gang admission queue (docs/design.md 3.1; the rules
  * and their reasons are in docs/gang-admission.md).
  *
  * One pass takes the waiting jobs and the cluster's free capacity and says,
@@ -44,7 +44,7 @@ enum adm_verdict {
 	ADM_ADMIT,
 };
 
-/* The reasons of the Admitted condition (DESIGN.md 1.2). */
+/* The reasons of the Admitted condition (docs/design.md 1.2). */
 enum adm_reason {
 	ADM_REASON_ADMITTED = 0,
 	ADM_REASON_INSUFFICIENT_CAPACITY,  /* it does not fit in what is free */

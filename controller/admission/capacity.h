@@ -1,6 +1,6 @@
 /*
  * capacity.h - free capacity per node, and whether a gang fits in it
- * (DESIGN.md 3.1; docs/gang-admission.md).
+ * (docs/design.md 3.1; docs/gang-admission.md).
  *
  * The caller describes the cluster as plain structs: nodes with their
  * allocatable resources, labels, taints and state, then, one call each, the

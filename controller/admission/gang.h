@@ -1,5 +1,5 @@
 /*
- * gang.h - built-in gang admission against the live caches (DESIGN.md 3.1).
+ * gang.h - built-in gang admission against the live caches (docs/design.md 3.1).
  *
  * gang_admit() answers one question for one job: may its whole gang be
  * created now? It builds a picture of free capacity from the Node cache

@@ -1,8 +1,8 @@
 /*
  * build.h - the objects a TrainingJob or a Volume turns into, as JSON ready
- * to POST: the headless Service and the pods of a gang (DESIGN.md 2), the
+ * to POST: the headless Service and the pods of a gang (docs/design.md 2), the
  * PersistentVolumeClaim of a Volume and, for NFS, its PersistentVolume
- * (DESIGN.md 4). docs/pods.md explains what a pod looks like and why.
+ * (docs/design.md 4). docs/pods.md explains what a pod looks like and why.
  *
  * Pure: the same input gives the same JSON, byte for byte once dumped with
  * sorted keys; no I/O, no clock, no globals. Thread-safe.
@@ -34,7 +34,7 @@
 struct buf;
 
 /* cadre's own labels, annotations and gate are in api/labels.h. */
-/* Kueue's pod-group contract (DESIGN.md 3.2). */
+/* Kueue's pod-group contract (docs/design.md 3.2). */
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
@@ -45,7 +45,7 @@ struct buf;
 #define BUILD_DEFAULT_ACCELERATOR_LABEL "nvidia.com/gpu.product"
 /*
  * The writable emptyDir the entrypoint writes srun, scontrol and module
- * into, first on PATH (DESIGN.md 2.4; docs/pods.md).
+ * into, first on PATH (docs/design.md 2.4; docs/pods.md).
  */
 #define BUILD_BIN_DIR "/cadre/bin"
 /* SLURM_CLUSTER_NAME on every pod. */
@@ -60,7 +60,7 @@ struct buf;
 struct build_opts {
 	/*
 	 * --gang-scheduler. A job with spec.queue set is built for Kueue
-	 * whatever this says (DESIGN.md 3.2).
+	 * whatever this says (docs/design.md 3.2).
 	 */
 	enum gang_mode mode;
 	/* --accelerator-label; NULL means BUILD_DEFAULT_ACCELERATOR_LABEL. */
@@ -68,7 +68,7 @@ struct build_opts {
 	/*
 	 * --cluster-domain; NULL means OPTIONS_DEFAULT_CLUSTER_DOMAIN. Each pod
 	 * searches <job>.<namespace>.svc.<this>, so peers' short host names
-	 * resolve (DESIGN.md 2.4).
+	 * resolve (docs/design.md 2.4).
 	 */
 	const char *cluster_domain;
 	/* --default-image, used when spec.image is absent; NULL if not given. */
@@ -92,7 +92,7 @@ struct build_opts {
 };
 
 /*
- * The headless Service of job (DESIGN.md 2.1): named after the job,
+ * The headless Service of job (docs/design.md 2.1): named after the job,
  * clusterIP None, publishNotReadyAddresses, selecting the job's pods, one
  * TCP port "master" = masterPort, owned by the job. Needs metadata.name,
  * namespace and uid.

@@ -1,5 +1,5 @@
 /*
- * build_pod.c - one pod of a gang (DESIGN.md 2.2 and 2.3; docs/pods.md).
+ * build_pod.c - one pod of a gang (docs/design.md 2.2 and 2.3; docs/pods.md).
  *
  * The pod is assembled from parts, each a function that checks what it reads
  * and says which field is at fault. jansson calls that can fail only for want
@@ -73,8 +73,8 @@ static int add_tasks_per_node(json_t *env, int tasks, int nodes)
 }
 
 /*
- * What a batch step sees under Slurm beyond the table of DESIGN.md 2.3
- * (DESIGN.md 2.4). CPUs are whole under Slurm: a fractional request counts
+ * What a batch step sees under Slurm beyond the table of docs/design.md 2.3
+ * (docs/design.md 2.4). CPUs are whole under Slurm: a fractional request counts
  * as the next whole CPU, and a task gets at least one.
  */
 static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodelist)
@@ -141,7 +141,7 @@ static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf 
 }
 
 /*
- * The environment, in the order of DESIGN.md 2.3, then 2.4's Slurm set,
+ * The environment, in the order of docs/design.md 2.3, then 2.4's Slurm set,
  * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
  * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
  */

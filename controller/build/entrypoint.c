@@ -62,7 +62,7 @@ static const char script[] =
 	"\t\tcadre_fail 122 \"workdir $CADRE_WORKDIR does not exist in the image or its volumes\"\n"
 	"fi\n"
 	"\n"
-	"# srun, scontrol and module for Slurm batch scripts (DESIGN.md 2.4), written\n"
+	"# srun, scontrol and module for Slurm batch scripts (docs/design.md 2.4), written\n"
 	"# into CADRE_BIN_DIR (an emptyDir of the pod) and put first on PATH, so the\n"
 	"# image needs none of them. Each is a POSIX sh script of its own.\n"
 	"cadre_install() {\n"

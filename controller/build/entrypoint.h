@@ -1,5 +1,5 @@
 /*
- * entrypoint.h - the script every cadre pod runs first (DESIGN.md 2.2).
+ * entrypoint.h - the script every cadre pod runs first (docs/design.md 2.2).
  *
  * The pod's command is ["/bin/sh", "-c", entrypoint_script()]. The script
  * is POSIX sh (bash and dash both run it) and takes every input from the

@@ -51,7 +51,7 @@ if [ -n "${CADRE_WORKDIR:-}" ]; then
 		cadre_fail 122 "workdir $CADRE_WORKDIR does not exist in the image or its volumes"
 fi
 
-# srun, scontrol and module for Slurm batch scripts (DESIGN.md 2.4), written
+# srun, scontrol and module for Slurm batch scripts (docs/design.md 2.4), written
 # into CADRE_BIN_DIR (an emptyDir of the pod) and put first on PATH, so the
 # image needs none of them. Each is a POSIX sh script of its own.
 cadre_install() {

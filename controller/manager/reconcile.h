@@ -7,7 +7,7 @@
  * CADRE_EAGAIN to be looked at again soon (with backoff), or another
  * negative code for a failure that is retried with backoff and counted.
  * They never write spec or metadata, except the Volume protection
- * finalizer (DESIGN.md 1.1).
+ * finalizer (docs/design.md 1.1).
  */
 #ifndef CADRE_RECONCILE_H
 #define CADRE_RECONCILE_H

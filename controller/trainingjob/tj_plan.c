@@ -1098,7 +1098,7 @@ static bool reason_ok(const char *r)
 }
 
 /*
- * The GitOps health conditions (DESIGN.md 1.2), derived here from the final
+ * The GitOps health conditions (docs/design.md 1.2), derived here from the final
  * phase and message so that no path through the planner can forget them.
  * They follow kstatus's "abnormal-true" convention:
  *   Pending, Queued, Starting, Restarting: Reconciling=True, with the reason

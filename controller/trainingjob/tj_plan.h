@@ -1,5 +1,5 @@
 /*
- * tj_plan.h - the TrainingJob state machine (DESIGN.md 1.2, 1.3, 3), as a
+ * tj_plan.h - the TrainingJob state machine (docs/design.md 1.2, 1.3, 3), as a
  * pure function: what the job is and what the caches show go in; the next
  * status, the writes to make and the events to record come out.
  *

@@ -1,5 +1,5 @@
 /*
- * vol_reconcile.c - the Volume reconciler (DESIGN.md 4).
+ * vol_reconcile.c - the Volume reconciler (docs/design.md 4).
  *
  * A Volume is a name a TrainingJob mounts; underneath it is a PVC named
  * after it (or an existing one named by spec.claimName), and for nfs a PV
