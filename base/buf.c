@@ -91,10 +91,11 @@ int buf_addc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
-int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+/* The length fmt formats to (ap is not consumed); 0, or the sticky failure. */
+static int formatted_len(struct buf *b, const char *fmt, va_list ap, size_t *len)
 {
 	va_list copy;
-	int n, err;
+	int n;
 
 	if (b->err)
 		return b->err;
@@ -103,11 +104,22 @@ int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 	va_end(copy);
 	if (n < 0)
 		return buf_fail(b, CADRE_EINVAL);
-	err = buf_grow(b, (size_t)n);
+	*len = (size_t)n;
+	return 0;
+}
+
+int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	size_t n;
+	int err = formatted_len(b, fmt, ap, &n);
+
+	if (err)
+		return err;
+	err = buf_grow(b, n);
 	if (err)
 		return buf_fail(b, err);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	b->len += (size_t)n;
+	vsnprintf(b->data + b->len, n + 1, fmt, ap);
+	b->len += n;
 	return 0;
 }
 
@@ -115,20 +127,14 @@ int buf_vaddf_cut(struct buf *b, const char *fmt, va_list ap)
 {
 	static const char ellipsis[] = "...";
 	const size_t dots = sizeof(ellipsis) - 1;
-	size_t room, keep;
-	va_list copy;
+	size_t n, room, keep;
 	char *at;
-	int n, err;
+	int err = formatted_len(b, fmt, ap, &n);
 
-	if (b->err)
-		return b->err;
-	va_copy(copy, ap);
-	n = vsnprintf(NULL, 0, fmt, copy);
-	va_end(copy);
-	if (n < 0)
-		return buf_fail(b, CADRE_EINVAL);
+	if (err)
+		return err;
 	room = b->max - b->len;
-	if ((size_t)n <= room)
+	if (n <= room)
 		return buf_vaddf(b, fmt, ap);
 	if (room < dots)
 		return buf_fail(b, CADRE_ETOOBIG);

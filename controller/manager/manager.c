@@ -102,32 +102,6 @@ void manager_event(struct manager *m, const json_t *obj, bool warning, const cha
 			      action, "%s", message);
 }
 
-int manager_put_status(struct manager *m, const struct kube_resource *res, const json_t *obj,
-		       const json_t *want, const char *component)
-{
-	const json_t *meta = json_object_get(obj, "metadata");
-	const char *ns = json_string_value(json_object_get(meta, "namespace"));
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	struct kube_status st;
-	json_t *body;
-	int ret;
-
-	body = json_pack("{s:s, s:s, s:{s:O, s:O, s:O}, s:O}", "apiVersion", res->api_version,
-			 "kind", res->kind, "metadata", "name", json_object_get(meta, "name"),
-			 "namespace", json_object_get(meta, "namespace"), "resourceVersion",
-			 json_object_get(meta, "resourceVersion"), "status", want);
-	if (!body)
-		return CADRE_ENOMEM;
-	ret = kube_client_replace_status(m->http, res, ns, name, body, NULL, &st);
-	json_decref(body);
-	if (ret == CADRE_ECONFLICT || ret == CADRE_ENOTFOUND)
-		return CADRE_EAGAIN;
-	if (ret)
-		log_warn(component, "%s/%s: cannot write status: %s", ns ? ns : "", name ? name : "",
-			 st.message);
-	return ret;
-}
-
 /* --- metrics --- */
 
 struct phase_counts {

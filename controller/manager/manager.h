@@ -133,14 +133,7 @@ void manager_kick_admission(struct manager *m);
 void manager_event(struct manager *m, const json_t *obj, bool warning, const char *reason,
 		   const char *action, const char *message);
 
-/*
- * PUT want (borrowed) as the status of obj (borrowed, as cached) through
- * the status subresource of res, guarded by obj's resourceVersion. A
- * conflict or a vanished object is CADRE_EAGAIN: a newer version is on its
- * way through the watch. Other failures are logged under component.
- */
-int manager_put_status(struct manager *m, const struct kube_resource *res, const json_t *obj,
-		       const json_t *want, const char *component);
+/* Status is written through controller/manager/status.h. */
 
 /*
  * The label selector of the cache of other pods: with --namespace, none

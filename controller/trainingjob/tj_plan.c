@@ -204,21 +204,15 @@ static bool phase_was(const struct planner *p, enum tj_phase phase)
 	return p->job->status.phase == phase;
 }
 
+static void clear_nodes(struct planner *p);
+
 /* Rebuild status.nodes and readyNodes from the pods of the current attempt. */
 static void record_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 	int n = num_nodes(p), attempt = attempt_of(st), ready = 0;
 
-	for (size_t i = 0; i < st->n_nodes; i++) {
-		free(st->nodes[i].pod);
-		free(st->nodes[i].node);
-		free(st->nodes[i].ip);
-		free(st->nodes[i].phase);
-	}
-	free(st->nodes);
-	st->nodes = NULL;
-	st->n_nodes = 0;
+	clear_nodes(p);
 	for (int rank = 0; rank < n; rank++) {
 		const struct podview *v = NULL;
 		struct tj_node_status *ns;

@@ -19,6 +19,7 @@
 #include "controller/build/build.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
+#include "controller/manager/status.h"
 #include "controller/trainingjob/podview.h"
 #include "controller/manager/reconcile.h"
 #include "controller/trainingjob/refusals.h"
@@ -599,29 +600,34 @@ static int run_actions(struct tj_pass *p)
 	return first_err;
 }
 
-static int write_status(struct tj_pass *p)
+/* A stored TrainingJob status as tj_status_to_json writes it (status_canonical_fn). */
+static json_t *canonical_status(const json_t *status)
 {
-	json_t *want = tj_status_to_json(&p->plan.status), *have = NULL;
+	json_t *have = NULL;
 	struct tj_status current;
 	struct field_errors errs;
-	int ret = 0;
 
-	if (!want)
-		return CADRE_ENOMEM;
-	/* Compare canonical forms, so server-side formatting never causes a write. */
 	field_errors_init(&errs);
-	if (tj_status_parse(json_object_get(p->obj, "status"), &current, &errs) == 0)
+	if (tj_status_parse(status, &current, &errs) == 0)
 		have = tj_status_to_json(&current);
 	tj_status_release(&current);
 	field_errors_release(&errs);
-	if (have && json_equal(have, want))
-		goto out;
-	ret = manager_put_status(p->m, &kube_resource_trainingjobs, p->obj, want, "tj");
-	if (!ret)
+	return have;
+}
+
+static int write_status(struct tj_pass *p)
+{
+	json_t *want = tj_status_to_json(&p->plan.status);
+	bool written;
+	int ret;
+
+	if (!want)
+		return CADRE_ENOMEM;
+	ret = status_write(p->m, &kube_resource_trainingjobs, p->obj, want, canonical_status,
+			   "tj", &written);
+	if (!ret && written)
 		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
 					    manager_now_ms());
-out:
-	json_decref(have);
 	json_decref(want);
 	return ret;
 }

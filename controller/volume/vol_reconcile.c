@@ -20,6 +20,7 @@
 #include "api/volume.h"
 #include "controller/build/build.h"
 #include "controller/manager/manager.h"
+#include "controller/manager/status.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
 
@@ -393,26 +394,31 @@ static void observe_claim(struct manager *m, const struct volume *vol, struct vo
 	json_decref(pvc);
 }
 
-static int write_status(struct manager *m, const struct volume *vol, const json_t *obj,
-			const struct vol_status *next)
+/* A stored Volume status as vol_status_to_json writes it (status_canonical_fn). */
+static json_t *canonical_status(const json_t *status)
 {
-	json_t *want = vol_status_to_json(next), *have = NULL;
+	json_t *have = NULL;
 	struct vol_status current;
 	struct field_errors errs;
-	int ret = 0;
 
-	if (!want)
-		return CADRE_ENOMEM;
 	field_errors_init(&errs);
-	if (vol_status_parse(json_object_get(obj, "status"), &current, &errs) == 0)
+	if (vol_status_parse(status, &current, &errs) == 0)
 		have = vol_status_to_json(&current);
 	vol_status_release(&current);
 	field_errors_release(&errs);
-	if (have && json_equal(have, want))
-		goto out;
-	ret = manager_put_status(m, &kube_resource_volumes, obj, want, "volume");
-out:
-	json_decref(have);
+	return have;
+}
+
+static int write_status(struct manager *m, const struct volume *vol, const json_t *obj,
+			const struct vol_status *next)
+{
+	json_t *want = vol_status_to_json(next);
+	int ret;
+
+	if (!want)
+		return CADRE_ENOMEM;
+	ret = status_write(m, &kube_resource_volumes, obj, want, canonical_status, "volume",
+			   NULL);
 	json_decref(want);
 	return ret;
 }
