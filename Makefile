@@ -59,7 +59,7 @@ demo-down:
 bench: build
 	bench/run
 
-# The caches' memory per object, without a cluster (DESIGN.md 8).
+# The caches' memory per object, without a cluster (docs/design.md 8).
 bench-cache: build
 	$(BUILD)/cadre-bench-cache unit/testdata/golden/llama-pretrain.pod-1.json \
 		unit/testdata/golden/inputs/llama-pretrain.json

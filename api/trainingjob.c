@@ -208,7 +208,7 @@ static void parse_volumes(struct decoder *d, const json_t *spec, struct tj_spec 
 }
 
 /*
- * spec.podTemplate: only the fields DESIGN.md section 1 lists, and the
+ * spec.podTemplate: only the fields docs/design.md section 1 lists, and the
  * security contexts a restricted namespace asks for (docs/pods.md). Anything
  * else (hostNetwork, volumes, containers, ...) is refused here rather than
  * dropped, so a user learns it was not applied.

@@ -3,7 +3,7 @@
  * reading it from JSON, its defaults, its validation, and its status as the
  * JSON the controller PUTs to /status.
  *
- * Field names follow DESIGN.md section 1; every spec and status field there
+ * Field names follow docs/design.md section 1; every spec and status field there
  * has a member here. Pure: no I/O, no globals. Not thread-safe; one owner
  * at a time.
  *
@@ -33,14 +33,15 @@
 
 #include "api/accel.h"
 #include "api/condition.h"
+#include "api/labels.h"
 #include "api/meta.h"
 
 struct field_errors;
 
-#define TJ_API_VERSION "cadre.dev/v1alpha1"
+#define TJ_API_VERSION CADRE_API_VERSION
 #define TJ_KIND "TrainingJob"
 
-/* Defaults of DESIGN.md section 1. */
+/* Defaults of docs/design.md section 1. */
 #define TJ_DEFAULT_NUM_NODES 1
 #define TJ_DEFAULT_ACCELERATOR_RESOURCE "nvidia.com/gpu"
 #define TJ_DEFAULT_GANG_TIMEOUT_SECONDS 600
@@ -59,7 +60,7 @@ enum tj_success_policy {
 };
 
 /*
- * Phases of DESIGN.md 1.2. TJ_PHASE_UNSET is a job the controller has not
+ * Phases of docs/design.md 1.2. TJ_PHASE_UNSET is a job the controller has not
  * looked at yet (no status.phase); it is not written back.
  */
 enum tj_phase {
@@ -109,7 +110,7 @@ struct tj_resources {
 
 /*
  * spec.podTemplate: the safe subset of pod fields that is merged into every
- * pod. Anything else under podTemplate is a parse error (DESIGN.md 6).
+ * pod. Anything else under podTemplate is a parse error (docs/design.md 6).
  */
 struct tj_pod_template {
 	json_t *labels;              /* object of strings; NULL when absent */
@@ -249,7 +250,7 @@ int tj_parse(const json_t *obj, struct trainingjob *out, struct field_errors *er
 void tj_default(struct tj_spec *spec);
 
 /*
- * The semantic rules of DESIGN.md sections 1, 2.3 and 6, checked on a
+ * The semantic rules of docs/design.md sections 1, 2.3 and 6, checked on a
  * parsed job: every problem is added to errs with its field path, e.g.
  * "spec.envs.SLURM_JOB_ID: reserved for cadre" or
  * "spec.volumes[\"tmp\"]: mount path must be absolute". spec.image is not
@@ -300,7 +301,7 @@ bool tj_phase_terminal(enum tj_phase phase);
 const char *tj_success_policy_name(enum tj_success_policy policy);
 
 /*
- * The environment variables cadre sets in every pod (DESIGN.md 2.3), in
+ * The environment variables cadre sets in every pod (docs/design.md 2.3), in
  * the order of that table; NULL-terminated. spec.envs and spec.secretEnvs
  * may not use them.
  */
@@ -312,7 +313,7 @@ bool tj_env_reserved(const char *name);
 /*
  * Whether a plain env name looks like it carries a credential: it ends in
  * _TOKEN or _KEY, or contains PASSWORD or SECRET, in any case. Such an
- * entry earns a Warning event (DESIGN.md 6); it is not an error.
+ * entry earns a Warning event (docs/design.md 6); it is not an error.
  */
 bool tj_env_looks_secret(const char *name);
 

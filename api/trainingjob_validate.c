@@ -18,8 +18,8 @@
 #include <strings.h>
 
 /*
- * DESIGN.md 2.3, in the order of its table, then the Slurm set of DESIGN.md
- * 2.4, then the inputs of the generated entrypoint (DESIGN.md 2.2), which
+ * docs/design.md 2.3, in the order of its table, then the Slurm set of docs/design.md
+ * 2.4, then the inputs of the generated entrypoint (docs/design.md 2.2), which
  * cadre sets on every pod too: a user's CADRE_RUN would replace the job's
  * own run.
  */
@@ -72,7 +72,7 @@ bool tj_env_looks_secret(const char *name)
 /* Label and annotation prefixes that cadre and Kueue set on pods themselves. */
 static const char *reserved_key_owner(const char *key)
 {
-	if (!strncmp(key, "cadre.dev/", 10))
+	if (!strncmp(key, CADRE_KEY_PREFIX, strlen(CADRE_KEY_PREFIX)))
 		return "reserved for cadre";
 	if (!strncmp(key, "kueue.x-k8s.io/", 15))
 		return "set by cadre from spec.queue";

@@ -1,5 +1,5 @@
 /*
- * volume.h - the Volume kind (cadre.dev/v1alpha1, DESIGN.md section 4): a
+ * volume.h - the Volume kind (cadre.dev/v1alpha1, docs/design.md section 4): a
  * shared volume that TrainingJobs mount by name, backed by a PVC that cadre
  * creates (k8s-pvc), adopts (claimName) or binds to an NFS export (nfs).
  *
@@ -16,15 +16,15 @@
 #include <stdint.h>
 
 #include "api/condition.h"
+#include "api/labels.h"
 #include "api/meta.h"
 
 struct field_errors;
 
-#define VOL_API_VERSION "cadre.dev/v1alpha1"
+#define VOL_API_VERSION CADRE_API_VERSION
 #define VOL_KIND "Volume"
 
-/* What the PVC's name and protection use. */
-#define VOL_FINALIZER "cadre.dev/volume-protection"
+/* What the PVC's name and protection use: VOL_FINALIZER (api/labels.h). */
 
 /*
  * k8s-pvc is the default: SkyPilot's volume files always name a type, and
@@ -113,7 +113,7 @@ int vol_parse(const json_t *obj, struct volume *out, struct field_errors *errs);
 void vol_default(struct vol_spec *spec);
 
 /*
- * The rules of DESIGN.md section 4: size required for k8s-pvc unless
+ * The rules of docs/design.md section 4: size required for k8s-pvc unless
  * claimName is given, and a positive quantity when given; nfs requires
  * nfs.server and an absolute nfs.path, and takes no claimName; nfs fields
  * only with type nfs; names are DNS subdomains. Every problem is added to
@@ -133,7 +133,7 @@ json_t *vol_status_to_json(const struct vol_status *status);
 
 /*
  * Finish a status computed from the spec of generation (metadata.generation):
- * derive the GitOps conditions from phase and Ready (DESIGN.md 1.2) and
+ * derive the GitOps conditions from phase and Ready (docs/design.md 1.2) and
  * stamp the status and every condition with generation.
  *   Pending: Reconciling=True with Ready's reason and message (kstatus:
  *            InProgress).

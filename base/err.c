@@ -15,7 +15,7 @@ const char *cadre_strerror(int err)
 	case CADRE_ETOOMANY: return "too many requests";
 	case CADRE_EUNAUTHORIZED: return "unauthorized";
 	case CADRE_EFORBIDDEN: return "forbidden";
-	case CADRE_EINVALID: return "invalid object";
+	case CADRE_EREJECTED: return "invalid object";
 	case CADRE_ETIMEDOUT: return "timed out";
 	case CADRE_EIO: return "i/o error";
 	case CADRE_ESERVER: return "server error";

@@ -17,15 +17,20 @@ enum cadre_err {
 	CADRE_ECONFLICT = -5,     /* 409 Conflict: stale resourceVersion */
 	CADRE_EEXIST = -6,        /* 409 AlreadyExists */
 	CADRE_EGONE = -7,         /* 410 Gone: resourceVersion too old */
-	CADRE_EAGAIN = -8,        /* try again later: nothing is wrong yet */
+	/*
+	 * Not now: nothing is wrong, and the same call may succeed later (a 503
+	 * with Retry-After, a Lease another holder still owns, a reconcile to
+	 * requeue, a cluster that cannot take a pod yet). Never "dropped".
+	 */
+	CADRE_EAGAIN = -8,
 	CADRE_ETOOMANY = -9,      /* 429: throttled by the server */
 	CADRE_EUNAUTHORIZED = -10, /* 401 */
 	CADRE_EFORBIDDEN = -11,   /* 403 */
-	CADRE_EINVALID = -12,     /* 422: the server rejected the object */
+	CADRE_EREJECTED = -12,    /* 422: the server rejected the object */
 	CADRE_ETIMEDOUT = -13,    /* deadline passed, or an idle connection */
 	CADRE_EIO = -14,          /* transport error: connect, TLS, reset */
 	CADRE_ESERVER = -15,      /* 5xx other than 503 with Retry-After */
-	CADRE_ETOOBIG = -16,      /* input over its cap */
+	CADRE_ETOOBIG = -16,      /* input over its cap, or a full queue: dropped */
 	CADRE_ECANCELED = -17,    /* the operation was stopped by shutdown */
 	CADRE_EHTTP = -18,        /* any other non-2xx status */
 };

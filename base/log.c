@@ -88,7 +88,8 @@ void log_at(enum log_level level, const char *component, const char *fmt, ...)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000) % 1000);
 
-	buf_init(&line, sizeof(msg) * 2 + 256);
+	/* Room for the worst escaping (6 bytes a byte), so the line is never cut. */
+	buf_init(&line, (sizeof(msg) + strlen(component)) * 6 + 256);
 	if (log_fmt == LOG_JSON) {
 		buf_addf(&line, "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"",
 			 stamp, level_names[level]);
@@ -100,6 +101,9 @@ void log_at(enum log_level level, const char *component, const char *fmt, ...)
 		buf_addf(&line, "%s %-5s %s: %s\n", stamp, level_names[level],
 			 component, msg);
 	}
-	fwrite(buf_str(&line), 1, line.len, stderr);
+	if (buf_error(&line))   /* out of memory: the plain line, unescaped */
+		fprintf(stderr, "%s %-5s %s: %s\n", stamp, level_names[level], component, msg);
+	else
+		fwrite(buf_str(&line), 1, line.len, stderr);
 	buf_release(&line);
 }

@@ -1,14 +1,14 @@
 /*
  * cadre-bench-cache: what the controller's caches cost per object.
  *
- * DESIGN.md 8 asks for <= 128 MiB resident with 10k TrainingJobs and 80k
+ * docs/design.md 8 asks for <= 128 MiB resident with 10k TrainingJobs and 80k
  * pods cached, where Go operators spend about 33 KiB per cached pod. A
  * cluster that size does not fit on a test machine, so this measures the
  * caches themselves: it fills stores with objects shaped like what the API
  * server returns (managedFields, status, conditions), through the same
  * trim functions and indexes the controller uses, and reports the heap
  * each object keeps (glibc's mallinfo2, before and after), then what the
- * DESIGN.md 8 cluster would cost.
+ * docs/design.md 8 cluster would cost.
  *
  *   cadre-bench-cache POD.json JOB.json [PODS [JOBS]]
  *
@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/labels.h"
+#include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
 #define GO_BYTES_PER_POD (33 * 1024)
@@ -168,8 +170,8 @@ static struct result fill(const char *what, const json_t *template, long count,
 	malloc_trim(0);
 	before = heap_in_use();
 	s = store_new(&opts);
-	if (!s || (indexed && (store_add_index(s, "job", store_index_pod_job, NULL) ||
-			       store_add_index(s, "node", store_index_pod_node, NULL)))) {
+	if (!s || (indexed && (store_add_index(s, "job", pod_index_job, NULL) ||
+			       store_add_index(s, "node", pod_index_node, NULL)))) {
 		fprintf(stderr, "cadre-bench-cache: out of memory\n");
 		exit(1);
 	}
@@ -201,7 +203,7 @@ static json_t *make_own_pod(const json_t *template, long i)
 	snprintf(job, sizeof(job), "job-%ld", i / 8);
 	serve(pod, name, i);
 	json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
-			    "cadre.dev/job-name", json_string(job));
+			    LABEL_JOB_NAME, json_string(job));
 	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("gpu-node-17"));
 	json_object_del(json_object_get(pod, "spec"), "schedulingGates");
 	json_object_set_new(pod, "status", running_status(i));
@@ -256,8 +258,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	own_r = fill("cadre's own pods", own, pods, make_own_pod, store_trim_pod, true);
-	foreign_r = fill("other pods", foreign, pods, make_foreign_pod, store_trim_pod, true);
+	own_r = fill("cadre's own pods", own, pods, make_own_pod, pod_trim, true);
+	foreign_r = fill("other pods", foreign, pods, make_foreign_pod, pod_trim, true);
 	job_r = fill("TrainingJobs", job, jobs, make_job, store_trim_managed_fields, false);
 
 	printf("%-20s %8s %12s %14s\n", "cache", "objects", "heap (MiB)", "bytes/object");
@@ -271,7 +273,7 @@ int main(int argc, char **argv)
 	own_total = (double)own_r.bytes + (double)job_r.bytes;
 	foreign_total = (double)foreign_r.bytes + (double)job_r.bytes;
 	go_total = (double)GO_BYTES_PER_POD * (double)pods;
-	printf("\n%ld TrainingJobs and %ld pods cached (DESIGN.md 8 budget %.0f MiB):\n", jobs,
+	printf("\n%ld TrainingJobs and %ld pods cached (docs/design.md 8 budget %.0f MiB):\n", jobs,
 	       pods, mib(BUDGET_BYTES));
 	printf("%-44s %10s %14s\n", "", "cadre", "Go, 33 KiB/pod");
 	printf("%-44s %10.1f %14.1f\n", "all pods cadre's own (MiB of heap)", mib(own_total),

@@ -1,5 +1,5 @@
 /*
- * cli.h - the `cadre` command line (DESIGN.md 9): `cadre <command> [flags]`,
+ * cli.h - the `cadre` command line (docs/design.md 9): `cadre <command> [flags]`,
  * flags parsed as kubectl parses them (pflag: "--flag=v", "--flag v",
  * "-n v", "-nv", flags before or after the command, "--" ends them), the
  * global kubeconfig flags on every command, `--help` on each.

@@ -1,5 +1,5 @@
 /*
- * dash.h - internal to cli/: `cadre dashboard` (DESIGN.md 10), a live page
+ * dash.h - internal to cli/: `cadre dashboard` (docs/design.md 10), a live page
  * served on loopback and fed by reflectors that read with the user's own
  * kubeconfig.
  *
@@ -74,7 +74,7 @@ int dash_job_delta(const json_t *old_map, const json_t *new_map, json_t **out);
  * A job's page: {"job": row, "ranks": [...], "conditions": [...],
  * "events": [...], "lastFailure": {...} | null}. Ranks come from
  * status.nodes, completed with the pods (borrowed array, the job's pods as
- * store_trim_pod keeps them): rank, pod, node, ip, phase, exitCode (of the
+ * pod_trim keeps them): rank, pod, node, ip, phase, exitCode (of the
  * main container once it ended), reason. Conditions are sorted by
  * lastTransitionTime (a timeline); events (borrowed array of core/v1
  * Events about the job) by time, at most the last 50. NULL when out of

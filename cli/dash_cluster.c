@@ -5,6 +5,8 @@
 #include "cli/dash.h"
 
 #include "base/err.h"
+#include "api/labels.h"
+#include "api/quantity.h"
 #include "kube/store.h"
 
 #include <stdlib.h>
@@ -30,10 +32,10 @@ static bool is_gpu_resource(const char *name)
 
 static long long quantity(const json_t *q)
 {
-	long long milli = 0;
+	int64_t milli = 0;
 
-	if (json_is_string(q) && !store_quantity_milli(json_string_value(q), &milli))
-		return milli / 1000;
+	if (json_is_string(q) && !quantity_parse(json_string_value(q), &milli))
+		return (long long)(milli / 1000);
 	if (json_is_integer(q))
 		return (long long)json_integer_value(q);
 	return 0;
@@ -75,7 +77,7 @@ static bool pod_holds(const json_t *pod, const char *node)
 static void add_holder(json_t *jobs, const json_t *pod, long long count)
 {
 	const json_t *m = json_object_get(pod, "metadata");
-	const char *job = str(json_object_get(m, "labels"), STORE_JOB_LABEL);
+	const char *job = str(json_object_get(m, "labels"), LABEL_JOB_NAME);
 	char key[320];
 
 	if (!job)

@@ -8,9 +8,11 @@
 #include "cli/dash_server.h"
 #include "cli/jobs.h"
 
+#include "api/labels.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "kube/reflector.h"
+#include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
 #include <errno.h>
@@ -100,14 +102,14 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 	const struct reflector_options ro[DASH_MAX_REFLECTORS] = {
 		{ .resource = &kube_resource_trainingjobs, .namespace = ns },
 		{ .resource = &kube_resource_pods, .namespace = ns,
-		  .label_selector = STORE_JOB_LABEL },
+		  .label_selector = LABEL_JOB_NAME },
 		{ .resource = &kube_resource_nodes },
 		{ .resource = &kube_resource_core_events, .namespace = ns,
 		  .field_selector = "involvedObject.kind=TrainingJob" },
 	};
 	const struct store_options so[DASH_MAX_REFLECTORS] = {
 		{ "trainingjobs", store_trim_managed_fields, NULL },
-		{ "pods", store_trim_pod, NULL },
+		{ "pods", pod_trim, NULL },
 		{ "nodes", store_trim_managed_fields, NULL },
 		{ "events", store_trim_managed_fields, NULL },
 	};
@@ -119,7 +121,7 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 		else
 			e = reflector_new(k->http, c->stores[i], &ro[i], &c->reflectors[i]);
 	}
-	e = e ? e : store_add_index(c->stores[1], "job", store_index_pod_job, NULL);
+	e = e ? e : store_add_index(c->stores[1], "job", pod_index_job, NULL);
 	e = e ? e : store_add_index(c->stores[3], "object", dash_index_event_object, NULL);
 	return e;
 }

@@ -1,5 +1,5 @@
 /*
- * dashboard.h - `cadre dashboard` (DESIGN.md 10): its entry in the command
+ * dashboard.h - `cadre dashboard` (docs/design.md 10): its entry in the command
  * table of cli/cli.c and its --help.
  */
 #ifndef CADRE_CLI_DASHBOARD_H

@@ -79,7 +79,7 @@ int cli_kube_error(const struct cli_kube *k, const char *what, const struct kube
 		fprintf(err, "%s: %s: not allowed (403 Forbidden): %s\n", k->cmd, what, msg);
 		return CLI_EXIT_FAILED;
 	case CADRE_EINVAL:
-	case CADRE_EINVALID:
+	case CADRE_EREJECTED:
 		fprintf(err, "%s: %s: the API server rejects it: %s\n", k->cmd, what, msg);
 		return CLI_EXIT_USAGE;
 	default:

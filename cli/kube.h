@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "controller/kinds.h"
 #include "kube/client.h"
 
 struct cli_kube {

@@ -16,6 +16,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "api/labels.h"
 #include "convert/convert.h"
 
 #include <stdlib.h>
@@ -166,7 +167,7 @@ int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double time
 
 		if (!ann && json_object_set_new(meta, "annotations", ann = json_object()))
 			goto out;
-		if (json_object_set_new(ann, "cadre.dev/submitted-by", json_string(user)))
+		if (json_object_set_new(ann, ANNOTATION_SUBMITTED_BY, json_string(user)))
 			goto out;
 	}
 	code = cli_submit_job(k, obj, notes, timeout_s, job_id, size, err);

@@ -155,7 +155,7 @@ const char *slurm_reason(const struct trainingjob *tj)
 
 const char *slurm_user(const struct trainingjob *tj)
 {
-	const char *u = meta_annotation(&tj->meta, SLURM_SUBMITTED_BY);
+	const char *u = meta_annotation(&tj->meta, ANNOTATION_SUBMITTED_BY);
 
 	return u && *u ? u : tj->meta.namespace ? tj->meta.namespace : "";
 }

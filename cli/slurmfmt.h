@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/labels.h"
+
 struct buf;
 struct trainingjob;
 
@@ -30,8 +32,6 @@ struct trainingjob;
 /* sacct's DEFAULT_FIELDS (src/sacct/sacct.h). */
 #define SLURM_SACCT_FIELDS "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
 
-/* The annotation cadre sbatch and launch write: who submitted the job. */
-#define SLURM_SUBMITTED_BY "cadre.dev/submitted-by"
 
 /*
  * squeue's %M: [days-][hours:]minutes:seconds, days and hours only when

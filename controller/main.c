@@ -7,9 +7,9 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "controller/manager.h"
+#include "controller/manager/manager.h"
 #include "controller/options.h"
-#include "controller/serve.h"
+#include "controller/serve/serve.h"
 
 #include <pthread.h>
 #include <signal.h>

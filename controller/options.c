@@ -178,7 +178,7 @@ static int set_option(struct options *opts, const struct opt_spec *spec,
 		return 0;
 	}
 bad:
-	buf_addf(err, "%s: invalid value \"%s\" for --%s (%s)", where, value,
+	buf_addf_cut(err, "%s: invalid value \"%s\" for --%s (%s)", where, value,
 		 spec->flag, spec->help);
 	return CADRE_EINVAL;
 }
@@ -221,7 +221,7 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 		size_t len;
 
 		if (strncmp(arg, "--", 2) != 0) {
-			buf_addf(err, "unexpected argument \"%s\"", arg);
+			buf_addf_cut(err, "unexpected argument \"%s\"", arg);
 			return CADRE_EINVAL;
 		}
 		name = arg + 2;
@@ -229,7 +229,7 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		spec = find_spec(name, len);
 		if (!spec) {
-			buf_addf(err, "unknown flag \"%s\" (see --help)", arg);
+			buf_addf_cut(err, "unknown flag \"%s\" (see --help)", arg);
 			return CADRE_EINVAL;
 		}
 		if (eq) {
@@ -239,7 +239,7 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 		} else if (i + 1 < argc) {
 			value = argv[++i];
 		} else {
-			buf_addf(err, "flag --%s needs a value", spec->flag);
+			buf_addf_cut(err, "flag --%s needs a value", spec->flag);
 			return CADRE_EINVAL;
 		}
 		ret = set_option(opts, spec, value, "command line", err);
@@ -272,10 +272,11 @@ const char *options_usage(void)
 		 "Runs the cadre operator: TrainingJobs and Volumes (cadre.dev/v1alpha1).\n"
 		 "Each flag may also be set by the environment variable shown.\n\n");
 	for (size_t i = 0; i < NSPECS; i++) {
-		buf_addf(&b, "  --%-28s %s", specs[i].flag, specs[i].help);
+		/* Cut with "..." if the text ever outgrows its array (buf.h). */
+		buf_addf_cut(&b, "  --%-28s %s", specs[i].flag, specs[i].help);
 		if (specs[i].env)
-			buf_addf(&b, " [$%s]", specs[i].env);
-		buf_addc(&b, '\n');
+			buf_addf_cut(&b, " [$%s]", specs[i].env);
+		buf_addf_cut(&b, "\n");
 	}
 	memcpy(text, buf_str(&b), b.len + 1);
 	buf_release(&b);

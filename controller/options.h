@@ -1,5 +1,5 @@
 /*
- * options.h - the controller's flags (DESIGN.md section 5).
+ * options.h - the controller's flags (docs/design.md section 5).
  *
  * Every flag can also be given as an environment variable: --kube-api-qps is
  * CADRE_KUBE_API_QPS. A flag on the command line wins over the variable, the

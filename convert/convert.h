@@ -2,7 +2,7 @@
  * convert.h - what researchers already have, read into cadre's kinds: a
  * Slurm batch script, a SkyPilot task or a SkyPilot volume file becomes a
  * struct trainingjob or struct volume (api/), plus the list of everything
- * that could not be honoured, each with its line (DESIGN.md 2.4 and 9).
+ * that could not be honoured, each with its line (docs/design.md 2.4 and 9).
  *
  * Pure: the input is a buffer, the output structs; no I/O, no globals.
  * Not thread-safe per result; distinct results are independent.
@@ -162,7 +162,7 @@ int convert_any(const struct convert_input *in, struct convert_result *r);
 
 /*
  * Append the converted object as YAML to out: apiVersion, kind, metadata,
- * spec, in the order DESIGN.md writes them, only the fields the input set.
+ * spec, in the order docs/design.md writes them, only the fields the input set.
  * Returns 0, CADRE_EINVAL for a result with nothing converted, or an error
  * of buf_add.
  */

@@ -1,6 +1,6 @@
 /*
  * emit.c - a converted TrainingJob or Volume as YAML (libyaml's emitter),
- * keys in the order DESIGN.md writes them, only the fields the input set.
+ * keys in the order docs/design.md writes them, only the fields the input set.
  *
  * Strings that YAML would read as something else (numbers, booleans, null,
  * "H100:8" with its colon) are double-quoted; scripts are literal blocks;
@@ -77,7 +77,7 @@ static bool pair(struct emitter *em, const char *key, const char *value)
 	return !value || (str(em, key) && str(em, value));
 }
 
-/* Quantities and accelerators: always quoted, as DESIGN.md writes them. */
+/* Quantities and accelerators: always quoted, as docs/design.md writes them. */
 static bool quoted_pair(struct emitter *em, const char *key, const char *value)
 {
 	return !value || (str(em, key) && scalar(em, value, YAML_DOUBLE_QUOTED_SCALAR_STYLE));

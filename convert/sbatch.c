@@ -6,7 +6,7 @@
  * and an unquoted '#' that starts a word starts a comment (one inside a
  * word is kept, so pyxis's "nvcr.io#nvidia/pytorch" reads as written). What follows the #SBATCH block
  * becomes spec.run, and its commands outside srun that do more than set up
- * the environment are reported: they now run on every node (DESIGN.md 2.4).
+ * the environment are reported: they now run on every node (docs/design.md 2.4).
  */
 #include "convert/sbatch.h"
 

@@ -1,7 +1,7 @@
 /*
  * sbatch_body.c - the commands of a batch script that now run on every
  * node. Slurm runs the script once, on the first node, and srun fans out;
- * cadre runs it on every node and srun runs locally (DESIGN.md 2.4). A
+ * cadre runs it on every node and srun runs locally (docs/design.md 2.4). A
  * command that only sets up the environment is the same either way; any
  * other command outside srun is reported with its line, unless it sits in
  * an `if` that tests the node's rank.

@@ -279,7 +279,7 @@ static int parse_envs(struct task *t, yaml_node_t *n)
 }
 
 /*
- * secrets: values never go into the TrainingJob (DESIGN.md 6). Each becomes
+ * secrets: values never go into the TrainingJob (docs/design.md 6). Each becomes
  * a secretEnvs entry reading key NAME of the Secret "<job>-secrets", and one
  * note says how to create it.
  */

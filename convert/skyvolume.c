@@ -1,7 +1,7 @@
 /*
  * skyvolume.c - a SkyPilot volume file (`sky volumes apply -f`: name, type,
  * infra, size, use_existing, config.access_mode, config.storage_class_name)
- * into a Volume. It maps one to one (DESIGN.md 4); what does not is noted.
+ * into a Volume. It maps one to one (docs/design.md 4); what does not is noted.
  */
 #include "convert/convert.h"
 #include "convert/yamldoc.h"

@@ -112,7 +112,7 @@ enum kube_patch_type {
 
 /*
  * PATCH the object, or its subresource ("status"; NULL for the object).
- * A JSON patch with a "test" op that fails is CADRE_EINVALID (422).
+ * A JSON patch with a "test" op that fails is CADRE_EREJECTED (422).
  */
 int kube_client_patch(struct kube_http *h, const struct kube_resource *res,
 		      const char *ns, const char *name, const char *subresource,

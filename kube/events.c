@@ -86,16 +86,13 @@ static void rec_free(struct event_rec *r)
 int events_new(struct kube_http *http, const struct events_options *opts,
 	       struct events **out)
 {
-	static const struct events_options defaults = { 0 };
 	pthread_condattr_t attr;
 	char host[256] = "cadre";
 	struct events *e;
 
 	*out = NULL;
-	if (!http)
+	if (!http || !opts || !opts->reporting_controller)
 		return CADRE_EINVAL;
-	if (!opts)
-		opts = &defaults;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return CADRE_ENOMEM;
@@ -103,8 +100,7 @@ int events_new(struct kube_http *http, const struct events_options *opts,
 		snprintf(host, sizeof(host), "cadre");
 	host[sizeof(host) - 1] = '\0';
 	e->http = http;
-	e->controller = strdup(opts->reporting_controller ? opts->reporting_controller
-							  : EVENTS_REPORTING_CONTROLLER);
+	e->controller = strdup(opts->reporting_controller);
 	e->instance = strdup(opts->reporting_instance ? opts->reporting_instance : host);
 	e->series = json_object();
 	e->buckets = json_object();
@@ -229,7 +225,7 @@ int events_record(struct events *e, const json_t *regarding, enum events_type ty
 	if (e->queued >= e->queue_len || e->stopping) {
 		pthread_mutex_unlock(&e->lock);
 		atomic_fetch_add(&e->dropped, 1);
-		err = CADRE_EAGAIN;
+		err = CADRE_ETOOBIG;
 		goto out;
 	}
 	if (e->tail)

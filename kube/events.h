@@ -38,12 +38,11 @@ struct events;
 
 enum events_type { EVENTS_NORMAL, EVENTS_WARNING };
 
-#define EVENTS_REPORTING_CONTROLLER "cadre.dev/controller"
 /* The API server refuses a longer note; longer ones are cut. */
 #define EVENTS_MAX_NOTE 1024
 
 struct events_options {
-	const char *reporting_controller;  /* NULL: EVENTS_REPORTING_CONTROLLER */
+	const char *reporting_controller;  /* required: who reports, "<domain>/<name>" */
 	const char *reporting_instance;    /* NULL: the host name */
 	size_t queue_len;                  /* 0: 1000 */
 	size_t cache_len;                  /* 0: 4096 */
@@ -55,8 +54,8 @@ struct events_options {
 };
 
 /*
- * A recorder sending through http (borrowed; must outlive it); opts may be
- * NULL and is copied. Events may be recorded before events_start(); they
+ * A recorder sending through http (borrowed; must outlive it); opts is
+ * copied and must name the reporting controller. Events may be recorded before events_start(); they
  * wait in the queue. Returns 0 and *out, or CADRE_EINVAL / CADRE_ENOMEM.
  */
 int events_new(struct kube_http *http, const struct events_options *opts,
@@ -84,7 +83,7 @@ void events_free(struct events *e);
  * Queue an event about regarding (borrowed; read now: apiVersion, kind,
  * metadata.name, .namespace, .uid). reason is CamelCase ("Admitted"),
  * action what cadre did or is doing ("Admit"), the note is formatted from
- * fmt. Never blocks on the network. Returns 0; CADRE_EAGAIN when the queue
+ * fmt. Never blocks on the network. Returns 0; CADRE_ETOOBIG when the queue
  * is full and the event was dropped; CADRE_EINVAL (no name, no reason or
  * action); CADRE_ENOMEM. Callers may ignore the result: events are
  * advisory.

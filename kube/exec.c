@@ -373,7 +373,7 @@ static char **build_env(const struct kube_exec *spec, char *info,
 		buf_init(&b, 1u << 20);
 		buf_addf(&b, "%s=%s", spec->env[j].name,
 			 spec->env[j].value ? spec->env[j].value : "");
-		var = b.data ? buf_detach(&b, NULL) : NULL;
+		var = buf_error(&b) ? NULL : buf_detach(&b, NULL);
 		buf_release(&b);
 		if (!var) {
 			free(env);
@@ -466,6 +466,39 @@ static int read_output(int fd, struct buf *out, int64_t deadline)
 	}
 }
 
+/*
+ * Read the running plugin's output (at most MAX_OUTPUT, within
+ * KUBE_EXEC_TIMEOUT_MS) and reap it; killed when it overruns either. 0 when
+ * it exited with status 0, else the error (set in st). pid is reaped either way.
+ */
+static int exec_collect(const struct kube_exec *spec, pid_t pid, int fd, struct buf *out,
+			struct kube_status *st)
+{
+	const char *hint = spec->install_hint ? spec->install_hint : "";
+	int err = read_output(fd, out, mono_ms() + KUBE_EXEC_TIMEOUT_MS), wstatus = 0;
+
+	if (err) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		kube_status_set(st, err, "exec plugin %s: %s", spec->command,
+				err == CADRE_ETIMEDOUT ? "did not finish in time"
+				: err == CADRE_ETOOBIG ? "wrote more than 1 MiB"
+				: "cannot read its output");
+		return err;
+	}
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(wstatus) && !WEXITSTATUS(wstatus))
+		return 0;
+	if (WIFEXITED(wstatus))
+		return kube_status_set(st, CADRE_EIO, "exec plugin %s exited with status %d%s%s",
+				       spec->command, WEXITSTATUS(wstatus),
+				       *hint ? "; " : "", hint);
+	return kube_status_set(st, CADRE_EIO, "exec plugin %s was killed by signal %d",
+			       spec->command, WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+}
+
 int kube_exec_run(const struct kube_exec *spec, const char *server,
 		  const char *ca_pem, struct kube_exec_cred *cred,
 		  struct kube_status *st)
@@ -523,32 +556,10 @@ int kube_exec_run(const struct kube_exec *spec, const char *server,
 				      *hint ? "; " : "", hint);
 		goto out;
 	}
-	err = read_output(pipefd[0], &out, mono_ms() + KUBE_EXEC_TIMEOUT_MS);
-	if (err) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-		pid = -1;
-		kube_status_set(st, err, "exec plugin %s: %s", spec->command,
-				err == CADRE_ETIMEDOUT ? "did not finish in time"
-				: err == CADRE_ETOOBIG ? "wrote more than 1 MiB"
-				: "cannot read its output");
-		goto out;
-	}
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	err = exec_collect(spec, pid, pipefd[0], &out, st);
 	pid = -1;
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus)) {
-		if (WIFEXITED(wstatus))
-			err = kube_status_set(st, CADRE_EIO, "exec plugin %s exited with status %d%s%s",
-					      spec->command, WEXITSTATUS(wstatus),
-					      *hint ? "; " : "", hint);
-		else
-			err = kube_status_set(st, CADRE_EIO, "exec plugin %s was killed by signal %d",
-					      spec->command,
-					      WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+	if (err)
 		goto out;
-	}
 	err = kube_exec_parse(buf_str(&out), out.len, spec->api_version, cred, st);
 out:
 	if (pid > 0) {

@@ -509,17 +509,117 @@ static bool idempotent(const char *method)
 	       !strcmp(method, "OPTIONS");
 }
 
+/*
+ * What every send attempt does first, for a request and a stream alike: take
+ * the current credentials (a refreshed token after a 401) and set the easy
+ * handle up for path_and_query. The credentials are released at once:
+ * setup_common copies what it keeps. 0, or the error also set in resp.
+ */
+static int attempt_setup(struct kube_http *h, struct transfer *t, const char *method,
+			 const char *path_and_query, struct curl_slist **headers,
+			 struct buf *url, struct kube_response *resp)
+{
+	struct kube_config_creds creds = { 0 };
+	int err = kube_config_credentials(h->cfg, &creds, &resp->error);
+
+	if (err)
+		return err;
+	err = setup_common(h, t, path_and_query, &creds, headers, url);
+	kube_config_creds_release(&creds);
+	if (err)
+		kube_status_set(&resp->error, err, "%s %s: cannot build request", method,
+				path_and_query);
+	return err;
+}
+
+/* A request's body, method and timeout on top of attempt_setup. 0 or CADRE_ENOMEM. */
+static int request_setup(struct kube_http *h, struct transfer *t, const char *method,
+			 const char *content_type, const char *body, size_t body_len,
+			 struct curl_slist **headers, char *errbuf, struct kube_response *resp)
+{
+	if (body) {
+		struct curl_slist *next;
+		char ct[256];
+
+		snprintf(ct, sizeof(ct), "Content-Type: %s",
+			 content_type ? content_type : "application/json");
+		next = curl_slist_append(*headers, ct);
+		if (!next)
+			return kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");
+		*headers = next;
+		curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+		curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, body);
+	}
+	if (!strcmp(method, "HEAD"))
+		curl_easy_setopt(t->easy, CURLOPT_NOBODY, 1L);
+	else if (strcmp(method, "GET") || body)
+		curl_easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, *headers);
+	curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, h->opts.request_timeout_ms);
+	errbuf[0] = '\0';
+	curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, errbuf);
+	return 0;
+}
+
+/*
+ * What one finished request attempt means: 0 for a 2xx, else the error (set
+ * in resp). *answered says whether the error is the server's answer, which a
+ * new attempt may change (a 401, a 429 or 503 with Retry-After).
+ */
+static int request_result(struct kube_http *h, const struct transfer *t, const char *method,
+			  const char *path_and_query, CURLcode rc, long status,
+			  const char *errbuf, struct kube_response *resp, bool *answered)
+{
+	*answered = false;
+	if (t->too_big)
+		return kube_status_set(&resp->error, CADRE_ETOOBIG,
+				       "%s %s: response body over %zu bytes",
+				       method, path_and_query, h->opts.max_body);
+	/*
+	 * A server that refuses a request may answer and close before the
+	 * transfer is done (kube-apiserver does for a bad token): after a
+	 * complete error status the answer is the server's, not the
+	 * network's. A cut-short success is never taken as one.
+	 */
+	if (rc != CURLE_OK && !(rc == CURLE_PARTIAL_FILE && status >= 400))
+		return transport_error(&resp->error, rc, errbuf, method, path_and_query);
+	*answered = true;
+	return kube_status_from_http(&resp->error, status, resp->body.data,
+				     resp->body.len, t->retry_after_s >= 0);
+}
+
+/*
+ * A 429 was not processed, so any verb may go again; a 503 may have been,
+ * so only idempotent ones do. Both only when the server said when (client-go
+ * does the same). True after waiting, when the caller should send again.
+ */
+static bool retry_after_wait(struct kube_http *h, const struct transfer *t, const char *method,
+			     const char *path_and_query, long status,
+			     const struct kube_response *resp)
+{
+	int64_t wait_ms = (int64_t)t->retry_after_s * 1000;
+
+	if (t->retry_after_s < 0 || resp->attempts > h->opts.max_retries ||
+	    !(status == 429 || (status == 503 && idempotent(method))))
+		return false;
+	if (wait_ms > h->opts.max_retry_after_ms)
+		wait_ms = h->opts.max_retry_after_ms;
+	log_debug("http", "%s %s: HTTP %ld, retrying in %lld ms",
+		  method, path_and_query, status, (long long)wait_ms);
+	kube_ratelimit_sleep(&h->clock, wait_ms * NS_PER_MS, NULL);
+	return true;
+}
+
 int kube_http_request(struct kube_http *h, const char *method,
 		      const char *path_and_query, const char *content_type,
 		      const char *body, size_t body_len,
 		      struct kube_response *resp)
 {
-	struct kube_config_creds creds = { 0 };
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE];
 	struct transfer t;
 	struct buf url;
-	bool auth_retried = false;
+	bool auth_retried = false, answered;
 	int err;
 
 	buf_init(&url, 64 * 1024);
@@ -541,43 +641,14 @@ int kube_http_request(struct kube_http *h, const char *method,
 	for (;;) {
 		CURLcode rc;
 		long status = 0;
-		struct curl_slist *next;
 
 		kube_ratelimit_wait(&h->limiter, NULL);
-		err = kube_config_credentials(h->cfg, &creds, &resp->error);
+		err = attempt_setup(h, &t, method, path_and_query, &headers, &url, resp);
+		if (!err)
+			err = request_setup(h, &t, method, content_type, body, body_len, &headers,
+					    errbuf, resp);
 		if (err)
 			goto out;
-		err = setup_common(h, &t, path_and_query, &creds, &headers, &url);
-		kube_config_creds_release(&creds);
-		if (err) {
-			kube_status_set(&resp->error, err, "%s %s: cannot build request",
-					method, path_and_query);
-			goto out;
-		}
-		if (body) {
-			char ct[256];
-
-			snprintf(ct, sizeof(ct), "Content-Type: %s",
-				 content_type ? content_type : "application/json");
-			next = curl_slist_append(headers, ct);
-			if (!next) {
-				err = kube_status_set(&resp->error, CADRE_ENOMEM,
-						      "out of memory");
-				goto out;
-			}
-			headers = next;
-			curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE,
-					 (curl_off_t)body_len);
-			curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, body);
-		}
-		if (!strcmp(method, "HEAD"))
-			curl_easy_setopt(t.easy, CURLOPT_NOBODY, 1L);
-		else if (strcmp(method, "GET") || body)
-			curl_easy_setopt(t.easy, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, h->opts.request_timeout_ms);
-		errbuf[0] = '\0';
-		curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, errbuf);
 
 		buf_reset(&resp->body);
 		t.too_big = false;
@@ -591,47 +662,16 @@ int kube_http_request(struct kube_http *h, const char *method,
 		resp->status = status;
 		stats_count(h, method, rc == CURLE_OK ? status : 0);
 
-		if (t.too_big) {
-			err = kube_status_set(&resp->error, CADRE_ETOOBIG,
-					      "%s %s: response body over %zu bytes",
-					      method, path_and_query, h->opts.max_body);
-			goto out;
-		}
-		/*
-		 * A server that refuses a request may answer and close before the
-		 * transfer is done (kube-apiserver does for a bad token): after a
-		 * complete error status the answer is the server's, not the
-		 * network's. A cut-short success is never taken as one.
-		 */
-		if (rc != CURLE_OK && !(rc == CURLE_PARTIAL_FILE && status >= 400)) {
-			err = transport_error(&resp->error, rc, errbuf, method,
-					      path_and_query);
-			goto out;
-		}
-		err = kube_status_from_http(&resp->error, status, resp->body.data,
-					    resp->body.len, t.retry_after_s >= 0);
-		if (!err)
+		err = request_result(h, &t, method, path_and_query, rc, status, errbuf, resp,
+				     &answered);
+		if (!err || !answered)
 			goto out;
 		if (status == 401 && !auth_retried && kube_config_invalidate(h->cfg)) {
 			auth_retried = true;
 			continue;
 		}
-		/*
-		 * A 429 was not processed, so any verb may go again; a 503 may
-		 * have been, so only idempotent ones do. Both only when the
-		 * server said when (client-go does the same).
-		 */
-		if (t.retry_after_s >= 0 && resp->attempts <= h->opts.max_retries &&
-		    (status == 429 || (status == 503 && idempotent(method)))) {
-			int64_t wait_ms = (int64_t)t.retry_after_s * 1000;
-
-			if (wait_ms > h->opts.max_retry_after_ms)
-				wait_ms = h->opts.max_retry_after_ms;
-			log_debug("http", "%s %s: HTTP %ld, retrying in %lld ms",
-				  method, path_and_query, status, (long long)wait_ms);
-			kube_ratelimit_sleep(&h->clock, wait_ms * NS_PER_MS, NULL);
+		if (retry_after_wait(h, &t, method, path_and_query, status, resp))
 			continue;
-		}
 		goto out;
 	}
 out:
@@ -669,18 +709,101 @@ static long idle_left_ms(const struct transfer *t, int64_t now)
 	       t->stream->idle_timeout_ms;
 }
 
+/* How a stream's transfer ended, as stream_pump saw it. */
+struct stream_end {
+	CURLcode rc;
+	bool idle, stopped, done;
+};
+
+/*
+ * Drive the stream's multi handle until the transfer ends, the reader asks
+ * to stop, the stop flag is set or the stream is idle for too long, looking
+ * every STREAM_TICK_MS.
+ */
+static void stream_pump(struct kube_http *h, struct transfer *t, CURLM *multi,
+			const struct kube_stream_opts *opts, struct stream_end *end)
+{
+	while (!end->done) {
+		int running = 0, queued;
+		long wait_ms = STREAM_TICK_MS;
+		CURLMsg *msg;
+
+		if (curl_multi_perform(multi, &running) != CURLM_OK) {
+			end->rc = CURLE_RECV_ERROR;
+			break;
+		}
+		while ((msg = curl_multi_info_read(multi, &queued)))
+			if (msg->msg == CURLMSG_DONE) {
+				end->rc = msg->data.result;
+				end->done = true;
+			}
+		if (end->done || !running)
+			break;
+		if (t->callback_err)
+			break;
+		if (opts->stop && atomic_load(opts->stop)) {
+			end->stopped = true;
+			break;
+		}
+		if (opts->idle_timeout_ms > 0 && t->connected) {
+			long left = idle_left_ms(t, h->clock.now_ns(h->clock.ctx));
+
+			if (left <= 0) {
+				end->idle = true;
+				break;
+			}
+			if (left < wait_ms)
+				wait_ms = left;
+		}
+		curl_multi_poll(multi, NULL, 0, (int)wait_ms, NULL);
+	}
+}
+
+/* What an ended stream means: 0 for a clean end of a 2xx, else the error (set in resp). */
+static int stream_result(struct kube_http *h, const struct transfer *t,
+			 const char *path_and_query, const struct kube_stream_opts *opts,
+			 const struct stream_end *end, long status, const char *errbuf,
+			 struct kube_response *resp)
+{
+	int err;
+
+	if (end->stopped)
+		return kube_status_set(&resp->error, CADRE_ECANCELED, "GET %s: stopped",
+				       path_and_query);
+	if (t->callback_err)
+		return kube_status_set(&resp->error, t->callback_err,
+				       "GET %s: ended by the reader (%s)", path_and_query,
+				       cadre_strerror(t->callback_err));
+	if (end->idle)
+		return kube_status_set(&resp->error, CADRE_ETIMEDOUT, "GET %s: no data for %ld ms",
+				       path_and_query, opts->idle_timeout_ms);
+	if (t->too_big)
+		return kube_status_set(&resp->error, CADRE_ETOOBIG,
+				       "GET %s: error body over %zu bytes", path_and_query,
+				       h->opts.max_body);
+	if (end->rc != CURLE_OK || !end->done)
+		return transport_error(&resp->error,
+				       end->rc == CURLE_OK ? CURLE_RECV_ERROR : end->rc,
+				       errbuf, "GET", path_and_query);
+	err = kube_status_from_http(&resp->error, status, resp->body.data, resp->body.len,
+				    t->retry_after_s >= 0);
+	/* The next stream (the reflector comes back) gets fresh credentials. */
+	if (status == 401)
+		kube_config_invalidate(h->cfg);
+	return err;
+}
+
 int kube_http_stream(struct kube_http *h, const char *path_and_query,
 		     const struct kube_stream_opts *opts)
 {
-	struct kube_config_creds creds = { 0 };
 	struct curl_slist *headers = NULL;
 	struct kube_response local, *resp = opts->resp;
+	struct stream_end end = { CURLE_OK, false, false, false };
 	char errbuf[CURL_ERROR_SIZE];
 	struct transfer t;
 	struct buf url;
 	CURLM *multi = NULL;
-	CURLcode rc = CURLE_OK;
-	bool added = false, idle = false, stopped = false, done = false;
+	bool added = false;
 	long status = 0;
 	int err;
 
@@ -701,9 +824,6 @@ int kube_http_stream(struct kube_http *h, const char *path_and_query,
 		kube_status_set(&resp->error, err, "GET %s: stopped", path_and_query);
 		goto out;
 	}
-	err = kube_config_credentials(h->cfg, &creds, &resp->error);
-	if (err)
-		goto out;
 	/*
 	 * A stream gets its own easy and multi handles: its connection ends
 	 * with it (an abandoned watch cannot be reused), and driving the
@@ -720,12 +840,9 @@ int kube_http_stream(struct kube_http *h, const char *path_and_query,
 		err = kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");
 		goto out;
 	}
-	err = setup_common(h, &t, path_and_query, &creds, &headers, &url);
-	if (err) {
-		kube_status_set(&resp->error, err, "GET %s: cannot build request",
-				path_and_query);
+	err = attempt_setup(h, &t, "GET", path_and_query, &headers, &url, resp);
+	if (err)
 		goto out;
-	}
 	curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(t.easy, CURLOPT_PREREQFUNCTION, on_connected);
 	curl_easy_setopt(t.easy, CURLOPT_PREREQDATA, &t);
@@ -738,69 +855,11 @@ int kube_http_stream(struct kube_http *h, const char *path_and_query,
 	added = true;
 	t.last_data_ns = h->clock.now_ns(h->clock.ctx);
 
-	while (!done) {
-		int running = 0, queued;
-		long wait_ms = STREAM_TICK_MS;
-		CURLMsg *msg;
-
-		if (curl_multi_perform(multi, &running) != CURLM_OK) {
-			rc = CURLE_RECV_ERROR;
-			break;
-		}
-		while ((msg = curl_multi_info_read(multi, &queued)))
-			if (msg->msg == CURLMSG_DONE) {
-				rc = msg->data.result;
-				done = true;
-			}
-		if (done || !running)
-			break;
-		if (t.callback_err)
-			break;
-		if (opts->stop && atomic_load(opts->stop)) {
-			stopped = true;
-			break;
-		}
-		if (opts->idle_timeout_ms > 0 && t.connected) {
-			long left = idle_left_ms(&t, h->clock.now_ns(h->clock.ctx));
-
-			if (left <= 0) {
-				idle = true;
-				break;
-			}
-			if (left < wait_ms)
-				wait_ms = left;
-		}
-		curl_multi_poll(multi, NULL, 0, (int)wait_ms, NULL);
-	}
+	stream_pump(h, &t, multi, opts, &end);
 	curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
 	resp->status = status;
 	stats_count(h, "WATCH", status);
-
-	if (stopped) {
-		err = kube_status_set(&resp->error, CADRE_ECANCELED,
-				      "GET %s: stopped", path_and_query);
-	} else if (t.callback_err) {
-		err = kube_status_set(&resp->error, t.callback_err,
-				      "GET %s: ended by the reader (%s)", path_and_query,
-				      cadre_strerror(t.callback_err));
-	} else if (idle) {
-		err = kube_status_set(&resp->error, CADRE_ETIMEDOUT,
-				      "GET %s: no data for %ld ms", path_and_query,
-				      opts->idle_timeout_ms);
-	} else if (t.too_big) {
-		err = kube_status_set(&resp->error, CADRE_ETOOBIG,
-				      "GET %s: error body over %zu bytes",
-				      path_and_query, h->opts.max_body);
-	} else if (rc != CURLE_OK || !done) {
-		err = transport_error(&resp->error, rc == CURLE_OK ? CURLE_RECV_ERROR : rc,
-				      errbuf, "GET", path_and_query);
-	} else {
-		err = kube_status_from_http(&resp->error, status, resp->body.data,
-					    resp->body.len, t.retry_after_s >= 0);
-		/* The next stream (the reflector comes back) gets fresh credentials. */
-		if (status == 401)
-			kube_config_invalidate(h->cfg);
-	}
+	err = stream_result(h, &t, path_and_query, opts, &end, status, errbuf, resp);
 out:
 	if (added)
 		curl_multi_remove_handle(multi, t.easy);
@@ -809,7 +868,6 @@ out:
 	if (multi)
 		curl_multi_cleanup(multi);
 	curl_slist_free_all(headers);
-	kube_config_creds_release(&creds);
 	buf_release(&url);
 	resp->error.code = err;
 	if (resp == &local)

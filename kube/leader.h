@@ -46,7 +46,7 @@
 
 struct leader;
 
-/* client-go's recommended timings (and DESIGN.md 5). */
+/* client-go's recommended timings (and docs/design.md 5). */
 #define LEADER_LEASE_DURATION_MS 15000
 #define LEADER_RENEW_DEADLINE_MS 10000
 #define LEADER_RETRY_PERIOD_MS 2000

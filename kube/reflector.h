@@ -65,7 +65,7 @@ enum reflector_reason {
 /* The label value for reason; never NULL. */
 const char *reflector_reason_name(enum reflector_reason reason);
 
-/* The pod reflector's field selector: non-terminal pods only (DESIGN.md 3.1). */
+/* The pod reflector's field selector: non-terminal pods only (docs/design.md 3.1). */
 #define REFLECTOR_NON_TERMINAL_PODS "status.phase!=Succeeded,status.phase!=Failed"
 
 struct reflector_options {

@@ -25,10 +25,6 @@ const struct kube_resource kube_resource_podgroups_v1beta1 = {
 const struct kube_resource kube_resource_podgroups_v1alpha2 = {
 	"scheduling.k8s.io", "v1alpha2", "scheduling.k8s.io/v1alpha2", "podgroups", "PodGroup",
 	true };
-const struct kube_resource kube_resource_trainingjobs = {
-	"cadre.dev", "v1alpha1", "cadre.dev/v1alpha1", "trainingjobs", "TrainingJob", true };
-const struct kube_resource kube_resource_volumes = {
-	"cadre.dev", "v1alpha1", "cadre.dev/v1alpha1", "volumes", "Volume", true };
 
 static bool unreserved(unsigned char c)
 {

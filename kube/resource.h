@@ -3,15 +3,16 @@
  * to it.
  *
  * A struct kube_resource names a group/version/resource. The descriptors
- * below are the ones cadre talks to; any other can be declared the same way
- * (the client serves any resource, it has no per-kind code).
+ * below are Kubernetes' own; any other (a custom resource) is declared the
+ * same way by its user (the client serves any resource, it has no per-kind
+ * code).
  *
  * Paths follow the API server's layout:
  *   core:   /api/v1[/namespaces/<ns>]/<plural>[/<name>[/<subresource>]]
  *   groups: /apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]
  * Path segments and query values are percent-encoded (RFC 3986 unreserved
  * characters pass as they are), so a label selector such as
- * "cadre.dev/job-name in (a,b)" or a field selector with "!=" arrives intact.
+ * "app.kubernetes.io/name in (a,b)" or a field selector with "!=" arrives intact.
  *
  * Pure functions on caller-owned buffers; thread-safe.
  */
@@ -42,8 +43,6 @@ extern const struct kube_resource kube_resource_leases;        /* coordination.k
 /* Kubernetes' own gang scheduling: 1.37 serves v1beta1, 1.36 v1alpha2 (each only if enabled). */
 extern const struct kube_resource kube_resource_podgroups_v1beta1;
 extern const struct kube_resource kube_resource_podgroups_v1alpha2;
-extern const struct kube_resource kube_resource_trainingjobs;  /* cadre.dev/v1alpha1 */
-extern const struct kube_resource kube_resource_volumes;       /* cadre.dev/v1alpha1 */
 
 /*
  * Append the path for res to out (which is not reset first).

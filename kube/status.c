@@ -36,7 +36,7 @@ int kube_status_code(long http_status, const char *reason, bool retry_after)
 		return CADRE_ECONFLICT;
 	case 410: return CADRE_EGONE;
 	case 413: return CADRE_ETOOBIG;
-	case 422: return CADRE_EINVALID;
+	case 422: return CADRE_EREJECTED;
 	case 429: return CADRE_ETOOMANY;
 	case 503:
 		if (retry_after)

@@ -12,7 +12,7 @@
  *   408 -> CADRE_ETIMEDOUT       409 + reason AlreadyExists -> CADRE_EEXIST
  *   409 otherwise -> CADRE_ECONFLICT
  *   410 -> CADRE_EGONE           413 -> CADRE_ETOOBIG
- *   422 -> CADRE_EINVALID        429 -> CADRE_ETOOMANY
+ *   422 -> CADRE_EREJECTED        429 -> CADRE_ETOOMANY
  *   503 with Retry-After -> CADRE_EAGAIN (the server asked us to come back)
  *   other 5xx -> CADRE_ESERVER   other non-2xx -> CADRE_EHTTP
  *   2xx -> 0

@@ -3,7 +3,7 @@
  *
  * Objects are kept by key, "namespace/name" ("name" when cluster-scoped),
  * after a per-kind trim callback has cut them down to what cadre reads:
- * the cache of every pod in a cluster must stay small (DESIGN.md 8 allows
+ * the cache of every pod in a cluster must stay small (docs/design.md 8 allows
  * 128 MiB for 80k pods). Secondary indexes map a value (the node a pod
  * runs on, the job it belongs to) to the keys of the objects that have it;
  * an index function says which values an object has, so a new index is
@@ -156,56 +156,7 @@ int store_foreach(struct store *s, store_visit_fn fn, void *ctx);
 /* Objects stored. */
 size_t store_len(struct store *s);
 
-/* --- pods --- */
-
-/* The label on every pod cadre creates; its value is the job's name. */
-#define STORE_JOB_LABEL "cadre.dev/job-name"
-
-/*
- * Trim for pods (pass as store_options.trim; arg unused).
- *
- * cadre's own pods (with STORE_JOB_LABEL) keep what its reconcilers read,
- * in the pod's own shape, and nothing else:
- *   metadata: name, namespace, uid, resourceVersion, labels, deletionTimestamp
- *   spec: nodeName, schedulingGates, containers[]: name, resources.requests
- *   status: phase, podIP, reason, message; conditions[] of type
- *     PodScheduled, Ready and DisruptionTarget: type, status, reason,
- *     message; containerStatuses[]: name, state.waiting, state.terminated
- *
- * Every other pod is kept as a flat summary, enough to count what it uses:
- *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),
- *    "phase": "...", "requests": {"cpu": "1500m", "memory": "1073741824",
- *    "nvidia.com/gpu": "8", ...}, "schedulingGates": true (when gated)}
- * requests is a ResourceList of the pod's effective requests as the
- * scheduler counts them - the larger of the containers' sum and each init
- * container's need (restartable sidecars included), plus spec.overhead - in
- * canonical quantities ("<n>" when whole, else "<n>m"); zero amounts and an
- * empty list are left out. A summary has no "metadata" member, which is how
- * to tell it from a whole pod.
- */
-json_t *store_trim_pod(const json_t *pod, void *arg);
-
-/*
- * Trim every pod to the flat summary above, cadre's own included: for a
- * cache that counts capacity and holds pods that another cache keeps whole.
- */
-json_t *store_trim_pod_summary(const json_t *pod, void *arg);
-
 /* Generic trim: the object without metadata.managedFields (shares the rest). */
 json_t *store_trim_managed_fields(const json_t *obj, void *arg);
-
-/* Index pods by "namespace/<value of STORE_JOB_LABEL>" (cadre's pods only). */
-int store_index_pod_job(const json_t *pod, json_t *values, void *arg);
-
-/* Index pods by node name (spec.nodeName, or nodeName of a summary). */
-int store_index_pod_node(const json_t *pod, json_t *values, void *arg);
-
-/*
- * Parse a resource quantity ("500m", "1.5", "64Gi", "2e3") into milli-units,
- * rounding up as the API server does for MilliValue. Saturates at INT64_MAX.
- * Returns 0 or CADRE_EPARSE. Exposed for the trim; api/quantity.c is the
- * full implementation for everything else.
- */
-int store_quantity_milli(const char *s, long long *milli);
 
 #endif

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "base/err.h"
-#include "controller/admission.h"
+#include "controller/admission/admission.h"
 
 #define GPU "nvidia.com/gpu"
 #define H100 "NVIDIA-H100-80GB-HBM3"

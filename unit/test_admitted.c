@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "controller/admitted.h"
+#include "controller/admission/admitted.h"
 
 static struct admitted *a;
 

@@ -30,6 +30,53 @@ Test(buf, refuses_to_grow_past_its_cap_and_keeps_contents)
 	buf_release(&b);
 }
 
+Test(buf, a_failed_append_is_sticky_so_no_later_append_leaves_a_hole)
+{
+	struct buf b;
+
+	buf_init(&b, 8);
+	cr_assert_eq(buf_adds(&b, "abc"), 0);
+	cr_assert_eq(buf_error(&b), 0);
+	cr_assert_eq(buf_adds(&b, "too long"), CADRE_ETOOBIG);
+	/* "de" would fit, but after it the text would read as if nothing failed. */
+	cr_assert_eq(buf_adds(&b, "de"), CADRE_ETOOBIG);
+	cr_assert_eq(buf_addc(&b, 'f'), CADRE_ETOOBIG);
+	cr_assert_eq(buf_addf(&b, "%d", 1), CADRE_ETOOBIG);
+	cr_assert_str_eq(b.data, "abc");
+	cr_assert_eq(buf_error(&b), CADRE_ETOOBIG);
+	/* Starting over forgets the failure. */
+	buf_reset(&b);
+	cr_assert_eq(buf_error(&b), 0);
+	cr_assert_eq(buf_adds(&b, "de"), 0);
+	cr_assert_str_eq(b.data, "de");
+	buf_release(&b);
+	cr_assert_eq(buf_error(&b), 0);
+}
+
+Test(buf, a_cut_message_ends_in_an_ellipsis_on_a_character_boundary)
+{
+	struct buf b;
+
+	buf_init(&b, 12);
+	cr_assert_eq(buf_addf_cut(&b, "%s", "short"), 0);
+	cr_assert_str_eq(b.data, "short");
+	buf_reset(&b);
+	cr_assert_eq(buf_addf_cut(&b, "node %s has no room", "gpu-7"), 0);
+	cr_assert_str_eq(b.data, "node gpu-...");
+	cr_assert_eq(b.len, 12);
+	cr_assert_eq(buf_error(&b), 0);
+	/* "é" is two bytes: the cut never splits it. */
+	buf_reset(&b);
+	cr_assert_eq(buf_addf_cut(&b, "%s", "abcdefgh\xc3\xa9 and more"), 0);
+	cr_assert_str_eq(b.data, "abcdefgh...");
+	/* Appended after text already there, the cut is of what fits after it. */
+	buf_reset(&b);
+	cr_assert_eq(buf_adds(&b, "x: "), 0);
+	cr_assert_eq(buf_addf_cut(&b, "%s", "0123456789"), 0);
+	cr_assert_str_eq(b.data, "x: 012345...");
+	buf_release(&b);
+}
+
 Test(buf, consume_moves_the_rest_to_the_front)
 {
 	struct buf b;

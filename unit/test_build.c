@@ -14,8 +14,8 @@
 #include "api/fielderr.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
-#include "controller/build.h"
-#include "controller/entrypoint.h"
+#include "controller/build/build.h"
+#include "controller/build/entrypoint.h"
 
 #define GOLDEN_DIR CADRE_SOURCE_DIR "/unit/testdata/golden"
 #define SCRIPT_PLACEHOLDER "<entrypoint_script()>"
@@ -257,7 +257,7 @@ static void four_nodes(json_t *obj)
 }
 
 /*
- * DESIGN.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
+ * docs/design.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
  * envs and secretEnvs: names, order, values.
  */
 Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
@@ -282,7 +282,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc" },
 			{ "MASTER_PORT", "29500" },
 			{ "CADRE_RESTART_ATTEMPT", "2" },
-			/* DESIGN.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
+			/* docs/design.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
 			{ "SLURM_NODELIST", "llama-pretrain-[0-3]" },
 			{ "SLURM_JOBID", "482913307" },
 			{ "SLURM_NTASKS", "4" }, { "SLURM_NPROCS", "4" },
@@ -326,7 +326,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			secret, "valueFrom"), "secretKeyRef"), "name")), "hf");
 		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
 			secret, "valueFrom"), "secretKeyRef"), "key")), "token");
-		cr_assert_str_eq(label(pod, BUILD_LABEL_NODE_RANK), r);
+		cr_assert_str_eq(label(pod, LABEL_NODE_RANK), r);
 		json_decref(pod);
 	}
 	tj_release(&tj);
@@ -432,8 +432,8 @@ Test(build, pod_names_hostnames_and_labels_follow_the_rank)
 			 "llama-pretrain");
 	cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod), "restartPolicy")),
 			 "Never");
-	cr_assert_str_eq(label(pod, BUILD_LABEL_JOB_NAME), "llama-pretrain");
-	cr_assert_str_eq(label(pod, BUILD_LABEL_RESTART_ATTEMPT), "3");
+	cr_assert_str_eq(label(pod, LABEL_JOB_NAME), "llama-pretrain");
+	cr_assert_str_eq(label(pod, LABEL_RESTART_ATTEMPT), "3");
 	cr_assert_str_eq(env_value(pod, "CADRE_RESTART_ATTEMPT"), "3");
 	json_decref(pod);
 	tj_release(&tj);
@@ -445,7 +445,7 @@ static bool has_gate(const json_t *pod)
 
 	return json_array_size(gates) == 1 &&
 	       !strcmp(json_string_value(json_object_get(json_array_get(gates, 0), "name")),
-		       BUILD_GANG_GATE);
+		       GANG_GATE);
 }
 
 Test(build, builtin_mode_gates_every_pod_and_adds_no_kueue_labels)
@@ -683,17 +683,17 @@ Test(build, pod_template_merges_and_cadre_labels_win)
 	 * Validation refuses cadre.dev/ keys in a template; should one get
 	 * through anyway, cadre's own values still win.
 	 */
-	json_object_set_new(tj.spec.pod_template.labels, BUILD_LABEL_JOB_NAME,
+	json_object_set_new(tj.spec.pod_template.labels, LABEL_JOB_NAME,
 			    json_string("spoofed"));
-	json_object_set_new(tj.spec.pod_template.labels, BUILD_LABEL_NODE_RANK, json_string("9"));
-	json_object_set_new(tj.spec.pod_template.annotations, BUILD_ANNOTATION_JOB_UID,
+	json_object_set_new(tj.spec.pod_template.labels, LABEL_NODE_RANK, json_string("9"));
+	json_object_set_new(tj.spec.pod_template.annotations, ANNOTATION_JOB_UID,
 			    json_string("spoofed"));
 	pod = pod_ok(&tj, 1, 0, &opts);
 	cr_assert_str_eq(label(pod, "team"), "nlp");
-	cr_assert_str_eq(label(pod, BUILD_LABEL_JOB_NAME), "tuned");
-	cr_assert_str_eq(label(pod, BUILD_LABEL_NODE_RANK), "1");
+	cr_assert_str_eq(label(pod, LABEL_JOB_NAME), "tuned");
+	cr_assert_str_eq(label(pod, LABEL_NODE_RANK), "1");
 	cr_assert_str_eq(annotation(pod, "example.com/owner"), "ada");
-	cr_assert_str_eq(annotation(pod, BUILD_ANNOTATION_JOB_UID),
+	cr_assert_str_eq(annotation(pod, ANNOTATION_JOB_UID),
 			 "0c0ffee0-1111-4222-8333-444455556666");
 	spec = pod_spec(pod);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(spec, "nodeSelector"),
@@ -1450,7 +1450,7 @@ Test(build, pod_group_carries_the_priority_class_and_the_served_version)
 			 "scheduling.k8s.io/v1beta1");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pg, "spec"),
 			 "priorityClassName")), "batch-low");
-	cr_assert_str_eq(label(pg, BUILD_LABEL_RESTART_ATTEMPT), "2");
+	cr_assert_str_eq(label(pg, LABEL_RESTART_ATTEMPT), "2");
 	assert_golden("cpu-only.podgroup-2", pg);
 	json_decref(pg);
 	tj_release(&tj);

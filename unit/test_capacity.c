@@ -8,7 +8,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/quantity.h"
-#include "controller/capacity.h"
+#include "controller/admission/capacity.h"
 
 #define MAX_NODES 16
 #define H100 "NVIDIA-H100-80GB-HBM3"

@@ -4,6 +4,7 @@
 #include "base/err.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "controller/kinds.h"
 #include "kube/http.h"
 #include "kube/resource.h"
 #include "unit/support/httpd.h"

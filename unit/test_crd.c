@@ -1,5 +1,5 @@
 /*
- * The CustomResourceDefinitions in crd/ against DESIGN.md sections 1 and 4: every field
+ * The CustomResourceDefinitions in crd/ against docs/design.md sections 1 and 4: every field
  * there, described, defaulted and validated as the contract says; printer columns, names
  * and list markers that kubectl and GitOps tools rely on; and the samples use only fields
  * the schema keeps. The API server's own behaviour (CEL, pruning, messages) is checked by
@@ -140,7 +140,7 @@ static void assert_described(const struct ytree *schema, const char *path)
 	cr_assert(strchr(d, ' '), "%s has a one-word description: \"%s\"", path, d);
 }
 
-/* The fields of DESIGN.md, with the type each must have. */
+/* The fields of docs/design.md, with the type each must have. */
 struct field_spec {
 	const char *path;
 	const char *type;   /* "int-or-string" for quantities */

@@ -20,8 +20,8 @@
 #include "api/hostlist.h"
 #include "api/trainingjob.h"
 #include "base/buf.h"
-#include "controller/build.h"
-#include "controller/entrypoint.h"
+#include "controller/build/build.h"
+#include "controller/build/entrypoint.h"
 #include "convert/convert.h"
 
 #define STUB_BIN CADRE_SOURCE_DIR "/unit/testdata/bin"
@@ -551,12 +551,12 @@ BOTH_SHELLS(refuses_a_timeout_that_is_not_a_number)
 
 Test(entrypoint, embedded_script_matches_controller_entrypoint_sh)
 {
-	char *file = read_file(CADRE_SOURCE_DIR "/controller/entrypoint.sh");
+	char *file = read_file(CADRE_SOURCE_DIR "/controller/build/entrypoint.sh");
 
 	cr_assert_gt(strlen(file), 0);
 	cr_assert_str_eq(entrypoint_script(), file,
-			 "controller/entrypoint.c is out of date: regenerate its literal "
-			 "from controller/entrypoint.sh (the command is in entrypoint.c)");
+			 "controller/build/entrypoint.c is out of date: regenerate its literal "
+			 "from controller/build/entrypoint.sh (the command is in entrypoint.c)");
 	free(file);
 }
 
@@ -572,7 +572,7 @@ Test(entrypoint, command_runs_the_script_under_bin_sh)
 	json_decref(cmd);
 }
 
-/* ---- Slurm batch scripts (DESIGN.md 2.4) ---- */
+/* ---- Slurm batch scripts (docs/design.md 2.4) ---- */
 
 /*
  * The seed's 2-node H100:8 job with run = text and tasksPerNode = tasks,

@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 
 #include "base/err.h"
+#include "api/labels.h"
 #include "kube/config.h"
 #include "kube/events.h"
 #include "kube/http.h"
@@ -69,7 +70,8 @@ struct rig {
 
 static void rig_init(struct rig *g, const struct events_options *opts)
 {
-	struct events_options defaults = { .reporting_instance = "cadre-7f9c" };
+	struct events_options defaults = { .reporting_controller = EVENTS_CONTROLLER,
+					   .reporting_instance = "cadre-7f9c" };
 
 	memset(g, 0, sizeof(*g));
 	pthread_mutex_init(&g->fake.lock, NULL);
@@ -232,7 +234,7 @@ static uint64_t fake_clock(void *arg)
 Test(events, an_object_past_its_spam_budget_is_filtered_until_it_refills)
 {
 	struct events_options opts = {
-		.reporting_instance = "x", .spam_burst = 3, .spam_qps = 1.0,
+		.reporting_controller = EVENTS_CONTROLLER, .reporting_instance = "x", .spam_burst = 3, .spam_qps = 1.0,
 		.now_ms = fake_clock,
 	};
 	struct events_stats stats;
@@ -265,7 +267,8 @@ Test(events, an_object_past_its_spam_budget_is_filtered_until_it_refills)
 
 Test(events, a_full_queue_drops_and_counts)
 {
-	struct events_options opts = { .reporting_instance = "x", .queue_len = 2 };
+	struct events_options opts = { .reporting_controller = EVENTS_CONTROLLER,
+				       .reporting_instance = "x", .queue_len = 2 };
 	struct events_stats stats;
 	struct rig g;
 
@@ -273,7 +276,7 @@ Test(events, a_full_queue_drops_and_counts)
 	/* Not started yet: the queue fills. */
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "1"), 0);
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "2"), 0);
-	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "3"), CADRE_EAGAIN);
+	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "A", "A", "3"), CADRE_ETOOBIG);
 	cr_assert_eq(events_start(g.ev), 0);
 	cr_assert_eq(events_flush(g.ev, 5000), 0);
 	events_stats(g.ev, &stats);
@@ -310,7 +313,7 @@ Test(events, a_slow_api_server_never_blocks_the_recorder)
 	events_stats(g.ev, &stats);
 	cr_assert_gt(stats.dropped, 10);
 	cr_assert_eq(events_record(g.ev, g.job, EVENTS_NORMAL, "Tick", "Tick", "late"),
-		     CADRE_EAGAIN);
+		     CADRE_ETOOBIG);
 	rig_release(&g);
 }
 

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "controller/expect.h"
+#include "controller/manager/expect.h"
 
 Test(expect, a_pending_create_holds_the_job_until_observed)
 {

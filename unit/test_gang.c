@@ -13,10 +13,11 @@
 #include <time.h>
 
 #include "api/fielderr.h"
-#include "controller/admitted.h"
-#include "controller/gang.h"
-#include "controller/manager.h"
-#include "controller/podview.h"
+#include "controller/admission/admitted.h"
+#include "controller/admission/gang.h"
+#include "controller/manager/manager.h"
+#include "controller/trainingjob/podview.h"
+#include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
 static struct manager m;
@@ -24,8 +25,8 @@ static struct options opts;
 
 static void setup(void)
 {
-	struct store_options own = { "pods", store_trim_pod, NULL };
-	struct store_options others = { "pods", store_trim_pod_summary, NULL };
+	struct store_options own = { "pods", pod_trim, NULL };
+	struct store_options others = { "pods", pod_trim_summary, NULL };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));
@@ -38,7 +39,7 @@ static void setup(void)
 	m.stores[KIND_OTHER_PODS] = store_new(&others);
 	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
 		  m.stores[KIND_OTHER_PODS]);
-	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", store_index_pod_job, NULL), 0);
+	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
 	m.admitted = admitted_new(5 * 60 * 1000);
 	cr_assert_not_null(m.admitted);
 	pthread_mutex_init(&m.admission_lock, NULL);

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "controller/kueue.h"
+#include "controller/admission/kueue.h"
 
 /* A Workload as Kueue v0.17 writes it, with the conditions given (a JSON array). */
 static json_t *workload(const char *conditions, const char *admission)

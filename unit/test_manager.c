@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/expect.h"
-#include "controller/manager.h"
+#include "controller/manager/expect.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/handlers.h"
 #include "kube/workqueue.h"
 
 static struct manager m;

@@ -2,7 +2,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "controller/metrics.h"
+#include "base/err.h"
+#include "controller/serve/metrics.h"
 
 static char *render(struct registry *reg)
 {
@@ -109,6 +110,27 @@ Test(metrics, collectors_append_after_families)
 	cr_assert(strstr(text, "process_cpu_seconds_total "));
 	cr_assert_null(strstr(text, "process_resident_memory_bytes 0\n"));
 	free(text);
+	registry_free(reg);
+}
+
+static void long_collector(void *ctx, struct buf *out)
+{
+	buf_addf(out, "# TYPE long gauge\nlong{text=\"%0*d\"} 1\n", 200, 0);
+}
+
+Test(metrics, a_render_that_does_not_fit_fails_instead_of_leaving_a_hole)
+{
+	struct registry *reg = registry_new();
+	struct buf out;
+	int value = 7;
+
+	/* The long collector's text does not fit; the short one after it would. */
+	registry_add_collector(reg, long_collector, NULL);
+	registry_add_collector(reg, fixed_collector, &value);
+	buf_init(&out, 100);
+	cr_assert_eq(registry_render(reg, &out), CADRE_ETOOBIG);
+	cr_assert_null(strstr(buf_str(&out), "extra 7"));
+	buf_release(&out);
 	registry_free(reg);
 }
 

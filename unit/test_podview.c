@@ -2,7 +2,8 @@
 
 #include <string.h>
 
-#include "controller/podview.h"
+#include "controller/trainingjob/podview.h"
+#include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
 static json_t *load(const char *text)
@@ -21,7 +22,7 @@ static bool same_str(const char *a, const char *b)
 
 /*
  * podview_read, checked against the pod cache: the controller reads its
- * own pods as store_trim_pod cut them, so a trimmed pod must read exactly
+ * own pods as pod_trim cut them, so a trimmed pod must read exactly
  * as the whole one. (Pods without cadre's job label are not cadre's, and
  * are cached as summaries nobody reads a podview from.)
  */
@@ -32,9 +33,9 @@ static void read_pod(const json_t *pod, struct podview *v)
 
 	podview_read(pod, v);
 	if (!json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"),
-			     STORE_JOB_LABEL))
+			     LABEL_JOB_NAME))
 		return;
-	trimmed = store_trim_pod(pod, NULL);
+	trimmed = pod_trim(pod, NULL);
 	cr_assert_not_null(trimmed);
 	podview_read(trimmed, &t);
 	cr_assert(same_str(t.name, v->name) && same_str(t.uid, v->uid) &&

@@ -1,11 +1,11 @@
 /*
- * The refused-create memory of controller/refusals.h: what the reconciler
+ * The refused-create memory of controller/trainingjob/refusals.h: what the reconciler
  * remembers between passes so the planner can say why a pod never appears.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "controller/refusals.h"
+#include "controller/trainingjob/refusals.h"
 
 static struct kube_status refused(long http_status, const char *message)
 {

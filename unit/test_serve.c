@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "controller/serve.h"
+#include "controller/serve/serve.h"
 
 /* A blocking HTTP/1.0 GET against 127.0.0.1; returns the whole response. */
 static char *http_get(int port, const char *path)

@@ -21,7 +21,7 @@ Test(status, maps_every_http_status_the_api_server_uses)
 		{ 409, NULL, false, CADRE_ECONFLICT },
 		{ 410, "Expired", false, CADRE_EGONE },
 		{ 413, "RequestEntityTooLarge", false, CADRE_ETOOBIG },
-		{ 422, "Invalid", false, CADRE_EINVALID },
+		{ 422, "Invalid", false, CADRE_EREJECTED },
 		{ 429, "TooManyRequests", true, CADRE_ETOOMANY },
 		{ 429, "TooManyRequests", false, CADRE_ETOOMANY },
 		{ 500, "InternalError", false, CADRE_ESERVER },
@@ -107,7 +107,7 @@ Test(status, a_long_message_is_cut_not_overflowed)
 	int n;
 
 	n = snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"reason\":\"%0100d\",\"message\":\"%01500d\"}", 7, 9);
-	cr_assert_eq(kube_status_from_http(&st, 422, body, (size_t)n, false), CADRE_EINVALID);
+	cr_assert_eq(kube_status_from_http(&st, 422, body, (size_t)n, false), CADRE_EREJECTED);
 	cr_assert_eq(strlen(st.reason), sizeof(st.reason) - 1);
 	cr_assert_eq(strlen(st.message), sizeof(st.message) - 1);
 }

@@ -4,7 +4,7 @@
 #include "api/fielderr.h"
 #include "base/err.h"
 #include "api/trainingjob.h"
-#include "controller/tj_plan.h"
+#include "controller/trainingjob/tj_plan.h"
 
 /* A fixture: a parsed job, its pods and the planner's input. */
 struct fx {
@@ -897,7 +897,7 @@ Test(tj_plan, in_kueue_mode_a_refused_create_says_why_in_admitted_and_times_out)
 	fx_release(&f);
 }
 
-/* The GitOps conditions of a plan, as kstatus reads them (DESIGN.md 1.2). */
+/* The GitOps conditions of a plan, as kstatus reads them (docs/design.md 1.2). */
 static void assert_health(const struct tj_plan *p, const char *reconciling, const char *reason,
 			  bool stalled)
 {

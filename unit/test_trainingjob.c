@@ -442,12 +442,12 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_JOB_NODELIST", "SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID",
 		"CADRE_JOB_ID", "SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR",
 		"MASTER_PORT", "CADRE_RESTART_ATTEMPT",
-		/* DESIGN.md 2.4 */
+		/* docs/design.md 2.4 */
 		"SLURM_NODELIST", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NPROCS",
 		"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
 		"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
 		"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME",
-		/* controller/entrypoint.h; test_build checks the two agree. */
+		/* controller/build/entrypoint.h; test_build checks the two agree. */
 		"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP",
 		"CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	};

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "controller/manager.h"
-#include "controller/reconcile.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/reconcile.h"
 #include "kube/config.h"
 #include "kube/events.h"
 #include "kube/http.h"
@@ -350,7 +350,9 @@ static json_t *sent_events(void)
 
 static void start_recorder(void)
 {
-	cr_assert_eq(events_new(m.http, NULL, &m.events), 0);
+	struct events_options opts = { .reporting_controller = EVENTS_CONTROLLER };
+
+	cr_assert_eq(events_new(m.http, &opts, &m.events), 0);
 	cr_assert_eq(events_start(m.events), 0);
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The CustomResourceDefinitions on a real API server: they install, kubectl shows cadre's
-# kinds as DESIGN.md says (columns, explain, the cadre category), and the server itself
+# kinds as docs/design.md says (columns, explain, the cadre category), and the server itself
 # refuses bad input with a message that names the field, keeps immutable fields immutable
 # and drops pod settings outside podTemplate's safe subset. No controller runs in this
 # file: where a status is needed, the test writes it through the status subresource.

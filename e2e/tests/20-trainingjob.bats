@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # A TrainingJob as a user meets it: the sample llama-pretrain becomes a headless Service
 # and a gang of pods that carry exactly the names, labels, resources, mounts and
-# environment of DESIGN.md section 2; deleting the job takes its children with it; and
+# environment of docs/design.md section 2; deleting the job takes its children with it; and
 # the controller never writes what the user applied, so `kubectl diff` stays empty.
 #
 # One cadre-controller runs for the whole file (controller.bash); every test has its own
@@ -105,7 +105,7 @@ owner_ref_of() {
 	done
 }
 
-@test "llama-pretrain: every injected variable of DESIGN.md 2.3, exactly, on each rank" {
+@test "llama-pretrain: every injected variable of docs/design.md 2.3, exactly, on each rank" {
 	llama_up
 	job_id=$(jp tj/llama-pretrain '{.status.jobId}')
 	task_id=$(jp tj/llama-pretrain '{.status.taskId}')
@@ -130,7 +130,7 @@ owner_ref_of() {
 	done
 }
 
-@test "llama-pretrain: Slurm's batch environment, the DNS search for short host names and the /cadre/bin emptyDir (DESIGN.md 2.4)" {
+@test "llama-pretrain: Slurm's batch environment, the DNS search for short host names and the /cadre/bin emptyDir (docs/design.md 2.4)" {
 	llama_up
 	job_id=$(jp tj/llama-pretrain '{.status.jobId}')
 	for rank in 0 1; do
@@ -288,7 +288,7 @@ EOF
 	[ "$(jp tj/llama-pretrain '{.status.phase}')" = Running ]
 
 	# Only users' managers own spec: the controller writes status, and the finalizer of
-	# the Volume, nothing else (DESIGN.md 1.1).
+	# the Volume, nothing else (docs/design.md 1.1).
 	for obj in tj/llama-pretrain volume.cadre.dev/shared-checkpoints; do
 		fields=$(kubectl -n "$NS" get "$obj" --show-managed-fields -o json | jq '.metadata.managedFields')
 		json_has "$fields" 'all(.[] | select(.manager | startswith("kubectl") | not);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Built-in gang admission (DESIGN.md 3.1) on the fake GPU nodes: a gang that does not fit
+# Built-in gang admission (docs/design.md 3.1) on the fake GPU nodes: a gang that does not fit
 # waits in Queued and says why, with no pod of it free to schedule; waiting jobs are
 # admitted by priority, then age, when capacity frees; adding a node admits a gang that
 # needed it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The life of a TrainingJob after admission (DESIGN.md 1.3): gang restarts after a failure
+# The life of a TrainingJob after admission (docs/design.md 1.3): gang restarts after a failure
 # of user code, counted against maxRestarts; infrastructure restarts, not counted; the two
 # success policies; suspend and resume; activeDeadlineSeconds; ttlSecondsAfterFinished.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Volumes (DESIGN.md 4) on a real API server with the PersistentVolume binder of
+# Volumes (docs/design.md 4) on a real API server with the PersistentVolume binder of
 # kube-controller-manager: a k8s-pvc Volume makes its claim and reports it Bound; a job
 # waits in Pending for its Volumes; an nfs Volume makes its PV and claim; the protection
 # finalizer holds a Volume while a job uses it; reclaimPolicy Retain keeps the claim and

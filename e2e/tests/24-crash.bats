@@ -2,7 +2,7 @@
 # The controller dies (SIGKILL, as an OOM kill or a node failure would do it) in the middle
 # of creating a wide gang, and a new one takes over from what the API server holds:
 # deterministic pod names and expectations rebuilt from the caches mean no duplicate, no
-# stray pod and no lost rank (DESIGN.md 2.2 and 5).
+# stray pod and no lost rank (docs/design.md 2.2 and 5).
 #
 # The controller runs here with a low client-side rate limit, so creating 32 pods takes
 # seconds and the kill reliably lands half-way.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# GitOps health (DESIGN.md 1.2): what Flux and kpt (sigs.k8s.io/cli-utils kstatus, the
+# GitOps health (docs/design.md 1.2): what Flux and kpt (sigs.k8s.io/cli-utils kstatus, the
 # library itself, built by e2e/kstatus/build) and Argo CD (cadre's Lua health checks in
 # manifests/argocd, run by e2e/health/argocd-health) read from real TrainingJobs and
 # Volumes in each phase: Running and Succeeded are Current/Healthy, waiting jobs are

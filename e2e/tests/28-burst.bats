@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The gang guarantee under a burst of submissions (DESIGN.md 3.1): 30 jobs of mixed size and
+# The gang guarantee under a burst of submissions (docs/design.md 3.1): 30 jobs of mixed size and
 # priority submitted in bursts onto a cluster that holds a few of them at a time, some
 # deleted and others added while the rest run. A sampler lists every cadre pod about twice a
 # second and checks, at every sample:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The client runtime against a real control plane that misbehaves (DESIGN.md 5): the
+# The client runtime against a real control plane that misbehaves (docs/design.md 5): the
 # controller syncs its caches before it calls itself ready; its watches survive the API
 # server going away and coming back, a stopped process, and a resourceVersion that etcd
 # compaction has made too old (410 Gone, then a relist); with --leader-elect exactly one

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# cadre installed as docs/install.md installs it (DESIGN.md 5 and 6):
+# cadre installed as docs/install.md installs it (docs/design.md 5 and 6):
 #   - run with nothing but the token of its own ServiceAccount, the controller takes the
 #     llama-pretrain sample to Running and is refused nothing;
 #   - that ServiceAccount may do exactly what e2e/testdata/rbac-expected.txt lists, and no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The submission commands of the cadre CLI (DESIGN.md 9) against a real API server, with
+# The submission commands of the cadre CLI (docs/design.md 9) against a real API server, with
 # the user's kubeconfig: the seed's train.sh through `cadre sbatch` prints sbatch's line
 # with the id the controller gave the job, which then runs as a gang; --parsable prints
 # the id alone; the seed's volume.yaml through `cadre volumes apply` binds, and the seed's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Kueue mode (spec.queue, DESIGN.md 3.2, docs/kueue.md) against a real Kueue v0.17.0 and the
+# Kueue mode (spec.queue, docs/design.md 3.2, docs/kueue.md) against a real Kueue v0.17.0 and the
 # real kube-scheduler: Kueue admits each job's pod group by quota; cadre mirrors Kueue's
 # Workload in the job's status and never admits on its own.
 #   - quota: two 2-node jobs on a 16-GPU ClusterQueue; one runs, the other waits with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `cadre dashboard` (DESIGN.md 10) in a real browser: Debian's headless chromium, driven by
+# `cadre dashboard` (docs/design.md 10) in a real browser: Debian's headless chromium, driven by
 # puppeteer-core (e2e/browser/dashboard.js), against the dashboard reading this cluster
 # with the user's kubeconfig. The page lists the cluster's jobs; a job applied with
 # kubectl appears and goes Queued -> Starting -> Running without a reload; its page shows

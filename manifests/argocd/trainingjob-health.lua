@@ -1,4 +1,4 @@
--- Argo CD health check for cadre.dev/TrainingJob (DESIGN.md 1.2).
+-- Argo CD health check for cadre.dev/TrainingJob (docs/design.md 1.2).
 -- Maps the phases as kstatus reads the Reconciling and Stalled conditions:
 -- Running and Succeeded are Healthy, Failed is Degraded, a suspended job is
 -- Suspended, and a job on its way (Pending, Queued, Starting, Restarting) is

@@ -1,4 +1,4 @@
--- Argo CD health check for cadre.dev/Volume (DESIGN.md 1.2, 4).
+-- Argo CD health check for cadre.dev/Volume (docs/design.md 1.2, 4).
 -- Bound is Healthy, Failed (the claim was lost or cannot be made) is
 -- Degraded, Pending is Progressing; the message is the Ready condition's.
 -- Written for Lua 5.1 (gopher-lua).

@@ -1,0 +1,237 @@
+/*
+ * capacity.h - free capacity per node, and whether a gang fits in it
+ * (docs/design.md 3.1; docs/gang-admission.md).
+ *
+ * The caller describes the cluster as plain structs: nodes with their
+ * allocatable resources, labels, taints and state, then, one call each, the
+ * requests of every non-terminal pod bound to a node (capacity_use) and the
+ * pods of admitted gangs that are not bound yet (capacity_reserve), so two
+ * gangs are never admitted onto the same free accelerators. A gang's pods
+ * are identical, so "does it fit" is "can count copies of one pod's demand
+ * be placed", several on one node when the demand is small. Quantities are
+ * int64 milli-units, as api/quantity.h parses them.
+ *
+ * Pure: no I/O, no clock, no globals. A struct capacity is not thread-safe;
+ * build one per admission pass. Strings and arrays given to it are
+ * borrowed and must outlive it.
+ */
+#ifndef CADRE_CAPACITY_H
+#define CADRE_CAPACITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+
+/* A taint's effect; CAP_EFFECT_ANY only in a toleration (one with no effect). */
+enum cap_effect {
+	CAP_EFFECT_ANY = 0,
+	CAP_NO_SCHEDULE,
+	CAP_PREFER_NO_SCHEDULE,  /* a preference: never keeps a pod off a node */
+	CAP_NO_EXECUTE,
+};
+
+enum cap_toleration_op {
+	CAP_TOLERATE_EQUAL = 0,  /* key and value equal; the default operator */
+	CAP_TOLERATE_EXISTS,     /* any value; with an empty key, every taint */
+};
+
+struct cap_label {
+	const char *key;
+	const char *value;
+};
+
+struct cap_taint {
+	const char *key;
+	const char *value;  /* NULL reads as "" */
+	enum cap_effect effect;
+};
+
+struct cap_toleration {
+	const char *key;    /* NULL or "": every key (with CAP_TOLERATE_EXISTS) */
+	enum cap_toleration_op op;
+	const char *value;  /* NULL reads as "" */
+	enum cap_effect effect;
+};
+
+/* An amount of an extended resource ("nvidia.com/gpu": 8000 for 8 devices). */
+struct cap_resource {
+	const char *name;
+	int64_t milli;
+};
+
+struct cap_node {
+	const char *name;
+	bool ready;          /* condition Ready is True */
+	bool unschedulable;  /* spec.unschedulable (cordoned) */
+	/* status.allocatable */
+	int64_t cpu_milli;
+	int64_t memory_milli;
+	int64_t pods;        /* most pods the node runs; 0 means no limit is known */
+	const struct cap_resource *extended;
+	size_t n_extended;
+	const struct cap_label *labels;
+	size_t n_labels;
+	const struct cap_taint *taints;
+	size_t n_taints;
+};
+
+/* What one pod of a gang asks for and where it may go. */
+struct cap_demand {
+	int64_t cpu_milli;
+	int64_t memory_milli;
+	const char *accel_resource;  /* "nvidia.com/gpu"; NULL or "" when none */
+	int64_t accel_count;         /* devices per pod; 0 when none */
+	/*
+	 * "H100": the node's accelerator label must contain it, case aside
+	 * (accel_matches_label). NULL or "": any node with the resource.
+	 */
+	const char *accel_type;
+	const struct cap_label *node_selector;  /* every pair must be a label of the node */
+	size_t n_node_selector;
+	/*
+	 * podTemplate's tolerations. The pod's toleration of its accelerator
+	 * resource's taint (key = accel_resource, Exists, NoSchedule; see
+	 * build.h) is implied when accel_count > 0.
+	 */
+	const struct cap_toleration *tolerations;
+	size_t n_tolerations;
+};
+
+/*
+ * Why a gang fits or not. Counts of nodes are over all nodes; when fits is
+ * true the scan may have stopped early and only fits and placed are
+ * meaningful.
+ */
+struct cap_fit {
+	bool fits;            /* all count pods placed on free capacity */
+	int placed;           /* pods placed (<= count) */
+	int room;             /* pods that fit on free capacity of usable nodes */
+	int nodes_with_room;  /* usable nodes with room for at least one pod */
+	int ever;             /* pods that eligible nodes could hold if empty, at most count */
+	int eligible;         /* nodes the pod may run on (fenced ones included) */
+	int fenced;           /* eligible nodes the caller held back (the fence) */
+	int not_ready;        /* each node is counted under the first reason that excludes it */
+	int unschedulable;
+	int wrong_accel;      /* no accelerator label, or one of another type */
+	int selector_mismatch;
+	int tainted;          /* a NoSchedule or NoExecute taint not tolerated */
+};
+
+struct cap_memo;
+
+struct capacity {
+	const struct cap_node *nodes;  /* borrowed */
+	size_t n_nodes;
+	const char *accel_label;       /* borrowed */
+	/*
+	 * Resource dimensions: 0 cpu, 1 memory, 2 pods, then every extended
+	 * resource a node offers. Names borrowed.
+	 */
+	const char **res_names;
+	size_t n_res;
+	int64_t *alloc;                /* n_nodes * n_res, row per node */
+	int64_t *free;                 /* n_nodes * n_res; may go negative when overcommitted */
+	const char **accel_value;      /* per node: its accelerator label's value, or NULL */
+	uint32_t *by_name;             /* node indices sorted by name */
+	/*
+	 * Which nodes carry each accelerator type asked about, filled even by
+	 * the const functions (one more reason a capacity belongs to one
+	 * thread): a queue has many jobs but few types.
+	 */
+	struct cap_memo *memo;
+};
+
+#define CAPACITY_MAX_NODES 1000000
+
+/*
+ * Set c up for nodes[0..n_nodes) with everything free. accel_label is the
+ * node label naming the accelerator (--accelerator-label); NULL or "" means
+ * "nvidia.com/gpu.product". Node names must be unique and non-NULL.
+ * Returns 0, CADRE_EINVAL (a NULL or duplicate name, more than
+ * CAPACITY_MAX_NODES nodes) or CADRE_ENOMEM; release c whatever it returns.
+ */
+int capacity_init(struct capacity *c, const struct cap_node *nodes, size_t n_nodes,
+		  const char *accel_label);
+
+void capacity_release(struct capacity *c);
+
+/* The index of the node named name, or -1. O(log n). */
+long capacity_node_index(const struct capacity *c, const char *name);
+
+/*
+ * Count a pod bound to node (a non-terminal pod of anyone, cadre's or not):
+ * its requests and one pod slot leave the free capacity. Resources no node
+ * offers are ignored. Returns 0, or CADRE_ENOTFOUND for a node c does not
+ * know (a pod on a node that is gone; nothing to subtract).
+ */
+int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_t memory_milli,
+		 const struct cap_resource *extended, size_t n_extended);
+
+/*
+ * Hold room for count pods of an admitted gang that are not bound yet (do
+ * not also pass them to capacity_use). With node set, all of them are held
+ * on that node, even past its free capacity (it may be where the scheduler
+ * already decided); with node NULL, they are placed as capacity_fit would
+ * place them, on nodes where they are eligible. *unplaced (may be NULL) is
+ * set to the pods that found no room. Returns 0, CADRE_EINVAL for count < 0,
+ * CADRE_ENOTFOUND for an unknown node.
+ */
+int capacity_reserve(struct capacity *c, const struct cap_demand *d, int count, const char *node,
+		     int *unplaced);
+
+/*
+ * Whether count pods of d fit on free capacity, first fit in node order,
+ * several per node where they fit. fence (may be NULL) has one byte per
+ * node; a non-zero byte keeps that node out (admission's starvation guard).
+ * placement (may be NULL) receives count node indices when it fits, one per
+ * pod. Returns 0 or CADRE_EINVAL (count < 1, a negative demand).
+ */
+int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count,
+		 const unsigned char *fence, uint32_t *placement, struct cap_fit *fit);
+
+/* Take count pods of d off the free capacity of the nodes in placement. */
+void capacity_take(struct capacity *c, const struct cap_demand *d, const uint32_t *placement,
+		   int count);
+
+/*
+ * Whether a pod of d may run on node i at all: ready, schedulable, the
+ * accelerator type, nodeSelector and taints allow it. Size is not looked at.
+ */
+bool capacity_eligible(const struct capacity *c, const struct cap_demand *d, size_t i);
+
+/* Pods of d that node i has room for now, and when empty (both at most limit). */
+int capacity_room(const struct capacity *c, const struct cap_demand *d, size_t i, int limit);
+int capacity_room_empty(const struct capacity *c, const struct cap_demand *d, size_t i, int limit);
+
+/* A node a job could use, as capacity_candidates() lists them. */
+struct cap_candidate {
+	uint32_t node;
+	int room_empty;   /* pods of the demand it holds when empty, >= 1 */
+	/*
+	 * Room now, in pods, fractional: 0.75 when the scarcest resource a pod
+	 * needs is at three quarters of one pod's share.
+	 */
+	double headroom;
+};
+
+/*
+ * List in out (room for c->n_nodes entries) the nodes a pod of d is
+ * eligible for, that are not fenced (fence may be NULL) and could hold at
+ * least one pod when empty; room_empty at most limit. Returns how many.
+ */
+size_t capacity_candidates(const struct capacity *c, const struct cap_demand *d,
+			   const unsigned char *fence, int limit, struct cap_candidate *out);
+
+/*
+ * Append to out, for a person, why count pods of d do not fit, from fit (as
+ * capacity_fit left it): "needs 2 nodes with 8 nvidia.com/gpu of type H100,
+ * 32 CPU, 256Gi memory; 1 node has room", "no node has accelerator type
+ * H100 (label nvidia.com/gpu.product)", with the nodes left out and why.
+ * Returns 0 or an error of buf_add.
+ */
+int capacity_describe(const struct capacity *c, const struct cap_demand *d, int count,
+		      const struct cap_fit *fit, struct buf *out);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * gang.c - built-in gang admission against the live caches: the glue that
+ * turns cached Nodes, pods and TrainingJobs into the inputs of the pure
+ * capacity model (capacity.c) and admission queue (admission.c), and their
+ * verdict back into the planner's terms. docs/gang-admission.md says how
+ * the decision itself is made.
+ *
+ * Every string the model sees is borrowed from snapshots this file holds
+ * for the length of one decision; the arrays it builds are freed at the end.
+ */
+#include "controller/admission/gang.h"
+#include "base/err.h"
+#include "api/accel.h"
+#include "api/fielderr.h"
+#include "api/quantity.h"
+#include "controller/admission/admission.h"
+#include "controller/admission/admitted.h"
+#include "controller/admission/capacity.h"
+#include "controller/manager/manager.h"
+#include "controller/trainingjob/podview.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A growing scratch area of fixed-size records; freed in one go. */
+struct scratch {
+	void **blocks;
+	size_t n;
+	int err;
+};
+
+static void *scratch_alloc(struct scratch *s, size_t count, size_t size)
+{
+	void **more;
+	void *p;
+
+	if (!count)
+		return NULL;
+	p = calloc(count, size);
+	more = p ? realloc(s->blocks, (s->n + 1) * sizeof(*more)) : NULL;
+	if (!more) {
+		free(p);
+		s->err = CADRE_ENOMEM;
+		return NULL;
+	}
+	s->blocks = more;
+	s->blocks[s->n++] = p;
+	return p;
+}
+
+static void scratch_release(struct scratch *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->blocks[i]);
+	free(s->blocks);
+}
+
+static enum cap_effect parse_effect(const char *s)
+{
+	if (!s || !*s)
+		return CAP_EFFECT_ANY;
+	if (!strcmp(s, "NoSchedule"))
+		return CAP_NO_SCHEDULE;
+	if (!strcmp(s, "PreferNoSchedule"))
+		return CAP_PREFER_NO_SCHEDULE;
+	return CAP_NO_EXECUTE;
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+/* A requests or allocatable object as cpu, memory and the rest. */
+static void read_resources(struct scratch *s, const json_t *list, int64_t *cpu, int64_t *memory,
+			   int64_t *pods, const struct cap_resource **ext, size_t *n_ext)
+{
+	struct cap_resource *out = scratch_alloc(s, json_object_size(list), sizeof(*out));
+	const char *name;
+	json_t *value;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)list, name, value) {
+		int64_t milli;
+
+		if (!json_string_value(value) || quantity_parse(json_string_value(value), &milli))
+			continue;
+		if (!strcmp(name, "cpu"))
+			*cpu += milli;
+		else if (!strcmp(name, "memory"))
+			*memory += milli;
+		else if (!strcmp(name, "pods")) {
+			if (pods)
+				*pods = milli / 1000;
+		} else if (out) {
+			out[n].name = name;
+			out[n++].milli = milli;
+		}
+	}
+	*ext = out;
+	*n_ext = n;
+}
+
+static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *spec = json_object_get(node, "spec");
+	const json_t *status = json_object_get(node, "status");
+	const json_t *labels = json_object_get(meta, "labels"), *taint, *cond;
+	struct cap_label *lab = scratch_alloc(s, json_object_size(labels), sizeof(*lab));
+	struct cap_taint *tnt = scratch_alloc(s, json_array_size(json_object_get(spec, "taints")),
+					      sizeof(*tnt));
+	const char *key;
+	json_t *value;
+	size_t i;
+
+	cn->name = str(meta, "name") ? str(meta, "name") : "";
+	cn->unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+		if (str(cond, "type") && !strcmp(str(cond, "type"), "Ready"))
+			cn->ready = str(cond, "status") && !strcmp(str(cond, "status"), "True");
+	read_resources(s, json_object_get(status, "allocatable"), &cn->cpu_milli,
+		       &cn->memory_milli, &cn->pods, &cn->extended, &cn->n_extended);
+	json_object_foreach((json_t *)labels, key, value)
+		if (lab && json_string_value(value)) {
+			lab[cn->n_labels].key = key;
+			lab[cn->n_labels++].value = json_string_value(value);
+		}
+	cn->labels = lab;
+	json_array_foreach(json_object_get(spec, "taints"), i, taint)
+		if (tnt) {
+			tnt[cn->n_taints].key = str(taint, "key");
+			tnt[cn->n_taints].value = str(taint, "value");
+			tnt[cn->n_taints++].effect = parse_effect(str(taint, "effect"));
+		}
+	cn->taints = tnt;
+}
+
+struct charge_ctx {
+	struct capacity *cap;
+	struct scratch *s;
+	struct store *own;      /* cadre's pods, charged from there */
+};
+
+/*
+ * Everybody else's pods are cached as summaries: {nodeName, requests}. With
+ * --namespace that cache holds cadre's own pods of the namespace too; those
+ * are charged from the own-pod cache, once (a pod that only one of the two
+ * watches has delivered yet is charged by that one).
+ */
+static int charge_other_pod(void *arg, const char *key, const json_t *pod)
+{
+	struct charge_ctx *c = arg;
+	const struct cap_resource *ext;
+	int64_t cpu = 0, memory = 0;
+	json_t *own = NULL;
+	size_t n_ext;
+
+	if (!str(pod, "nodeName"))
+		return 0;
+	if (c->own && store_get(c->own, key, &own) == 0) {
+		json_decref(own);
+		return 0;
+	}
+	read_resources(c->s, json_object_get(pod, "requests"), &cpu, &memory, NULL, &ext, &n_ext);
+	capacity_use(c->cap, str(pod, "nodeName"), cpu, memory, ext, n_ext);
+	return 0;
+}
+
+/* cadre's own pods keep their containers' requests (store.h): main's,
+ * once bound (the builders give every pod exactly one container). */
+static int charge_own_pod(void *arg, const char *key, const json_t *pod)
+{
+	struct charge_ctx *c = arg;
+	const json_t *spec = json_object_get(pod, "spec");
+	const json_t *container = json_array_get(json_object_get(spec, "containers"), 0);
+	const char *phase = str(json_object_get(pod, "status"), "phase");
+	const struct cap_resource *ext;
+	int64_t cpu = 0, memory = 0;
+	size_t n_ext;
+
+	(void)key;
+	if (!str(spec, "nodeName") ||
+	    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+		return 0;
+	read_resources(c->s, json_object_get(json_object_get(container, "resources"), "requests"),
+		       &cpu, &memory, NULL, &ext, &n_ext);
+	capacity_use(c->cap, str(spec, "nodeName"), cpu, memory, ext, n_ext);
+	return 0;
+}
+
+static void demand_of(struct scratch *s, const struct trainingjob *job, struct cap_demand *d)
+{
+	const struct tj_resources *r = &job->spec.resources;
+	const json_t *sel = job->spec.pod_template.node_selector;
+	const json_t *tols = job->spec.pod_template.tolerations, *tol;
+	struct cap_label *lab = scratch_alloc(s, json_object_size(sel), sizeof(*lab));
+	struct cap_toleration *tl = scratch_alloc(s, json_array_size(tols), sizeof(*tl));
+	const char *key;
+	json_t *value;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->cpu_milli = r->has_cpus ? r->cpus_milli : 0;
+	d->memory_milli = r->has_memory ? r->memory_milli : 0;
+	if (r->has_accel) {
+		d->accel_resource = r->accelerator_resource ? r->accelerator_resource :
+				    "nvidia.com/gpu";
+		d->accel_count = r->accel.count;
+		d->accel_type = r->accel.type;
+	}
+	json_object_foreach((json_t *)sel, key, value)
+		if (lab && json_string_value(value)) {
+			lab[d->n_node_selector].key = key;
+			lab[d->n_node_selector++].value = json_string_value(value);
+		}
+	d->node_selector = lab;
+	json_array_foreach(tols, i, tol)
+		if (tl) {
+			const char *op = str(tol, "operator");
+
+			tl[d->n_tolerations].key = str(tol, "key");
+			tl[d->n_tolerations].op = op && !strcmp(op, "Exists") ? CAP_TOLERATE_EXISTS :
+						  CAP_TOLERATE_EQUAL;
+			tl[d->n_tolerations].value = str(tol, "value");
+			tl[d->n_tolerations++].effect = parse_effect(str(tol, "effect"));
+		}
+	d->tolerations = tl;
+}
+
+struct candidate {
+	struct trainingjob job;
+	int64_t since;     /* created, or requeued after its last failure */
+	bool admitted;     /* admitted earlier; some pods still need a place */
+	int unbound;
+};
+
+struct collect {
+	struct manager *m;
+	struct candidate *jobs;
+	size_t n, cap;
+	int64_t now;
+	uint64_t now_ms;             /* monotonic, for the admitted records */
+	int err;
+};
+
+/*
+ * Whether a candidate's gang holds capacity already: its cached status says
+ * Admitted, or this controller admitted it and the status is still on its
+ * way (admitted.h). Once the cache shows it, the record has done its work.
+ */
+static bool holds_capacity(struct collect *c, const char *key, const struct trainingjob *job,
+			   int attempt)
+{
+	bool cached = condition_is_true(&job->status.conditions, "Admitted");
+	bool recorded = c->m->admitted &&
+			admitted_pending(c->m->admitted, key, job->meta.uid, attempt, c->now_ms,
+					 NULL);
+
+	if (cached && recorded)
+		admitted_forget(c->m->admitted, key);
+	return cached || recorded;
+}
+
+static int collect_job(void *arg, const char *key, const json_t *obj)
+{
+	struct collect *c = arg;
+	struct field_errors errs;
+	struct candidate *w;
+	int attempt;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct candidate *more = realloc(c->jobs, cap * sizeof(*more));
+
+		if (!more) {
+			c->err = CADRE_ENOMEM;
+			return c->err;
+		}
+		c->jobs = more;
+		c->cap = cap;
+	}
+	w = &c->jobs[c->n];
+	memset(w, 0, sizeof(*w));
+	field_errors_init(&errs);
+	/* Only built-in gangs that could start now take part. */
+	if (tj_parse(obj, &w->job, &errs) || tj_validate(&w->job, &errs) ||
+	    tj_phase_terminal(w->job.status.phase) || w->job.spec.suspend ||
+	    w->job.meta.deleting || (w->job.spec.queue && *w->job.spec.queue) ||
+	    w->job.status.phase == TJ_PHASE_PENDING || w->job.status.phase == TJ_PHASE_SUSPENDED ||
+	    w->job.status.phase == TJ_PHASE_RESTARTING)
+		goto skip;
+	field_errors_release(&errs);
+	w->since = w->job.meta.creation_timestamp;
+	attempt = w->job.status.restarts + w->job.status.infra_restarts;
+	if (w->job.status.has_last_failure && w->job.status.last_failure.time > w->since)
+		w->since = w->job.status.last_failure.time;
+	if (holds_capacity(c, key, &w->job, attempt)) {
+		json_t *pods = NULL, *pod;
+		int bound = 0;
+		size_t i;
+
+		if (store_by_index(c->m->stores[KIND_PODS], "job", key, &pods) == 0) {
+			json_array_foreach(pods, i, pod) {
+				struct podview v;
+
+				podview_read(pod, &v);
+				if (v.attempt == attempt && v.node && v.phase != POD_SUCCEEDED &&
+				    v.phase != POD_FAILED)
+					bound++;
+			}
+			json_decref(pods);
+		}
+		w->admitted = true;
+		w->unbound = w->job.spec.num_nodes - bound;
+		if (w->unbound <= 0) {
+			tj_release(&w->job);
+			return 0;
+		}
+	} else if (attempt > 0 && w->job.status.has_last_failure &&
+		   c->now < w->job.status.last_failure.time + tj_restart_backoff_s(attempt)) {
+		tj_release(&w->job);  /* backing off: not a candidate yet */
+		return 0;
+	}
+	c->n++;
+	return 0;
+skip:
+	/* Finished, suspended, restarting or gone: any admission it had is over. */
+	if (c->m->admitted)
+		admitted_forget(c->m->admitted, key);
+	field_errors_release(&errs);
+	tj_release(&w->job);
+	return 0;
+}
+
+static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
+{
+	return a->meta.uid && b->meta.uid && !strcmp(a->meta.uid, b->meta.uid);
+}
+
+/*
+ * A job this controller admitted whose status has not come back yet is
+ * asked about again (its status write failed or was refused): it is still
+ * admitted, with what was decided then.
+ */
+static bool admitted_before(struct manager *m, const char *key, const struct trainingjob *job,
+			    uint64_t now_ms, struct tj_admission *out, char *msg, size_t size)
+{
+	char *recorded = NULL;
+
+	if (!m->admitted ||
+	    !admitted_pending(m->admitted, key, job->meta.uid,
+			      job->status.restarts + job->status.infra_restarts, now_ms, &recorded))
+		return false;
+	snprintf(msg, size, "%s", recorded ? recorded : "admitted: the whole gang fits");
+	free(recorded);
+	out->verdict = ADMIT_YES;
+	out->reason = "Admitted";
+	return true;
+}
+
+/*
+ * The cluster's free capacity now: every Ready node (read from the cache
+ * into cap_nodes, which cap borrows) less what every pod on it asks for.
+ */
+static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
+			 struct cap_node **cap_nodes, json_t **nodes)
+{
+	struct charge_ctx charge = { cap, s, manager_other_pods_selector(m->opts) ? NULL :
+				     m->stores[KIND_PODS] };
+	size_t n_nodes = 0, i;
+	json_t *node;
+	int err;
+
+	err = store_list(m->stores[KIND_NODES], nodes);
+	if (err)
+		return err;
+	*cap_nodes = calloc(json_array_size(*nodes) + 1, sizeof(**cap_nodes));
+	if (!*cap_nodes)
+		return CADRE_ENOMEM;
+	json_array_foreach(*nodes, i, node)
+		read_node(s, node, &(*cap_nodes)[n_nodes++]);
+	err = capacity_init(cap, *cap_nodes, n_nodes, m->opts->accelerator_label);
+	if (err)
+		return err;
+	store_foreach(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
+	store_foreach(m->stores[KIND_PODS], charge_own_pod, &charge);
+	return 0;
+}
+
+/*
+ * The queue: every waiting candidate in c, with its demand. Admitted gangs
+ * are not in it; their pods without a node yet are reserved in cap instead.
+ * *target is the position of job in the queue, -1 when it is not a candidate.
+ */
+static void gang_queue(struct scratch *s, const struct collect *c, struct capacity *cap,
+		       const struct trainingjob *job, struct adm_job *queue, size_t *n_queue,
+		       long *target)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct candidate *w = &c->jobs[i];
+		struct cap_demand d;
+
+		demand_of(s, &w->job, &d);
+		if (w->admitted) {
+			/* Room for the admitted gang's pods that have no node yet. */
+			capacity_reserve(cap, &d, w->unbound, NULL, NULL);
+			continue;
+		}
+		if (same_job(&w->job, job))
+			*target = (long)*n_queue;
+		queue[(*n_queue)++] = (struct adm_job){
+			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
+			.priority = w->job.spec.priority,
+			.created_s = w->job.meta.creation_timestamp,
+			.waiting_since_s = w->since, .num_nodes = w->job.spec.num_nodes,
+			.demand = d,
+		};
+	}
+}
+
+/* Turn job's decision into out; an admission is recorded until the cache shows it. */
+static int gang_verdict(struct manager *m, const char *key, const struct trainingjob *job,
+			const struct adm_decision *d, uint64_t now_ms, struct tj_admission *out,
+			char *msg, size_t size)
+{
+	int err = 0;
+
+	snprintf(msg, size, "%s", d->message);
+	if (d->verdict != ADM_ADMIT) {
+		out->reason = d->reason == ADM_REASON_QUEUED_BEHIND ?
+			      "QueuedBehind" : "InsufficientCapacity";
+		return 0;
+	}
+	/* Until the cache shows it, every other decision must count this gang. */
+	if (m->admitted)
+		err = admitted_record(m->admitted, key, job->meta.uid,
+				      job->status.restarts + job->status.infra_restarts, msg,
+				      now_ms);
+	if (err)
+		return err;
+	out->verdict = ADMIT_YES;
+	out->reason = "Admitted";
+	return 0;
+}
+
+int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
+	       char *msg, size_t size)
+{
+	struct collect c = { .m = m, .now = time(NULL), .now_ms = manager_now_ms() };
+	char key[STORE_KEY_MAX];
+	struct scratch s = { 0 };
+	struct capacity cap;
+	struct admission adm;
+	struct cap_node *cap_nodes = NULL;
+	struct adm_job *queue = NULL;
+	struct adm_decision *decisions = NULL;
+	json_t *nodes = NULL;
+	size_t n_queue = 0, i;
+	long target = -1;
+	int err = 0;
+
+	memset(&cap, 0, sizeof(cap));
+	admission_init(&adm);
+	*out = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", msg };
+	snprintf(msg, size, "waiting for capacity");
+	snprintf(key, sizeof(key), "%s/%s", job->meta.namespace ? job->meta.namespace : "",
+		 job->meta.name ? job->meta.name : "");
+	pthread_mutex_lock(&m->admission_lock);
+	if (admitted_before(m, key, job, c.now_ms, out, msg, size))
+		goto out;
+	err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes);
+	if (err)
+		goto out;
+
+	store_foreach(m->stores[KIND_TRAININGJOBS], collect_job, &c);
+	err = c.err ? c.err : s.err;
+	if (err)
+		goto out;
+	queue = calloc(c.n + 1, sizeof(*queue));
+	decisions = calloc(c.n + 1, sizeof(*decisions));
+	if (!queue || !decisions) {
+		err = CADRE_ENOMEM;
+		goto out;
+	}
+	gang_queue(&s, &c, &cap, job, queue, &n_queue, &target);
+	if (s.err) {
+		err = s.err;
+		goto out;
+	}
+	if (target < 0) {
+		/* Not a candidate now (backing off, restarting): wait and say why. */
+		snprintf(msg, size, "not waiting for admission yet (phase %s)",
+			 tj_phase_name(job->status.phase));
+		goto out;
+	}
+	err = admission_decide(&adm, &cap, queue, n_queue, c.now,
+			       m->opts->starvation_seconds, decisions);
+	if (!err)
+		err = gang_verdict(m, key, job, &decisions[target], c.now_ms, out, msg, size);
+out:
+	pthread_mutex_unlock(&m->admission_lock);
+	admission_release(&adm);
+	capacity_release(&cap);
+	for (i = 0; i < c.n; i++)
+		tj_release(&c.jobs[i].job);
+	free(c.jobs);
+	free(queue);
+	free(decisions);
+	free(cap_nodes);
+	scratch_release(&s);
+	json_decref(nodes);
+	return err;
+}
+
+void gang_matching_label_values(struct manager *m, const char *type, char ***values, size_t *n)
+{
+	json_t *nodes = NULL, *node;
+	char **list = NULL;
+	size_t i, count = 0;
+
+	*values = NULL;
+	*n = 0;
+	if (store_list(m->stores[KIND_NODES], &nodes))
+		return;
+	list = calloc(json_array_size(nodes) + 1, sizeof(*list));
+	if (!list)
+		goto out;
+	json_array_foreach(nodes, i, node) {
+		const char *v = str(json_object_get(json_object_get(node, "metadata"), "labels"),
+				    m->opts->accelerator_label);
+		bool seen = false;
+
+		if (!v || !accel_matches_label(type, v))
+			continue;
+		for (size_t j = 0; j < count; j++)
+			seen = seen || !strcmp(list[j], v);
+		if (!seen && (list[count] = strdup(v)))
+			count++;
+	}
+	*values = list;
+	*n = count;
+	list = NULL;
+out:
+	free(list);
+	json_decref(nodes);
+}

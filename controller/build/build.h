@@ -1,0 +1,212 @@
+/*
+ * build.h - the objects a TrainingJob or a Volume turns into, as JSON ready
+ * to POST: the headless Service and the pods of a gang (docs/design.md 2), the
+ * PersistentVolumeClaim of a Volume and, for NFS, its PersistentVolume
+ * (docs/design.md 4). docs/pods.md explains what a pod looks like and why.
+ *
+ * Pure: the same input gives the same JSON, byte for byte once dumped with
+ * sorted keys; no I/O, no clock, no globals. Thread-safe.
+ *
+ * Every builder returns 0 and stores a new reference in *out, or returns a
+ * negative code, leaves *out NULL and appends to err (when err is not NULL)
+ * one message that starts with the path of the field at fault:
+ *   CADRE_EINVAL  the spec cannot become this object ("spec.image: ...");
+ *                 the reconciler reports it as InvalidSpec;
+ *   CADRE_EAGAIN  nothing is wrong with the spec but the cluster cannot take
+ *                 the pod yet: accelerators are asked for and no Node carries
+ *                 a matching label value; the job stays Queued with the
+ *                 message;
+ *   CADRE_ENOMEM  out of memory.
+ * The inputs are borrowed; the results share no memory with them.
+ */
+#ifndef CADRE_BUILD_H
+#define CADRE_BUILD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/labels.h"
+#include "api/trainingjob.h"
+#include "api/volume.h"
+#include "controller/options.h"
+
+struct buf;
+
+/* cadre's own labels, annotations and gate are in api/labels.h. */
+/* Kueue's pod-group contract (docs/design.md 3.2). */
+#define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+#define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
+#define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
+/* The PodGroup versions of native gang mode (docs/gang-admission.md). */
+#define BUILD_PODGROUP_V1ALPHA2 "scheduling.k8s.io/v1alpha2"  /* Kubernetes 1.36 */
+#define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */
+/* --accelerator-label's default. */
+#define BUILD_DEFAULT_ACCELERATOR_LABEL "nvidia.com/gpu.product"
+/*
+ * The writable emptyDir the entrypoint writes srun, scontrol and module
+ * into, first on PATH (docs/design.md 2.4; docs/pods.md).
+ */
+#define BUILD_BIN_DIR "/cadre/bin"
+/* SLURM_CLUSTER_NAME on every pod. */
+#define BUILD_SLURM_CLUSTER_NAME "cadre"
+/* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
+#define BUILD_NFS_NOMINAL_SIZE "1Gi"
+
+/*
+ * What the controller knows that the job does not. Borrowed; the arrays
+ * may be NULL when their count is 0.
+ */
+struct build_opts {
+	/*
+	 * --gang-scheduler. A job with spec.queue set is built for Kueue
+	 * whatever this says (docs/design.md 3.2).
+	 */
+	enum gang_mode mode;
+	/* --accelerator-label; NULL means BUILD_DEFAULT_ACCELERATOR_LABEL. */
+	const char *accelerator_label;
+	/*
+	 * --cluster-domain; NULL means OPTIONS_DEFAULT_CLUSTER_DOMAIN. Each pod
+	 * searches <job>.<namespace>.svc.<this>, so peers' short host names
+	 * resolve (docs/design.md 2.4).
+	 */
+	const char *cluster_domain;
+	/* --default-image, used when spec.image is absent; NULL if not given. */
+	const char *default_image;
+	/*
+	 * Values of the accelerator label seen on Nodes whose value matches
+	 * the job's accelerator type. The pod requires one of them (node
+	 * affinity). Values that do not match the type are ignored and
+	 * duplicates dropped; the rest are written sorted. Unused when the job
+	 * asks for no accelerators.
+	 */
+	const char *const *label_values;
+	size_t n_label_values;
+	/*
+	 * The PVC name of each spec.volumes entry, in the order of
+	 * spec.volumes (the Volume's status.claimName). n_claim_names must
+	 * equal spec.n_volumes and each name must be set.
+	 */
+	const char *const *claim_names;
+	size_t n_claim_names;
+};
+
+/*
+ * The headless Service of job (docs/design.md 2.1): named after the job,
+ * clusterIP None, publishNotReadyAddresses, selecting the job's pods, one
+ * TCP port "master" = masterPort, owned by the job. Needs metadata.name,
+ * namespace and uid.
+ */
+int build_service(const struct trainingjob *job, json_t **out, struct buf *err);
+
+/*
+ * Pod rank (0 <= rank < numNodes) of attempt attempt (status.restarts +
+ * status.infraRestarts; it names the Kueue pod group and is exported as
+ * CADRE_RESTART_ATTEMPT) of job. The job must be validated (tj_validate)
+ * and carry status.jobId and status.taskId: pass the status the
+ * reconciler is about to write, not an older one.
+ */
+int build_pod(const struct trainingjob *job, int rank, int attempt,
+	      const struct build_opts *opts, json_t **out, struct buf *err);
+
+/*
+ * "<job>-attempt-<attempt>" into out: the PodGroup of one attempt, so a
+ * restart gets a fresh one (a 1.36 PodGroup's status records only its first
+ * placement and its minCount cannot change). Returns 0 or CADRE_EINVAL
+ * (no name, or longer than size or than an object name may be).
+ */
+int build_podgroup_name(const char *job, int attempt, char *out, size_t size);
+
+/*
+ * The standalone PodGroup of attempt attempt of job, for native gang mode
+ * (docs/gang-admission.md): apiVersion api_version (BUILD_PODGROUP_V1ALPHA2 or
+ * BUILD_PODGROUP_V1BETA1: the standalone shape is the same in both),
+ * named build_podgroup_name(), labelled with the job and the attempt,
+ * owned by the job, schedulingPolicy.gang.minCount = numNodes and the
+ * job's priorityClassName. Needs metadata.name, namespace and uid.
+ */
+int build_podgroup(const struct trainingjob *job, int attempt, const char *api_version,
+		   json_t **out, struct buf *err);
+
+/*
+ * Whether pod (as the API server returned it) still names podgroup in
+ * spec.schedulingGroup.podGroupName. An API server whose GenericWorkload
+ * gate is off drops the field without an error, and the pod would then be
+ * scheduled on its own: a partial gang.
+ */
+bool build_pod_kept_scheduling_group(const json_t *pod, const char *podgroup);
+
+/*
+ * The PVC that a k8s-pvc or nfs Volume is mounted through: named after the
+ * Volume, in its namespace, labelled cadre.dev/volume=<name>, owned by the
+ * Volume only when reclaimPolicy is Delete. For nfs it is pre-bound to the
+ * PV build_pv makes (volumeName, storageClassName ""). A Volume with
+ * spec.claimName adopts that claim and has none built: CADRE_EINVAL.
+ */
+int build_pvc(const struct volume *vol, json_t **out, struct buf *err);
+
+/*
+ * Whether vol owns the claim it uses, so that the garbage collector takes
+ * the claim when the Volume goes: only a reclaimPolicy Delete Volume, and
+ * only of the claim cadre made for it (named after it). A claim adopted
+ * through spec.claimName was brought by the user and is never owned,
+ * whatever the policy (docs/volumes.md).
+ */
+bool build_claim_owned(const struct volume *vol);
+
+/*
+ * What makes the claim pvc (borrowed, as cached) carry vol's owner
+ * reference exactly when build_claim_owned(vol) says so: *out is NULL when
+ * it already does (nothing to send), or a new reference to a strategic
+ * merge patch of metadata.ownerReferences keyed by the Volume's uid, so
+ * that other owners are kept, guarded by the claim's resourceVersion, so
+ * that a decision taken on an old copy fails (409) instead of landing. The
+ * reference added is build_owner_refs()'s, but not the controller when the
+ * claim already has one (the API server allows one). A reference counts as
+ * vol's when its uid is vol's. CADRE_EINVAL when vol lacks name,
+ * namespace or uid, or pvc lacks metadata.resourceVersion.
+ */
+int build_claim_owner_patch(const struct volume *vol, const json_t *pvc, json_t **out,
+			    struct buf *err);
+
+/*
+ * The same patch removing vol's owner reference, unguarded: for the last
+ * look before a Volume that does not own its claim lets go of it, when
+ * the cache may not yet hold the claim's latest version. Keyed by uid it
+ * removes nothing else and is a no-op when the reference is absent.
+ * CADRE_EINVAL when vol lacks name, namespace or uid.
+ */
+int build_claim_disown_patch(const struct volume *vol, json_t **out, struct buf *err);
+
+/*
+ * The PV of an nfs Volume: named build_pv_name(), the export as given,
+ * persistentVolumeReclaimPolicy Retain (cadre deletes it itself, the data
+ * stays), storageClassName "", claimRef naming the PVC so no other claim
+ * can bind it. Not owned: a cluster-scoped object cannot be owned by a
+ * namespaced one. CADRE_EINVAL for any other type.
+ */
+int build_pv(const struct volume *vol, json_t **out, struct buf *err);
+
+/*
+ * "cadre-<namespace>-<name>" into out (size bytes). Returns 0, or
+ * CADRE_EINVAL when the Volume lacks a name or namespace, or the result is
+ * longer than an object name may be (253) or than size allows.
+ */
+int build_pv_name(const struct volume *vol, char *out, size_t size);
+
+/*
+ * metadata.ownerReferences naming one controlling owner, with
+ * blockOwnerDeletion so a foreground delete waits for what it owns: a new
+ * reference in *out. Returns 0 or CADRE_ENOMEM (also for a NULL argument).
+ */
+int build_owner_refs(const char *api_version, const char *kind, const char *name,
+		     const char *uid, json_t **out);
+
+/*
+ * For the builders: append "<path>: <message>" to err (if not NULL) and
+ * return code, so a failure is one line, `return build_fail(...)`.
+ */
+int build_fail(struct buf *err, int code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,806 @@
+/*
+ * build_pod.c - one pod of a gang (docs/design.md 2.2 and 2.3; docs/pods.md).
+ *
+ * The pod is assembled from parts, each a function that checks what it reads
+ * and says which field is at fault. jansson calls that can fail only for want
+ * of memory are or-ed into one flag and checked once per part: a failed
+ * json_object_set_new() frees its value, so nothing leaks on that path.
+ */
+#include "controller/build/build.h"
+#include "controller/admission/kueue.h"
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "api/accel.h"
+#include "api/hostlist.h"
+#include "api/quantity.h"
+#include "controller/build/entrypoint.h"
+
+/* A pod's hostname (<job>-<rank>) is a DNS label. */
+#define HOSTNAME_MAX 63
+
+/* What build_pod works out once and every part reads. */
+struct pod_ctx {
+	const struct trainingjob *job;
+	const struct build_opts *opts;
+	int rank;
+	int attempt;
+	int num_nodes;
+	enum gang_mode mode;
+	const char *image;
+	const char *accel_resource;
+	const char *accel_label;
+	int gpus;           /* accelerators per pod; 0 when none asked for */
+	struct buf *err;
+};
+
+static int set_str(json_t *obj, const char *key, const char *value)
+{
+	return json_object_set_new(obj, key, json_string(value)) ? 1 : 0;
+}
+
+/* A copy of a user-given object or array, so the pod shares nothing with the job. */
+static json_t *copy_or_new(const json_t *v, bool array)
+{
+	if (v)
+		return json_deep_copy(v);
+	return array ? json_array() : json_object();
+}
+
+static int add_env(json_t *env, const char *name, const char *value)
+{
+	return json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value))
+		? 1 : 0;
+}
+
+static int add_env_int(json_t *env, const char *name, long long value)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", value);
+	return add_env(env, name, text);
+}
+
+/* "4" for one node, "4(x2)" for two: Slurm's SLURM_TASKS_PER_NODE. */
+static int add_tasks_per_node(json_t *env, int tasks, int nodes)
+{
+	char text[48];
+
+	if (nodes > 1)
+		snprintf(text, sizeof(text), "%d(x%d)", tasks, nodes);
+	else
+		snprintf(text, sizeof(text), "%d", tasks);
+	return add_env(env, "SLURM_TASKS_PER_NODE", text);
+}
+
+/*
+ * What a batch step sees under Slurm beyond the table of docs/design.md 2.3
+ * (docs/design.md 2.4). CPUs are whole under Slurm: a fractional request counts
+ * as the next whole CPU, and a task gets at least one.
+ */
+static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodelist)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	int tasks = spec->has_tasks_per_node && spec->tasks_per_node > 0 ?
+		    spec->tasks_per_node : TJ_DEFAULT_TASKS_PER_NODE;
+	long long ntasks = (long long)tasks * c->num_nodes;
+	int bad = 0;
+
+	bad |= add_env(env, "SLURM_NODELIST", nodelist);
+	bad |= add_env(env, "SLURM_JOBID", c->job->status.job_id);
+	bad |= add_env_int(env, "SLURM_NTASKS", ntasks);
+	bad |= add_env_int(env, "SLURM_NPROCS", ntasks);
+	bad |= add_env_int(env, "SLURM_NTASKS_PER_NODE", tasks);
+	bad |= add_tasks_per_node(env, tasks, c->num_nodes);
+	if (spec->resources.has_cpus) {
+		long long on_node = (spec->resources.cpus_milli + 999) / 1000;
+		long long per_task = on_node / tasks;
+
+		bad |= add_env_int(env, "SLURM_CPUS_PER_TASK", per_task > 0 ? per_task : 1);
+		bad |= add_env_int(env, "SLURM_CPUS_ON_NODE", on_node > 0 ? on_node : 1);
+	}
+	bad |= add_env_int(env, "SLURM_GPUS_ON_NODE", c->gpus);
+	bad |= add_env_int(env, "SLURM_LOCALID", 0);
+	if (spec->workdir && *spec->workdir)
+		bad |= add_env(env, "SLURM_SUBMIT_DIR", spec->workdir);
+	if (spec->queue && *spec->queue)
+		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->queue);
+	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
+	bad |= add_env(env, "SLURM_CLUSTER_NAME", BUILD_SLURM_CLUSTER_NAME);
+	return bad;
+}
+
+/*
+ * The host names <job>-0 ... in rank order, compressed as Slurm does
+ * (llama-pretrain-[0-1]), and the peers' DNS names for the entrypoint.
+ */
+static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf *peers)
+{
+	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	char **hosts = calloc((size_t)c->num_nodes, sizeof(*hosts));
+	int ret = hosts ? 0 : CADRE_ENOMEM;
+
+	for (int r = 0; r < c->num_nodes && !ret; r++) {
+		struct buf host;
+
+		buf_init(&host, HOSTNAME_MAX + 1);
+		if (buf_addf(&host, "%s-%d", name, r) ||
+		    buf_addf(peers, "%s%s-%d.%s.%s.svc", r ? " " : "", name, r, name, ns))
+			ret = CADRE_ENOMEM;
+		hosts[r] = buf_detach(&host, NULL);
+		if (!hosts[r])
+			ret = CADRE_ENOMEM;
+	}
+	if (!ret)
+		ret = hostlist_compress((const char *const *)hosts, (size_t)c->num_nodes,
+					nodelist);
+	for (int r = 0; hosts && r < c->num_nodes; r++)
+		free(hosts[r]);
+	free(hosts);
+	/* The names were checked in pod_ctx_init: only memory can fail here. */
+	return ret ? CADRE_ENOMEM : 0;
+}
+
+/*
+ * The environment, in the order of docs/design.md 2.3, then 2.4's Slurm set,
+ * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
+ * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
+ */
+/* The variables cadre sets on every rank: the gang's shape, names and the entrypoint's inputs. */
+static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf *nodelist,
+			  const struct buf *peers, const struct buf *master)
+{
+	const struct trainingjob *job = c->job;
+	const struct tj_spec *spec = &job->spec;
+	const char *name = job->meta.name;
+	int64_t timeout = spec->has_gang_timeout_seconds ? spec->gang_timeout_seconds :
+			  TJ_DEFAULT_GANG_TIMEOUT_SECONDS;
+	int port = spec->has_master_port ? spec->master_port : TJ_DEFAULT_MASTER_PORT;
+	int bad = 0;
+
+	bad |= add_env_int(env, "SKYPILOT_NUM_NODES", c->num_nodes);
+	bad |= add_env_int(env, "NNODES", c->num_nodes);
+	bad |= add_env_int(env, "SLURM_NNODES", c->num_nodes);
+	bad |= add_env_int(env, "SLURM_JOB_NUM_NODES", c->num_nodes);
+	bad |= add_env_int(env, "SKYPILOT_NODE_RANK", c->rank);
+	bad |= add_env_int(env, "NODE_RANK", c->rank);
+	bad |= add_env_int(env, "SLURM_NODEID", c->rank);
+	bad |= add_env_int(env, "SLURM_PROCID", c->rank);
+	bad |= add_env_int(env, "SKYPILOT_NUM_GPUS_PER_NODE", c->gpus);
+	bad |= add_env_int(env, "SLURM_GPUS_PER_NODE", c->gpus);
+	bad |= add_env(env, "SLURM_JOB_NODELIST", buf_str(nodelist));
+	bad |= add_env(env, "SKYPILOT_TASK_ID", job->status.task_id);
+	bad |= add_env(env, "CADRE_TASK_ID", job->status.task_id);
+	bad |= add_env(env, "SLURM_JOB_ID", job->status.job_id);
+	bad |= add_env(env, "CADRE_JOB_ID", job->status.job_id);
+	bad |= add_env(env, "SLURM_JOB_NAME", name);
+	bad |= add_env(env, "CADRE_JOB_NAME", name);
+	bad |= add_env(env, "MASTER_ADDR", buf_str(master));
+	bad |= add_env_int(env, "MASTER_PORT", port);
+	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
+	bad |= add_slurm_env(c, env, buf_str(nodelist));
+
+	bad |= add_env(env, ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR);
+	bad |= add_env(env, ENTRYPOINT_ENV_PEERS, buf_str(peers));
+	bad |= add_env_int(env, ENTRYPOINT_ENV_TIMEOUT, timeout);
+	if (spec->workdir && *spec->workdir)
+		bad |= add_env(env, ENTRYPOINT_ENV_WORKDIR, spec->workdir);
+	if (spec->setup && *spec->setup)
+		bad |= add_env(env, ENTRYPOINT_ENV_SETUP, spec->setup);
+	bad |= add_env(env, ENTRYPOINT_ENV_RUN, spec->run);
+	return !bad;
+}
+
+/*
+ * The user's spec.envs and spec.secretEnvs after cadre's. A name cadre sets
+ * cannot be shadowed (the last duplicate wins in a pod). The API and the CRD
+ * refuse them already; this is for an object that got past both, such as
+ * one stored before a CRD upgrade. 0, CADRE_EINVAL (in c->err) or CADRE_ENOMEM.
+ */
+static int add_user_env(const struct pod_ctx *c, json_t *env)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	int bad = 0;
+
+	for (size_t i = 0; i < spec->n_envs; i++) {
+		const struct tj_env *e = &spec->envs[i];
+
+		if (tj_env_reserved(e->name))
+			return build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s is set by cadre",
+					  e->name);
+		if (!e->value)
+			return build_fail(c->err, CADRE_EINVAL, "spec.envs", "%s must be a string",
+					  e->name);
+		bad |= add_env(env, e->name, e->value);
+	}
+	for (size_t i = 0; i < spec->n_secret_envs; i++) {
+		const struct tj_secret_env *s = &spec->secret_envs[i];
+
+		if (!s->name || !s->secret_name || !s->secret_key)
+			return build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs",
+					  "entry %zu needs name, secretKeyRef.name and secretKeyRef.key",
+					  i);
+		if (tj_env_reserved(s->name))
+			return build_fail(c->err, CADRE_EINVAL, "spec.secretEnvs",
+					  "%s is set by cadre", s->name);
+		bad |= json_array_append_new(env, json_pack("{s:s, s:{s:{s:s, s:s}}}",
+							    "name", s->name, "valueFrom",
+							    "secretKeyRef", "name", s->secret_name,
+							    "key", s->secret_key)) != 0;
+	}
+	return bad ? CADRE_ENOMEM : 0;
+}
+
+static int build_env(const struct pod_ctx *c, json_t **out)
+{
+	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	struct buf nodelist, peers, master;
+	json_t *env = json_array();
+	int bad = !env, ret = 0;
+
+	buf_init(&nodelist, (size_t)1 << 24);
+	buf_init(&peers, (size_t)1 << 24);
+	buf_init(&master, 512);
+	bad |= peer_names(c, &nodelist, &peers) != 0;
+	bad |= buf_addf(&master, "%s-0.%s.%s.svc", name, name, ns) != 0;
+	if (bad || !add_cadre_env(c, env, &nodelist, &peers, &master)) {
+		ret = CADRE_ENOMEM;
+		goto out;
+	}
+	ret = add_user_env(c, env);
+	if (ret)
+		goto out;
+	*out = env;
+	env = NULL;
+out:
+	json_decref(env);
+	buf_release(&nodelist);
+	buf_release(&peers);
+	buf_release(&master);
+	return ret;
+}
+
+/*
+ * Requests for what spec.resources asks; limits only where a limit is the
+ * request: memory (a pod past its request would be the first evicted) and
+ * the accelerator (extended resources cannot overcommit). No CPU limit:
+ * throttling a data loader helps nobody.
+ */
+static int build_resources(const struct pod_ctx *c, json_t **out)
+{
+	const struct tj_resources *res = &c->job->spec.resources;
+	json_t *requests = json_object(), *limits = json_object(), *resources = NULL;
+	struct buf q;
+	int bad = !requests || !limits;
+
+	buf_init(&q, 64);
+	if (res->has_cpus) {
+		bad |= quantity_format(res->cpus_milli, &q) != 0;
+		bad |= set_str(requests, "cpu", buf_str(&q));
+	}
+	if (res->has_memory) {
+		buf_reset(&q);
+		bad |= quantity_format(res->memory_milli, &q) != 0;
+		bad |= set_str(requests, "memory", buf_str(&q));
+		bad |= set_str(limits, "memory", buf_str(&q));
+	}
+	if (c->gpus > 0) {
+		buf_reset(&q);
+		bad |= buf_addf(&q, "%d", c->gpus) != 0;
+		bad |= set_str(requests, c->accel_resource, buf_str(&q));
+		bad |= set_str(limits, c->accel_resource, buf_str(&q));
+	}
+	buf_release(&q);
+	if (!bad)
+		resources = json_object();
+	bad |= !resources;
+	if (!bad && json_object_size(requests))
+		bad |= json_object_set(resources, "requests", requests) != 0;
+	if (!bad && json_object_size(limits))
+		bad |= json_object_set(resources, "limits", limits) != 0;
+	json_decref(requests);
+	json_decref(limits);
+	if (bad) {
+		json_decref(resources);
+		return CADRE_ENOMEM;
+	}
+	*out = resources;
+	return 0;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct mount {
+	const char *path;
+	const char *claim;
+};
+
+static int compare_mounts(const void *a, const void *b)
+{
+	return strcmp(((const struct mount *)a)->path, ((const struct mount *)b)->path);
+}
+
+/*
+ * /dev/shm as memory (NCCL and data loaders outgrow the runtime's 64 MiB),
+ * BUILD_BIN_DIR for the entrypoint's Slurm commands (the image's own
+ * directories may be read-only or owned by another user), then each
+ * spec.volumes entry as its claim. Volume names are vol-0, vol-1,
+ * ... in mount path order: DNS labels whatever the paths, and the same on
+ * every rank and every attempt.
+ */
+static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t **mounts_out)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	const struct build_opts *opts = c->opts;
+	struct mount *order = NULL;
+	json_t *volumes = NULL, *mounts = NULL;
+	char name[32];
+	int bad, ret = 0;
+
+	if (opts->n_claim_names != spec->n_volumes || (spec->n_volumes && !opts->claim_names))
+		return build_fail(c->err, CADRE_EINVAL, "spec.volumes",
+				  "%zu volumes but %zu claim names were given", spec->n_volumes,
+				  opts->n_claim_names);
+	if (spec->n_volumes) {
+		order = calloc(spec->n_volumes, sizeof(*order));
+		if (!order)
+			return CADRE_ENOMEM;
+	}
+	for (size_t i = 0; i < spec->n_volumes; i++) {
+		order[i].path = spec->volumes[i].mount_path;
+		order[i].claim = opts->claim_names[i];
+		if (!order[i].claim || !*order[i].claim) {
+			ret = build_fail(c->err, CADRE_EINVAL, "spec.volumes",
+					 "%s: Volume %s has no claim yet", order[i].path,
+					 spec->volumes[i].volume ? spec->volumes[i].volume : "");
+			goto out;
+		}
+		if (!strcmp(order[i].path, "/dev/shm") || !strcmp(order[i].path, BUILD_BIN_DIR)) {
+			ret = build_fail(c->err, CADRE_EINVAL, "spec.volumes",
+					 "%s is mounted by cadre", order[i].path);
+			goto out;
+		}
+	}
+	if (spec->n_volumes)
+		qsort(order, spec->n_volumes, sizeof(*order), compare_mounts);
+
+	volumes = json_pack("[{s:s, s:{s:s}}, {s:s, s:{}}]", "name", "dshm", "emptyDir",
+			    "medium", "Memory", "name", "cadre-bin", "emptyDir");
+	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "dshm", "mountPath", "/dev/shm",
+			   "name", "cadre-bin", "mountPath", BUILD_BIN_DIR);
+	bad = !volumes || !mounts;
+	for (size_t i = 0; i < spec->n_volumes && !bad; i++) {
+		snprintf(name, sizeof(name), "vol-%zu", i);
+		bad |= json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", name,
+				"persistentVolumeClaim", "claimName", order[i].claim)) != 0;
+		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name,
+				"mountPath", order[i].path)) != 0;
+	}
+	if (bad) {
+		ret = CADRE_ENOMEM;
+		goto out;
+	}
+	*volumes_out = volumes;
+	*mounts_out = mounts;
+	volumes = mounts = NULL;
+out:
+	json_decref(volumes);
+	json_decref(mounts);
+	free(order);
+	return ret;
+}
+
+/*
+ * {key: <label>, operator: In, values: [...]}: the label values the caller
+ * saw that match the type, sorted and without duplicates. None: the job
+ * must wait (CADRE_EAGAIN), since a pod without the affinity could land on
+ * the wrong accelerator.
+ */
+static int accel_expression(const struct pod_ctx *c, json_t **out)
+{
+	const struct build_opts *opts = c->opts;
+	const char *type = c->job->spec.resources.accel.type;
+	const char **values = NULL;
+	size_t n = 0;
+	json_t *list = NULL;
+	int bad, ret = 0;
+
+	if (opts->n_label_values) {
+		if (!opts->label_values)
+			return build_fail(c->err, CADRE_EINVAL, "", "label_values is NULL");
+		values = calloc(opts->n_label_values, sizeof(*values));
+		if (!values)
+			return CADRE_ENOMEM;
+	}
+	for (size_t i = 0; i < opts->n_label_values; i++)
+		if (accel_matches_label(type, opts->label_values[i]))
+			values[n++] = opts->label_values[i];
+	if (n == 0) {
+		ret = build_fail(c->err, CADRE_EAGAIN, "spec.resources.accelerators",
+				 "no node has accelerator type %s (label %s)", type, c->accel_label);
+		goto out;
+	}
+	qsort(values, n, sizeof(*values), compare_strings);
+	list = json_array();
+	bad = !list;
+	for (size_t i = 0; i < n && !bad; i++)
+		if (i == 0 || strcmp(values[i], values[i - 1]))
+			bad |= json_array_append_new(list, json_string(values[i])) != 0;
+	if (!bad) {
+		*out = json_pack("{s:s, s:s, s:O}", "key", c->accel_label, "operator", "In",
+				 "values", list);
+		bad = !*out;
+	}
+	if (bad)
+		ret = CADRE_ENOMEM;
+out:
+	json_decref(list);
+	free(values);
+	return ret;
+}
+
+/*
+ * parent[key] in *child, made empty (an object, or a list if array) when
+ * absent. CADRE_EINVAL when it is there with another type.
+ */
+static int member(json_t *parent, const char *key, bool array, json_t **child)
+{
+	json_t *v = json_object_get(parent, key);
+
+	if (v) {
+		*child = v;
+		return (array ? json_is_array(v) : json_is_object(v)) ? 0 : CADRE_EINVAL;
+	}
+	v = array ? json_array() : json_object();
+	*child = v;
+	return json_object_set_new(parent, key, v) ? CADRE_ENOMEM : 0;
+}
+
+/*
+ * podTemplate's affinity with the accelerator requirement AND-ed in: terms
+ * of nodeSelectorTerms are OR-ed by the scheduler, so the expression goes
+ * into every term (a new single term when there is none). The rest of the
+ * user's affinity (pod affinity, preferences) passes as given.
+ */
+static int build_affinity(const struct pod_ctx *c, json_t **out)
+{
+	static const char path[] = "spec.podTemplate.spec.affinity.nodeAffinity";
+	const json_t *template = c->job->spec.pod_template.affinity;
+	json_t *affinity = NULL, *expr = NULL, *node, *required, *terms, *term, *exprs;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	if (c->gpus == 0) {
+		if (template)
+			*out = json_deep_copy(template);
+		return template && !*out ? CADRE_ENOMEM : 0;
+	}
+	ret = accel_expression(c, &expr);
+	if (ret)
+		return ret;
+	ret = CADRE_ENOMEM;
+	affinity = copy_or_new(template, false);
+	if (!affinity)
+		goto out;
+	if (!json_is_object(affinity)) {
+		ret = build_fail(c->err, CADRE_EINVAL, "spec.podTemplate.spec.affinity",
+				 "must be an object");
+		goto out;
+	}
+	if ((ret = member(affinity, "nodeAffinity", false, &node)) ||
+	    (ret = member(node, "requiredDuringSchedulingIgnoredDuringExecution", false,
+			  &required)) ||
+	    (ret = member(required, "nodeSelectorTerms", true, &terms))) {
+		if (ret == CADRE_EINVAL)
+			build_fail(c->err, ret, path, "requiredDuringSchedulingIgnoredDuringExecution"
+				   ".nodeSelectorTerms must be a list of terms");
+		goto out;
+	}
+	ret = CADRE_ENOMEM;
+	if (json_array_size(terms) == 0 && json_array_append_new(terms, json_object()))
+		goto out;
+	json_array_foreach(terms, i, term) {
+		ret = json_is_object(term) ? member(term, "matchExpressions", true, &exprs) :
+		      CADRE_EINVAL;
+		if (ret == CADRE_EINVAL)
+			build_fail(c->err, ret, path, "nodeSelectorTerms[%zu] must be a term with "
+				   "a list of matchExpressions", i);
+		if (!ret && json_array_append_new(exprs, json_deep_copy(expr)))
+			ret = CADRE_ENOMEM;
+		if (ret)
+			goto out;
+	}
+	*out = affinity;
+	affinity = NULL;
+	ret = 0;
+out:
+	json_decref(affinity);
+	json_decref(expr);
+	return ret;
+}
+
+/* The accelerator's taint is tolerated first, then podTemplate's tolerations as given. */
+static int build_tolerations(const struct pod_ctx *c, json_t **out)
+{
+	const json_t *template = c->job->spec.pod_template.tolerations;
+	json_t *list;
+
+	*out = NULL;
+	if (template && !json_is_array(template))
+		return build_fail(c->err, CADRE_EINVAL, "spec.podTemplate.spec.tolerations",
+				  "must be a list");
+	if (c->gpus == 0 && json_array_size(template) == 0)
+		return 0;
+	list = json_array();
+	if (!list)
+		return CADRE_ENOMEM;
+	if (c->gpus > 0 &&
+	    json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "key", c->accel_resource,
+						  "operator", "Exists", "effect", "NoSchedule")))
+		goto nomem;
+	for (size_t i = 0; i < json_array_size(template); i++)
+		if (json_array_append_new(list, json_deep_copy(json_array_get(template, i))))
+			goto nomem;
+	*out = list;
+	return 0;
+nomem:
+	json_decref(list);
+	return CADRE_ENOMEM;
+}
+
+/*
+ * Labels and annotations: podTemplate's first, then cadre's over them, so
+ * a template cannot take a pod out of its Service, its gang or its Kueue
+ * group.
+ */
+static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **out)
+{
+	const struct trainingjob *job = c->job;
+	const struct tj_pod_template *tpl = &job->spec.pod_template;
+	json_t *meta = NULL, *labels, *annotations, *owners = NULL;
+	char text[64];
+	int bad;
+
+	labels = copy_or_new(tpl->labels, false);
+	annotations = copy_or_new(tpl->annotations, false);
+	bad = !labels || !annotations;
+	if (!bad && (!json_is_object(labels) || !json_is_object(annotations))) {
+		json_decref(labels);
+		json_decref(annotations);
+		return build_fail(c->err, CADRE_EINVAL, "spec.podTemplate.metadata",
+				  "labels and annotations must be maps");
+	}
+	bad |= set_str(labels, LABEL_JOB_NAME, job->meta.name);
+	snprintf(text, sizeof(text), "%d", c->rank);
+	bad |= set_str(labels, LABEL_NODE_RANK, text);
+	snprintf(text, sizeof(text), "%d", c->attempt);
+	bad |= set_str(labels, LABEL_RESTART_ATTEMPT, text);
+	bad |= set_str(annotations, ANNOTATION_JOB_UID, job->meta.uid);
+	if (c->mode == GANG_KUEUE) {
+		/*
+		 * Without spec.queue the label is left out and Kueue's default
+		 * LocalQueue (if the cluster has one) takes the group.
+		 */
+		if (job->spec.queue && *job->spec.queue)
+			bad |= set_str(labels, BUILD_KUEUE_QUEUE_LABEL, job->spec.queue);
+		snprintf(text, sizeof(text), "%s-%d", job->meta.name, c->attempt);
+		bad |= set_str(labels, BUILD_KUEUE_GROUP_LABEL, text);
+		snprintf(text, sizeof(text), "%d", c->num_nodes);
+		bad |= set_str(annotations, BUILD_KUEUE_COUNT_ANNOTATION, text);
+		/* Kueue reads a WorkloadPriorityClass from the pods; the job names it
+		 * on itself, as a batch Job does (docs/kueue.md). */
+		if (json_is_string(json_object_get(job->meta.labels, KUEUE_PRIORITY_LABEL)))
+			bad |= set_str(labels, KUEUE_PRIORITY_LABEL,
+				       json_string_value(json_object_get(job->meta.labels,
+									 KUEUE_PRIORITY_LABEL)));
+	}
+	bad |= build_owner_refs(TJ_API_VERSION, TJ_KIND, job->meta.name, job->meta.uid,
+				&owners) != 0;
+	if (!bad)
+		meta = json_pack("{s:s, s:s, s:O, s:O, s:O}", "name", pod_name,
+				 "namespace", job->meta.namespace, "labels", labels,
+				 "annotations", annotations, "ownerReferences", owners);
+	json_decref(labels);
+	json_decref(annotations);
+	json_decref(owners);
+	if (!meta)
+		return CADRE_ENOMEM;
+	*out = meta;
+	return 0;
+}
+
+/*
+ * The Service's own domain searched first, so the short host names of
+ * SLURM_JOB_NODELIST resolve (`getent hosts llama-pretrain-1`); the
+ * cluster's default search path follows it, since dnsConfig adds to it.
+ */
+static int add_dns_search(const struct pod_ctx *c, json_t *pspec)
+{
+	const char *domain = c->opts->cluster_domain && *c->opts->cluster_domain ?
+			     c->opts->cluster_domain : OPTIONS_DEFAULT_CLUSTER_DOMAIN;
+	struct buf search;
+	int bad;
+
+	buf_init(&search, 1024);
+	bad = buf_addf(&search, "%s.%s.svc.%s", c->job->meta.name, c->job->meta.namespace,
+		       domain) != 0;
+	if (!bad)
+		bad = json_object_set_new(pspec, "dnsConfig",
+					  json_pack("{s:[s]}", "searches", buf_str(&search))) != 0;
+	buf_release(&search);
+	return bad;
+}
+
+/* Checks that need nothing built yet; fills what the parts share. */
+static int pod_ctx_init(struct pod_ctx *c, const struct trainingjob *job, int rank, int attempt,
+			const struct build_opts *opts, struct buf *err)
+{
+	const struct tj_spec *spec = &job->spec;
+	const struct tj_resources *res = &spec->resources;
+	const char *name = job->meta.name;
+
+	memset(c, 0, sizeof(*c));
+	c->job = job;
+	c->opts = opts;
+	c->rank = rank;
+	c->attempt = attempt;
+	c->err = err;
+	c->num_nodes = spec->has_num_nodes ? spec->num_nodes : TJ_DEFAULT_NUM_NODES;
+	c->mode = spec->queue && *spec->queue ? GANG_KUEUE : opts->mode;
+	c->accel_label = opts->accelerator_label && *opts->accelerator_label ?
+			 opts->accelerator_label : BUILD_DEFAULT_ACCELERATOR_LABEL;
+	c->accel_resource = res->accelerator_resource && *res->accelerator_resource ?
+			    res->accelerator_resource : TJ_DEFAULT_ACCELERATOR_RESOURCE;
+
+	if (!name || !*name)
+		return build_fail(err, CADRE_EINVAL, "metadata.name", "required");
+	if (!job->meta.namespace || !*job->meta.namespace)
+		return build_fail(err, CADRE_EINVAL, "metadata.namespace", "required");
+	if (!job->meta.uid || !*job->meta.uid)
+		return build_fail(err, CADRE_EINVAL, "metadata.uid",
+				  "required: owner references name the uid");
+	if (c->num_nodes < 1)
+		return build_fail(err, CADRE_EINVAL, "spec.numNodes", "must be >= 1");
+	if (rank < 0 || rank >= c->num_nodes)
+		return build_fail(err, CADRE_EINVAL, "spec.numNodes",
+				  "rank %d is outside 0..%d", rank, c->num_nodes - 1);
+	if (attempt < 0)
+		return build_fail(err, CADRE_EINVAL, "status.restarts",
+				  "attempt %d is negative", attempt);
+	/* The last rank's hostname is the longest: <job>-<numNodes-1>. */
+	if (snprintf(NULL, 0, "%s-%d", name, c->num_nodes - 1) > HOSTNAME_MAX)
+		return build_fail(err, CADRE_EINVAL, "metadata.name",
+				  "too long: %s-%d must be a hostname of at most %d characters",
+				  name, c->num_nodes - 1, HOSTNAME_MAX);
+	c->image = spec->image && *spec->image ? spec->image : opts->default_image;
+	if (!c->image || !*c->image)
+		return build_fail(err, CADRE_EINVAL, "spec.image",
+				  "required: the controller has no --default-image");
+	if (!spec->run || !*spec->run)
+		return build_fail(err, CADRE_EINVAL, "spec.run", "required");
+	if (!job->status.job_id || !*job->status.job_id)
+		return build_fail(err, CADRE_EINVAL, "status.jobId", "not assigned yet");
+	if (!job->status.task_id || !*job->status.task_id)
+		return build_fail(err, CADRE_EINVAL, "status.taskId", "not assigned yet");
+	if (res->cpus && !res->has_cpus)
+		return build_fail(err, CADRE_EINVAL, "spec.resources.cpus",
+				  "\"%s\" is not a quantity", res->cpus);
+	if (res->memory && !res->has_memory)
+		return build_fail(err, CADRE_EINVAL, "spec.resources.memory",
+				  "\"%s\" is not a quantity", res->memory);
+	if (res->accelerators && !res->has_accel)
+		return build_fail(err, CADRE_EINVAL, "spec.resources.accelerators",
+				  "\"%s\" is not <type>[:<count>]", res->accelerators);
+	if (res->has_accel) {
+		if (res->accel.count < 1)
+			return build_fail(err, CADRE_EINVAL, "spec.resources.accelerators",
+					  "count must be >= 1");
+		c->gpus = res->accel.count;
+	}
+	return 0;
+}
+
+int build_pod(const struct trainingjob *job, int rank, int attempt,
+	      const struct build_opts *opts, json_t **out, struct buf *err)
+{
+	const struct tj_spec *spec = &job->spec;
+	const struct tj_pod_template *tpl = &spec->pod_template;
+	json_t *pod = NULL, *meta = NULL, *env = NULL, *resources = NULL, *volumes = NULL;
+	json_t *mounts = NULL, *affinity = NULL, *tolerations = NULL, *container, *pspec;
+	char pod_name[HOSTNAME_MAX + 1];
+	struct pod_ctx c;
+	int bad, ret;
+
+	*out = NULL;
+	ret = pod_ctx_init(&c, job, rank, attempt, opts, err);
+	if (ret)
+		return ret;
+	snprintf(pod_name, sizeof(pod_name), "%s-%d", job->meta.name, rank);
+	if ((ret = build_meta(&c, pod_name, &meta)) ||
+	    (ret = build_env(&c, &env)) ||
+	    (ret = build_resources(&c, &resources)) ||
+	    (ret = build_volumes(&c, &volumes, &mounts)) ||
+	    (ret = build_affinity(&c, &affinity)) ||
+	    (ret = build_tolerations(&c, &tolerations)))
+		goto out;
+
+	ret = CADRE_ENOMEM;
+	/*
+	 * FallbackToLogsOnError: when user code fails without writing a
+	 * termination message, the tail of its log becomes one, which the
+	 * reconciler copies into status.lastFailure.
+	 */
+	container = json_pack("{s:s, s:s, s:o, s:O, s:O, s:O, s:s}",
+			      "name", MAIN_CONTAINER, "image", c.image, "command", entrypoint_command(),
+			      "env", env, "resources", resources, "volumeMounts", mounts,
+			      "terminationMessagePolicy", "FallbackToLogsOnError");
+	if (!container)
+		goto out;
+	/* Validation let through only what takes privilege away (docs/pods.md). */
+	if (tpl->container_security_context &&
+	    json_object_set_new(container, "securityContext",
+				json_deep_copy(tpl->container_security_context))) {
+		json_decref(container);
+		goto out;
+	}
+	pod = json_pack("{s:s, s:s, s:O, s:{s:s, s:s, s:s, s:[o], s:O}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", meta,
+			"spec", "hostname", pod_name, "subdomain", job->meta.name,
+			"restartPolicy", "Never", "containers", container, "volumes", volumes);
+	if (!pod)
+		goto out;
+	pspec = json_object_get(pod, "spec");
+	bad = 0;
+	if (c.mode == GANG_BUILTIN)
+		bad |= json_object_set_new(pspec, "schedulingGates",
+					   json_pack("[{s:s}]", "name", GANG_GATE)) != 0;
+	if (c.mode == GANG_NATIVE) {
+		/* kube-scheduler holds the pods until the whole PodGroup fits: no gate of ours. */
+		char group[256];
+
+		bad |= build_podgroup_name(job->meta.name, attempt, group, sizeof(group)) ||
+		       json_object_set_new(pspec, "schedulingGroup",
+					   json_pack("{s:s}", "podGroupName", group)) != 0;
+	}
+	bad |= add_dns_search(&c, pspec);
+	if (affinity)
+		bad |= json_object_set(pspec, "affinity", affinity) != 0;
+	if (tolerations)
+		bad |= json_object_set(pspec, "tolerations", tolerations) != 0;
+	if (tpl->node_selector && json_object_size(tpl->node_selector))
+		bad |= json_object_set_new(pspec, "nodeSelector",
+					   json_deep_copy(tpl->node_selector)) != 0;
+	if (tpl->image_pull_secrets && json_array_size(tpl->image_pull_secrets))
+		bad |= json_object_set_new(pspec, "imagePullSecrets",
+					   json_deep_copy(tpl->image_pull_secrets)) != 0;
+	if (tpl->service_account_name && *tpl->service_account_name)
+		bad |= set_str(pspec, "serviceAccountName", tpl->service_account_name);
+	if (tpl->runtime_class_name && *tpl->runtime_class_name)
+		bad |= set_str(pspec, "runtimeClassName", tpl->runtime_class_name);
+	if (tpl->scheduler_name && *tpl->scheduler_name)
+		bad |= set_str(pspec, "schedulerName", tpl->scheduler_name);
+	if (tpl->security_context)
+		bad |= json_object_set_new(pspec, "securityContext",
+					   json_deep_copy(tpl->security_context)) != 0;
+	if (spec->priority_class_name && *spec->priority_class_name)
+		bad |= set_str(pspec, "priorityClassName", spec->priority_class_name);
+	if (bad)
+		goto out;
+	*out = pod;
+	pod = NULL;
+	ret = 0;
+out:
+	json_decref(pod);
+	json_decref(meta);
+	json_decref(env);
+	json_decref(resources);
+	json_decref(volumes);
+	json_decref(mounts);
+	json_decref(affinity);
+	json_decref(tolerations);
+	return ret;
+}

@@ -1,0 +1,68 @@
+/*
+ * entrypoint.h - the script every cadre pod runs first (docs/design.md 2.2).
+ *
+ * The pod's command is ["/bin/sh", "-c", entrypoint_script()]. The script
+ * is POSIX sh (bash and dash both run it) and takes every input from the
+ * container's environment, under the names below, so the user's setup and
+ * run texts never pass through a quoting step. It
+ *   1. cds to CADRE_WORKDIR, if set (exit ENTRYPOINT_EXIT_WORKDIR if absent);
+ *      then, when CADRE_BIN_DIR is set, writes srun, scontrol and module
+ *      there (POSIX sh scripts: Slurm's commands as a batch script on one
+ *      node of the gang sees them, docs/pods.md) and cadre-signal (which
+ *      `cadre scancel --signal` execs: it signals the program, whose pid the
+ *      entrypoint keeps in program.pid there) and puts it first on PATH
+ *      (exit ENTRYPOINT_EXIT_CONFIG if it cannot be written);
+ *   2. waits until every name in CADRE_PEERS resolves (getent), at most
+ *      CADRE_GANG_TIMEOUT_SECONDS (exit ENTRYPOINT_EXIT_PEERS_TIMEOUT, naming
+ *      the peers that never resolved), and exports SKYPILOT_NODE_IPS as their
+ *      addresses, newline-separated, in rank order;
+ *   3. runs CADRE_SETUP, then CADRE_RUN, under bash if the image has it and
+ *      sh otherwise. A setup that fails ends the pod with setup's exit code
+ *      and run never starts; run's exit code is the pod's. SIGTERM and SIGINT
+ *      are passed on to the whole process group as SIGTERM.
+ * Its own failures are also written to /dev/termination-log when the kubelet
+ * provides that file, so the reconciler can quote them. docs/pods.md has the
+ * reasons for each choice. controller/build/entrypoint.sh is the same text in a
+ * readable file; a unit test keeps the two identical.
+ */
+#ifndef CADRE_ENTRYPOINT_H
+#define CADRE_ENTRYPOINT_H
+
+#include <jansson.h>
+
+/* Environment variables the script reads. */
+#define ENTRYPOINT_ENV_PEERS "CADRE_PEERS"   /* space-separated DNS names, rank order */
+#define ENTRYPOINT_ENV_TIMEOUT "CADRE_GANG_TIMEOUT_SECONDS"  /* decimal, default 600 */
+#define ENTRYPOINT_ENV_WORKDIR "CADRE_WORKDIR"  /* optional */
+#define ENTRYPOINT_ENV_SETUP "CADRE_SETUP"      /* optional shell text */
+#define ENTRYPOINT_ENV_RUN "CADRE_RUN"          /* required shell text */
+/*
+ * A writable directory (an emptyDir) the script writes srun, scontrol and
+ * module into and puts first on PATH; unset, the commands are not written.
+ */
+#define ENTRYPOINT_ENV_BIN_DIR "CADRE_BIN_DIR"
+/* Where its own failures are recorded; tests point it at a file of theirs. */
+#define ENTRYPOINT_ENV_TERMINATION_LOG "CADRE_TERMINATION_LOG"
+
+/*
+ * Exit codes of the script's own failures. They sit just below the shell's
+ * 126/127 and match timeout(1)'s 124 for the timeout, where user code rarely
+ * lands; the termination message tells them apart for certain.
+ */
+enum entrypoint_exit {
+	/* CADRE_RUN empty, bad timeout, no getent, CADRE_BIN_DIR not writable */
+	ENTRYPOINT_EXIT_CONFIG = 121,
+	ENTRYPOINT_EXIT_WORKDIR = 122,        /* CADRE_WORKDIR is not a directory */
+	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
+};
+
+/* The script text; static, never NULL. */
+const char *entrypoint_script(void);
+
+/*
+ * The container command ["/bin/sh", "-c", script] as a new reference, or
+ * NULL when out of memory.
+ */
+json_t *entrypoint_command(void);
+
+#endif

@@ -1,0 +1,737 @@
+# cadre entrypoint (controller/build/entrypoint.sh; docs/pods.md says why it is so).
+# Runs as `/bin/sh -c <this text>`: POSIX sh, so bash and dash both run it.
+# Every input comes from the environment the controller set on the container,
+# never from this text, so the user's setup and run need no quoting here.
+IFS=' 	
+'
+unset CDPATH
+cadre_nl='
+'
+cadre_termlog=${CADRE_TERMINATION_LOG:-/dev/termination-log}
+
+cadre_say() {
+	printf 'cadre: %s\n' "$*" >&2
+}
+
+# Print the reason, keep it as the container's termination message (the
+# kubelet mounts that file; elsewhere it is absent and skipped), exit.
+cadre_fail() {
+	cadre_code=$1
+	shift
+	cadre_say "$*"
+	if [ -w "$cadre_termlog" ]; then
+		printf 'cadre: %s\n' "$*" >"$cadre_termlog"
+	fi
+	exit "$cadre_code"
+}
+
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+[ -n "${CADRE_RUN:-}" ] || cadre_fail 121 "CADRE_RUN is empty: nothing to run"
+cadre_timeout=${CADRE_GANG_TIMEOUT_SECONDS:-600}
+case $cadre_timeout in
+'' | *[!0-9]*)
+	cadre_fail 121 "CADRE_GANG_TIMEOUT_SECONDS must be a whole number of seconds, not '$cadre_timeout'"
+	;;
+esac
+
+# User code runs under bash when the image has it, as Slurm and SkyPilot
+# scripts assume; under sh otherwise.
+if command -v bash >/dev/null 2>&1; then
+	cadre_shell=bash
+else
+	cadre_shell=sh
+fi
+
+# A missing workdir is the same on every node and known at once: fail before
+# holding the gang for up to the whole timeout.
+if [ -n "${CADRE_WORKDIR:-}" ]; then
+	cd "$CADRE_WORKDIR" 2>/dev/null ||
+		cadre_fail 122 "workdir $CADRE_WORKDIR does not exist in the image or its volumes"
+fi
+
+# srun, scontrol and module for Slurm batch scripts (docs/design.md 2.4), written
+# into CADRE_BIN_DIR (an emptyDir of the pod) and put first on PATH, so the
+# image needs none of them. Each is a POSIX sh script of its own.
+cadre_install() {
+	cat >"$CADRE_BIN_DIR/srun" <<'CADRE_SRUN' &&
+#!/bin/sh
+# srun in a cadre pod. The batch script already runs on every node, so a
+# step runs here only: once, or once per task when the step has several
+# tasks per node, each with the SLURM_PROCID, SLURM_LOCALID and SLURM_STEP_*
+# Slurm would give it. Signals go on to the tasks; the exit code is the
+# worst of theirs. Written by the cadre entrypoint (docs/pods.md).
+srun_dir=${0%/*}
+srun_nl='
+'
+srun_note() {
+	printf 'srun: cadre: %s\n' "$*" >&2
+}
+srun_die() {
+	printf 'srun: error: %s\n' "$*" >&2
+	exit 1
+}
+srun_count() {
+	case $2 in '' | *[!0-9]*) srun_die "$1 needs a whole number, not '$2'" ;; esac
+	[ "$2" -ge 1 ] || srun_die "$1 must be at least 1"
+}
+
+srun_nodes= srun_ntasks= srun_tpn= srun_label=0 srun_kill=0 srun_chdir= srun_cpt=
+srun_exports=
+while [ $# -gt 0 ]; do
+	srun_opt=$1
+	srun_val=
+	srun_has=0
+	case $srun_opt in
+	--) shift; break ;;
+	--*=*) srun_val=${srun_opt#*=} srun_opt=${srun_opt%%=*} srun_has=1 ;;
+	-[nNcDJoeiptwxmGA]?*) srun_val=${srun_opt#-?} srun_opt=${srun_opt%"$srun_val"} srun_has=1 ;;
+	-K?*) srun_val=${srun_opt#-K} srun_opt=-K srun_has=1 ;;
+	-*) ;;
+	*) break ;;
+	esac
+	shift
+	# Options that take a value take the next word when not given with it.
+	case $srun_opt in
+	-n | --ntasks | -N | --nodes | --ntasks-per-node | -c | --cpus-per-task | -D | --chdir | \
+	-J | --job-name | --export | --mpi | --cpu-bind | --cpu_bind | --gpus | -G | \
+	--gpus-per-node | --gpus-per-task | --gres | --gpu-bind | --mem | --mem-per-cpu | \
+	--mem-per-gpu | -o | --output | -e | --error | -i | --input | -p | --partition | -t | \
+	--time | -w | --nodelist | -x | --exclude | -m | --distribution | --hint | -A | \
+	--account | --qos | --container-image | --container-mounts | --container-workdir | \
+	--container-name | --ntasks-per-gpu | --cpus-per-gpu | --nodefile | -B | \
+	--extra-node-info | --constraint | -C | --reservation | --network | --comment)
+		if [ "$srun_has" = 0 ]; then
+			[ $# -gt 0 ] || srun_die "$srun_opt needs a value"
+			srun_val=$1 srun_has=1
+			shift
+		fi
+		;;
+	esac
+	case $srun_opt in
+	-N | --nodes) srun_count "$srun_opt" "${srun_val%%-*}"; srun_nodes=${srun_val%%-*} ;;
+	-n | --ntasks) srun_count "$srun_opt" "$srun_val"; srun_ntasks=$srun_val ;;
+	--ntasks-per-node) srun_count "$srun_opt" "$srun_val"; srun_tpn=$srun_val ;;
+	-c | --cpus-per-task) srun_count "$srun_opt" "$srun_val"; srun_cpt=$srun_val ;;
+	-l | --label) srun_label=1 ;;
+	-K | --kill-on-bad-exit) [ "${srun_val:-1}" = 0 ] && srun_kill=0 || srun_kill=1 ;;
+	-D | --chdir) srun_chdir=$srun_val ;;
+	--export)
+		# The tasks keep the whole environment (a pod has no other to give);
+		# VAR=value entries are set on top of it.
+		srun_rest=$srun_val,
+		while [ -n "$srun_rest" ]; do
+			srun_item=${srun_rest%%,*}
+			srun_rest=${srun_rest#*,}
+			case $srun_item in
+			ALL | '') ;;
+			NONE | NIL) srun_note "--export=$srun_item: the tasks keep the pod's environment" ;;
+			[A-Za-z_]*=*) srun_exports="$srun_exports$srun_item$srun_nl" ;;
+			*) ;;
+			esac
+		done
+		;;
+	-J | --job-name | -u | --unbuffered | -v | --verbose | -Q | --quiet | --overlap | \
+	--exact | --exclusive | -k | --no-kill | -W | --wait) ;;
+	--mpi | --cpu-bind | --cpu_bind | --gpus | -G | --gpus-per-node | --gpus-per-task | \
+	--gres | --gpu-bind | --mem | --mem-per-cpu | --mem-per-gpu | -p | --partition | -t | \
+	--time | -w | --nodelist | -x | --exclude | -m | --distribution | --hint | -A | \
+	--account | --qos | --ntasks-per-gpu | --cpus-per-gpu | -B | --extra-node-info | \
+	--constraint | -C | --reservation | --network | --comment)
+		srun_note "ignoring $srun_opt${srun_val:+=$srun_val}: the pod's resources and placement are the TrainingJob's"
+		;;
+	-o | --output | -e | --error | -i | --input | --container-image | --container-mounts | \
+	--container-workdir | --container-name | --nodefile)
+		srun_note "ignoring $srun_opt=$srun_val: the tasks run in this container, with its output"
+		;;
+	*) srun_note "ignoring the option $srun_opt${srun_val:+=$srun_val}, which cadre does not know" ;;
+	esac
+done
+[ $# -gt 0 ] || srun_die "no command given to execute"
+
+# The step's layout: its nodes are the job's first N (all by default); each
+# has --ntasks-per-node tasks, or -n tasks are spread over them as evenly as
+# Slurm's block distribution does, the first nodes taking one more.
+srun_job_nodes=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
+srun_node=${SLURM_NODEID:-0}
+if [ -z "$srun_nodes" ]; then
+	srun_nodes=$srun_job_nodes
+	if [ -n "$srun_ntasks" ]; then
+		srun_need=$srun_ntasks
+		[ -n "$srun_tpn" ] && srun_need=$(((srun_ntasks + srun_tpn - 1) / srun_tpn))
+		[ "$srun_need" -lt "$srun_nodes" ] && srun_nodes=$srun_need
+	fi
+fi
+[ "$srun_nodes" -le "$srun_job_nodes" ] ||
+	srun_die "the job has $srun_job_nodes nodes, the step asks for $srun_nodes"
+if [ -z "$srun_ntasks" ]; then
+	[ -n "$srun_tpn" ] || srun_tpn=${SLURM_NTASKS_PER_NODE:-1}
+	srun_ntasks=$((srun_nodes * srun_tpn))
+fi
+[ "$srun_ntasks" -ge "$srun_nodes" ] ||
+	srun_die "$srun_ntasks tasks cannot fill $srun_nodes nodes"
+srun_layout_add() {
+	[ -n "$srun_prev" ] || return 0
+	srun_layout=${srun_layout:+$srun_layout,}$srun_prev
+	[ "$srun_run" -gt 1 ] && srun_layout="$srun_layout(x$srun_run)"
+	return 0
+}
+# srun_here and srun_first: this node's tasks and the first one's PROCID.
+# srun_layout: SLURM_STEP_TASKS_PER_NODE, as in "2(x3),1".
+srun_layout=
+srun_prev= srun_run=0 srun_i=0 srun_first=0 srun_here=0 srun_sum=0
+while [ "$srun_i" -lt "$srun_nodes" ]; do
+	if [ -n "$srun_tpn" ]; then
+		srun_c=$((srun_ntasks - srun_sum))
+		[ "$srun_c" -gt "$srun_tpn" ] && srun_c=$srun_tpn
+		[ "$srun_c" -gt 0 ] || srun_c=0
+	else
+		srun_c=$((srun_ntasks / srun_nodes + (srun_i < srun_ntasks % srun_nodes)))
+	fi
+	[ "$srun_i" = "$srun_node" ] && srun_first=$srun_sum srun_here=$srun_c
+	srun_sum=$((srun_sum + srun_c))
+	if [ "$srun_c" = "$srun_prev" ]; then
+		srun_run=$((srun_run + 1))
+	else
+		srun_layout_add
+		srun_prev=$srun_c srun_run=1
+	fi
+	srun_i=$((srun_i + 1))
+done
+srun_layout_add
+# Step ids count the job's steps from 0; every node runs the same script, so
+# they agree across nodes.
+srun_step=0
+[ -r "$srun_dir/.step" ] && read -r srun_step <"$srun_dir/.step"
+case $srun_step in '' | *[!0-9]*) srun_step=0 ;; esac
+printf '%s\n' $((srun_step + 1)) >"$srun_dir/.step" 2>/dev/null
+if [ "$srun_node" -ge "$srun_nodes" ] || [ "$srun_here" = 0 ]; then
+	srun_note "this step runs on the first $srun_nodes node(s) of the job; node $srun_node has none of its tasks"
+	exit 0
+fi
+
+# The step's own view, as Slurm sets it for the tasks of a step.
+srun_nodelist=${SLURM_JOB_NODELIST:-}
+if [ "$srun_nodes" -lt "$srun_job_nodes" ] && [ -n "$srun_nodelist" ]; then
+	srun_nodelist=$("$srun_dir/scontrol" show hostnames "$srun_nodelist" | {
+		srun_i=0
+		while [ "$srun_i" -lt "$srun_nodes" ] && IFS= read -r srun_h; do
+			printf '%s\n' "$srun_h"
+			srun_i=$((srun_i + 1))
+		done
+	} | "$srun_dir/scontrol" show hostlist -) || exit 1
+fi
+export SLURM_STEP_ID=$srun_step SLURM_STEPID=$srun_step
+export SLURM_STEP_NUM_TASKS=$srun_ntasks SLURM_NTASKS=$srun_ntasks SLURM_NPROCS=$srun_ntasks
+export SLURM_STEP_NUM_NODES=$srun_nodes SLURM_NNODES=$srun_nodes
+export SLURM_STEP_NODELIST="$srun_nodelist" SLURM_NODELIST="$srun_nodelist"
+export SLURM_STEP_TASKS_PER_NODE="$srun_layout" SLURM_TASKS_PER_NODE="$srun_layout"
+[ -n "$srun_tpn" ] && export SLURM_NTASKS_PER_NODE=$srun_tpn
+[ -n "$srun_cpt" ] && export SLURM_CPUS_PER_TASK=$srun_cpt
+if [ -n "$srun_exports" ]; then
+	srun_old_ifs=$IFS
+	IFS=$srun_nl
+	for srun_item in $srun_exports; do
+		export "$srun_item"
+	done
+	IFS=$srun_old_ifs
+fi
+if [ -n "$srun_chdir" ]; then
+	cd "$srun_chdir" || srun_die "cannot change to $srun_chdir"
+fi
+
+# Prefix each line with the task's rank, as --label does.
+srun_labelled() {
+	while IFS= read -r srun_line || [ -n "$srun_line" ]; do
+		printf '%s: %s\n' "$1" "$srun_line"
+	done
+}
+
+# One task, in a subshell of its own: the command runs in the background so
+# that a signal can reach it, and a failure tells srun when --kill-on-bad-exit.
+srun_task() {
+	export SLURM_PROCID=$1 SLURM_LOCALID=$2
+	shift 2
+	srun_child=
+	srun_got=0
+	trap 'srun_got=1; [ -z "$srun_child" ] || kill -TERM "$srun_child" 2>/dev/null' TERM INT
+	if [ "$srun_label" = 1 ]; then
+		srun_fifo=$srun_tmp/$SLURM_PROCID
+		mkfifo "$srun_fifo.out" "$srun_fifo.err" || exit 1
+		srun_labelled "$SLURM_PROCID" <"$srun_fifo.out" &
+		srun_labelled "$SLURM_PROCID" <"$srun_fifo.err" >&2 &
+		"$@" >"$srun_fifo.out" 2>"$srun_fifo.err" &
+	else
+		"$@" &
+	fi
+	srun_child=$!
+	srun_rc=0
+	wait "$srun_child" || srun_rc=$?
+	while [ "$srun_got" = 1 ] && [ "$srun_rc" -gt 128 ]; do
+		srun_got=0
+		srun_rc=0
+		wait "$srun_child" || srun_rc=$?
+	done
+	wait
+	if [ "$srun_rc" -ne 0 ]; then
+		printf 'srun: error: task %s: exited with exit code %s\n' "$SLURM_PROCID" "$srun_rc" >&2
+		[ "$srun_kill" = 1 ] && kill -USR1 "$srun_pid" 2>/dev/null
+	fi
+	exit "$srun_rc"
+}
+
+srun_pid=$$
+srun_tmp=
+if [ "$srun_label" = 1 ]; then
+	srun_tmp=$srun_dir/.srun.$$
+	mkdir "$srun_tmp" || srun_die "cannot make $srun_tmp for --label"
+fi
+srun_pids=
+srun_stopping=0
+srun_stopped=0
+srun_stop() {
+	srun_stopping=1
+	srun_stopped=1
+	for srun_q in $srun_pids; do
+		kill -TERM "$srun_q" 2>/dev/null
+	done
+}
+# Once stopped, the tasks that fail for being stopped need not say it again.
+srun_bad_exit() {
+	srun_stopping=1
+	[ "$srun_stopped" = 0 ] || return 0
+	srun_note "a task failed: stopping the others (--kill-on-bad-exit)"
+	srun_stop
+}
+trap srun_stop TERM INT
+trap srun_bad_exit USR1
+srun_i=0
+while [ "$srun_i" -lt "$srun_here" ]; do
+	srun_task $((srun_first + srun_i)) "$srun_i" "$@" &
+	srun_pids="$srun_pids $!"
+	srun_i=$((srun_i + 1))
+done
+
+# The worst exit code of the tasks. A trapped signal makes wait return
+# early, so each task is waited for until it has really ended.
+srun_worst=0
+for srun_p in $srun_pids; do
+	while :; do
+		srun_stopping=0
+		srun_rc=0
+		wait "$srun_p" || srun_rc=$?
+		[ "$srun_stopping" = 1 ] && [ "$srun_rc" -gt 128 ] || break
+	done
+	[ "$srun_rc" -gt "$srun_worst" ] && srun_worst=$srun_rc
+done
+[ -n "$srun_tmp" ] && rm -rf "$srun_tmp"
+exit "$srun_worst"
+CADRE_SRUN
+	cat >"$CADRE_BIN_DIR/scontrol" <<'CADRE_SCONTROL' &&
+#!/bin/sh
+# scontrol in a cadre pod: the hostlist commands batch scripts use, with
+# Slurm's rules (cadre's api/hostlist.c is the same code in C). Written by
+# the cadre entrypoint; the job's status is the TrainingJob's, not here.
+hl_tab='	'
+hl_nl='
+'
+hl_sep="[][, $hl_tab$hl_nl]"
+
+hl_die() {
+	printf 'scontrol: error: %s\n' "$*" >&2
+	exit 1
+}
+
+# $1 without leading zeros ("0" for zeros only), in hl_num.
+hl_strip() {
+	hl_num=${1#"${1%%[!0]*}"}
+	[ -n "$hl_num" ] || hl_num=0
+}
+
+# $2 written at width $1 into hl_pad.
+hl_padded() {
+	hl_pad=$2
+	while [ "${#hl_pad}" -lt "$1" ]; do
+		hl_pad=0$hl_pad
+	done
+}
+
+# Print the hosts of one token (a name with bracket groups), one a line;
+# 1 if malformed. Called in a subshell: it recurses for a second group.
+hl_host() {
+	case $1 in
+	*'['*) ;;
+	*']'*) return 1 ;;
+	*) printf '%s\n' "$1"; return 0 ;;
+	esac
+	hl_pre=${1%%\[*}
+	hl_after=${1#*\[}
+	case $hl_pre in *']'*) return 1 ;; esac
+	case $hl_after in *']'*) ;; *) return 1 ;; esac
+	hl_group=${hl_after%%\]*}
+	hl_suf=${hl_after#*\]}
+	case $hl_group in '' | *'['*) return 1 ;; esac
+	hl_items=$hl_group,
+	while [ -n "$hl_items" ]; do
+		hl_item=${hl_items%%,*}
+		hl_items=${hl_items#*,}
+		case $hl_item in
+		*-*) hl_lo=${hl_item%%-*} hl_hi=${hl_item#*-} ;;
+		*) hl_lo=$hl_item hl_hi=$hl_item ;;
+		esac
+		case $hl_lo$hl_hi in *[!0-9]*) return 1 ;; esac
+		case $hl_lo in '' | ??????????*) return 1 ;; esac
+		case $hl_hi in '' | ??????????*) return 1 ;; esac
+		hl_strip "$hl_lo"
+		hl_n=$hl_num
+		hl_strip "$hl_hi"
+		[ "$hl_n" -le "$hl_num" ] || return 1
+		[ $((hl_num - hl_n)) -lt 1048576 ] || return 1
+		while [ "$hl_n" -le "$hl_num" ]; do
+			hl_padded "${#hl_lo}" "$hl_n"
+			case $hl_suf in
+			*[][]*) (hl_host "$hl_pre$hl_pad$hl_suf") || return 1 ;;
+			*) printf '%s\n' "$hl_pre$hl_pad$hl_suf" ;;
+			esac
+			hl_n=$((hl_n + 1))
+		done
+	done
+}
+
+# Print the hosts of expression $1, one a line; exit 1 if malformed.
+hl_expand() {
+	hl_rest=$1
+	hl_tok=
+	hl_depth=0
+	while [ -n "$hl_rest" ]; do
+		hl_chunk=${hl_rest%%$hl_sep*}
+		hl_tok=$hl_tok$hl_chunk
+		hl_rest=${hl_rest#"$hl_chunk"}
+		[ -n "$hl_rest" ] || break
+		hl_c=${hl_rest%"${hl_rest#?}"}
+		hl_rest=${hl_rest#?}
+		case $hl_c in
+		'[') hl_depth=$((hl_depth + 1)) hl_tok=$hl_tok$hl_c ;;
+		']') hl_depth=$((hl_depth - 1)) hl_tok=$hl_tok$hl_c ;;
+		*)
+			if [ "$hl_depth" -gt 0 ]; then
+				hl_tok=$hl_tok$hl_c
+			elif [ -n "$hl_tok" ]; then
+				(hl_host "$hl_tok") || hl_die "invalid hostlist: $1"
+				hl_tok=
+			fi
+			;;
+		esac
+	done
+	if [ -n "$hl_tok" ]; then
+		(hl_host "$hl_tok") || hl_die "invalid hostlist: $1"
+	fi
+}
+
+# Zero padding of number $1 written at width $2, in hl_zp.
+hl_zero_padding() {
+	hl_zp=$(($2 - ${#1}))
+	[ "$hl_zp" -gt 0 ] || hl_zp=0
+}
+
+# The hosts on stdin, one a line, compressed in the order given.
+hl_compress() {
+	hl_len=0
+	while IFS= read -r hl_name || [ -n "$hl_name" ]; do
+		[ -n "$hl_name" ] || continue
+		hl_digits=${hl_name##*[!0-9]}
+		hl_single=0
+		case $hl_digits in '' | ??????????*) hl_single=1 hl_digits= ;; esac
+		hl_p=${hl_name%"$hl_digits"}
+		if [ "$hl_single" = 0 ]; then
+			hl_strip "$hl_digits"
+			hl_v=$hl_num
+			hl_w=${#hl_digits}
+		fi
+		if [ "$hl_len" -gt 0 ] && [ "$hl_single" = 0 ]; then
+			eval "hl_ts=\$hl_single_$hl_len hl_tp=\$hl_pre_$hl_len"
+			eval "hl_tlo=\$hl_lo_$hl_len hl_thi=\$hl_hi_$hl_len hl_tw=\$hl_w_$hl_len"
+			if [ "$hl_ts" = 0 ] && [ "$hl_tp" = "$hl_p" ] &&
+			   [ $((hl_thi + 1)) -eq "$hl_v" ]; then
+				# Slurm's _width_equiv: who keeps their padding takes the other's width.
+				hl_zero_padding "$hl_tlo" "$hl_tw"
+				hl_a=$hl_zp
+				hl_zero_padding "$hl_tlo" "$hl_w"
+				hl_n_keeps=$((hl_a == hl_zp))
+				hl_zero_padding "$hl_v" "$hl_w"
+				hl_a=$hl_zp
+				hl_zero_padding "$hl_v" "$hl_tw"
+				hl_m_keeps=$((hl_a == hl_zp))
+				if [ "$hl_n_keeps" = 1 ] || [ "$hl_m_keeps" = 1 ]; then
+					[ "$hl_n_keeps" = 1 ] && hl_tw=$hl_w
+					eval "hl_hi_$hl_len=\$hl_v hl_w_$hl_len=\$hl_tw"
+					continue
+				fi
+			fi
+		fi
+		hl_len=$((hl_len + 1))
+		eval "hl_single_$hl_len=\$hl_single hl_pre_$hl_len=\$hl_p"
+		eval "hl_lo_$hl_len=\${hl_v:-0} hl_hi_$hl_len=\${hl_v:-0} hl_w_$hl_len=\${hl_w:-0}"
+	done
+	hl_out=
+	hl_i=1
+	while [ "$hl_i" -le "$hl_len" ]; do
+		[ "$hl_i" -gt 1 ] && hl_out=$hl_out,
+		eval "hl_s=\$hl_single_$hl_i hl_p=\$hl_pre_$hl_i"
+		hl_out=$hl_out$hl_p
+		if [ "$hl_s" = 0 ]; then
+			eval "hl_lo=\$hl_lo_$hl_i hl_hi=\$hl_hi_$hl_i"
+			hl_shares "$hl_i"
+			hl_bracket=$(((hl_lo != hl_hi) || hl_share))
+			[ "$hl_bracket" = 1 ] && hl_out=$hl_out[
+			while :; do
+				eval "hl_lo=\$hl_lo_$hl_i hl_hi=\$hl_hi_$hl_i hl_w=\$hl_w_$hl_i"
+				hl_padded "$hl_w" "$hl_lo"
+				hl_out=$hl_out$hl_pad
+				if [ "$hl_lo" != "$hl_hi" ]; then
+					hl_padded "$hl_w" "$hl_hi"
+					hl_out=$hl_out-$hl_pad
+				fi
+				hl_shares "$hl_i"
+				[ "$hl_share" = 1 ] || break
+				hl_out=$hl_out,
+				hl_i=$((hl_i + 1))
+			done
+			[ "$hl_bracket" = 1 ] && hl_out=$hl_out]
+		fi
+		hl_i=$((hl_i + 1))
+	done
+	printf '%s\n' "$hl_out"
+}
+
+# hl_share=1 when range $1 and the next share one bracket.
+hl_shares() {
+	hl_share=0
+	hl_j=$(($1 + 1))
+	[ "$hl_j" -le "$hl_len" ] || return 0
+	eval "hl_sa=\$hl_single_$1 hl_sb=\$hl_single_$hl_j hl_pa=\$hl_pre_$1 hl_pb=\$hl_pre_$hl_j"
+	if [ "$hl_sa" = 0 ] && [ "$hl_sb" = 0 ] && [ "$hl_pa" = "$hl_pb" ]; then
+		hl_share=1
+	fi
+}
+
+# The argument of hostlist: a list, a file (an absolute path), or - for stdin.
+hl_input() {
+	case $1 in
+	-) cat ;;
+	/*) [ -f "$1" ] && cat "$1" || printf '%s\n' "$1" ;;
+	*) printf '%s\n' "$1" ;;
+	esac
+}
+
+case ${1:-} in
+show) ;;
+'' | -h | --help | help)
+	printf 'usage: scontrol show hostnames [LIST] | scontrol show hostlist LIST\n' >&2
+	printf '(cadre provides these two; a TrainingJob is seen with kubectl or cadre)\n' >&2
+	exit 1
+	;;
+*) hl_die "scontrol $1 is not available in a cadre pod: see the TrainingJob (cadre status, kubectl)" ;;
+esac
+shift
+case ${1:-} in
+hostname | hostnames)
+	shift
+	if [ $# -eq 0 ]; then
+		# Slurm reads SLURM_NODELIST here (src/scontrol/scontrol.c), not SLURM_JOB_NODELIST.
+		[ -n "${SLURM_NODELIST:-}" ] || hl_die "no hostlist given and SLURM_NODELIST is not set"
+		set -- "$SLURM_NODELIST"
+	fi
+	hl_expand "$*"
+	;;
+hostlist)
+	shift
+	[ $# -gt 0 ] || hl_die "hostlist needs a list of hosts"
+	hl_text=$(hl_input "$*") || exit 1
+	hl_hosts=$(hl_expand "$hl_text") || exit 1
+	printf '%s\n' "$hl_hosts" | hl_compress
+	;;
+*) hl_die "scontrol show ${1:-} is not available in a cadre pod: only hostnames and hostlist" ;;
+esac
+CADRE_SCONTROL
+	cat >"$CADRE_BIN_DIR/module" <<'CADRE_MODULE' &&
+#!/bin/sh
+# module (Environment Modules, Lmod) in a cadre pod: the software a batch
+# script loads comes with the container image, so every subcommand is a
+# no-op that says so and succeeds. Written by the cadre entrypoint.
+printf 'module: cadre: "module %s" does nothing here: the image provides the software\n' "$*" >&2
+exit 0
+CADRE_MODULE
+	cat >"$CADRE_BIN_DIR/cadre-signal" <<'CADRE_SIGNAL' &&
+#!/bin/sh
+# cadre-signal SIG: `cadre scancel --signal=SIG` runs this through exec in
+# every rank's container. It sends SIG to the program the entrypoint runs
+# (the pid it keeps in program.pid beside this file) and to that program's
+# descendants, never to the entrypoint itself, pid 1 or a process group.
+# Written by the cadre entrypoint (docs/cli.md).
+sig=${1:-}
+case $sig in '' | *[!A-Z0-9]*) echo "cadre-signal: usage: cadre-signal SIGNAL" >&2; exit 2 ;; esac
+pid=
+read -r pid 2>/dev/null <"${0%/*}/program.pid"
+case $pid in
+'' | *[!0-9]*) echo "cadre-signal: no program is running in this container" >&2; exit 3 ;;
+esac
+if [ "$pid" -le 1 ] || ! kill -0 "$pid" 2>/dev/null; then
+	echo "cadre-signal: no program is running in this container" >&2
+	exit 3
+fi
+# The program's descendants, found by their parent pids in /proc; a pass
+# adds the children of what is already listed until nothing is added.
+all=" $pid "
+more=1
+while [ "$more" = 1 ]; do
+	more=0
+	for st in /proc/[0-9]*/stat; do
+		line=
+		read -r line 2>/dev/null <"$st" || continue
+		p=${line%% *}
+		rest=${line##*) }
+		set -- $rest
+		case $all in *" $p "*) continue ;; esac
+		case $all in *" ${2:-x} "*) all="$all$p " more=1 ;; esac
+	done
+done
+rc=0
+for p in $all; do
+	[ "$p" -gt 1 ] && [ "$p" != "$$" ] || continue
+	kill -s "$sig" "$p" 2>/dev/null || { [ "$p" = "$pid" ] && rc=1; }
+done
+exit "$rc"
+CADRE_SIGNAL
+	chmod 755 "$CADRE_BIN_DIR/srun" "$CADRE_BIN_DIR/scontrol" "$CADRE_BIN_DIR/module" \
+		"$CADRE_BIN_DIR/cadre-signal"
+}
+if [ -n "${CADRE_BIN_DIR:-}" ]; then
+	cadre_install 2>/dev/null ||
+		cadre_fail 121 "cannot write srun, scontrol and module into $CADRE_BIN_DIR"
+	PATH=$CADRE_BIN_DIR${PATH:+:$PATH}
+	export PATH
+fi
+
+# Seconds since an arbitrary origin, without a process: /proc/uptime is
+# monotonic. Where it cannot be read, count polls instead.
+cadre_polls=0
+cadre_now() {
+	if read -r cadre_up cadre_idle 2>/dev/null </proc/uptime; then
+		cadre_t=${cadre_up%%.*}
+	else
+		cadre_t=$cadre_polls
+	fi
+}
+
+# Sets cadre_ip to the first IPv4 address of $1 (any address on an IPv6-only
+# cluster), or to "" while the name does not resolve.
+cadre_resolve() {
+	cadre_out=$(getent ahostsv4 "$1" 2>/dev/null) ||
+		cadre_out=$(getent hosts "$1" 2>/dev/null) || cadre_out=
+	cadre_out=${cadre_out%%"$cadre_nl"*}
+	cadre_ip=${cadre_out%%[ 	]*}
+}
+
+# Wait until every peer's DNS name resolves; a peer's record appears once its
+# pod has an IP (the Service publishes not-ready addresses), so this is also
+# the moment every pod of the gang exists. Resolved peers are not asked again.
+if [ -n "${CADRE_PEERS:-}" ]; then
+	command -v getent >/dev/null 2>&1 ||
+		cadre_fail 121 "getent is not in the image; cadre needs it to resolve the peers"
+	set -f
+	cadre_npeers=0
+	for cadre_peer in $CADRE_PEERS; do
+		cadre_npeers=$((cadre_npeers + 1))
+	done
+	cadre_now
+	cadre_start=$cadre_t
+	cadre_next_report=$cadre_t
+	while :; do
+		cadre_i=0
+		cadre_missing=
+		cadre_nmissing=0
+		for cadre_peer in $CADRE_PEERS; do
+			cadre_i=$((cadre_i + 1))
+			eval "cadre_ip=\${cadre_ip_$cadre_i:-}"
+			if [ -z "$cadre_ip" ]; then
+				cadre_resolve "$cadre_peer"
+				eval "cadre_ip_$cadre_i=\$cadre_ip"
+			fi
+			if [ -z "$cadre_ip" ]; then
+				cadre_missing="$cadre_missing $cadre_peer"
+				cadre_nmissing=$((cadre_nmissing + 1))
+			fi
+		done
+		[ "$cadre_nmissing" -eq 0 ] && break
+		cadre_now
+		cadre_elapsed=$((cadre_t - cadre_start))
+		# Say so before giving up: on a slow node the first pass alone may
+		# use the whole timeout, and a job must never fail without having
+		# said what it waited for.
+		if [ "$cadre_t" -ge "$cadre_next_report" ]; then
+			cadre_say "waiting for $cadre_nmissing of $cadre_npeers peers to resolve (${cadre_elapsed}s of ${cadre_timeout}s):$cadre_missing"
+			cadre_next_report=$((cadre_t + 10))
+		fi
+		if [ "$cadre_elapsed" -ge "$cadre_timeout" ]; then
+			cadre_fail 124 "timed out after ${cadre_elapsed}s waiting for $cadre_nmissing of $cadre_npeers peers to resolve:$cadre_missing"
+		fi
+		sleep 1
+		cadre_polls=$((cadre_polls + 1))
+	done
+	cadre_i=0
+	SKYPILOT_NODE_IPS=
+	for cadre_peer in $CADRE_PEERS; do
+		cadre_i=$((cadre_i + 1))
+		eval "cadre_ip=\$cadre_ip_$cadre_i"
+		SKYPILOT_NODE_IPS=${SKYPILOT_NODE_IPS:+$SKYPILOT_NODE_IPS$cadre_nl}$cadre_ip
+	done
+	export SKYPILOT_NODE_IPS
+	set +f
+	cadre_say "all $cadre_npeers peers resolved"
+fi
+
+# The first TERM or INT goes on to the whole process group, so the user's
+# processes (not just their shell) can shut down cleanly; this shell is
+# usually PID 1, which would otherwise ignore it. Outside a group of our own
+# only the child is told.
+cadre_child=
+cadre_signalled=0
+cadre_stopping=0
+cadre_forward() {
+	trap '' TERM INT
+	cadre_signalled=1
+	cadre_stopping=1
+	kill -TERM -$$ 2>/dev/null || kill -TERM "$cadre_child" 2>/dev/null
+}
+
+# Run $1 under the user shell and set cadre_rc to its exit status. A trapped
+# signal makes wait return early, so wait again for the real status.
+cadre_exec() {
+	trap cadre_forward TERM INT
+	"$cadre_shell" -c "$1" &
+	cadre_child=$!
+	# cadre-signal (scancel --signal) finds the program here.
+	if [ -n "${CADRE_BIN_DIR:-}" ]; then
+		printf '%s\n' "$cadre_child" >"$CADRE_BIN_DIR/program.pid" 2>/dev/null || :
+	fi
+	cadre_rc=0
+	wait "$cadre_child" || cadre_rc=$?
+	while [ "$cadre_signalled" = 1 ]; do
+		cadre_signalled=0
+		cadre_rc=0
+		wait "$cadre_child" || cadre_rc=$?
+	done
+}
+
+if [ -n "${CADRE_SETUP:-}" ]; then
+	cadre_exec "$CADRE_SETUP"
+	if [ "$cadre_rc" -ne 0 ]; then
+		cadre_fail "$cadre_rc" "setup failed with exit code $cadre_rc; run was not started"
+	fi
+	# Told to stop while setup ran, and setup still exited 0.
+	[ "$cadre_stopping" = 0 ] || cadre_fail 143 "stopped during setup; run was not started"
+fi
+cadre_exec "$CADRE_RUN"
+exit "$cadre_rc"

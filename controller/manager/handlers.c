@@ -1,0 +1,270 @@
+/*
+ * handlers.c - what each change a cache sees means for the work queue and the
+ * expectations: the store handlers of every watched kind (handlers.h).
+ */
+#include "controller/manager/handlers.h"
+#include "controller/manager/reconcile.h"
+#include "api/labels.h"
+
+#include <string.h>
+
+static const char *obj_ns(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+}
+
+static const char *obj_name(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+}
+
+static const char *obj_label(const json_t *obj, const char *label)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(obj, "metadata"), "labels"), label));
+}
+
+static const char *obj_uid(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+}
+
+/* Whether old and new are different objects under one name (deleted and made again). */
+static bool uid_changed(const json_t *old_obj, const json_t *new_obj)
+{
+	const char *a = obj_uid(old_obj), *b = obj_uid(new_obj);
+
+	return a && b && strcmp(a, b);
+}
+
+/* --- handlers: what each change means for the queue --- */
+
+/* The Volumes a job names: their usedBy lists change with the job. */
+static void enqueue_job_volumes(struct manager *m, const json_t *job)
+{
+	const json_t *vols = json_object_get(json_object_get(job, "spec"), "volumes");
+	const char *path;
+	json_t *value;
+
+	json_object_foreach((json_t *)vols, path, value)
+		if (json_string_value(value))
+			manager_enqueue(m, "vol", obj_ns(job), json_string_value(value));
+}
+
+static void on_tj(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
+	enqueue_job_volumes(m, obj);
+}
+
+static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
+			 const json_t *new_obj)
+{
+	struct manager *m = ctx;
+	const char *old_phase = json_string_value(
+		json_object_get(json_object_get(old_obj, "status"), "phase"));
+	const char *new_phase = json_string_value(
+		json_object_get(json_object_get(new_obj, "status"), "phase"));
+
+	/* Deleted and created again while the watch was down: start afresh. */
+	if (uid_changed(old_obj, new_obj))
+		expect_forget(m->expect, key);
+	on_tj(ctx, key, new_obj);
+	/* A job changing phase (finished, restarting) may free capacity. */
+	if (strcmp(old_phase ? old_phase : "", new_phase ? new_phase : ""))
+		manager_kick_admission(m);
+}
+
+static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	expect_forget(m->expect, key);
+	refusals_forget(m->refusals, key);
+	manager_kick_admission(m);
+	enqueue_job_volumes(m, obj);
+}
+
+static void enqueue_pod_job(struct manager *m, const json_t *pod)
+{
+	manager_enqueue(m, "tj", obj_ns(pod), obj_label(pod, LABEL_JOB_NAME));
+}
+
+static void pod_job_key(const json_t *pod, char *key, size_t size)
+{
+	snprintf(key, size, "%s/%s", obj_ns(pod) ? obj_ns(pod) : "",
+		 obj_label(pod, LABEL_JOB_NAME) ? obj_label(pod, LABEL_JOB_NAME) : "");
+}
+
+static void on_pod_add(void *ctx, const char *key, const json_t *pod)
+{
+	struct manager *m = ctx;
+	char job[STORE_KEY_MAX];
+
+	(void)key;
+	pod_job_key(pod, job, sizeof(job));
+	expect_observed_create(m->expect, job, obj_name(pod));
+	enqueue_pod_job(m, pod);
+}
+
+static void on_pod_delete(void *ctx, const char *key, const json_t *pod);
+
+static void on_pod_update(void *ctx, const char *key, const json_t *old_pod,
+			  const json_t *new_pod)
+{
+	/*
+	 * A relist after a broken watch folds "rank 3's pod deleted" and "the
+	 * next attempt's rank 3 created" (same name) into one update; both
+	 * expectations must be seen through, or the job waits for them to
+	 * expire.
+	 */
+	if (uid_changed(old_pod, new_pod)) {
+		on_pod_delete(ctx, key, old_pod);
+		on_pod_add(ctx, key, new_pod);
+		return;
+	}
+	enqueue_pod_job(ctx, new_pod);
+}
+
+static void on_pod_delete(void *ctx, const char *key, const json_t *pod)
+{
+	struct manager *m = ctx;
+	char job[STORE_KEY_MAX];
+
+	(void)key;
+	pod_job_key(pod, job, sizeof(job));
+	expect_observed_delete(m->expect, job, obj_name(pod));
+	enqueue_pod_job(m, pod);
+	manager_kick_admission(m);
+}
+
+static void on_capacity(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	(void)obj;
+	manager_kick_admission(ctx);
+}
+
+static void on_capacity_update(void *ctx, const char *key, const json_t *old_obj,
+			       const json_t *new_obj)
+{
+	(void)old_obj;
+	on_capacity(ctx, key, new_obj);
+}
+
+/* A node that changed may have lost pods of running gangs: look at them. */
+static void on_node_change(void *ctx, const char *key, const json_t *node)
+{
+	struct manager *m = ctx;
+	json_t *pods = NULL, *pod;
+	size_t i;
+
+	manager_kick_admission(m);
+	if (store_by_index(m->stores[KIND_PODS], "node", obj_name(node), &pods) == 0) {
+		json_array_foreach(pods, i, pod)
+			enqueue_pod_job(m, pod);
+		json_decref(pods);
+	}
+	(void)key;
+}
+
+static void on_node_update(void *ctx, const char *key, const json_t *old_obj,
+			   const json_t *new_obj)
+{
+	(void)old_obj;
+	on_node_change(ctx, key, new_obj);
+}
+
+static void on_volume(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+	/* Jobs waiting in Pending for this Volume. */
+	tj_requeue_waiting(m);
+}
+
+static void on_volume_update(void *ctx, const char *key, const json_t *old_obj,
+			     const json_t *new_obj)
+{
+	(void)old_obj;
+	on_volume(ctx, key, new_obj);
+}
+
+/* A claim or volume changed: the Volume named like it (or claiming it) looks again. */
+static void on_claim(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+	const char *volume = obj_label(obj, LABEL_VOLUME);
+
+	(void)key;
+	if (volume)
+		manager_enqueue(m, "vol", obj_ns(obj), volume);
+	else if (obj_ns(obj))
+		manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+}
+
+static void on_claim_update(void *ctx, const char *key, const json_t *old_obj,
+			    const json_t *new_obj)
+{
+	(void)old_obj;
+	on_claim(ctx, key, new_obj);
+}
+
+static void on_service(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+
+	(void)key;
+	manager_enqueue(m, "tj", obj_ns(obj), obj_label(obj, LABEL_JOB_NAME));
+}
+
+static void on_service_update(void *ctx, const char *key, const json_t *old_obj,
+			      const json_t *new_obj)
+{
+	(void)old_obj;
+	on_service(ctx, key, new_obj);
+}
+
+static const struct store_handlers handlers_for[KIND_COUNT] = {
+	[KIND_TRAININGJOBS] = { on_tj, on_tj_update, on_tj_delete, NULL },
+	[KIND_VOLUMES] = { on_volume, on_volume_update, on_volume, NULL },
+	[KIND_PODS] = { on_pod_add, on_pod_update, on_pod_delete, NULL },
+	[KIND_OTHER_PODS] = { on_capacity, on_capacity_update, on_capacity, NULL },
+	[KIND_NODES] = { on_node_change, on_node_update, on_node_change, NULL },
+	[KIND_SERVICES] = { on_service, on_service_update, on_service, NULL },
+	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
+	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
+	/* A PodGroup carries the job's label, as a Service does. */
+	[KIND_PODGROUPS] = { on_service, on_service_update, on_service, NULL },
+};
+
+struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)
+{
+	struct store_handlers h = handlers_for[kind];
+
+	h.ctx = m;
+	return h;
+}
+
+/* Queue every object we know of: the first pass after gaining the lead. */
+void manager_enqueue_everything(struct manager *m)
+{
+	json_t *all = NULL, *obj;
+	size_t i;
+
+	if (store_list(m->stores[KIND_TRAININGJOBS], &all) == 0) {
+		json_array_foreach(all, i, obj)
+			manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
+		json_decref(all);
+	}
+	if (store_list(m->stores[KIND_VOLUMES], &all) == 0) {
+		json_array_foreach(all, i, obj)
+			manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
+		json_decref(all);
+	}
+}

@@ -1,0 +1,151 @@
+/*
+ * manager.h - the controller process's moving parts, wired together.
+ *
+ * One manager owns: the API client, a reflector and store per watched kind,
+ * the work queue and its workers, expectations, the refused pod creates,
+ * the event recorder, the metrics registry and, with --leader-elect, the
+ * elector. Store handlers turn changes into queue keys; workers take keys
+ * and run the reconciler of their kind. Workers run only while this process may write: always without
+ * leader election, and only while leading with it.
+ *
+ * Queue keys name a kind and an object: "tj/<namespace>/<name>" and
+ * "vol/<namespace>/<name>", plus "admission", which re-queues every job
+ * still waiting for capacity (capacity changes are coalesced into it).
+ *
+ * Threads: manager_run() blocks until manager_stop() (from a signal-safe
+ * flag watcher or another thread). Reconcilers run on worker threads and
+ * read the stores, which are thread-safe.
+ */
+#ifndef CADRE_MANAGER_H
+#define CADRE_MANAGER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controller/kinds.h"
+#include "controller/admission/admitted.h"
+#include "controller/manager/expect.h"
+#include "controller/serve/metrics.h"
+#include "controller/trainingjob/refusals.h"
+#include "controller/options.h"
+#include "kube/events.h"
+#include "kube/http.h"
+#include "kube/leader.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+#include "kube/workqueue.h"
+
+struct kueue_watch;
+
+enum manager_kind {
+	KIND_TRAININGJOBS,
+	KIND_VOLUMES,
+	KIND_PODS,          /* cadre's own pods, every phase, trimmed (store.h) */
+	KIND_OTHER_PODS,    /* everybody else's non-terminal pods, trimmed */
+	KIND_NODES,
+	KIND_SERVICES,
+	KIND_PVCS,
+	KIND_PVS,
+	KIND_PODGROUPS,     /* native gang mode only: the PodGroups cadre made (else no store) */
+	KIND_COUNT
+};
+
+struct manager_metrics {
+	struct metric *reconcile_total;        /* {kind,result} */
+	struct metric *reconcile_seconds;      /* {kind} */
+	struct metric *workqueue_depth;
+	struct metric *admission_wait;         /* seconds from creation to admission */
+	struct metric *time_to_running;        /* seconds from admission to all Running */
+	struct metric *job_restarts;           /* {reason} */
+	struct metric *leader;                 /* 1 while leading */
+};
+
+struct manager {
+	const struct options *opts;
+	struct kube_config *config;
+	struct kube_http *http;
+	struct kube_http *lease_http;          /* the leader elector's own client */
+	/* Native gang mode: the PodGroup version the API server serves; NULL otherwise. */
+	const struct kube_resource *podgroups;
+	struct kueue_watch *kueue;             /* Kueue's Workloads (kueue.h); started on demand */
+	struct registry *registry;
+	struct manager_metrics metrics;
+	struct store *stores[KIND_COUNT];
+	struct reflector *reflectors[KIND_COUNT];
+	struct wq *queue;
+	struct expect *expect;
+	struct admitted *admitted;             /* admissions the cache does not show yet */
+	struct refusals *refusals;             /* refused pod creates, per job (refusals.h) */
+	struct events *events;
+	struct leader *leader;
+	pthread_t *workers;
+	int n_workers;
+	bool workers_running;
+	atomic_bool stopping;
+	atomic_bool leading;
+	pthread_mutex_t lock;          /* workers_running, start/stop of workers */
+	pthread_mutex_t admission_lock; /* one admission decision at a time */
+	pthread_cond_t wake;
+};
+
+/*
+ * Build everything from opts (borrowed; outlives the manager): load the
+ * kubeconfig, make the client, stores, reflectors, queue, recorder, metrics.
+ * Nothing runs yet. 0 or an error with a log line saying what failed.
+ */
+int manager_init(struct manager *m, const struct options *opts);
+
+/*
+ * Start reflectors, wait for their first lists, start the HTTP endpoints'
+ * readiness, then lead (or not) and run workers until manager_stop().
+ * Returns 0 after a clean stop, or an error when start-up failed.
+ */
+int manager_run(struct manager *m);
+
+/* Ask manager_run to return; safe from any thread (not from a signal handler). */
+void manager_stop(struct manager *m);
+
+/*
+ * Native gang mode's start-up check: the newest scheduling.k8s.io version
+ * whose discovery document lists podgroups (v1beta1, then v1alpha2) into
+ * *out. CADRE_ENOTFOUND, with a log line naming the flags a cluster needs,
+ * when neither serves it; another code when discovery itself failed.
+ */
+int manager_discover_podgroups(struct kube_http *h, const struct kube_resource **out);
+
+/* Whether a discovery document (an APIResourceList) lists plural. */
+bool manager_discovery_serves(const json_t *doc, const char *plural);
+
+/* Free everything manager_init made. */
+void manager_release(struct manager *m);
+
+/* Whether every reflector has synced (for /readyz). Thread-safe. */
+bool manager_synced(void *m);
+
+/* Queue helpers for handlers and reconcilers. */
+void manager_enqueue(struct manager *m, const char *kind, const char *ns, const char *name);
+void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
+			   const char *name, uint64_t delay_ms);
+void manager_kick_admission(struct manager *m);
+
+/* The store handlers of each kind are in controller/manager/handlers.h. */
+
+/* Record an event about obj (borrowed) if a recorder exists. */
+void manager_event(struct manager *m, const json_t *obj, bool warning, const char *reason,
+		   const char *action, const char *message);
+
+/* Status is written through controller/manager/status.h. */
+
+/*
+ * The label selector of the cache of other pods: with --namespace, none
+ * (every non-terminal pod, cadre's in other namespaces among them, since
+ * they take capacity too); without it, every pod that is not cadre's.
+ */
+const char *manager_other_pods_selector(const struct options *opts);
+
+/* Monotonic milliseconds. */
+uint64_t manager_now_ms(void);
+
+#endif

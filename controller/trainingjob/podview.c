@@ -1,0 +1,186 @@
+#include "controller/trainingjob/podview.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Waiting reasons that mean the pod cannot start because of what the user
+ * gave: fixing them needs a change of image, Secret or spec, not time. */
+static const char *const start_failures[] = {
+	"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+	"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+	"CrashLoopBackOff", NULL,
+};
+
+static const char *str_at(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+static int label_int(const json_t *labels, const char *key)
+{
+	const char *s = str_at(labels, key);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > 1000000)
+		return -1;
+	return (int)v;
+}
+
+static enum pod_phase parse_phase(const char *s)
+{
+	if (!s || !strcmp(s, "Pending"))
+		return POD_PENDING;
+	if (!strcmp(s, "Running"))
+		return POD_RUNNING;
+	if (!strcmp(s, "Succeeded"))
+		return POD_SUCCEEDED;
+	if (!strcmp(s, "Failed"))
+		return POD_FAILED;
+	return POD_UNKNOWN;
+}
+
+const char *pod_phase_name(enum pod_phase phase)
+{
+	static const char *const names[] = { "Pending", "Running", "Succeeded", "Failed",
+					     "Unknown" };
+
+	return (unsigned)phase < 5 ? names[phase] : "Unknown";
+}
+
+const json_t *podview_condition(const json_t *status, const char *type)
+{
+	const json_t *cond;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+		if (!strcmp(str_at(cond, "type") ? str_at(cond, "type") : "", type))
+			return cond;
+	return NULL;
+}
+
+static const json_t *main_container_status(const json_t *status)
+{
+	const json_t *cs, *first = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "containerStatuses"), i, cs) {
+		const char *name = str_at(cs, "name");
+
+		if (name && !strcmp(name, MAIN_CONTAINER))
+			return cs;
+		if (!first)
+			first = cs;
+	}
+	return first;
+}
+
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; s && *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+/* Decide trouble, reason, message and exit code from the pod's status. */
+static void read_trouble(const json_t *status, struct podview *v)
+{
+	const json_t *cs = main_container_status(status), *cond;
+	const json_t *waiting = json_object_get(json_object_get(cs, "state"), "waiting");
+	const json_t *terminated = json_object_get(json_object_get(cs, "state"), "terminated");
+	const char *pod_reason = str_at(status, "reason");
+
+	if (terminated) {
+		json_int_t code = json_integer_value(json_object_get(terminated, "exitCode"));
+
+		v->exit_code = code > INT32_MIN && code < INT32_MAX ? (int)code : 1;
+	}
+
+	/* The node or the cluster ended it: not the user's code. */
+	cond = podview_condition(status, "DisruptionTarget");
+	if (pod_reason && (!strcmp(pod_reason, "Evicted") || !strcmp(pod_reason, "Preempting") ||
+			   !strcmp(pod_reason, "Shutdown") || !strcmp(pod_reason, "Terminated"))) {
+		v->trouble = POD_TROUBLE_EVICTED;
+		v->reason = pod_reason;
+		v->message = str_at(status, "message");
+		return;
+	}
+	if (pod_reason && (!strcmp(pod_reason, "NodeLost") ||
+			   !strcmp(pod_reason, "UnexpectedAdmissionError"))) {
+		v->trouble = POD_TROUBLE_NODE_LOST;
+		v->reason = pod_reason;
+		v->message = str_at(status, "message");
+		return;
+	}
+	if (cond && !strcmp(str_at(cond, "status") ? str_at(cond, "status") : "", "True") &&
+	    (v->phase == POD_FAILED || v->deleting)) {
+		v->trouble = POD_TROUBLE_EVICTED;
+		v->reason = str_at(cond, "reason") ? str_at(cond, "reason") : "DisruptionTarget";
+		v->message = str_at(cond, "message");
+		return;
+	}
+	if (v->phase == POD_FAILED) {
+		v->trouble = POD_TROUBLE_EXITED;
+		v->reason = terminated && str_at(terminated, "reason") ?
+			    str_at(terminated, "reason") : (pod_reason ? pod_reason : "Failed");
+		v->message = terminated && str_at(terminated, "message") ?
+			     str_at(terminated, "message") : str_at(status, "message");
+		if (!terminated && !v->exit_code)
+			v->exit_code = 1;
+		return;
+	}
+	if (v->phase != POD_PENDING)
+		return;
+	if (waiting && in_list(str_at(waiting, "reason"), start_failures)) {
+		v->trouble = POD_TROUBLE_START;
+		v->reason = str_at(waiting, "reason");
+		v->message = str_at(waiting, "message");
+		return;
+	}
+	cond = podview_condition(status, "PodScheduled");
+	if (cond && str_at(cond, "status") && !strcmp(str_at(cond, "status"), "False") &&
+	    str_at(cond, "reason") && !strcmp(str_at(cond, "reason"), "Unschedulable")) {
+		v->trouble = POD_TROUBLE_UNSCHEDULABLE;
+		v->reason = "Unschedulable";
+		v->message = str_at(cond, "message");
+	}
+}
+
+void podview_read(const json_t *pod, struct podview *v)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	const json_t *spec = json_object_get(pod, "spec");
+	const json_t *status = json_object_get(pod, "status");
+	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *gate, *cond;
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	v->name = str_at(meta, "name");
+	v->uid = str_at(meta, "uid");
+	v->rank = label_int(labels, LABEL_NODE_RANK);
+	v->attempt = label_int(labels, LABEL_RESTART_ATTEMPT);
+	v->phase = parse_phase(str_at(status, "phase"));
+	v->node = str_at(spec, "nodeName");
+	v->ip = str_at(status, "podIP");
+	v->deleting = json_object_get(meta, "deletionTimestamp") != NULL &&
+		      !json_is_null(json_object_get(meta, "deletionTimestamp"));
+	v->kueue_managed = str_at(labels, KUEUE_MANAGED_LABEL) &&
+			   !strcmp(str_at(labels, KUEUE_MANAGED_LABEL), "true");
+	json_array_foreach(json_object_get(spec, "schedulingGates"), i, gate) {
+		const char *name = str_at(gate, "name");
+
+		v->n_gates++;
+		if (name && !strcmp(name, GANG_GATE))
+			v->gated = true;
+	}
+	cond = podview_condition(status, "Ready");
+	v->ready = cond && str_at(cond, "status") && !strcmp(str_at(cond, "status"), "True");
+	read_trouble(status, v);
+}

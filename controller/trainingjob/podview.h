@@ -1,0 +1,69 @@
+/*
+ * podview.h - what the TrainingJob reconciler reads from one of its pods.
+ *
+ * A pod's JSON is large and its meaning is spread over phase, reason,
+ * conditions and container states. podview_read() boils it down to the
+ * facts the state machine decides on: rank and attempt, phase, where it
+ * runs, whether it is still gated, and, when it cannot start or has ended,
+ * why, with the kubelet's or scheduler's own words.
+ *
+ * Strings are BORROWED from the pod object, which must outlive the view.
+ * Pure; thread-safe on distinct views.
+ */
+#ifndef CADRE_PODVIEW_H
+#define CADRE_PODVIEW_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/labels.h"
+
+/* Kueue's pod webhook labels every pod it gates, and so manages, with this. */
+#define KUEUE_MANAGED_LABEL "kueue.x-k8s.io/managed"
+
+enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED, POD_UNKNOWN };
+
+/* Why a pod ended or cannot start, in the reconciler's terms. */
+enum pod_trouble {
+	POD_TROUBLE_NONE,
+	POD_TROUBLE_EXITED,        /* main exited non-zero: user code */
+	POD_TROUBLE_START,         /* image pull, missing Secret, bad config: user input */
+	POD_TROUBLE_UNSCHEDULABLE, /* the scheduler found no node: capacity */
+	POD_TROUBLE_EVICTED,       /* evicted, preempted or deleted by someone else */
+	POD_TROUBLE_NODE_LOST,     /* its node vanished or stopped answering */
+};
+
+struct podview {
+	const char *name;
+	const char *uid;
+	int rank;                  /* -1 when the label is missing or bad */
+	int attempt;               /* -1 likewise */
+	enum pod_phase phase;
+	const char *node;          /* spec.nodeName; NULL until scheduled */
+	const char *ip;            /* status.podIP; NULL until assigned */
+	bool gated;                /* carries the cadre.dev/gang scheduling gate */
+	int n_gates;               /* scheduling gates of anyone */
+	bool kueue_managed;        /* labelled kueue.x-k8s.io/managed=true: Kueue took it */
+	bool deleting;             /* has a deletionTimestamp */
+	bool deleted_by_us;        /* deleting, and the delete was ours (set by the caller) */
+	bool ready;                /* condition Ready is True */
+	enum pod_trouble trouble;
+	const char *reason;        /* short CamelCase: "ErrImagePull", "Error", "Evicted" */
+	const char *message;       /* the kubelet's or scheduler's words; may be NULL */
+	int exit_code;             /* of main, when it terminated; else 0 */
+};
+
+/*
+ * The condition of type in an object's status.conditions (status borrowed;
+ * so is the answer), or NULL: for pods, and for any kind whose status has
+ * conditions of that shape (PodGroups).
+ */
+const json_t *podview_condition(const json_t *status, const char *type);
+
+/* Read pod (borrowed) into view. Never fails: missing fields read as unknown. */
+void podview_read(const json_t *pod, struct podview *view);
+
+const char *pod_phase_name(enum pod_phase phase);
+
+#endif

@@ -1,0 +1,1326 @@
+#include "controller/trainingjob/tj_plan.h"
+#include "base/buf.h"
+#include "base/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One planning pass: the input, the plan being built, and the first error. */
+struct planner {
+	const struct tj_input *in;
+	const struct trainingjob *job;
+	struct tj_plan *out;
+	const char *wait_reason;  /* why the job is not there yet; static or borrowed from in */
+	int err;
+};
+
+void tj_job_id(const char *uid, char out[16])
+{
+	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
+
+	for (const char *p = uid ? uid : ""; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
+}
+
+int64_t tj_restart_backoff_s(int attempt)
+{
+	int64_t s = 10;
+
+	for (int i = 1; i < attempt && s < 300; i++)
+		s *= 2;
+	return s < 300 ? s : 300;
+}
+
+static void *grow(struct planner *p, void **items, size_t *n, size_t size)
+{
+	void *more = realloc(*items, (*n + 1) * size);
+
+	if (!more) {
+		p->err = CADRE_ENOMEM;
+		return NULL;
+	}
+	*items = more;
+	memset((char *)more + *n * size, 0, size);
+	return (char *)more + (*n)++ * size;
+}
+
+static struct tj_action *action(struct planner *p, enum tj_action_kind kind, int rank,
+				const struct podview *pod)
+{
+	struct tj_action *a = grow(p, (void **)&p->out->actions, &p->out->n_actions,
+				   sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->kind = kind;
+	a->rank = rank;
+	a->attempt = p->out->status.restarts + p->out->status.infra_restarts;
+	if (pod) {
+		a->pod = pod->name;
+		a->uid = pod->uid;
+	}
+	return a;
+}
+
+static bool reason_ok(const char *r);
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+{
+	struct tj_event *e = grow(p, (void **)&p->out->events, &p->out->n_events, sizeof(*e));
+	struct buf b;
+	va_list ap;
+
+	if (!e)
+		return;
+	buf_init(&b, 4096);
+	va_start(ap, fmt);
+	if (buf_vaddf_cut(&b, fmt, ap))
+		p->err = CADRE_ENOMEM;
+	va_end(ap);
+	e->warning = warning;
+	e->reason = reason;
+	e->message = buf_detach(&b, NULL);
+	if (!e->message)
+		p->err = CADRE_ENOMEM;
+}
+
+static void set_string(struct planner *p, char **field, const char *value)
+{
+	char *copy = NULL;
+
+	if (value) {
+		copy = strdup(value);
+		if (!copy) {
+			p->err = CADRE_ENOMEM;
+			return;
+		}
+	}
+	free(*field);
+	*field = copy;
+}
+
+static void set_message(struct planner *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_message(struct planner *p, const char *fmt, ...)
+{
+	struct buf b;
+	va_list ap;
+
+	buf_init(&b, 4096);
+	va_start(ap, fmt);
+	if (buf_vaddf_cut(&b, fmt, ap))
+		p->err = CADRE_ENOMEM;
+	va_end(ap);
+	free(p->out->status.message);
+	p->out->status.message = buf_detach(&b, NULL);
+	if (!p->out->status.message)
+		p->err = CADRE_ENOMEM;
+}
+
+static void cond(struct planner *p, const char *type, bool status, const char *reason,
+		 const char *message)
+{
+	int err = condition_set(&p->out->status.conditions, type, status ? "True" : "False",
+				reason, message, p->job->meta.generation, p->in->now, NULL);
+
+	if (err)
+		p->err = err;
+}
+
+/* Set the condition False only when it is present: absent means never true. */
+static void cond_clear(struct planner *p, const char *type, const char *reason,
+		       const char *message)
+{
+	if (condition_find(&p->out->status.conditions, type))
+		cond(p, type, false, reason, message);
+}
+
+/* Say why the job waits, for the Reconciling condition (plan_health). */
+static void waiting(struct planner *p, const char *reason)
+{
+	p->wait_reason = reason;
+}
+
+static int attempt_of(const struct tj_status *st)
+{
+	return st->restarts + st->infra_restarts;
+}
+
+static int num_nodes(const struct planner *p)
+{
+	return p->job->spec.num_nodes > 0 ? p->job->spec.num_nodes : 1;
+}
+
+static void requeue_in(struct planner *p, int64_t seconds)
+{
+	if (seconds < 1)
+		seconds = 1;
+	if (!p->out->requeue_after_s || seconds < p->out->requeue_after_s)
+		p->out->requeue_after_s = seconds;
+}
+
+static bool pod_terminal(const struct podview *v)
+{
+	return v->phase == POD_SUCCEEDED || v->phase == POD_FAILED;
+}
+
+/* Delete pods not yet going; keep_terminal keeps finished ones for logs. */
+static size_t delete_pods(struct planner *p, bool keep_terminal, int keep_rank)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < p->in->n_pods; i++) {
+		const struct podview *v = &p->in->pods[i];
+
+		if (keep_terminal && pod_terminal(v))
+			continue;
+		if (v->rank == keep_rank && keep_rank >= 0)
+			continue;
+		live++;
+		if (!v->deleting)
+			action(p, TJ_DELETE_POD, v->rank, v);
+	}
+	return live;
+}
+
+static void set_phase(struct planner *p, enum tj_phase phase)
+{
+	p->out->status.phase = phase;
+}
+
+static bool phase_was(const struct planner *p, enum tj_phase phase)
+{
+	return p->job->status.phase == phase;
+}
+
+static void clear_nodes(struct planner *p);
+
+/* Rebuild status.nodes and readyNodes from the pods of the current attempt. */
+static void record_nodes(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	int n = num_nodes(p), attempt = attempt_of(st), ready = 0;
+
+	clear_nodes(p);
+	for (int rank = 0; rank < n; rank++) {
+		const struct podview *v = NULL;
+		struct tj_node_status *ns;
+
+		for (size_t i = 0; i < p->in->n_pods; i++)
+			if (p->in->pods[i].rank == rank && p->in->pods[i].attempt == attempt)
+				v = &p->in->pods[i];
+		if (!v)
+			continue;
+		ns = grow(p, (void **)&st->nodes, &st->n_nodes, sizeof(*ns));
+		if (!ns)
+			return;
+		ns->rank = rank;
+		set_string(p, &ns->pod, v->name);
+		set_string(p, &ns->node, v->node);
+		set_string(p, &ns->ip, v->ip);
+		set_string(p, &ns->phase, pod_phase_name(v->phase));
+		if (v->phase == POD_RUNNING && !v->deleting)
+			ready++;
+	}
+	st->ready_nodes = ready;
+}
+
+static void clear_nodes(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		free(st->nodes[i].pod);
+		free(st->nodes[i].node);
+		free(st->nodes[i].ip);
+		free(st->nodes[i].phase);
+	}
+	free(st->nodes);
+	st->nodes = NULL;
+	st->n_nodes = 0;
+	st->ready_nodes = 0;
+}
+
+static void record_failure(struct planner *p, const struct podview *v, const char *reason,
+			   const char *message)
+{
+	struct tj_failure *f = &p->out->status.last_failure;
+
+	p->out->status.has_last_failure = true;
+	f->rank = v ? v->rank : -1;
+	f->exit_code = v ? v->exit_code : 0;
+	f->time = p->in->now;
+	set_string(p, &f->pod, v ? v->name : NULL);
+	set_string(p, &f->node, v ? v->node : NULL);
+	set_string(p, &f->reason, reason);
+	set_string(p, &f->message, message);
+}
+
+static void finish(struct planner *p, bool success, const char *reason, const char *message)
+{
+	struct tj_status *st = &p->out->status;
+
+	set_phase(p, success ? TJ_PHASE_SUCCEEDED : TJ_PHASE_FAILED);
+	if (!st->completion_time)
+		st->completion_time = p->in->now;
+	cond(p, success ? "Succeeded" : "Failed", true, reason, message);
+	cond_clear(p, "Running", success ? "Completed" : reason, message);
+	cond_clear(p, "Restarting", success ? "Completed" : reason, message);
+	set_message(p, "%s", message);
+	event(p, !success, success ? "Succeeded" : reason, "%s", message);
+}
+
+/* Terminal jobs: stop what still runs, keep finished pods, honour the TTL. */
+static void plan_terminal(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+
+	delete_pods(p, true, -1);
+	record_nodes(p);
+	if (spec->has_ttl_seconds_after_finished && st->completion_time) {
+		int64_t at = st->completion_time + spec->ttl_seconds_after_finished;
+
+		if (p->in->now >= at)
+			action(p, TJ_DELETE_JOB, -1, NULL);
+		else
+			requeue_in(p, at - p->in->now);
+	}
+}
+
+/*
+ * Begin a gang restart: count it, remember why, delete the gang. The job
+ * stays Restarting until every pod is gone, then queues again.
+ */
+static void restart(struct planner *p, bool user_fault, const char *cond_reason,
+		    const struct podview *v, const char *why)
+{
+	struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+
+	record_failure(p, v, v && v->reason ? v->reason : cond_reason, why);
+	if (user_fault && st->restarts >= spec->max_restarts) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s; no restarts left (maxRestarts %d)", why,
+			 spec->max_restarts);
+		finish(p, false, "MaxRestartsExceeded", msg);
+		cond(p, "Admitted", false, "MaxRestartsExceeded", msg);
+		delete_pods(p, true, -1);
+		record_nodes(p);
+		return;
+	}
+	if (user_fault)
+		st->restarts++;
+	else
+		st->infra_restarts++;
+	set_phase(p, TJ_PHASE_RESTARTING);
+	cond(p, "Restarting", true, cond_reason, why);
+	cond_clear(p, "Running", cond_reason, why);
+	cond(p, "Admitted", false, !strcmp(cond_reason, "GangTimeout") ? "GangTimeout" : "Restarting",
+	     why);
+	if (user_fault)
+		set_message(p, "%s; restarting the gang (restart %d of %d)", why, st->restarts,
+			    spec->max_restarts);
+	else
+		set_message(p, "%s; restarting the gang (infrastructure restart %d, not counted "
+			    "against maxRestarts)", why, st->infra_restarts);
+	event(p, true, cond_reason, "%s", p->out->status.message);
+	delete_pods(p, false, -1);
+	clear_nodes(p);
+}
+
+/*
+ * Say, as an event, why the job waits for a Volume, once per change: the
+ * planner sees the condition it wrote last time, so a wait that has not
+ * changed (same reason, same Volume) is not told again on every reconcile.
+ */
+static void volume_wait_event(struct planner *p, const char *reason, const char *msg)
+{
+	const struct condition *c = condition_find(&p->job->status.conditions, "VolumesReady");
+
+	if (c && !strcmp(c->status, "False") && c->reason && !strcmp(c->reason, reason) &&
+	    c->message && !strcmp(c->message, msg))
+		return;
+	/* A Volume that does not exist needs a person; a claim binding is normal. */
+	event(p, !strcmp(reason, "VolumeNotFound"), reason, "%s", msg);
+}
+
+static bool volumes_ready(struct planner *p)
+{
+	for (size_t i = 0; i < p->in->n_volumes; i++) {
+		const struct tj_volume_state *v = &p->in->volumes[i];
+		const char *reason = v->found ? "VolumeNotBound" : "VolumeNotFound";
+		char msg[1024];
+
+		if (v->found && v->bound)
+			continue;
+		if (!v->found)
+			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) does not exist "
+				 "in namespace %s; create it and the job starts once it is Bound",
+				 v->volume, v->mount_path,
+				 p->job->meta.namespace ? p->job->meta.namespace : "");
+		else
+			snprintf(msg, sizeof(msg), "Volume \"%s\" (mounted at %s) is not Bound yet; "
+				 "kubectl describe volume.cadre.dev/%s says what its claim waits for",
+				 v->volume, v->mount_path, v->volume);
+		volume_wait_event(p, reason, msg);
+		cond(p, "VolumesReady", false, reason, msg);
+		waiting(p, reason);
+		set_phase(p, TJ_PHASE_PENDING);
+		set_message(p, "waiting for volumes: %s", msg);
+		return false;
+	}
+	if (p->in->n_volumes)
+		cond(p, "VolumesReady", true, "Bound", "every Volume is Bound");
+	else
+		cond(p, "VolumesReady", true, "NoVolumes", "the job mounts no Volumes");
+	return true;
+}
+
+/* Kueue's word while a job waits, as an event once per change, as volume waits are. */
+static void kueue_wait_event(struct planner *p, const struct kueue_decision *d)
+{
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+
+	if (c && !strcmp(c->status, "False") && c->reason && !strcmp(c->reason, d->reason) &&
+	    c->message && !strcmp(c->message, d->message))
+		return;
+	/* Kueue missing needs a person; waiting for quota is normal. */
+	event(p, !strcmp(d->reason, "NotManagedByKueue"), d->reason, "%s", d->message);
+}
+
+/*
+ * Kueue admits in its Workload for the pod group (kueue.h): that decides,
+ * never the pods' gates. The pods only tell why there is no Workload.
+ */
+static bool kueue_admitted(struct planner *p, size_t have, size_t managed,
+			   struct kueue_decision *d)
+{
+	struct kueue_view v = { 0 };
+
+	if (p->in->kueue)
+		v = *p->in->kueue;
+	v.queue = p->job->spec.queue;
+	v.namespace = p->job->meta.namespace;
+	v.pods = have;
+	v.managed = managed;
+	v.n = (size_t)num_nodes(p);
+	kueue_decide(&v, d);
+	if (d->verdict == KUEUE_ADMIT)
+		return true;
+	if (d->verdict == KUEUE_EVICT)
+		return false;
+	kueue_wait_event(p, d);
+	cond(p, "Admitted", false, d->reason, d->message);
+	waiting(p, d->reason);
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "%s", d->message);
+	return false;
+}
+
+/* After admission too: Kueue evicting or preempting the group is an infrastructure restart. */
+static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
+{
+	struct kueue_decision d;
+
+	if (!given) {
+		struct kueue_view v = { 0 };
+
+		if (!p->in->kueue)
+			return false;
+		v = *p->in->kueue;
+		v.n = (size_t)num_nodes(p);
+		kueue_decide(&v, &d);
+		given = &d;
+	}
+	if (given->verdict != KUEUE_EVICT)
+		return false;
+	restart(p, false, reason_ok(given->reason) ? given->reason : "Evicted", NULL,
+		given->message);
+	return true;
+}
+
+static void admit(struct planner *p, const char *message)
+{
+	struct tj_status *st = &p->out->status;
+
+	cond(p, "Admitted", true, "Admitted", message);
+	if (!st->admitted_time)
+		st->admitted_time = p->in->now;
+	p->out->admitted_now = true;
+	event(p, false, "Admitted", "%s", message);
+}
+
+/* The input's create refusal when it still holds: this attempt, its pod still missing. */
+static const struct tj_refusal *live_refusal(const struct planner *p,
+					     const struct podview **by_rank)
+{
+	const struct tj_refusal *r = p->in->refusal;
+
+	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status) || r->rank < 0 ||
+	    r->rank >= num_nodes(p) || by_rank[r->rank])
+		return NULL;
+	return r;
+}
+
+/*
+ * When the gang timeout of a refused create starts: at this attempt's
+ * admission, like the gang's; before admission (Kueue cannot admit pods
+ * that do not exist) at the first refusal.
+ */
+static int64_t refusal_since(const struct planner *p, const struct tj_refusal *r)
+{
+	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
+
+	if (c && !strcmp(c->status, "True") && c->last_transition_time)
+		return c->last_transition_time;
+	return r->first_time;
+}
+
+/*
+ * A pod the API server refuses to create (Pod Security, a quota, a
+ * webhook): the gang timeout, counted from since, bounds how long that may
+ * last. Past it the spec cannot run in this namespace: a failure of user
+ * input, counted against maxRestarts. Returns true when it restarted.
+ */
+static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64_t since)
+{
+	int64_t timeout = p->job->spec.gang_timeout_seconds;
+	struct podview v = { .name = r->pod, .rank = r->rank, .attempt = r->attempt };
+	char why[1024];
+
+	if (p->in->now < since + timeout)
+		return false;
+	snprintf(why, sizeof(why), "the API server refused to create pod %s (rank %d) for %llds: %s",
+		 r->pod, r->rank, (long long)timeout,
+		 r->message && *r->message ? r->message : "no message");
+	restart(p, true, "CreateRefused", &v, why);
+	return true;
+}
+
+/* Until then, say why at once: in status.message and in the condition that waits. */
+static void say_refused(struct planner *p, const struct tj_refusal *r, const char *cond_type,
+			int64_t since)
+{
+	char why[1024];
+
+	snprintf(why, sizeof(why), "cannot create pod %s: %s", r->pod,
+		 r->message && *r->message ? r->message : "refused by the API server");
+	cond(p, cond_type, false, "CreateRefused", why);
+	set_message(p, "%s", why);
+	waiting(p, "CreateRefused");
+	requeue_in(p, since + p->job->spec.gang_timeout_seconds - p->in->now);
+}
+
+/* --- native gang mode: kube-scheduler admits the PodGroup (docs/gang-admission.md) --- */
+
+/* The current attempt's PodGroup, if the cache has it and it is not going. */
+static const struct tj_podgroup *current_podgroup(const struct planner *p)
+{
+	int attempt = attempt_of(&p->out->status);
+
+	for (size_t i = 0; i < p->in->n_podgroups; i++)
+		if (p->in->podgroups[i].attempt == attempt && !p->in->podgroups[i].deleting)
+			return &p->in->podgroups[i];
+	return NULL;
+}
+
+/* A PodGroup of another attempt goes: its status and minCount belong to that attempt. */
+static void delete_podgroups(struct planner *p, int keep_attempt)
+{
+	if (p->in->mode != GANG_NATIVE)
+		return;
+	for (size_t i = 0; i < p->in->n_podgroups; i++) {
+		const struct tj_podgroup *pg = &p->in->podgroups[i];
+		struct tj_action *a;
+
+		if (pg->attempt == keep_attempt || pg->deleting)
+			continue;
+		a = action(p, TJ_DELETE_PODGROUP, -1, NULL);
+		if (a)
+			a->pod = pg->name;
+	}
+}
+
+/* The gang waits for the scheduler: Queued, Admitted=False with why. */
+static void native_wait(struct planner *p, const char *reason, const char *msg)
+{
+	cond(p, "Admitted", false, reason, msg);
+	waiting(p, reason);
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "%s", msg);
+}
+
+/*
+ * Before admission: the PodGroup, then every pod naming it, ungated; then
+ * mirror the scheduler. Scheduled (or every pod bound, should the condition
+ * lag) is the admission. Returns true when the gang is admitted.
+ */
+static bool native_admitted(struct planner *p, const struct podview **by_rank,
+			    const struct tj_refusal *refused, int64_t refused_since)
+{
+	const struct tj_podgroup *pg = current_podgroup(p);
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+	int n = num_nodes(p), have = 0, bound = 0;
+	const char *reason;
+	char msg[1024];
+
+	if (!pg) {
+		if (p->in->expectations_met)
+			action(p, TJ_CREATE_PODGROUP, -1, NULL);
+		snprintf(msg, sizeof(msg), "creating the PodGroup of attempt %d (%d pods)",
+			 attempt_of(&p->out->status), n);
+		native_wait(p, "WaitingForScheduler", msg);
+		return false;
+	}
+	if (refused && refusal_expired(p, refused, refused_since))
+		return false;
+	for (int r = 0; r < n; r++) {
+		if (!by_rank[r] && p->in->expectations_met)
+			action(p, TJ_CREATE_POD, r, NULL);
+		have += by_rank[r] != NULL;
+		bound += by_rank[r] && by_rank[r]->node;
+	}
+	if (pg->state == TJ_PODGROUP_SCHEDULED || (have == n && bound == n)) {
+		snprintf(msg, sizeof(msg), "kube-scheduler placed pod group %s (%d pods)",
+			 pg->name, n);
+		admit(p, msg);
+		return true;
+	}
+	record_nodes(p);
+	if (refused) {
+		say_refused(p, refused, "Admitted", refused_since);
+		return false;
+	}
+	if (pg->state == TJ_PODGROUP_UNSCHEDULABLE) {
+		reason = reason_ok(pg->reason) ? pg->reason : "Unschedulable";
+		snprintf(msg, sizeof(msg), "kube-scheduler cannot place pod group %s (%d pods): %s",
+			 pg->name, n, pg->message && *pg->message ? pg->message : "no message");
+		/* Once per change of what the scheduler says, not once per reconcile. */
+		if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason) ||
+		    strcmp(c->message ? c->message : "", msg))
+			event(p, false, reason, "%s", msg);
+		native_wait(p, reason, msg);
+		return false;
+	}
+	snprintf(msg, sizeof(msg), "waiting for kube-scheduler to place pod group %s "
+		 "(%d of %d pods created)", pg->name, have, n);
+	native_wait(p, "WaitingForScheduler", msg);
+	return false;
+}
+
+/* After admission: the scheduler preempting the group is an infrastructure restart. */
+static bool native_disrupted(struct planner *p)
+{
+	const struct tj_podgroup *pg = current_podgroup(p);
+	char why[1024];
+
+	if (!pg || !pg->disrupted)
+		return false;
+	snprintf(why, sizeof(why), "kube-scheduler disrupted pod group %s: %s", pg->name,
+		 pg->disruption_message && *pg->disruption_message ? pg->disruption_message :
+		 "no message");
+	restart(p, false, "Preempted", NULL, why);
+	return true;
+}
+
+/* The gang of the current attempt is admitted: create, ungate, watch it.
+ * by_rank is zeroed scratch space for num_nodes entries. */
+/* What this attempt's pods say, rank by rank: the census the gang decides on. */
+struct gang_census {
+	const struct podview *user_fail, *infra_fail, *start_trouble, *sched_trouble;
+	int running, succeeded, have, gated;
+};
+
+/* File this attempt's pods by rank and count them. */
+static void gang_census(struct planner *p, const struct podview **by_rank, int n, int attempt,
+			struct gang_census *c)
+{
+	const struct tj_input *in = p->in;
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < in->n_pods; i++) {
+		const struct podview *v = &in->pods[i];
+
+		if (v->attempt != attempt || v->rank < 0 || v->rank >= n)
+			continue;
+		by_rank[v->rank] = v;
+	}
+	for (int r = 0; r < n; r++) {
+		const struct podview *v = by_rank[r];
+
+		if (!v)
+			continue;
+		c->have++;
+		if (v->gated)
+			c->gated++;
+		if (v->phase == POD_RUNNING && !v->deleting)
+			c->running++;
+		if (v->phase == POD_SUCCEEDED)
+			c->succeeded++;
+		if (v->deleting && !v->deleted_by_us && !pod_terminal(v) && !c->infra_fail)
+			c->infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
+			c->user_fail = v;
+		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST) &&
+			 !c->infra_fail)
+			c->infra_fail = v;
+		else if (v->trouble == POD_TROUBLE_START && !c->start_trouble)
+			c->start_trouble = v;
+		else if (v->trouble == POD_TROUBLE_UNSCHEDULABLE && !c->sched_trouble)
+			c->sched_trouble = v;
+		if (v->node && !pod_terminal(v) && in->node_ok && !in->node_ok(in->node_ctx, v->node) &&
+		    !c->infra_fail)
+			c->infra_fail = v;
+	}
+}
+
+/* A rank recorded in status.nodes whose pod is gone was deleted by someone: restart. */
+static bool gang_deleted_outside(struct planner *p, const struct podview **by_rank, int n,
+				 int attempt)
+{
+	char why[1024];
+
+	for (size_t i = 0; i < p->job->status.n_nodes; i++) {
+		const struct tj_node_status *ns = &p->job->status.nodes[i];
+
+		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] &&
+		    attempt_of(&p->job->status) == attempt) {
+			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
+				 ns->pod ? ns->pod : "?", ns->rank);
+			restart(p, false, "Evicted", NULL, why);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Kueue mode before admission: the pods exist before Kueue admits them, so
+ * create them first. True when the pass ends here (not admitted yet).
+ */
+static bool gang_kueue_wait(struct planner *p, const struct podview **by_rank, int n, int have,
+			    const struct tj_refusal *refused, int64_t refused_since)
+{
+	const struct tj_input *in = p->in;
+	struct kueue_decision kd;
+	size_t kueue_managed = 0;
+
+	if (refused && refusal_expired(p, refused, refused_since))
+		return true;
+	if (in->expectations_met)
+		for (int r = 0; r < n; r++)
+			if (!by_rank[r])
+				action(p, TJ_CREATE_POD, r, NULL);
+	for (int r = 0; r < n; r++)
+		if (by_rank[r] && by_rank[r]->kueue_managed)
+			kueue_managed++;
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+	if (!kueue_admitted(p, (size_t)have, kueue_managed, &kd)) {
+		if (kueue_evicted(p, &kd))
+			return true;
+		if (refused)
+			say_refused(p, refused, "Admitted", refused_since);
+		else if (kd.recheck)
+			requeue_in(p, 30);  /* no Workload event will say that Kueue came */
+		record_nodes(p);
+		return true;
+	}
+	admit(p, kd.message);
+	return false;
+}
+
+/* The infrastructure took a pod (a lost node, an eviction, a delete): restart without blame. */
+static void gang_restart_infra(struct planner *p, const struct podview *v)
+{
+	const struct tj_input *in = p->in;
+	bool node_lost = v->trouble == POD_TROUBLE_NODE_LOST ||
+			 (v->node && in->node_ok && !in->node_ok(in->node_ctx, v->node));
+	char why[1024];
+
+	if (node_lost)
+		snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
+			 v->node ? v->node : "?", v->rank, v->name);
+	else
+		snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", v->name, v->rank,
+			 v->deleting && v->trouble == POD_TROUBLE_NONE ?
+			 "deleted outside cadre" : "evicted or preempted",
+			 v->message ? ": " : "", v->message ? v->message : "");
+	restart(p, false, node_lost ? "NodeLost" : "Evicted", v, why);
+}
+
+/*
+ * The outcome: success by the job's policy, else a failed pod (the user's
+ * exit, or the infrastructure's). True when the attempt ended here.
+ */
+static bool gang_outcome(struct planner *p, const struct podview **by_rank, int n,
+			 const struct gang_census *c)
+{
+	const struct tj_spec *spec = &p->job->spec;
+	const struct podview *v = c->user_fail;
+	char why[1024];
+
+	/* Success first: with Rank0, rank 0 finishing wins over the others. */
+	if (spec->success_policy == TJ_SUCCESS_RANK0 && by_rank[0] &&
+	    by_rank[0]->phase == POD_SUCCEEDED) {
+		finish(p, true, "Rank0Succeeded", "rank 0 succeeded");
+		delete_pods(p, true, 0);
+		record_nodes(p);
+		return true;
+	}
+	if (spec->success_policy == TJ_SUCCESS_ALL && c->succeeded == n) {
+		snprintf(why, sizeof(why), "all %d pods succeeded", n);
+		finish(p, true, "AllSucceeded", why);
+		record_nodes(p);
+		return true;
+	}
+	if (v) {
+		snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s",
+			 v->rank, v->name, v->exit_code, v->message ? ": " : "",
+			 v->message ? v->message : "");
+		restart(p, true, "PodFailed", v, why);
+		return true;
+	}
+	if (c->infra_fail) {
+		gang_restart_infra(p, c->infra_fail);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Progress: create what is missing, ungate a complete gang, and say Running
+ * once every pod runs. True when the gang is Running.
+ */
+static bool gang_progress(struct planner *p, const struct podview **by_rank, int n,
+			  const struct gang_census *c)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+
+	/* Create what is missing, once every earlier create has been seen. */
+	if (c->have < n && in->expectations_met)
+		for (int r = 0; r < n; r++)
+			if (!by_rank[r])
+				action(p, TJ_CREATE_POD, r, NULL);
+	/* All exist: remove every gate together, so the gang binds as one. */
+	if (c->have == n && c->gated > 0)
+		for (int r = 0; r < n; r++)
+			if (by_rank[r]->gated)
+				action(p, TJ_UNGATE_POD, r, by_rank[r]);
+
+	record_nodes(p);
+	if (c->running != n)
+		return false;
+	if (!phase_was(p, TJ_PHASE_RUNNING)) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "all %d pods are Running", n);
+		p->out->all_running_now = true;
+		event(p, false, "Running", "%s", msg);
+		cond(p, "Running", true, "AllPodsRunning", msg);
+	}
+	set_phase(p, TJ_PHASE_RUNNING);
+	if (!st->start_time)
+		st->start_time = in->now;
+	cond_clear(p, "Restarting", "Running", "the gang is Running again");
+	free(st->message);
+	st->message = NULL;
+	return true;
+}
+
+/* Starting: say what the gang waits for, in the words of its first troubled pod. */
+static void gang_say_starting(struct planner *p, int n, const struct gang_census *c)
+{
+	const struct podview *start = c->start_trouble, *sched = c->sched_trouble;
+
+	waiting(p, start ? start->reason : sched ? "Unschedulable" : "PodsStarting");
+	if (start)
+		set_message(p, "rank %d (pod %s) cannot start: %s: %s", start->rank, start->name,
+			    start->reason, start->message ? start->message : "");
+	else if (sched)
+		set_message(p, "rank %d (pod %s) is unschedulable: %s", sched->rank, sched->name,
+			    sched->message ? sched->message : "");
+	else
+		set_message(p, "%d of %d pods Running", c->running, n);
+}
+
+/* The gang timeout counts from this attempt's admission: past it, restart. */
+static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
+{
+	const struct tj_spec *spec = &p->job->spec;
+	const struct condition *admitted = condition_find(&p->out->status.conditions, "Admitted");
+	const struct podview *start = c->start_trouble;
+	int64_t deadline;
+	char why[1024];
+
+	if (!admitted || strcmp(admitted->status, "True") || !admitted->last_transition_time)
+		return;
+	deadline = admitted->last_transition_time + spec->gang_timeout_seconds;
+	if (p->in->now < deadline) {
+		requeue_in(p, deadline - p->in->now);
+		return;
+	}
+	if (start) {
+		snprintf(why, sizeof(why), "rank %d (pod %s) could not start within %llds: %s: %s",
+			 start->rank, start->name, (long long)spec->gang_timeout_seconds,
+			 start->reason, start->message ? start->message : "");
+		restart(p, true, "PodFailed", start, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
+		 c->running, n, (long long)spec->gang_timeout_seconds);
+	restart(p, false, "GangTimeout", c->sched_trouble, why);
+}
+
+/* One pass over an admitted (or admitting) gang: census, outcome, progress, timeout. */
+static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
+{
+	const struct tj_input *in = p->in;
+	struct tj_status *st = &p->out->status;
+	int n = num_nodes(p), attempt = attempt_of(st);
+	const struct tj_refusal *refused;
+	struct gang_census c;
+	int64_t refused_since;
+
+	gang_census(p, by_rank, n, attempt, &c);
+	refused = live_refusal(p, by_rank);
+	refused_since = refused ? refusal_since(p, refused) : 0;
+	/* Kueue evicting the group deletes its pods: say it with Kueue's reason, before
+	 * the pods' deletions are taken for someone else's. */
+	if (in->mode == GANG_KUEUE && condition_is_true(&st->conditions, "Admitted") &&
+	    kueue_evicted(p, NULL))
+		return;
+	if (in->expectations_met && !c.infra_fail && gang_deleted_outside(p, by_rank, n, attempt))
+		return;
+	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted") &&
+	    gang_kueue_wait(p, by_rank, n, c.have, refused, refused_since))
+		return;
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+	if (in->mode == GANG_NATIVE) {
+		if (!condition_is_true(&st->conditions, "Admitted") &&
+		    !native_admitted(p, by_rank, refused, refused_since))
+			return;
+		if (native_disrupted(p))
+			return;
+	}
+	if (gang_outcome(p, by_rank, n, &c))
+		return;
+	if (refused && refusal_expired(p, refused, refused_since))
+		return;
+	if (gang_progress(p, by_rank, n, &c))
+		return;
+	set_phase(p, TJ_PHASE_STARTING);
+	cond(p, "Running", false, "Starting", "waiting for every pod to be Running");
+	if (refused) {
+		say_refused(p, refused, "Running", refused_since);
+		return;
+	}
+	gang_say_starting(p, n, &c);
+	gang_timeout(p, n, &c);
+}
+
+static void plan_gang(struct planner *p)
+{
+	const struct podview **by_rank = calloc((size_t)num_nodes(p), sizeof(*by_rank));
+
+	if (!by_rank) {
+		p->err = CADRE_ENOMEM;
+		return;
+	}
+	plan_gang_ranks(p, by_rank);
+	free(by_rank);
+}
+
+/*
+ * Restarting -> Queued: every pod of the old gang is gone. Said once, since
+ * only the pass that sees the stored phase Restarting and no pod left gets
+ * here; the message says what happens next and how long the backoff lasts.
+ */
+static void requeued_event(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	int attempt = attempt_of(st);
+	int64_t wait_s = 0;
+
+	if (attempt > 0 && st->has_last_failure)
+		wait_s = st->last_failure.time + tj_restart_backoff_s(attempt) - p->in->now;
+	if (wait_s > 0)
+		event(p, false, "Requeued", "the old gang is gone; attempt %d waits %llds more "
+		      "(restart backoff after %s), then queues for admission", attempt,
+		      (long long)wait_s,
+		      st->last_failure.reason ? st->last_failure.reason : "a failure");
+	else
+		event(p, false, "Requeued", "the old gang is gone; attempt %d is queued for "
+		      "admission", attempt);
+}
+
+/* activeDeadlineSeconds, counted from the first admission across restarts. True when it passed. */
+static bool active_deadline_passed(struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+	const struct tj_spec *spec = &p->job->spec;
+	int64_t deadline;
+	char msg[256];
+
+	if (!spec->has_active_deadline_seconds || !st->admitted_time)
+		return false;
+	deadline = st->admitted_time + spec->active_deadline_seconds;
+	if (p->in->now < deadline) {
+		requeue_in(p, deadline - p->in->now);
+		return false;
+	}
+	snprintf(msg, sizeof(msg), "activeDeadlineSeconds (%lld) passed",
+		 (long long)spec->active_deadline_seconds);
+	finish(p, false, "DeadlineExceeded", msg);
+	delete_pods(p, true, -1);
+	record_nodes(p);
+	return true;
+}
+
+/* Restarting: wait for the old gang to go, then queue again. True while it is not gone. */
+static bool old_gang_going(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	size_t live;
+
+	if (st->phase != TJ_PHASE_RESTARTING)
+		return false;
+	live = delete_pods(p, false, -1);
+	if (live) {
+		set_message(p, "restarting: waiting for %zu pods of the old gang to go", live);
+		return true;
+	}
+	set_phase(p, TJ_PHASE_QUEUED);
+	cond(p, "Restarting", false, "TornDown", "the old gang is gone; queued again");
+	requeued_event(p);
+	return false;
+}
+
+/* Pods of an earlier attempt are never reused: finish deleting them. True while any is left. */
+static bool stale_pods_going(struct planner *p, int attempt)
+{
+	const struct tj_input *in = p->in;
+	size_t stale = 0;
+
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt)
+			stale++;
+	if (!stale)
+		return false;
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt && !in->pods[i].deleting)
+			action(p, TJ_DELETE_POD, in->pods[i].rank, &in->pods[i]);
+	waiting(p, "OldPodsTerminating");
+	set_message(p, "waiting for %zu pods of an earlier attempt to go", stale);
+	return true;
+}
+
+/* After a failure, the next attempt waits out its backoff. True while it waits. */
+static bool restart_backing_off(struct planner *p, int attempt)
+{
+	const struct tj_status *st = &p->out->status;
+	int64_t at;
+
+	if (attempt <= 0 || !st->has_last_failure)
+		return false;
+	at = st->last_failure.time + tj_restart_backoff_s(attempt);
+	if (p->in->now >= at)
+		return false;
+	set_phase(p, TJ_PHASE_QUEUED);
+	waiting(p, "RestartBackoff");
+	set_message(p, "restart %d: backing off for %llds after %s", attempt,
+		    (long long)(at - p->in->now),
+		    st->last_failure.reason ? st->last_failure.reason : "a failure");
+	requeue_in(p, at - p->in->now);
+	return true;
+}
+
+/* Built-in admission said wait: say why, once as an event, and stay Queued. */
+static void builtin_wait(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+	const char *reason = in->admission.reason ? in->admission.reason : "InsufficientCapacity";
+	const char *msg = in->admission.message ? in->admission.message : "waiting for capacity";
+	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
+
+	/* Keep a GangTimeout reason visible until the next admission. */
+	if (!c || strcmp(c->reason, "GangTimeout"))
+		cond(p, "Admitted", false, reason, msg);
+	/* Say once, as an event, that the gang waits and why. */
+	if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
+		event(p, false, reason, "%s", msg);
+	waiting(p, reason);
+	set_phase(p, TJ_PHASE_QUEUED);
+	set_message(p, "%s", msg);
+}
+
+/* Admission by the gang scheduler in use. True when the pass ends here (not admitted). */
+static bool not_admitted(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+
+	switch (in->mode) {
+	case GANG_KUEUE:
+		break;  /* plan_gang creates the pods and mirrors Kueue */
+	case GANG_NATIVE:
+		break;  /* plan_gang creates the PodGroup and the pods and mirrors it */
+	case GANG_NONE:
+		admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
+		break;
+	case GANG_BUILTIN:
+		if (in->admission.verdict == ADMIT_UNDECIDED) {
+			p->out->needs_admission = true;
+			return true;
+		}
+		if (in->admission.verdict == ADMIT_WAIT) {
+			builtin_wait(p);
+			return true;
+		}
+		admit(p, in->admission.message ? in->admission.message :
+		      "admitted: the whole gang fits");
+		break;
+	}
+	return false;
+}
+
+static void plan_active(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	int attempt = attempt_of(st);
+
+	if (active_deadline_passed(p))
+		return;
+	delete_podgroups(p, attempt);
+	if (old_gang_going(p) || stale_pods_going(p, attempt))
+		return;
+	if (!condition_is_true(&st->conditions, "Admitted")) {
+		if (!volumes_ready(p) || restart_backing_off(p, attempt) || not_admitted(p))
+			return;
+	}
+	plan_gang(p);
+}
+
+/* A reason the CRD accepts: ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024. */
+static bool reason_ok(const char *r)
+{
+	size_t n = r ? strlen(r) : 0;
+
+	if (!n || n > 1024 || !((r[0] >= 'A' && r[0] <= 'Z') || (r[0] >= 'a' && r[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:",
+			    r[i]) || (i == n - 1 && (r[i] == ',' || r[i] == ':')))
+			return false;
+	return true;
+}
+
+/*
+ * The GitOps health conditions (docs/design.md 1.2), derived here from the final
+ * phase and message so that no path through the planner can forget them.
+ * They follow kstatus's "abnormal-true" convention:
+ *   Pending, Queued, Starting, Restarting: Reconciling=True, with the reason
+ *     the job waits and status.message; kstatus reads InProgress.
+ *   Failed: Stalled=True with the Failed reason; kstatus reads Failed.
+ *   Running, Succeeded: Reconciling=False; kstatus reads Current.
+ *   Suspended: Reconciling=False once no pod is left (the job is as its
+ *     spec asks, so a GitOps sync that waits for health is not held up by
+ *     a suspended job); Reconciling=True/Suspending while pods still go.
+ * Stalled is added only when it becomes True, and a Failed job never leaves
+ * Failed, so it is absent on every other job.
+ */
+static void plan_health(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	const char *reason = NULL, *message = st->message;
+	const struct condition *c = NULL;
+	bool reconciling = false;
+	char fallback[64];
+
+	switch (st->phase) {
+	case TJ_PHASE_UNSET:
+		return;
+	case TJ_PHASE_PENDING:
+	case TJ_PHASE_QUEUED:
+	case TJ_PHASE_STARTING:
+		reconciling = true;
+		reason = p->wait_reason;
+		break;
+	case TJ_PHASE_RESTARTING:
+		reconciling = true;
+		c = condition_find(&st->conditions, "Restarting");
+		reason = c ? c->reason : NULL;
+		break;
+	case TJ_PHASE_SUSPENDED:
+		reconciling = p->wait_reason != NULL;
+		reason = p->wait_reason;
+		break;
+	case TJ_PHASE_RUNNING:
+		message = "every pod is Running";
+		break;
+	case TJ_PHASE_SUCCEEDED:
+	case TJ_PHASE_FAILED:
+		c = condition_find(&st->conditions,
+				   st->phase == TJ_PHASE_FAILED ? "Failed" : "Succeeded");
+		reason = c ? c->reason : NULL;
+		message = c && *c->message ? c->message : message;
+		break;
+	}
+	if (!reason_ok(reason))
+		reason = tj_phase_name(st->phase);
+	if (!message || !*message) {
+		snprintf(fallback, sizeof(fallback), "the job is %s", tj_phase_name(st->phase));
+		message = fallback;
+	}
+	/* reason and message point into strings that cond() copies before it frees any. */
+	cond(p, "Reconciling", reconciling, reason, message);
+	if (st->phase == TJ_PHASE_FAILED)
+		cond(p, "Stalled", true, reason, message);
+	else
+		cond_clear(p, "Stalled", reason, message);
+}
+
+int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
+{
+	const struct trainingjob *job = in->job;
+	struct planner p = { .in = in, .job = job, .out = out };
+	struct tj_status *st = &out->status;
+	enum tj_phase before;
+	char job_id[16];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = tj_status_copy(st, &job->status);
+	if (err)
+		return err;
+	before = st->phase;
+	st->observed_generation = job->meta.generation;
+	if (!st->job_id) {
+		tj_job_id(job->meta.uid, job_id);
+		set_string(&p, &st->job_id, job_id);
+	}
+	if (!st->task_id) {
+		char created[32] = "", task[512];
+
+		api_time_format(job->meta.creation_timestamp, created);
+		for (char *c = created; *c; c++)
+			if (*c == ':' || *c == 'T')
+				*c = '-';
+		snprintf(task, sizeof(task), "cadre-%.19s_%s_%s", created,
+			 job->meta.name ? job->meta.name : "", st->job_id ? st->job_id : "");
+		set_string(&p, &st->task_id, task);
+	}
+
+	if (job->meta.deleting)
+		goto out;
+	if (in->invalid) {
+		if (st->phase != TJ_PHASE_FAILED) {
+			char msg[2048];
+
+			snprintf(msg, sizeof(msg), "invalid spec: %s", in->invalid);
+			finish(&p, false, "InvalidSpec", msg);
+		}
+		plan_terminal(&p);
+		goto out;
+	}
+	if (tj_phase_terminal(st->phase)) {
+		plan_terminal(&p);
+		goto out;
+	}
+	if (job->spec.suspend) {
+		size_t live = delete_pods(&p, false, -1);
+
+		/* On resume the scheduler must place the gang again, under a fresh status. */
+		delete_podgroups(&p, -1);
+
+		set_phase(&p, TJ_PHASE_SUSPENDED);
+		cond(&p, "Suspended", true, "Suspended", "spec.suspend is true");
+		cond_clear(&p, "Running", "Suspended", "spec.suspend is true");
+		cond_clear(&p, "Admitted", "Suspended", "spec.suspend is true");
+		clear_nodes(&p);
+		if (live) {
+			waiting(&p, "Suspending");
+			set_message(&p, "suspending: deleting %zu pods", live);
+		} else
+			set_message(&p, "suspended: no pods exist; set spec.suspend to false to resume");
+		if (before != TJ_PHASE_SUSPENDED)
+			event(&p, false, "Suspended", "spec.suspend is true; deleting the gang");
+		goto out;
+	}
+	if (st->phase == TJ_PHASE_SUSPENDED) {
+		cond(&p, "Suspended", false, "Resumed", "spec.suspend is false");
+		set_phase(&p, TJ_PHASE_QUEUED);
+		event(&p, false, "Resumed", "spec.suspend is false; queued for admission");
+	}
+	if (st->phase == TJ_PHASE_UNSET)
+		set_phase(&p, TJ_PHASE_QUEUED);
+	plan_active(&p);
+out:
+	if (!job->meta.deleting)
+		plan_health(&p);
+	condition_list_observe(&st->conditions, job->meta.generation, NULL);
+	return p.err;
+}
+
+void tj_plan_release(struct tj_plan *plan)
+{
+	tj_status_release(&plan->status);
+	free(plan->actions);
+	for (size_t i = 0; i < plan->n_events; i++)
+		free(plan->events[i].message);
+	free(plan->events);
+	memset(plan, 0, sizeof(*plan));
+}
+
+/* The condition of type in a list, or NULL. */
+int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const json_t *status_obj = json_object_get(obj, "status");
+	const char *attempt = json_string_value(json_object_get(json_object_get(meta, "labels"),
+							       LABEL_RESTART_ATTEMPT));
+	const json_t *sched, *dis;
+	const char *status;
+	char *end;
+	long n;
+
+	memset(out, 0, sizeof(*out));
+	out->name = json_string_value(json_object_get(meta, "name"));
+	if (!out->name || !attempt || !*attempt)
+		return CADRE_EINVAL;
+	errno = 0;
+	n = strtol(attempt, &end, 10);
+	if (errno || *end || n < 0 || n > INT32_MAX)
+		return CADRE_EINVAL;
+	out->attempt = (int)n;
+	out->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+	sched = podview_condition(status_obj, "PodGroupScheduled");
+	if (!sched)
+		sched = podview_condition(status_obj, "PodGroupInitiallyScheduled");
+	status = json_string_value(json_object_get(sched, "status"));
+	if (status && !strcmp(status, "True"))
+		out->state = TJ_PODGROUP_SCHEDULED;
+	else if (status && !strcmp(status, "False"))
+		out->state = TJ_PODGROUP_UNSCHEDULABLE;
+	out->reason = json_string_value(json_object_get(sched, "reason"));
+	out->message = json_string_value(json_object_get(sched, "message"));
+	dis = podview_condition(status_obj, "DisruptionTarget");
+	status = json_string_value(json_object_get(dis, "status"));
+	out->disrupted = status && !strcmp(status, "True");
+	out->disruption_message = json_string_value(json_object_get(dis, "message"));
+	return 0;
+}

@@ -1,0 +1,179 @@
+/*
+ * tj_plan.h - the TrainingJob state machine (docs/design.md 1.2, 1.3, 3), as a
+ * pure function: what the job is and what the caches show go in; the next
+ * status, the writes to make and the events to record come out.
+ *
+ * Keeping the decision pure means every transition is a unit test, and the
+ * reconciler around it (tj_reconcile.c) is only plumbing: read the caches,
+ * call tj_plan_make, do the actions, write the status if it changed.
+ *
+ * The phases, as the planner walks them:
+ *   (invalid spec)  -> Failed/InvalidSpec, terminal.
+ *   Succeeded/Failed: terminal; delete pods still running, then wait for TTL.
+ *   Suspended:      spec.suspend; every pod deleted, the Service kept.
+ *   Pending:        a Volume is missing or not Bound.
+ *   Queued:         waiting for admission (capacity, priority, Kueue) or for
+ *                   the restart backoff to pass.
+ *   Starting:       admitted; pods created gated, then ungated together.
+ *                   In native mode the PodGroup and the pods exist before
+ *                   admission, which is kube-scheduler placing the group.
+ *   Running:        every pod Running.
+ *   Restarting:     a failure was seen; every pod of the gang is deleted,
+ *                   then the job goes back to Queued.
+ *
+ * The planner makes the admission decision only through its input: when it
+ * reaches the point where a built-in gang must be admitted and none was
+ * given, it says so (needs_admission) and the caller asks the admission
+ * queue and calls it again.
+ */
+#ifndef CADRE_TJ_PLAN_H
+#define CADRE_TJ_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/trainingjob.h"
+#include "controller/admission/kueue.h"
+#include "controller/options.h"
+#include "controller/trainingjob/podview.h"
+
+/* The state of one spec.volumes entry, from the Volume cache. */
+struct tj_volume_state {
+	const char *mount_path;
+	const char *volume;       /* the Volume's name */
+	bool found;
+	bool bound;
+	const char *claim_name;   /* the PVC to mount, when bound */
+};
+
+/*
+ * The last create of a pod of this job that the API server refused (Pod
+ * Security, a ResourceQuota, an admission webhook): nothing appears in the
+ * caches when that happens, so the reconciler remembers it (refusals.h).
+ * The planner uses it only while it is of the current attempt and that
+ * rank's pod is still missing: then status.message and the Admitted or
+ * Running condition carry the API server's message, and once the gang
+ * timeout passes it is a failure of user input (CreateRefused).
+ */
+struct tj_refusal {
+	const char *pod;
+	int rank;
+	int attempt;
+	const char *reason;       /* the API server's reason (Forbidden, ...); may be "" */
+	const char *message;      /* the API server's message */
+	int64_t first_time;       /* Unix seconds of the first refusal of this attempt */
+};
+
+/*
+ * A PodGroup of the job (native gang mode, docs/gang-admission.md), from the
+ * PodGroup cache: what kube-scheduler wrote in its status.
+ */
+enum tj_podgroup_state {
+	TJ_PODGROUP_PENDING,        /* no PodGroupScheduled condition yet */
+	TJ_PODGROUP_SCHEDULED,      /* PodGroupScheduled (1.37: PodGroupInitiallyScheduled) True */
+	TJ_PODGROUP_UNSCHEDULABLE,  /* the same condition False */
+};
+
+struct tj_podgroup {
+	const char *name;
+	int attempt;                /* its cadre.dev/restart-attempt label */
+	bool deleting;
+	enum tj_podgroup_state state;
+	const char *reason;         /* the scheduler's reason; may be NULL */
+	const char *message;        /* the scheduler's message; may be NULL */
+	bool disrupted;             /* DisruptionTarget True: the scheduler preempted the group */
+	const char *disruption_message;
+};
+
+/*
+ * Read a PodGroup object (either served version) into out, borrowing its
+ * strings: the attempt label, deletionTimestamp, PodGroupScheduled (1.37:
+ * PodGroupInitiallyScheduled) and DisruptionTarget. CADRE_EINVAL when it
+ * has no name or no valid cadre.dev/restart-attempt label (not ours).
+ */
+int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out);
+
+enum admit_verdict { ADMIT_UNDECIDED, ADMIT_YES, ADMIT_WAIT };
+
+struct tj_admission {
+	enum admit_verdict verdict;
+	const char *reason;       /* ADMIT_WAIT: InsufficientCapacity | QueuedBehind | ... */
+	const char *message;      /* for a person */
+};
+
+struct tj_input {
+	const struct trainingjob *job;
+	const char *invalid;          /* the field errors, joined; NULL when valid */
+	int64_t now;                  /* Unix seconds */
+	enum gang_mode mode;          /* effective mode for this job */
+	const struct podview *pods;   /* every pod of the job, any attempt */
+	size_t n_pods;
+	bool expectations_met;        /* no create/delete of ours is still unseen */
+	const struct tj_volume_state *volumes;
+	size_t n_volumes;
+	/* Whether the node exists and is Ready; NULL: every node is fine. */
+	bool (*node_ok)(void *ctx, const char *node);
+	void *node_ctx;
+	struct tj_admission admission;
+	bool service_exists;
+	const struct tj_refusal *refusal;  /* NULL: no create of this job is being refused */
+	/* Native mode: the job's PodGroups, any attempt; ignored in the other modes. */
+	const struct tj_podgroup *podgroups;
+	size_t n_podgroups;
+	/* Kueue mode: Kueue's Workload of the current attempt's pod group (kueue.h);
+	 * NULL is a Kueue that is not reachable. The planner counts the pods itself. */
+	const struct kueue_view *kueue;
+};
+
+enum tj_action_kind {
+	TJ_CREATE_SERVICE,
+	TJ_CREATE_POD,     /* rank, attempt; gated per the mode */
+	TJ_UNGATE_POD,     /* pod */
+	TJ_DELETE_POD,     /* pod, uid (precondition) */
+	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
+	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
+	TJ_DELETE_PODGROUP, /* pod holds the PodGroup's name: one of an earlier attempt */
+};
+
+struct tj_action {
+	enum tj_action_kind kind;
+	int rank;
+	int attempt;
+	const char *pod;   /* borrowed from the input's pod views */
+	const char *uid;
+};
+
+struct tj_event {
+	bool warning;
+	const char *reason;  /* static */
+	char *message;       /* owned */
+};
+
+struct tj_plan {
+	struct tj_status status;     /* the status to write (owned) */
+	struct tj_action *actions;   /* owned array */
+	size_t n_actions;
+	struct tj_event *events;     /* owned array */
+	size_t n_events;
+	int64_t requeue_after_s;     /* > 0: look again after this long */
+	bool needs_admission;        /* call again with an admission verdict */
+	bool admitted_now;           /* this plan admits the gang */
+	bool all_running_now;        /* this plan sees the gang Running for the first time */
+};
+
+/*
+ * Decide. out is initialised here and must be released with
+ * tj_plan_release whatever this returns. Returns 0 or CADRE_ENOMEM.
+ */
+int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
+void tj_plan_release(struct tj_plan *plan);
+
+/* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for
+ * the job's life even if a status write is lost. 9 digits. */
+void tj_job_id(const char *uid, char out[16]);
+
+/* Restart backoff for the given attempt (1-based): 10 s doubling, at most 5 min. */
+int64_t tj_restart_backoff_s(int attempt);
+
+#endif

@@ -1,0 +1,798 @@
+/*
+ * tj_reconcile.c - the TrainingJob reconciler: plumbing around the pure
+ * planner (tj_plan.c). Read the caches, decide, act, write status.
+ *
+ * The order of one pass:
+ *   1. read the job, its pods, its Volumes and its Service from the caches;
+ *   2. plan; if the gang needs admitting, ask the admission queue and plan
+ *      again with its verdict;
+ *   3. make the writes the plan lists (creates recorded as expectations
+ *      first, so a second pass before the watch catches up makes none);
+ *   4. record the plan's events;
+ *   5. PUT the status, only when it differs from what is stored.
+ */
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "controller/build/build.h"
+#include "controller/admission/gang.h"
+#include "controller/admission/kueue.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/status.h"
+#include "controller/trainingjob/podview.h"
+#include "controller/manager/reconcile.h"
+#include "controller/trainingjob/refusals.h"
+#include "controller/trainingjob/tj_plan.h"
+#include "kube/client.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Everything one pass reads, owned in one place so one function frees it. */
+struct tj_pass {
+	struct manager *m;
+	char key[STORE_KEY_MAX];
+	json_t *obj;                 /* the job as cached */
+	struct trainingjob job;
+	struct field_errors errs;
+	struct buf invalid;
+	json_t *pods;                /* array of pod objects */
+	json_t *podgroup_objs;       /* native mode: the job's PodGroups */
+	struct tj_podgroup *podgroups;
+	size_t n_podgroups;
+	struct podview *views;
+	size_t n_views;
+	json_t **volume_objs;
+	struct tj_volume_state *volumes;
+	size_t n_volumes;
+	char **label_values;         /* accelerator label values that match */
+	size_t n_label_values;
+	struct tj_plan plan;
+	char admit_msg[1024];
+	atomic_int created;          /* pods created by this pass (run_actions) */
+	atomic_int ungated;          /* pods ungated by this pass */
+	atomic_bool refused;         /* the API server refused a create of this pass */
+	struct refusal refusal;      /* the last refusal remembered (refusals.h) */
+	struct tj_refusal refusal_in;  /* the same, as the planner's input */
+};
+
+static bool node_ok(void *ctx, const char *name)
+{
+	struct manager *m = ctx;
+	json_t *node = NULL, *cond;
+	bool ok = false;
+	size_t i;
+
+	if (store_get(m->stores[KIND_NODES], name, &node))
+		return false;
+	json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, cond) {
+		const char *type = json_string_value(json_object_get(cond, "type"));
+		const char *status = json_string_value(json_object_get(cond, "status"));
+
+		if (type && !strcmp(type, "Ready"))
+			ok = status && !strcmp(status, "True");
+	}
+	json_decref(node);
+	return ok;
+}
+
+static void read_volumes(struct tj_pass *p)
+{
+	const struct tj_spec *spec = &p->job.spec;
+
+	p->n_volumes = spec->n_volumes;
+	if (!p->n_volumes)
+		return;
+	p->volumes = calloc(p->n_volumes, sizeof(*p->volumes));
+	p->volume_objs = calloc(p->n_volumes, sizeof(*p->volume_objs));
+	if (!p->volumes || !p->volume_objs) {
+		p->n_volumes = 0;
+		return;
+	}
+	for (size_t i = 0; i < p->n_volumes; i++) {
+		struct tj_volume_state *vs = &p->volumes[i];
+		char vkey[STORE_KEY_MAX];
+		const json_t *status;
+		const char *phase;
+
+		vs->mount_path = spec->volumes[i].mount_path;
+		vs->volume = spec->volumes[i].volume ? spec->volumes[i].volume : "";
+		snprintf(vkey, sizeof(vkey), "%s/%s", p->job.meta.namespace, vs->volume);
+		if (store_get(p->m->stores[KIND_VOLUMES], vkey, &p->volume_objs[i]))
+			continue;
+		vs->found = true;
+		status = json_object_get(p->volume_objs[i], "status");
+		phase = json_string_value(json_object_get(status, "phase"));
+		vs->claim_name = json_string_value(json_object_get(status, "claimName"));
+		vs->bound = phase && !strcmp(phase, "Bound") && vs->claim_name;
+	}
+}
+
+static void read_pods(struct tj_pass *p)
+{
+	size_t i;
+	json_t *pod;
+
+	if (store_by_index(p->m->stores[KIND_PODS], "job", p->key, &p->pods))
+		return;
+	p->views = calloc(json_array_size(p->pods) + 1, sizeof(*p->views));
+	if (!p->views)
+		return;
+	json_array_foreach(p->pods, i, pod) {
+		struct podview *v = &p->views[p->n_views++];
+
+		podview_read(pod, v);
+		v->deleted_by_us = v->deleting && v->name &&
+				   expect_deleting(p->m->expect, p->key, v->name, manager_now_ms());
+	}
+}
+
+/* Native mode: the job's PodGroups, from their cache. */
+static void read_podgroups(struct tj_pass *p)
+{
+	json_t *pg;
+	size_t i;
+
+	if (!p->m->stores[KIND_PODGROUPS] ||
+	    store_by_index(p->m->stores[KIND_PODGROUPS], "job", p->key, &p->podgroup_objs))
+		return;
+	p->podgroups = calloc(json_array_size(p->podgroup_objs) + 1, sizeof(*p->podgroups));
+	if (!p->podgroups)
+		return;
+	json_array_foreach(p->podgroup_objs, i, pg)
+		if (tj_podgroup_read(pg, &p->podgroups[p->n_podgroups]) == 0)
+			p->n_podgroups++;
+}
+
+/* The values of the accelerator label seen on Nodes that match the type. */
+static void read_label_values(struct tj_pass *p)
+{
+	if (!p->job.spec.resources.has_accel)
+		return;
+	gang_matching_label_values(p->m, p->job.spec.resources.accel.type, &p->label_values,
+				   &p->n_label_values);
+}
+
+/* The refusal of this job's current attempt the reconciler remembers, as planner input. */
+static void read_refusal(struct tj_pass *p, struct tj_input *in)
+{
+	int attempt = p->job.status.restarts + p->job.status.infra_restarts;
+	struct refusal *r = &p->refusal;
+
+	if (!refusals_get(p->m->refusals, p->key, p->job.meta.uid, attempt, r))
+		return;
+	p->refusal_in = (struct tj_refusal){
+		.pod = r->pod, .rank = r->rank, .attempt = r->attempt, .reason = r->reason,
+		.message = r->message, .first_time = r->first_time,
+	};
+	in->refusal = &p->refusal_in;
+}
+
+static void pass_release(struct tj_pass *p)
+{
+	tj_plan_release(&p->plan);
+	for (size_t i = 0; i < p->n_volumes; i++)
+		json_decref(p->volume_objs[i]);
+	free(p->volume_objs);
+	free(p->volumes);
+	free(p->views);
+	json_decref(p->pods);
+	free(p->podgroups);
+	json_decref(p->podgroup_objs);
+	for (size_t i = 0; i < p->n_label_values; i++)
+		free(p->label_values[i]);
+	free(p->label_values);
+	tj_release(&p->job);
+	field_errors_release(&p->errs);
+	buf_release(&p->invalid);
+	json_decref(p->obj);
+}
+
+static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
+{
+	memset(bo, 0, sizeof(*bo));
+	bo->mode = p->job.spec.queue && *p->job.spec.queue ? GANG_KUEUE :
+		   p->m->opts->gang_scheduler;
+	bo->accelerator_label = p->m->opts->accelerator_label;
+	bo->cluster_domain = p->m->opts->cluster_domain;
+	bo->default_image = p->m->opts->default_image;
+	bo->label_values = (const char *const *)p->label_values;
+	bo->n_label_values = p->n_label_values;
+	bo->claim_names = NULL;
+	bo->n_claim_names = p->n_volumes;
+}
+
+static int create_service(struct tj_pass *p)
+{
+	struct kube_status st;
+	struct buf err;
+	json_t *svc = NULL;
+	int ret;
+
+	buf_init(&err, 1024);
+	ret = build_service(&p->job, &svc, &err);
+	if (ret)
+		log_warn("tj", "%s: cannot build the Service: %s", p->key, buf_str(&err));
+	buf_release(&err);
+	if (ret)
+		return ret;
+	ret = kube_client_create(p->m->http, &kube_resource_services, p->job.meta.namespace, svc,
+				 NULL, &st);
+	json_decref(svc);
+	if (ret == CADRE_EEXIST)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot create Service: %s", p->key, st.message);
+	return ret;
+}
+
+/*
+ * Native mode: an API server whose GenericWorkload gate is off drops
+ * spec.schedulingGroup without a word, and the pod would be scheduled on
+ * its own. Take such a pod back at once and treat it as a refused create
+ * (status.message and Admitted say why; the gang timeout ends the attempt).
+ */
+static int check_scheduling_group(struct tj_pass *p, const struct tj_action *a,
+				  const char *name, const json_t *created, struct kube_status *st)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background",
+					 .grace_period_set = true, .grace_period_seconds = 0 };
+	char group[256];
+
+	if (build_podgroup_name(p->job.meta.name, a->attempt, group, sizeof(group)) ||
+	    build_pod_kept_scheduling_group(created, group))
+		return 0;
+	opts.uid = json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
+	kube_client_delete(p->m->http, &kube_resource_pods, p->job.meta.namespace, name, &opts,
+			   NULL, NULL);
+	kube_status_clear(st);
+	st->code = CADRE_EREJECTED;
+	st->http_status = 422;
+	snprintf(st->reason, sizeof(st->reason), "SchedulingGroupDropped");
+	/* The pod name is a hostname (at most 63 bytes): the message fits. */
+	if (snprintf(st->message, sizeof(st->message),
+		     "the API server dropped spec.schedulingGroup from pod %.63s, so kube-scheduler "
+		     "would place it alone; cadre deleted it. --gang-scheduler=native needs "
+		     "--feature-gates=GenericWorkload=true,GangScheduling=true on kube-apiserver "
+		     "and kube-scheduler (1.37: GenericWorkload=true)", name) < 0)
+		st->message[0] = '\0';
+	log_error("tj", "%s: %s", p->key, st->message);
+	return CADRE_EREJECTED;
+}
+
+/* Native mode: the PodGroup of the attempt, before any of its pods. */
+static int create_podgroup(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_status st;
+	struct buf err;
+	json_t *pg = NULL;
+	int ret;
+
+	buf_init(&err, 1024);
+	ret = build_podgroup(&p->job, a->attempt, p->m->podgroups->api_version, &pg, &err);
+	if (ret)
+		log_warn("tj", "%s: cannot build the PodGroup: %s", p->key, buf_str(&err));
+	buf_release(&err);
+	if (ret)
+		return ret;
+	ret = kube_client_create(p->m->http, p->m->podgroups, p->job.meta.namespace, pg, NULL,
+				 &st);
+	json_decref(pg);
+	if (ret == CADRE_EEXIST)
+		return 0;
+	if (ret) {
+		log_warn("tj", "%s: cannot create PodGroup: %s", p->key, st.message);
+		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+	}
+	return ret;
+}
+
+static int delete_podgroup(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background" };
+	struct kube_status st;
+	int ret;
+
+	ret = kube_client_delete(p->m->http, p->m->podgroups, p->job.meta.namespace, a->pod,
+				 &opts, NULL, &st);
+	if (ret == CADRE_ENOTFOUND)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot delete PodGroup %s: %s", p->key, a->pod, st.message);
+	return ret;
+}
+
+static int create_pod(struct tj_pass *p, const struct tj_action *a)
+{
+	const char *claims[p->n_volumes + 1];
+	struct trainingjob next = p->job;
+	struct build_opts bo;
+	struct kube_status st;
+	struct buf err;
+	json_t *pod = NULL, *created = NULL;
+	char name[STORE_KEY_MAX];
+	int ret;
+
+	for (size_t i = 0; i < p->n_volumes; i++)
+		claims[i] = p->volumes[i].claim_name;
+	fill_build_opts(p, &bo);
+	bo.claim_names = claims;
+	/* The pod carries the ids of the status about to be written (a shallow view). */
+	next.status = p->plan.status;
+	buf_init(&err, 2048);
+	ret = build_pod(&next, a->rank, a->attempt, &bo, &pod, &err);
+	if (ret) {
+		/* The spec cannot become a pod now: say so, do not retry in a loop. */
+		log_warn("tj", "%s: cannot build rank %d: %s", p->key, a->rank, buf_str(&err));
+		if (a->rank == 0)
+			manager_event(p->m, p->obj, true,
+				      ret == CADRE_EAGAIN ? "NoMatchingNodes" : "InvalidSpec",
+				      "Create", buf_str(&err));
+		buf_release(&err);
+		return ret == CADRE_ENOMEM ? ret : CADRE_EINVAL;
+	}
+	buf_release(&err);
+	snprintf(name, sizeof(name), "%s-%d", p->job.meta.name, a->rank);
+	ret = expect_create(p->m->expect, p->key, name, manager_now_ms());
+	if (!ret)
+		ret = kube_client_create(p->m->http, &kube_resource_pods, p->job.meta.namespace,
+					 pod, &created, &st);
+	json_decref(pod);
+	if (!ret && bo.mode == GANG_NATIVE)
+		ret = check_scheduling_group(p, a, name, created, &st);
+	json_decref(created);
+	if (ret == CADRE_EEXIST) {
+		/* Made by an earlier pass or process; the watch will show it. */
+		expect_observed_create(p->m->expect, p->key, name);
+		refusals_created(p->m->refusals, p->key, name);
+		return 0;
+	}
+	if (ret) {
+		expect_observed_create(p->m->expect, p->key, name);
+		log_warn("tj", "%s: cannot create pod %s: %s", p->key, name, st.message);
+		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+		/* Nothing will appear in the caches: remember it for the next plan. */
+		if (refusal_is_final(&st)) {
+			atomic_store(&p->refused, true);
+			if (refusals_record(p->m->refusals, p->key, p->job.meta.uid, name, a->rank,
+					    a->attempt, &st, time(NULL)))
+				return CADRE_ENOMEM;
+		}
+		return ret;
+	}
+	refusals_created(p->m->refusals, p->key, name);
+	atomic_fetch_add(&p->created, 1);
+	return 0;
+}
+
+/* Remove our gate, and only ours, guarded by a test of its position. */
+static int ungate_pod(struct tj_pass *p, const struct tj_action *a)
+{
+	char pkey[STORE_KEY_MAX], path[64];
+	json_t *pod = NULL, *patch, *gate;
+	struct kube_status st;
+	size_t i;
+	int ret = 0, index = -1;
+
+	snprintf(pkey, sizeof(pkey), "%s/%s", p->job.meta.namespace, a->pod);
+	if (store_get(p->m->stores[KIND_PODS], pkey, &pod))
+		return 0;
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, gate) {
+		const char *name = json_string_value(json_object_get(gate, "name"));
+
+		if (name && !strcmp(name, GANG_GATE))
+			index = (int)i;
+	}
+	json_decref(pod);
+	if (index < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/spec/schedulingGates/%d", index);
+	patch = json_pack("[{s:s, s:s+, s:s}, {s:s, s:s}]", "op", "test", "path", path, "/name",
+			  "value", GANG_GATE, "op", "remove", "path", path);
+	if (!patch)
+		return CADRE_ENOMEM;
+	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,
+				NULL, KUBE_PATCH_JSON, patch, NULL, &st);
+	json_decref(patch);
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_EREJECTED)
+		return CADRE_EAGAIN;  /* gone or changed under us: look again */
+	if (ret)
+		log_warn("tj", "%s: cannot ungate %s: %s", p->key, a->pod, st.message);
+	return ret;
+}
+
+static int delete_pod(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background", .uid = a->uid };
+	struct kube_status st;
+	int ret;
+
+	ret = expect_delete(p->m->expect, p->key, a->pod, manager_now_ms());
+	if (ret)
+		return ret;
+	ret = kube_client_delete(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,
+				 &opts, NULL, &st);
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT) {
+		/* Already gone, or a newer pod of that name: nothing of ours to delete. */
+		expect_observed_delete(p->m->expect, p->key, a->pod);
+		return 0;
+	}
+	if (ret) {
+		expect_observed_delete(p->m->expect, p->key, a->pod);
+		log_warn("tj", "%s: cannot delete pod %s: %s", p->key, a->pod, st.message);
+	}
+	return ret;
+}
+
+static int delete_job(struct tj_pass *p)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background",
+					 .uid = p->job.meta.uid };
+	struct kube_status st;
+	int ret;
+
+	log_info("tj", "%s: ttlSecondsAfterFinished passed; deleting the TrainingJob", p->key);
+	ret = kube_client_delete(p->m->http, &kube_resource_trainingjobs, p->job.meta.namespace,
+				 p->job.meta.name, &opts, NULL, &st);
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot delete the TrainingJob: %s", p->key, st.message);
+	return ret;
+}
+
+static int do_action(struct tj_pass *p, const struct tj_action *a)
+{
+	int ret = 0;
+
+	switch (a->kind) {
+	case TJ_CREATE_SERVICE:
+		ret = create_service(p);
+		break;
+	case TJ_CREATE_POD:
+		ret = create_pod(p, a);
+		break;
+	case TJ_UNGATE_POD:
+		ret = ungate_pod(p, a);
+		if (!ret)
+			atomic_fetch_add(&p->ungated, 1);
+		break;
+	case TJ_DELETE_POD:
+		ret = delete_pod(p, a);
+		break;
+	case TJ_DELETE_JOB:
+		ret = delete_job(p);
+		break;
+	case TJ_CREATE_PODGROUP:
+		ret = p->m->podgroups ? create_podgroup(p, a) : 0;
+		break;
+	case TJ_DELETE_PODGROUP:
+		ret = p->m->podgroups ? delete_podgroup(p, a) : 0;
+		break;
+	}
+	return ret;
+}
+
+/*
+ * Pod writes of one kind go out together: one at a time, the 64 creates and
+ * 64 ungates of a gang are seconds of round trips, each waiting on etcd.
+ * Creates go in batches that double from 1 (the Job controller's slow
+ * start) and stop after a batch with a failure: a quota or an admission
+ * webhook that refuses one pod refuses them all, and one refusal is
+ * enough. Ungates and deletes touch only our own pods and all go at once,
+ * so the gates of a gang come off before the scheduler, busy binding the
+ * first pods, slows the API server down for the rest. At most
+ * PARALLEL_WRITES requests are in flight; the client's QPS limit still
+ * applies to each.
+ */
+#define PARALLEL_WRITES 64
+#define WRITER_STACK_BYTES (256u << 10)
+
+struct wave {
+	struct tj_pass *p;
+	const struct tj_action *acts;
+	atomic_size_t next;
+	size_t end;
+	atomic_int first_err;
+};
+
+static void *wave_worker(void *arg)
+{
+	struct wave *w = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&w->next, 1)) < w->end) {
+		int ret = do_action(w->p, &w->acts[i]), none = 0;
+
+		if (ret)
+			atomic_compare_exchange_strong(&w->first_err, &none, ret);
+	}
+	return NULL;
+}
+
+/* Run acts[0..n), all of one kind, in batches (see above). Returns the first error. */
+static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
+{
+	struct wave w = { .p = p, .acts = acts };
+	pthread_t threads[PARALLEL_WRITES];
+	/* Only creates start slow; our own pods' gates and deletes all go at once. */
+	bool slow_start = acts[0].kind == TJ_CREATE_POD;
+	size_t start = 0, batch = slow_start ? 1 : PARALLEL_WRITES;
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WRITER_STACK_BYTES);
+	atomic_init(&w.first_err, 0);
+	while (start < n) {
+		size_t end = start + batch < n ? start + batch : n, spawned = 0;
+
+		atomic_init(&w.next, start);
+		w.end = end;
+		/* This thread is one of the writers; a thread that cannot start is not needed. */
+		while (spawned + 1 < end - start && spawned + 1 < PARALLEL_WRITES &&
+		       pthread_create(&threads[spawned], &attr, wave_worker, &w) == 0)
+			spawned++;
+		wave_worker(&w);
+		for (size_t t = 0; t < spawned; t++)
+			pthread_join(threads[t], NULL);
+		if (atomic_load(&w.first_err) && slow_start)
+			break;
+		start = end;
+		if (slow_start)
+			batch *= 2;
+	}
+	pthread_attr_destroy(&attr);
+	return atomic_load(&w.first_err);
+}
+
+static bool runs_in_waves(enum tj_action_kind kind)
+{
+	return kind == TJ_CREATE_POD || kind == TJ_UNGATE_POD || kind == TJ_DELETE_POD;
+}
+
+static int run_actions(struct tj_pass *p)
+{
+	const struct tj_action *acts = p->plan.actions;
+	size_t n = p->plan.n_actions, i = 0, j;
+	int first_err = 0, created, ungated, ret;
+
+	while (i < n) {
+		/* The run of actions of one kind that starts at i. */
+		for (j = i + 1; j < n && acts[j].kind == acts[i].kind; j++)
+			;
+		if (runs_in_waves(acts[i].kind)) {
+			ret = run_wave(p, &acts[i], j - i);
+		} else {
+			ret = 0;
+			for (size_t k = i; k < j; k++) {
+				int r = do_action(p, &acts[k]);
+
+				if (r && !ret)
+					ret = r;
+			}
+		}
+		if (ret && !first_err)
+			first_err = ret;
+		i = j;
+	}
+	created = atomic_load(&p->created);
+	ungated = atomic_load(&p->ungated);
+	if (created) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "created %d pod%s of attempt %d%s", created,
+			 created == 1 ? "" : "s",
+			 p->plan.status.restarts + p->plan.status.infra_restarts,
+			 p->m->opts->gang_scheduler == GANG_BUILTIN && !(p->job.spec.queue &&
+			 *p->job.spec.queue) ? ", gated until the whole gang exists" : "");
+		manager_event(p->m, p->obj, false, "CreatedPods", "Create", msg);
+	}
+	if (ungated) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "removed the gang gate from %d pods together", ungated);
+		manager_event(p->m, p->obj, false, "GangReleased", "Schedule", msg);
+	}
+	return first_err;
+}
+
+/* A stored TrainingJob status as tj_status_to_json writes it (status_canonical_fn). */
+static json_t *canonical_status(const json_t *status)
+{
+	json_t *have = NULL;
+	struct tj_status current;
+	struct field_errors errs;
+
+	field_errors_init(&errs);
+	if (tj_status_parse(status, &current, &errs) == 0)
+		have = tj_status_to_json(&current);
+	tj_status_release(&current);
+	field_errors_release(&errs);
+	return have;
+}
+
+static int write_status(struct tj_pass *p)
+{
+	json_t *want = tj_status_to_json(&p->plan.status);
+	bool written;
+	int ret;
+
+	if (!want)
+		return CADRE_ENOMEM;
+	ret = status_write(p->m, &kube_resource_trainingjobs, p->obj, want, canonical_status,
+			   "tj", &written);
+	if (!ret && written)
+		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
+					    manager_now_ms());
+	json_decref(want);
+	return ret;
+}
+
+static void record_metrics(struct tj_pass *p)
+{
+	struct manager_metrics *mm = &p->m->metrics;
+	const struct tj_status *before = &p->job.status, *after = &p->plan.status;
+
+	if (p->plan.admitted_now) {
+		int64_t since = p->job.meta.creation_timestamp;
+
+		if (before->has_last_failure && before->last_failure.time > since)
+			since = before->last_failure.time;
+		metric_observe(mm->admission_wait, NULL, (double)(time(NULL) - since));
+	}
+	if (p->plan.all_running_now) {
+		const struct condition *c = condition_find(&after->conditions, "Admitted");
+
+		if (c && c->last_transition_time)
+			metric_observe(mm->time_to_running, NULL,
+				       (double)(time(NULL) - c->last_transition_time));
+	}
+	if (after->restarts + after->infra_restarts > before->restarts + before->infra_restarts) {
+		const struct condition *c = condition_find(&after->conditions, "Restarting");
+		const char *labels[] = { c ? c->reason : "Unknown" };
+
+		metric_add(mm->job_restarts, labels, 1);
+	}
+}
+
+/* Plan, asking the admission queue when the planner needs a verdict. */
+static int plan(struct tj_pass *p, struct tj_input *in)
+{
+	int ret = tj_plan_make(in, &p->plan);
+
+	if (ret || !p->plan.needs_admission)
+		return ret;
+	tj_plan_release(&p->plan);
+	ret = gang_admit(p->m, &p->job, &in->admission, p->admit_msg, sizeof(p->admit_msg));
+	if (ret)
+		return ret;
+	return tj_plan_make(in, &p->plan);
+}
+
+int tj_reconcile(struct manager *m, const char *ns, const char *name)
+{
+	struct kueue_view kueue_view;
+	struct kueue_workload kueue_wl;
+	json_t *kueue_obj = NULL;
+	struct tj_pass p = { .m = m };
+	struct tj_input in = { 0 };
+	json_t *svc = NULL;
+	int ret, act_err;
+
+	snprintf(p.key, sizeof(p.key), "%s/%s", ns, name);
+	field_errors_init(&p.errs);
+	buf_init(&p.invalid, 8192);
+	tj_init(&p.job);
+	if (store_get(m->stores[KIND_TRAININGJOBS], p.key, &p.obj)) {
+		/* Deleted: owner references take its pods and Service with it. */
+		expect_forget(m->expect, p.key);
+		if (m->admitted)
+			admitted_forget(m->admitted, p.key);
+		refusals_forget(m->refusals, p.key);
+		ret = 0;
+		goto out;
+	}
+	if (!expect_status_fresh(m->expect, p.key, json_string_value(json_object_get(
+		json_object_get(p.obj, "metadata"), "resourceVersion")), manager_now_ms())) {
+		/* Our last status write has not come back through the watch yet:
+		 * acting on this older version would repeat what it decided. */
+		log_debug("tj", "%s: waiting for the watch to bring back our status write",
+			  p.key);
+		manager_enqueue_after(m, "tj", ns, name, 1000);
+		ret = 0;
+		goto out;
+	}
+	if (tj_parse(p.obj, &p.job, &p.errs) == 0)
+		tj_validate(&p.job, &p.errs);
+	if (!p.job.spec.image && !m->opts->default_image)
+		field_errors_add(&p.errs, "spec.image",
+				 "required: this controller runs without --default-image");
+	if (field_errors_count(&p.errs))
+		field_errors_join(&p.errs, &p.invalid);
+	if (p.job.status.observed_generation != p.job.meta.generation)
+		for (size_t i = 0; i < p.job.spec.n_envs; i++)
+			if (tj_env_looks_secret(p.job.spec.envs[i].name)) {
+				char msg[512];
+
+				snprintf(msg, sizeof(msg), "spec.envs.%s looks like a credential and is "
+					 "stored in plain text in the TrainingJob; use secretEnvs to "
+					 "take it from a Secret", p.job.spec.envs[i].name);
+				manager_event(m, p.obj, true, "PlainTextCredential", "Validate", msg);
+			}
+
+	read_pods(&p);
+	read_volumes(&p);
+	read_label_values(&p);
+	in.service_exists = store_get(m->stores[KIND_SERVICES], p.key, &svc) == 0;
+	json_decref(svc);
+	in.job = &p.job;
+	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
+	in.now = time(NULL);
+	in.mode = p.job.spec.queue && *p.job.spec.queue ? GANG_KUEUE : m->opts->gang_scheduler;
+	in.pods = p.views;
+	in.n_pods = p.n_views;
+	in.expectations_met = expect_satisfied(m->expect, p.key, manager_now_ms());
+	if (!in.expectations_met)
+		log_debug("tj", "%s: waiting for the watch to bring back our pod writes", p.key);
+	in.volumes = p.volumes;
+	in.n_volumes = p.n_volumes;
+	in.node_ok = node_ok;
+	in.node_ctx = m;
+	read_refusal(&p, &in);
+	read_podgroups(&p);
+	in.podgroups = p.podgroups;
+	in.n_podgroups = p.n_podgroups;
+	if (in.mode == GANG_KUEUE)
+		in.kueue = kueue_job_view(m->kueue, &p.job, &kueue_view, &kueue_wl, &kueue_obj);
+
+	ret = plan(&p, &in);
+	if (ret)
+		goto out;
+	/* The decision's events first, then what acting on it did, so that
+	 * `kubectl describe` reads in order (Admitted before CreatedPods). */
+	for (size_t i = 0; i < p.plan.n_events; i++) {
+		const struct tj_event *e = &p.plan.events[i];
+
+		manager_event(m, p.obj, e->warning, e->reason, "Reconcile", e->message);
+		if (e->warning)
+			log_warn("tj", "%s: %s: %s", p.key, e->reason, e->message);
+		else
+			log_info("tj", "%s: %s: %s", p.key, e->reason, e->message);
+	}
+	act_err = run_actions(&p);
+	record_metrics(&p);
+	ret = write_status(&p);
+	if (p.plan.requeue_after_s > 0)
+		manager_enqueue_after(m, "tj", ns, name, (uint64_t)p.plan.requeue_after_s * 1000);
+	/* A spec that cannot be built waits for an edit; a refused create is tried again. */
+	if (!ret && act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
+		ret = act_err;
+out:
+	pass_release(&p);
+	json_decref(kueue_obj);
+	return ret;
+}
+
+static int requeue_one(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
+							      "phase"));
+	const json_t *meta = json_object_get(obj, "metadata");
+
+	(void)key;
+	if (!phase || !strcmp(phase, "Queued") || !strcmp(phase, "Pending"))
+		manager_enqueue(m, "tj", json_string_value(json_object_get(meta, "namespace")),
+				json_string_value(json_object_get(meta, "name")));
+	return 0;
+}
+
+void tj_requeue_waiting(struct manager *m)
+{
+	store_foreach(m->stores[KIND_TRAININGJOBS], requeue_one, m);
+}
