@@ -674,6 +674,48 @@ static int plan(struct tj_pass *p, struct tj_input *in)
 	return tj_plan_make(in, &p->plan);
 }
 
+/*
+ * Parse and validate the job into p->job; what is wrong goes into p->invalid.
+ * A new generation with a credential-looking env gets a warning event.
+ */
+static void validate_job(struct tj_pass *p)
+{
+	struct manager *m = p->m;
+
+	if (tj_parse(p->obj, &p->job, &p->errs) == 0)
+		tj_validate(&p->job, &p->errs);
+	if (!p->job.spec.image && !m->opts->default_image)
+		field_errors_add(&p->errs, "spec.image",
+				 "required: this controller runs without --default-image");
+	if (field_errors_count(&p->errs))
+		field_errors_join(&p->errs, &p->invalid);
+	if (p->job.status.observed_generation == p->job.meta.generation)
+		return;
+	for (size_t i = 0; i < p->job.spec.n_envs; i++)
+		if (tj_env_looks_secret(p->job.spec.envs[i].name)) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "spec.envs.%s looks like a credential and is "
+				 "stored in plain text in the TrainingJob; use secretEnvs to "
+				 "take it from a Secret", p->job.spec.envs[i].name);
+			manager_event(m, p->obj, true, "PlainTextCredential", "Validate", msg);
+		}
+}
+
+/* The plan's events, recorded on the job and logged. */
+static void send_plan_events(struct tj_pass *p)
+{
+	for (size_t i = 0; i < p->plan.n_events; i++) {
+		const struct tj_event *e = &p->plan.events[i];
+
+		manager_event(p->m, p->obj, e->warning, e->reason, "Reconcile", e->message);
+		if (e->warning)
+			log_warn("tj", "%s: %s: %s", p->key, e->reason, e->message);
+		else
+			log_info("tj", "%s: %s: %s", p->key, e->reason, e->message);
+	}
+}
+
 int tj_reconcile(struct manager *m, const char *ns, const char *name)
 {
 	struct kueue_view kueue_view;
@@ -707,23 +749,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		ret = 0;
 		goto out;
 	}
-	if (tj_parse(p.obj, &p.job, &p.errs) == 0)
-		tj_validate(&p.job, &p.errs);
-	if (!p.job.spec.image && !m->opts->default_image)
-		field_errors_add(&p.errs, "spec.image",
-				 "required: this controller runs without --default-image");
-	if (field_errors_count(&p.errs))
-		field_errors_join(&p.errs, &p.invalid);
-	if (p.job.status.observed_generation != p.job.meta.generation)
-		for (size_t i = 0; i < p.job.spec.n_envs; i++)
-			if (tj_env_looks_secret(p.job.spec.envs[i].name)) {
-				char msg[512];
-
-				snprintf(msg, sizeof(msg), "spec.envs.%s looks like a credential and is "
-					 "stored in plain text in the TrainingJob; use secretEnvs to "
-					 "take it from a Secret", p.job.spec.envs[i].name);
-				manager_event(m, p.obj, true, "PlainTextCredential", "Validate", msg);
-			}
+	validate_job(&p);
 
 	read_pods(&p);
 	read_volumes(&p);
@@ -755,15 +781,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		goto out;
 	/* The decision's events first, then what acting on it did, so that
 	 * `kubectl describe` reads in order (Admitted before CreatedPods). */
-	for (size_t i = 0; i < p.plan.n_events; i++) {
-		const struct tj_event *e = &p.plan.events[i];
-
-		manager_event(m, p.obj, e->warning, e->reason, "Reconcile", e->message);
-		if (e->warning)
-			log_warn("tj", "%s: %s: %s", p.key, e->reason, e->message);
-		else
-			log_info("tj", "%s: %s: %s", p.key, e->reason, e->message);
-	}
+	send_plan_events(&p);
 	act_err = run_actions(&p);
 	record_metrics(&p);
 	ret = write_status(&p);
