@@ -165,11 +165,15 @@ static int cancel_one(struct cli_kube *k, const struct trainingjob *tj, FILE *er
 }
 
 /*
- * Every word is a job; each is cancelled even when another is unknown,
- * as scancel goes on after "Invalid job id specified", and the exit code
- * says that one failed.
+ * Each job named by words[0..n) (a job id or a name) given to act; a name
+ * that matches none is Slurm's error line. Exit code: the worst of act's
+ * and CLI_EXIT_FAILED for an unknown job.
  */
-static int cancel_all(struct cli_kube *k, bool all, char **words, int n, FILE *err)
+typedef int (*job_action)(struct cli_kube *k, const struct trainingjob *tj, void *ctx,
+			  FILE *out, FILE *err);
+
+static int each_named_job(struct cli_kube *k, bool all, char **words, int n, job_action act,
+			  void *ctx, FILE *out, FILE *err)
 {
 	struct cli_jobs jobs;
 	int code, worst = 0;
@@ -185,46 +189,39 @@ static int cancel_all(struct cli_kube *k, bool all, char **words, int n, FILE *e
 			worst = worst ? worst : CLI_EXIT_FAILED;
 			continue;
 		}
-		if (!tj->meta.deleting && (code = cancel_one(k, tj, err)))
+		if ((code = act(k, tj, ctx, out, err)))
 			worst = code;
 	}
 	cli_jobs_release(&jobs);
 	return worst;
 }
 
+/* Delete one job (one already going is left to finish). */
+static int cancel_act(struct cli_kube *k, const struct trainingjob *tj, void *ctx, FILE *out,
+		      FILE *err)
+{
+	(void)ctx;
+	(void)out;
+	return tj->meta.deleting ? 0 : cancel_one(k, tj, err);
+}
+
 /*
  * What runs in each rank's container for --signal: the entrypoint's
- * cadre-signal (controller/entrypoint.sh), found through CADRE_BIN_DIR,
+ * cadre-signal (controller/build/entrypoint.sh), found through CADRE_BIN_DIR,
  * which the controller sets on the container (and so on every exec).
  */
 static const char signal_script[] =
 	"exec \"${CADRE_BIN_DIR:-/cadre/bin}/cadre-signal\" \"$1\"";
 
-/* --signal: SIG to every running rank of each job; the jobs stay. */
-static int signal_all(struct cli_kube *k, bool all, const char *sig, char **words, int n,
-		      FILE *out, FILE *err)
+/* --signal: SIG (ctx) to every running rank of the job; the job stays. */
+static int signal_act(struct cli_kube *k, const struct trainingjob *tj, void *ctx, FILE *out,
+		      FILE *err)
 {
-	char *argv[] = { "/bin/sh", "-c", (char *)signal_script, "cadre-signal", (char *)sig };
-	struct cli_jobs jobs;
-	int code, worst = 0, ranks_worst;
+	char *argv[] = { "/bin/sh", "-c", (char *)signal_script, "cadre-signal", ctx };
+	int code, ranks_worst;
 
-	if ((code = cli_jobs_list(k, all, &jobs, err)))
-		return code;
-	for (int i = 0; i < n; i++) {
-		const struct trainingjob *tj = cli_jobs_find(&jobs, words[i]);
-
-		if (!tj) {
-			fprintf(err, "%s: error: Kill job error on job id %s: Invalid job id "
-				"specified\n", SCANCEL, words[i]);
-			worst = CLI_EXIT_FAILED;
-			continue;
-		}
-		code = cli_exec_ranks(k, tj, -1, argv, 5, &ranks_worst, out, err);
-		if (code || ranks_worst)
-			worst = CLI_EXIT_FAILED;
-	}
-	cli_jobs_release(&jobs);
-	return worst;
+	code = cli_exec_ranks(k, tj, -1, argv, 5, &ranks_worst, out, err);
+	return code || ranks_worst ? CLI_EXIT_FAILED : 0;
 }
 
 int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
@@ -261,9 +258,9 @@ int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE
 		goto done;
 	if (signal) {
 		podexec_quiet();
-		code = signal_all(&k, all, sig, pos, n_pos, out, err);
+		code = each_named_job(&k, all, pos, n_pos, signal_act, sig, out, err);
 	} else {
-		code = cancel_all(&k, all, pos, n_pos, err);
+		code = each_named_job(&k, all, pos, n_pos, cancel_act, NULL, out, err);
 	}
 	cli_kube_close(&k);
 done:
