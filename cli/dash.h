@@ -41,7 +41,7 @@ const struct dash_asset *dash_asset_find(const char *path);
 
 /*
  * The waiting jobs of jobs (an array of TrainingJobs, borrowed) in the order
- * gang admission looks at them (controller/admission.h: priority, higher
+ * gang admission looks at them (controller/admission/admission.h: priority, higher
  * first; creation time, older first; then namespace and name): an array of
  * "namespace/name" keys. Waiting is phase Queued or Pending and not
  * suspended. NULL when out of memory.

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define EXEC "cadre exec"
-/* The container of a rank that runs the job (controller/build_pod.c), beside any sidecar. */
+/* The container of a rank that runs the job (controller/build/build_pod.c), beside any sidecar. */
 #define EXEC_CONTAINER "main"
 
 static atomic_bool exec_stop;

@@ -185,7 +185,7 @@ PY
 	local log=$BATS_TEST_TMPDIR/signals
 	CADRE_BIN_DIR=$KWOK_DIR/cadre-bin \
 		CADRE_RUN="trap 'echo got USR1 >>$log' USR1; while :; do sleep 0.2; done" \
-		setsid sh -c "$(<"$REPO_ROOT/controller/entrypoint.sh")" </dev/null >/dev/null 2>&1 &
+		setsid sh -c "$(<"$REPO_ROOT/controller/build/entrypoint.sh")" </dev/null >/dev/null 2>&1 &
 	program_pid=$!
 	wait_for test -s "$KWOK_DIR/cadre-bin/program.pid"
 
