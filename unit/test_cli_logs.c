@@ -84,8 +84,6 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 
 static void setup(void)
 {
-	FILE *f;
-
 	memset(&fake, 0, sizeof(fake));
 	fake.pods = POD("eval-0-0", "0", "0", "Failed") "," POD("eval-0-1", "1", "0", "Failed")
 		"," POD("eval-1-1", "1", "1", "Running") "," POD("eval-1-0", "0", "1", "Running");
@@ -94,13 +92,7 @@ static void setup(void)
 	snprintf(kubeconfig, sizeof(kubeconfig), "%s/config", dir);
 	cr_assert_eq(httpd_new(&server), 0);
 	httpd_set_handler(server, handler, NULL);
-	cr_assert((f = fopen(kubeconfig, "w")));
-	fprintf(f, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-		"clusters:\n- name: fake\n  cluster:\n    server: %s\n"
-		"users:\n- name: alice\n  user:\n    token: secret-token\n"
-		"contexts:\n- name: fake\n  context: {cluster: fake, user: alice, namespace: ml}\n",
-		httpd_url(server));
-	fclose(f);
+	clirun_kubeconfig(kubeconfig, httpd_url(server));
 	unsetenv("KUBECONFIG");
 }
 

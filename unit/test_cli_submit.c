@@ -104,19 +104,6 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 }
 
 /* A kubeconfig for server with contexts "fake" (namespace ml) and "plain" (none). */
-static void write_kubeconfig(const char *path, const char *server_url)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert(f);
-	fprintf(f, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-		"clusters:\n- name: fake\n  cluster:\n    server: %s\n"
-		"users:\n- name: alice\n  user:\n    token: secret-token\n"
-		"contexts:\n- name: fake\n  context: {cluster: fake, user: alice, namespace: ml}\n"
-		"- name: plain\n  context: {cluster: fake, user: alice}\n", server_url);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	memset(&fake, 0, sizeof(fake));
@@ -125,7 +112,7 @@ static void setup(void)
 	snprintf(kubeconfig, sizeof(kubeconfig), "%s/config", dir);
 	cr_assert_eq(httpd_new(&server), 0);
 	httpd_set_handler(server, handler, NULL);
-	write_kubeconfig(kubeconfig, httpd_url(server));
+	clirun_kubeconfig(kubeconfig, httpd_url(server));
 	unsetenv("KUBECONFIG");
 }
 

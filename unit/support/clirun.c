@@ -35,3 +35,16 @@ int clirun(const char *dir, const char *line, const char *kubeconfig, char **out
 	fclose(e);
 	return code;
 }
+
+void clirun_kubeconfig(const char *path, const char *server_url)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f);
+	fprintf(f, "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+		"clusters:\n- name: fake\n  cluster:\n    server: %s\n"
+		"users:\n- name: alice\n  user:\n    token: secret-token\n"
+		"contexts:\n- name: fake\n  context: {cluster: fake, user: alice, namespace: ml}\n"
+		"- name: plain\n  context: {cluster: fake, user: alice}\n", server_url);
+	fclose(f);
+}

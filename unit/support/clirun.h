@@ -13,4 +13,11 @@
  */
 int clirun(const char *dir, const char *line, const char *kubeconfig, char **out, char **err);
 
+/*
+ * Write a kubeconfig to path for a fake API server at server_url: user
+ * alice with token "secret-token"; context "fake" (current, namespace ml)
+ * and "plain" (no namespace). Fails the test when it cannot.
+ */
+void clirun_kubeconfig(const char *path, const char *server_url);
+
 #endif
