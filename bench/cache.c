@@ -162,7 +162,7 @@ static struct result fill(const char *what, const json_t *template, long count,
 			  json_t *(*make)(const json_t *template, long i), store_trim_fn trim,
 			  bool indexed)
 {
-	struct store_options opts = { what, trim, NULL };
+	struct store_options opts = { .kind = what, .trim = trim };
 	struct store *s;
 	struct result r = { what, count, 0 };
 	size_t before;

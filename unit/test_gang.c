@@ -25,8 +25,8 @@ static struct options opts;
 
 static void setup(void)
 {
-	struct store_options own = { "pods", pod_trim, NULL };
-	struct store_options others = { "pods", pod_trim_summary, NULL };
+	struct store_options own = { .kind = "pods", .trim = pod_trim };
+	struct store_options others = { .kind = "pods", .trim = pod_trim_summary };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));

@@ -435,7 +435,7 @@ int manager_init(struct manager *m, const struct options *opts)
 	for (int k = 0; k < KIND_COUNT; k++) {
 		if (!kind_resource(m, k))
 			continue;
-		struct store_options so = { kind_resource(m, k)->plural, kinds[k].trim, NULL };
+		struct store_options so = { .kind = kind_resource(m, k)->plural, .trim = kinds[k].trim };
 		struct reflector_options ro = {
 			.resource = kind_resource(m, k),
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
