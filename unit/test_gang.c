@@ -14,6 +14,7 @@
 
 #include "api/fielderr.h"
 #include "controller/admission/admitted.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "controller/trainingjob/podview.h"
@@ -25,15 +26,17 @@ static struct options opts;
 
 static void setup(void)
 {
-	struct store_options own = { .kind = "pods", .trim = pod_trim };
-	struct store_options others = { .kind = "pods", .trim = pod_trim_summary };
+	struct store_options own = { .kind = "pods", .trim = pod_trim, .record = cache_record_pod };
+	struct store_options others = { .kind = "pods", .trim = pod_trim_summary,
+					.record = cache_record_pod };
+	struct store_options jobs = { .kind = "trainingjobs", .record = cache_record_job };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));
 	opts.accelerator_label = "nvidia.com/gpu.product";
 	opts.starvation_seconds = 600;
 	m.opts = &opts;
-	m.stores[KIND_TRAININGJOBS] = store_new(NULL);
+	m.stores[KIND_TRAININGJOBS] = store_new(&jobs);
 	m.stores[KIND_NODES] = store_new(NULL);
 	m.stores[KIND_PODS] = store_new(&own);
 	m.stores[KIND_OTHER_PODS] = store_new(&others);

@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "api/labels.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/kueue.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
@@ -22,13 +23,15 @@ struct kind_spec {
 	const char *field_selector;
 	store_trim_fn trim;
 	bool namespaced_by_flag;   /* honour --namespace */
+	store_record_fn record;    /* what admission walks (cache_record.h) */
 };
 
 static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
-				store_trim_managed_fields, true },
+				store_trim_managed_fields, true, cache_record_job },
 	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
-	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true },
+	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true,
+			cache_record_pod },
 	/*
 	 * Capacity is cluster-wide whatever --namespace says. Without it, cadre's
 	 * pods are all in KIND_PODS and this cache holds the rest; with it, cadre's
@@ -37,7 +40,7 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 * admission skips the ones KIND_PODS holds.
 	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
-			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false },
+			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false, cache_record_pod },
 	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
 	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
 			    store_trim_managed_fields, true },
@@ -435,7 +438,8 @@ int manager_init(struct manager *m, const struct options *opts)
 	for (int k = 0; k < KIND_COUNT; k++) {
 		if (!kind_resource(m, k))
 			continue;
-		struct store_options so = { .kind = kind_resource(m, k)->plural, .trim = kinds[k].trim };
+		struct store_options so = { .kind = kind_resource(m, k)->plural,
+					    .trim = kinds[k].trim, .record = kinds[k].record };
 		struct reflector_options ro = {
 			.resource = kind_resource(m, k),
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
