@@ -58,7 +58,7 @@ typedef json_t *(*store_trim_fn)(const json_t *obj, void *arg);
 typedef int (*store_index_fn)(const json_t *obj, json_t *values, void *arg);
 
 /* The largest record (store_record_fn). */
-#define STORE_RECORD_MAX 512
+#define STORE_RECORD_MAX 4096
 
 /*
  * Write a fixed summary of obj (borrowed; the trimmed object as stored)

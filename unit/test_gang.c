@@ -30,6 +30,7 @@ static void setup(void)
 	struct store_options others = { .kind = "pods", .trim = pod_trim_summary,
 					.record = cache_record_pod };
 	struct store_options jobs = { .kind = "trainingjobs", .record = cache_record_job };
+	struct store_options nodes = { .kind = "nodes", .record = cache_record_node };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));
@@ -37,7 +38,7 @@ static void setup(void)
 	opts.starvation_seconds = 600;
 	m.opts = &opts;
 	m.stores[KIND_TRAININGJOBS] = store_new(&jobs);
-	m.stores[KIND_NODES] = store_new(NULL);
+	m.stores[KIND_NODES] = store_new(&nodes);
 	m.stores[KIND_PODS] = store_new(&own);
 	m.stores[KIND_OTHER_PODS] = store_new(&others);
 	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&

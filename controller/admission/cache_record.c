@@ -208,3 +208,190 @@ int cache_job_read(const void *rec, size_t len, struct cache_job *out)
 	out->last_failure_s = h.last_failure_s;
 	return 0;
 }
+
+enum cap_effect cache_effect_parse(const char *s)
+{
+	if (!s || !*s)
+		return CAP_EFFECT_ANY;
+	if (!strcmp(s, "NoSchedule"))
+		return CAP_NO_SCHEDULE;
+	if (!strcmp(s, "PreferNoSchedule"))
+		return CAP_PREFER_NO_SCHEDULE;
+	return CAP_NO_EXECUTE;
+}
+
+#define NODE_MAGIC 0x4e
+#define TAINT_HAS_KEY 0x10
+#define TAINT_HAS_VALUE 0x20
+
+struct node_hdr {
+	int64_t cpu_milli, memory_milli, pods;
+	uint16_t n_ext, n_labels, n_taints;
+	uint8_t magic, ready, unschedulable;
+};
+
+/* status.allocatable as gang.c counts it: cpu, memory, pods, the rest by name. */
+static void node_allocatable(const json_t *list, struct node_hdr *h, const char **names,
+			     int64_t *milli, size_t max)
+{
+	const char *name;
+	json_t *value;
+
+	json_object_foreach((json_t *)list, name, value) {
+		int64_t m;
+
+		if (!json_string_value(value) || quantity_parse(json_string_value(value), &m))
+			continue;
+		if (!strcmp(name, "cpu"))
+			h->cpu_milli += m;
+		else if (!strcmp(name, "memory"))
+			h->memory_milli += m;
+		else if (!strcmp(name, "pods"))
+			h->pods = m / 1000;
+		else if (h->n_ext < max) {
+			names[h->n_ext] = name;
+			milli[h->n_ext++] = m;
+		}
+	}
+}
+
+int cache_record_node(const json_t *node, void *rec, size_t size, void *arg)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *spec = json_object_get(node, "spec");
+	const json_t *status = json_object_get(node, "status");
+	const json_t *labels = json_object_get(meta, "labels"), *cond, *taint;
+	const json_t *taints = json_object_get(spec, "taints");
+	struct node_hdr h = { .magic = NODE_MAGIC };
+	struct rec_out o = { rec, 0, size, 0 };
+	const char *names[64], *key;
+	int64_t milli[64];
+	json_t *value;
+	size_t i;
+
+	(void)arg;
+	h.unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+		if (str(cond, "type") && !strcmp(str(cond, "type"), "Ready"))
+			h.ready = str(cond, "status") && !strcmp(str(cond, "status"), "True");
+	node_allocatable(json_object_get(status, "allocatable"), &h, names, milli, 64);
+	json_object_foreach((json_t *)labels, key, value)
+		h.n_labels += json_string_value(value) != NULL;
+	if (json_array_size(taints) > UINT16_MAX || h.n_labels == UINT16_MAX)
+		return 0;
+	h.n_taints = (uint16_t)json_array_size(taints);
+	put(&o, &h, sizeof(h));
+	put(&o, milli, h.n_ext * sizeof(*milli));
+	json_array_foreach(taints, i, taint) {
+		uint8_t info = (uint8_t)cache_effect_parse(str(taint, "effect"));
+
+		info |= str(taint, "key") ? TAINT_HAS_KEY : 0;
+		info |= str(taint, "value") ? TAINT_HAS_VALUE : 0;
+		put(&o, &info, 1);
+	}
+	put_str(&o, str(meta, "name"));
+	for (i = 0; i < h.n_ext; i++)
+		put_str(&o, names[i]);
+	json_object_foreach((json_t *)labels, key, value)
+		if (json_string_value(value)) {
+			put_str(&o, key);
+			put_str(&o, json_string_value(value));
+		}
+	json_array_foreach(taints, i, taint) {
+		if (str(taint, "key"))
+			put_str(&o, str(taint, "key"));
+		if (str(taint, "value"))
+			put_str(&o, str(taint, "value"));
+	}
+	return o.err ? 0 : (int)o.len;
+}
+
+static int node_hdr_read(const void *rec, size_t len, struct node_hdr *h, size_t *off)
+{
+	if (len < sizeof(*h))
+		return CADRE_EINVAL;
+	memcpy(h, rec, sizeof(*h));
+	*off = sizeof(*h) + h->n_ext * sizeof(int64_t) + h->n_taints;
+	if (h->magic != NODE_MAGIC || *off > len)
+		return CADRE_EINVAL;
+	return 0;
+}
+
+int cache_node_counts(const void *rec, size_t len, struct cache_node_counts *out)
+{
+	struct node_hdr h;
+	size_t off;
+	int err = node_hdr_read(rec, len, &h, &off);
+
+	if (err)
+		return err;
+	*out = (struct cache_node_counts){ h.n_ext, h.n_labels, h.n_taints };
+	return 0;
+}
+
+int cache_node_read(const void *rec, size_t len, struct cap_node *out, struct cap_resource *ext,
+		    struct cap_label *labels, struct cap_taint *taints)
+{
+	const unsigned char *info;
+	struct node_hdr h;
+	size_t off, i;
+	int err = node_hdr_read(rec, len, &h, &off);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	info = (const unsigned char *)rec + sizeof(h) + h.n_ext * sizeof(int64_t);
+	if (!(out->name = get_str(rec, len, &off)))
+		return CADRE_EINVAL;
+	for (i = 0; i < h.n_ext; i++) {
+		memcpy(&ext[i].milli, (const char *)rec + sizeof(h) + i * sizeof(int64_t),
+		       sizeof(int64_t));
+		if (!(ext[i].name = get_str(rec, len, &off)))
+			return CADRE_EINVAL;
+	}
+	for (i = 0; i < h.n_labels; i++)
+		if (!(labels[i].key = get_str(rec, len, &off)) ||
+		    !(labels[i].value = get_str(rec, len, &off)))
+			return CADRE_EINVAL;
+	for (i = 0; i < h.n_taints; i++) {
+		taints[i].key = info[i] & TAINT_HAS_KEY ? get_str(rec, len, &off) : NULL;
+		taints[i].value = info[i] & TAINT_HAS_VALUE ? get_str(rec, len, &off) : NULL;
+		taints[i].effect = (enum cap_effect)(info[i] & 0x0f);
+		if ((info[i] & TAINT_HAS_KEY && !taints[i].key) ||
+		    (info[i] & TAINT_HAS_VALUE && !taints[i].value))
+			return CADRE_EINVAL;
+	}
+	out->ready = h.ready;
+	out->unschedulable = h.unschedulable;
+	out->cpu_milli = h.cpu_milli;
+	out->memory_milli = h.memory_milli;
+	out->pods = h.pods;
+	out->extended = ext;
+	out->n_extended = h.n_ext;
+	out->labels = labels;
+	out->n_labels = h.n_labels;
+	out->taints = taints;
+	out->n_taints = h.n_taints;
+	return 0;
+}
+
+const char *cache_node_label(const void *rec, size_t len, const char *key)
+{
+	struct node_hdr h;
+	size_t off, i;
+
+	if (node_hdr_read(rec, len, &h, &off) || !get_str(rec, len, &off))
+		return NULL;
+	for (i = 0; i < h.n_ext; i++)
+		if (!get_str(rec, len, &off))
+			return NULL;
+	for (i = 0; i < h.n_labels; i++) {
+		const char *k = get_str(rec, len, &off), *v = get_str(rec, len, &off);
+
+		if (!k || !v)
+			return NULL;
+		if (!strcmp(k, key))
+			return v;
+	}
+	return NULL;
+}

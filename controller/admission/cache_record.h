@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controller/admission/capacity.h"
 #include "controller/trainingjob/podview.h"
 
 /* At most this many extended resources per pod are kept (cpu and memory apart). */
@@ -76,5 +77,35 @@ struct trainingjob;
  * queue. (cache_job.candidate is this, for the job as stored.)
  */
 bool cache_job_may_wait(const struct trainingjob *job);
+
+/*
+ * A Node's record (store_options.record for the Node cache): what
+ * admission reads of a node (gang.c): its name, Ready condition, whether
+ * it is cordoned, its allocatable resources, labels and taints. A node too
+ * large for a record (STORE_RECORD_MAX) gets none (returns 0), and is
+ * decoded instead.
+ */
+int cache_record_node(const json_t *node, void *rec, size_t size, void *arg);
+
+/* How many extended resources, labels and taints a node record holds. */
+struct cache_node_counts {
+	size_t n_ext, n_labels, n_taints;
+};
+
+int cache_node_counts(const void *rec, size_t len, struct cache_node_counts *out);
+
+/*
+ * Read a node record into out, with arrays of the sizes cache_node_counts
+ * gives (any may be NULL when its count is 0). The strings point into rec,
+ * which must outlive out. CADRE_EINVAL when rec is not a node record.
+ */
+int cache_node_read(const void *rec, size_t len, struct cap_node *out, struct cap_resource *ext,
+		    struct cap_label *labels, struct cap_taint *taints);
+
+/* The value of label key in a node record (pointing into rec), or NULL. */
+const char *cache_node_label(const void *rec, size_t len, const char *key);
+
+/* A taint or toleration effect by name ("NoSchedule", ...); "" or NULL is any. */
+enum cap_effect cache_effect_parse(const char *s);
 
 #endif

@@ -57,17 +57,6 @@ static void scratch_release(struct scratch *s)
 	free(s->blocks);
 }
 
-static enum cap_effect parse_effect(const char *s)
-{
-	if (!s || !*s)
-		return CAP_EFFECT_ANY;
-	if (!strcmp(s, "NoSchedule"))
-		return CAP_NO_SCHEDULE;
-	if (!strcmp(s, "PreferNoSchedule"))
-		return CAP_PREFER_NO_SCHEDULE;
-	return CAP_NO_EXECUTE;
-}
-
 static const char *str(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
@@ -133,7 +122,7 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 		if (tnt) {
 			tnt[cn->n_taints].key = str(taint, "key");
 			tnt[cn->n_taints].value = str(taint, "value");
-			tnt[cn->n_taints++].effect = parse_effect(str(taint, "effect"));
+			tnt[cn->n_taints++].effect = cache_effect_parse(str(taint, "effect"));
 		}
 	cn->taints = tnt;
 }
@@ -220,7 +209,7 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 			tl[d->n_tolerations].op = op && !strcmp(op, "Exists") ? CAP_TOLERATE_EXISTS :
 						  CAP_TOLERATE_EQUAL;
 			tl[d->n_tolerations].value = str(tol, "value");
-			tl[d->n_tolerations++].effect = parse_effect(str(tol, "effect"));
+			tl[d->n_tolerations++].effect = cache_effect_parse(str(tol, "effect"));
 		}
 	d->tolerations = tl;
 }
@@ -403,28 +392,94 @@ static bool admitted_before(struct manager *m, const char *key, const struct tra
 	return true;
 }
 
+/* The nodes as admission sees them, read from their records. */
+struct node_walk {
+	struct scratch *s;
+	struct cap_node *nodes;
+	size_t n, cap;
+	json_t *undecoded;      /* keys of nodes without a record, to decode */
+	int err;
+};
+
+static int node_slot(struct node_walk *w)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct cap_node *more = realloc(w->nodes, cap * sizeof(*more));
+
+		if (!more)
+			return w->err = CADRE_ENOMEM;
+		w->nodes = more;
+		w->cap = cap;
+	}
+	return 0;
+}
+
+/* Copy a node's record into the scratch area and read it from there. */
+static int walk_node(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct node_walk *w = arg;
+	struct cache_node_counts n;
+	void *copy;
+
+	if (!len || cache_node_counts(rec, len, &n))
+		return json_array_append_new(w->undecoded, json_string(key)) ?
+		       (w->err = CADRE_ENOMEM) : 0;
+	if (node_slot(w))
+		return w->err;
+	copy = scratch_alloc(w->s, 1, len);
+	if (copy) {
+		struct cap_resource *ext = scratch_alloc(w->s, n.n_ext, sizeof(*ext));
+		struct cap_label *labels = scratch_alloc(w->s, n.n_labels, sizeof(*labels));
+		struct cap_taint *taints = scratch_alloc(w->s, n.n_taints, sizeof(*taints));
+
+		memcpy(copy, rec, len);
+		if (!w->s->err && cache_node_read(copy, len, &w->nodes[w->n], ext, labels,
+						  taints) == 0)
+			w->n++;
+	}
+	return w->err = w->s->err;
+}
+
 /*
  * The cluster's free capacity now: every Ready node (read from the cache
- * into cap_nodes, which cap borrows) less what every pod on it asks for.
+ * into cap_nodes, which cap borrows; the few too large for a record are
+ * decoded into nodes, held as long) less what every pod on it asks for.
  */
 static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
 			 struct cap_node **cap_nodes, json_t **nodes)
 {
 	struct charge_ctx charge = { cap, manager_other_pods_selector(m->opts) ? NULL :
 				     m->stores[KIND_PODS] };
-	size_t n_nodes = 0, i;
-	json_t *node;
+	struct node_walk w = { .s = s, .undecoded = json_array() };
+	const json_t *key;
+	size_t i;
 	int err;
 
-	err = store_list(m->stores[KIND_NODES], nodes);
+	*nodes = json_array();
+	if (!*nodes || !w.undecoded) {
+		json_decref(w.undecoded);
+		return CADRE_ENOMEM;
+	}
+	store_foreach_record(m->stores[KIND_NODES], walk_node, &w);
+	err = w.err;
+	json_array_foreach(w.undecoded, i, key) {
+		json_t *node;
+
+		if (err || store_get(m->stores[KIND_NODES], json_string_value(key), &node))
+			continue;
+		if (json_array_append_new(*nodes, node) || node_slot(&w))
+			err = CADRE_ENOMEM;
+		else
+			read_node(s, node, &w.nodes[w.n++]);
+	}
+	json_decref(w.undecoded);
+	*cap_nodes = w.nodes;
+	if (!err && !w.nodes && !(*cap_nodes = calloc(1, sizeof(**cap_nodes))))
+		err = CADRE_ENOMEM;
 	if (err)
 		return err;
-	*cap_nodes = calloc(json_array_size(*nodes) + 1, sizeof(**cap_nodes));
-	if (!*cap_nodes)
-		return CADRE_ENOMEM;
-	json_array_foreach(*nodes, i, node)
-		read_node(s, node, &(*cap_nodes)[n_nodes++]);
-	err = capacity_init(cap, *cap_nodes, n_nodes, m->opts->accelerator_label);
+	err = capacity_init(cap, *cap_nodes, w.n, m->opts->accelerator_label);
 	if (err)
 		return err;
 	store_foreach_record(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
@@ -557,35 +612,61 @@ out:
 	return err;
 }
 
+struct label_values {
+	const char *label, *type;
+	char **list;
+	size_t n, cap;
+	json_t *undecoded;      /* nodes without a record */
+};
+
+static void label_value_add(struct label_values *lv, const char *v)
+{
+	if (!v || !accel_matches_label(lv->type, v) || lv->n == lv->cap)
+		return;
+	for (size_t j = 0; j < lv->n; j++)
+		if (!strcmp(lv->list[j], v))
+			return;
+	if ((lv->list[lv->n] = strdup(v)))
+		lv->n++;
+}
+
+static int node_label_value(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct label_values *lv = arg;
+
+	if (!len)
+		json_array_append_new(lv->undecoded, json_string(key));
+	else
+		label_value_add(lv, cache_node_label(rec, len, lv->label));
+	return 0;
+}
+
 void gang_matching_label_values(struct manager *m, const char *type, char ***values, size_t *n)
 {
-	json_t *nodes = NULL, *node;
-	char **list = NULL;
-	size_t i, count = 0;
+	struct label_values lv = { m->opts->accelerator_label, type, NULL, 0, 0, json_array() };
+	const json_t *key;
+	size_t i;
 
 	*values = NULL;
 	*n = 0;
-	if (store_list(m->stores[KIND_NODES], &nodes))
-		return;
-	list = calloc(json_array_size(nodes) + 1, sizeof(*list));
-	if (!list)
+	lv.cap = store_len(m->stores[KIND_NODES]) + 1;
+	lv.list = calloc(lv.cap + 1, sizeof(*lv.list));
+	if (!lv.list || !lv.undecoded)
 		goto out;
-	json_array_foreach(nodes, i, node) {
-		const char *v = str(json_object_get(json_object_get(node, "metadata"), "labels"),
-				    m->opts->accelerator_label);
-		bool seen = false;
+	store_foreach_record(m->stores[KIND_NODES], node_label_value, &lv);
+	json_array_foreach(lv.undecoded, i, key) {
+		json_t *node;
 
-		if (!v || !accel_matches_label(type, v))
+		if (store_get(m->stores[KIND_NODES], json_string_value(key), &node))
 			continue;
-		for (size_t j = 0; j < count; j++)
-			seen = seen || !strcmp(list[j], v);
-		if (!seen && (list[count] = strdup(v)))
-			count++;
+		label_value_add(&lv, str(json_object_get(json_object_get(node, "metadata"),
+							 "labels"), lv.label));
+		json_decref(node);
 	}
-	*values = list;
-	*n = count;
-	list = NULL;
+	*values = lv.list;
+	*n = lv.n;
+	lv.list = NULL;
 out:
-	free(list);
-	json_decref(nodes);
+	free(lv.list);
+	json_decref(lv.undecoded);
 }

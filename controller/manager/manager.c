@@ -41,7 +41,8 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
 			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false, cache_record_pod },
-	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
+	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false,
+			 cache_record_node },
 	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
 			    store_trim_managed_fields, true },
 	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
