@@ -25,6 +25,7 @@
  * heap for 10k jobs and 80k own pods.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <time.h>
@@ -252,7 +253,13 @@ static json_t *make_foreign_pod(const json_t *template, long i)
 	return pod;
 }
 
-/* Job i: 8 nodes, Running, admitted (its status as the controller wrote it). */
+/* Jobs from this one on have no pods cached: they finished. */
+static long first_finished = LONG_MAX;
+
+/*
+ * Job i: 8 nodes, Running and admitted (its status as the controller wrote
+ * it), or Succeeded from first_finished on.
+ */
 static json_t *make_job(const json_t *template, long i)
 {
 	json_t *job = json_deep_copy(template);
@@ -263,6 +270,9 @@ static json_t *make_job(const json_t *template, long i)
 	json_object_set_new(json_object_get(job, "spec"), "numNodes",
 			    json_integer(PODS_PER_JOB));
 	job_status(job, i);
+	if (i >= first_finished)
+		json_object_set_new(json_object_get(job, "status"), "phase",
+				    json_string("Succeeded"));
 	return job;
 }
 
@@ -353,7 +363,9 @@ static void cluster_fill(struct cluster *c, const struct templates *t, long jobs
 	c->m.stores[KIND_PODS] = cache_new(KIND_PODS);
 	c->m.stores[KIND_OTHER_PODS] = cache_new(KIND_OTHER_PODS);
 	c->m.stores[KIND_NODES] = cache_new(KIND_NODES);
+	first_finished = own / PODS_PER_JOB;
 	fill(c->m.stores[KIND_TRAININGJOBS], t->job, 0, jobs, make_job);
+	first_finished = LONG_MAX;
 	fill(c->m.stores[KIND_PODS], t->own, 0, own, make_own_pod);
 	fill(c->m.stores[KIND_OTHER_PODS], t->foreign, 0, other, make_foreign_pod);
 	c->heap = heap_in_use() - before;
