@@ -470,8 +470,10 @@ static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *
 			continue;
 		if (json_array_append_new(*nodes, node) || node_slot(&w))
 			err = CADRE_ENOMEM;
-		else
+		else {
+			memset(&w.nodes[w.n], 0, sizeof(w.nodes[w.n]));
 			read_node(s, node, &w.nodes[w.n++]);
+		}
 	}
 	json_decref(w.undecoded);
 	*cap_nodes = w.nodes;
