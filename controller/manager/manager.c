@@ -114,15 +114,19 @@ struct phase_counts {
 	size_t counts[10];
 };
 
-static int count_phase(void *ctx, const char *key, const json_t *obj)
+/* From the jobs' records (cache_record.h): a scrape decodes nothing. */
+static int count_phase(void *ctx, const char *key, const void *rec, size_t len)
 {
 	struct phase_counts *pc = ctx;
-	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
-							      "phase"));
+	struct cache_job job;
+	const char *phase;
 
 	(void)key;
+	if (cache_job_read(rec, len, &job))
+		return 0;
+	phase = job.phase;
 	for (size_t i = 0; i < 10 && pc->names[i]; i++)
-		if (!strcmp(pc->names[i], phase && *phase ? phase : "Pending")) {
+		if (!strcmp(pc->names[i], *phase ? phase : "Pending")) {
 			pc->counts[i]++;
 			break;
 		}
@@ -136,7 +140,7 @@ static void phase_counts_render(struct manager *m, struct buf *out)
 	struct phase_counts pc = { { "Pending", "Queued", "Starting", "Running", "Restarting",
 				     "Succeeded", "Failed", "Suspended", NULL }, { 0 } };
 
-	store_foreach(m->stores[KIND_TRAININGJOBS], count_phase, &pc);
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], count_phase, &pc);
 	buf_adds(out, "# HELP cadre_trainingjobs TrainingJobs by phase.\n"
 		 "# TYPE cadre_trainingjobs gauge\n");
 	for (size_t i = 0; pc.names[i]; i++)
