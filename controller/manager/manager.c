@@ -51,6 +51,30 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_managed_fields, true },
 };
 
+int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)
+{
+	const char *ns = json_string_value(json_object_get(json_object_get(job, "metadata"),
+							   "namespace"));
+	const json_t *vols = json_object_get(json_object_get(job, "spec"), "volumes");
+	const char *path;
+	json_t *value;
+	char key[STORE_KEY_MAX];
+
+	(void)arg;
+	json_object_foreach((json_t *)vols, path, value) {
+		int n;
+
+		if (!json_string_value(value))
+			continue;
+		n = snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", json_string_value(value));
+		if (n < 0 || (size_t)n >= sizeof(key))
+			continue;
+		if (json_array_append_new(values, json_string(key)))
+			return CADRE_ENOMEM;
+	}
+	return 0;
+}
+
 /* What kind k is listed as; NULL for a kind this mode does not watch. */
 static const struct kube_resource *kind_resource(const struct manager *m, int k)
 {
@@ -458,6 +482,9 @@ int manager_init(struct manager *m, const struct options *opts)
 		if (!m->stores[k])
 			return CADRE_ENOMEM;
 		err = store_add_handlers(m->stores[k], &h);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
+					      NULL);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
 			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
 			if (!err)
