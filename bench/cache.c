@@ -6,23 +6,40 @@
  * cluster that size does not fit on a test machine, so this measures the
  * caches themselves: it fills stores with objects shaped like what the API
  * server returns (managedFields, status, conditions), through the same
- * trim functions and indexes the controller uses, and reports the heap
- * each object keeps (glibc's mallinfo2, before and after), then what the
- * docs/design.md 8 cluster would cost.
+ * trims, records and indexes the controller uses (controller/manager/
+ * manager.c), and reports the heap each object keeps (glibc's mallinfo2,
+ * before and after); then it fills one set of caches as large as the
+ * docs/design.md 8 cluster, reports its heap, and times what reads it: one
+ * admission decision (gang_admit, every pod and job visited), a decode of
+ * every pod (what the same walk would cost without records), and the
+ * decode of one 1024-pod job's pods (what its reconcile reads).
  *
  *   cadre-bench-cache POD.json JOB.json [PODS [JOBS]]
  *
  * POD.json is a pod as cadre builds it (unit/testdata/golden/llama-pretrain.pod-1.json),
  * JOB.json a TrainingJob (unit/testdata/golden/inputs/llama-pretrain.json). PODS
  * defaults to 80000 and JOBS to 10000.
+ *
+ * On main before the caches were packed (9674214) this printed 7,070 bytes
+ * per own pod, 1,780 per other pod and 14,042 per TrainingJob: 673 MiB of
+ * heap for 10k jobs and 80k own pods.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/fielderr.h"
 #include "api/labels.h"
+#include "api/trainingjob.h"
+#include "controller/admission/admitted.h"
+#include "controller/admission/cache_record.h"
+#include "controller/admission/gang.h"
+#include "controller/manager/manager.h"
 #include "controller/manager/pod_trim.h"
 #include "kube/store.h"
 
@@ -147,64 +164,77 @@ static void job_status(json_t *job, long n)
 		"observedGeneration", 1));
 }
 
-struct result {
-	const char *what;
-	long count;
-	size_t bytes;
-};
+/* The nodes the pods run on: NODES GPU nodes as kwok registers them. */
+#define NODES 1000
+/* Own pods per job, so that every cached job's gang is whole and bound. */
+#define PODS_PER_JOB 8
 
-/*
- * Fill a store with count objects made by make(template, i), trimmed by
- * trim, indexed as the controller indexes them; return the heap the store
- * holds afterwards. The store is freed before returning.
- */
-static struct result fill(const char *what, const json_t *template, long count,
-			  json_t *(*make)(const json_t *template, long i), store_trim_fn trim,
-			  bool indexed)
+static void die(const char *what)
 {
-	struct store_options opts = { what, trim, NULL };
-	struct store *s;
-	struct result r = { what, count, 0 };
-	size_t before;
-
-	malloc_trim(0);
-	before = heap_in_use();
-	s = store_new(&opts);
-	if (!s || (indexed && (store_add_index(s, "job", pod_index_job, NULL) ||
-			       store_add_index(s, "node", pod_index_node, NULL)))) {
-		fprintf(stderr, "cadre-bench-cache: out of memory\n");
-		exit(1);
-	}
-	for (long i = 0; i < count; i++) {
-		json_t *obj = make(template, i);
-
-		if (!obj || store_upsert(s, obj)) {
-			fprintf(stderr, "cadre-bench-cache: cannot store %s %ld\n", what, i);
-			exit(1);
-		}
-		json_decref(obj);
-	}
-	if (store_len(s) != (size_t)count) {
-		fprintf(stderr, "cadre-bench-cache: %s: stored %zu of %ld\n", what, store_len(s),
-			count);
-		exit(1);
-	}
-	r.bytes = heap_in_use() - before;
-	store_free(s);
-	return r;
+	fprintf(stderr, "cadre-bench-cache: %s\n", what);
+	exit(1);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A store as manager.c sets up the cache of kind (trim, record, indexes). */
+static struct store *cache_new(enum manager_kind kind)
+{
+	struct store_options opts = { .kind = "pods" };
+	struct store *s;
+
+	switch (kind) {
+	case KIND_PODS:
+		opts.trim = pod_trim;
+		opts.record = cache_record_pod;
+		break;
+	case KIND_OTHER_PODS:
+		opts.trim = pod_trim_summary;
+		opts.record = cache_record_pod;
+		break;
+	case KIND_TRAININGJOBS:
+		opts.kind = "trainingjobs";
+		opts.trim = store_trim_managed_fields;
+		opts.record = cache_record_job;
+		break;
+	default:
+		opts.kind = "nodes";
+		opts.trim = store_trim_managed_fields;
+		opts.record = cache_record_node;
+		break;
+	}
+	s = store_new(&opts);
+	if (!s || (kind == KIND_PODS && (store_add_index(s, "job", pod_index_job, NULL) ||
+					 store_add_index(s, "node", pod_index_node, NULL))))
+		die("out of memory");
+	return s;
+}
+
+static void node_name(char *out, size_t size, long i)
+{
+	snprintf(out, size, "gpu-node-%ld", i % NODES);
+}
+
+/* Own pod i: rank i % 8 of job-(i / 8), Running on a node, attempt 0. */
 static json_t *make_own_pod(const json_t *template, long i)
 {
-	json_t *pod = json_deep_copy(template);
-	char name[64], job[32];
+	json_t *pod = json_deep_copy(template), *labels;
+	char name[64], job[32], node[32];
 
-	snprintf(name, sizeof(name), "job-%ld-%ld", i / 8, i % 8);
-	snprintf(job, sizeof(job), "job-%ld", i / 8);
+	snprintf(name, sizeof(name), "job-%ld-%ld", i / PODS_PER_JOB, i % PODS_PER_JOB);
+	snprintf(job, sizeof(job), "job-%ld", i / PODS_PER_JOB);
+	node_name(node, sizeof(node), i / PODS_PER_JOB);
 	serve(pod, name, i);
-	json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
-			    LABEL_JOB_NAME, json_string(job));
-	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("gpu-node-17"));
+	labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+	json_object_set_new(labels, LABEL_JOB_NAME, json_string(job));
+	json_object_set_new(labels, LABEL_RESTART_ATTEMPT, json_string("0"));
+	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
 	json_object_del(json_object_get(pod, "spec"), "schedulingGates");
 	json_object_set_new(pod, "status", running_status(i));
 	return pod;
@@ -213,14 +243,23 @@ static json_t *make_own_pod(const json_t *template, long i)
 static json_t *make_foreign_pod(const json_t *template, long i)
 {
 	json_t *pod = json_deep_copy(template);
-	char name[64];
+	char name[64], node[32];
 
 	snprintf(name, sizeof(name), "web-frontend-7d9f8c6b5-%05ld", i);
+	node_name(node, sizeof(node), i);
 	serve(pod, name, i);
+	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
 	json_object_set_new(pod, "status", running_status(i));
 	return pod;
 }
 
+/* Jobs from this one on have no pods cached: they finished. */
+static long first_finished = LONG_MAX;
+
+/*
+ * Job i: 8 nodes, Running and admitted (its status as the controller wrote
+ * it), or Succeeded from first_finished on.
+ */
 static json_t *make_job(const json_t *template, long i)
 {
 	json_t *job = json_deep_copy(template);
@@ -228,8 +267,204 @@ static json_t *make_job(const json_t *template, long i)
 
 	snprintf(name, sizeof(name), "job-%ld", i);
 	serve(job, name, i);
+	json_object_set_new(json_object_get(job, "spec"), "numNodes",
+			    json_integer(PODS_PER_JOB));
 	job_status(job, i);
+	if (i >= first_finished)
+		json_object_set_new(json_object_get(job, "status"), "phase",
+				    json_string("Succeeded"));
 	return job;
+}
+
+/* A node as kwok registers it: 8 H100s, labels, a taint, conditions. */
+static json_t *make_node(const json_t *template, long i)
+{
+	char name[32];
+
+	(void)template;
+	node_name(name, sizeof(name), i);
+	return json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:s}, s:s},"
+		" s:{s:[{s:s, s:s}]}, s:{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s},"
+		" s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}],"
+		" s:{s:s, s:s, s:s, s:s, s:s, s:s}}}",
+		"apiVersion", "v1", "kind", "Node", "metadata", "name", name, "uid",
+		"0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d", "resourceVersion", "4242", "labels",
+		"kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch",
+		"amd64", "type", "kwok", "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3",
+		"node.kubernetes.io/instance-type", "p5.48xlarge", "annotations",
+		"node.alpha.kubernetes.io/ttl", "0", "creationTimestamp", "2026-11-30T03:00:00Z",
+		"spec", "taints", "key", "kwok.x-k8s.io/node", "effect", "NoSchedule",
+		"status", "capacity", "cpu", "192", "memory", "2Ti", "nvidia.com/gpu", "8", "pods",
+		"110", "allocatable", "cpu", "192", "memory", "2Ti", "nvidia.com/gpu", "8", "pods",
+		"110", "conditions", "type", "Ready", "status", "True", "reason", "KubeletReady",
+		"message", "kubelet is posting ready status", "lastHeartbeatTime",
+		"2026-11-30T04:00:00Z", "type", "MemoryPressure", "status", "False", "reason",
+		"KubeletHasSufficientMemory", "message", "kubelet has sufficient memory available",
+		"lastHeartbeatTime", "2026-11-30T04:00:00Z", "nodeInfo", "architecture", "amd64",
+		"kubeletVersion", "fake", "kubeProxyVersion", "fake", "operatingSystem", "linux",
+		"osImage", "", "containerRuntimeVersion", "");
+}
+
+typedef json_t *(*make_fn)(const json_t *template, long i);
+
+/* Store count objects made by make, numbered from first. */
+static void fill(struct store *s, const json_t *template, long first, long count, make_fn make)
+{
+	for (long i = first; i < first + count; i++) {
+		json_t *obj = make(template, i);
+
+		if (!obj || store_upsert(s, obj))
+			die("cannot store an object");
+		json_decref(obj);
+	}
+}
+
+/* The heap one object of a kind keeps, from count of them in a cache of their own. */
+static double bytes_per_object(enum manager_kind kind, const json_t *template, long count,
+			       make_fn make, double *packed)
+{
+	struct store *s;
+	size_t before, after;
+
+	malloc_trim(0);
+	before = heap_in_use();
+	s = cache_new(kind);
+	fill(s, template, 0, count, make);
+	after = heap_in_use();
+	*packed = (double)store_packed_bytes(s) / (double)count;
+	store_free(s);
+	return (double)(after - before) / (double)count;
+}
+
+struct templates {
+	const json_t *own, *foreign, *job;
+};
+
+struct cluster {
+	struct manager m;
+	struct options opts;
+	size_t heap;
+};
+
+/* Caches holding jobs, own and other pods and the nodes, and the heap they take. */
+static void cluster_fill(struct cluster *c, const struct templates *t, long jobs, long own,
+			 long other)
+{
+	size_t before;
+
+	memset(c, 0, sizeof(*c));
+	c->opts.accelerator_label = "nvidia.com/gpu.product";
+	c->opts.starvation_seconds = 600;
+	c->m.opts = &c->opts;
+	malloc_trim(0);
+	before = heap_in_use();
+	c->m.stores[KIND_TRAININGJOBS] = cache_new(KIND_TRAININGJOBS);
+	c->m.stores[KIND_PODS] = cache_new(KIND_PODS);
+	c->m.stores[KIND_OTHER_PODS] = cache_new(KIND_OTHER_PODS);
+	c->m.stores[KIND_NODES] = cache_new(KIND_NODES);
+	first_finished = own / PODS_PER_JOB;
+	fill(c->m.stores[KIND_TRAININGJOBS], t->job, 0, jobs, make_job);
+	first_finished = LONG_MAX;
+	fill(c->m.stores[KIND_PODS], t->own, 0, own, make_own_pod);
+	fill(c->m.stores[KIND_OTHER_PODS], t->foreign, 0, other, make_foreign_pod);
+	c->heap = heap_in_use() - before;
+	fill(c->m.stores[KIND_NODES], NULL, 0, NODES, make_node);
+	c->m.admitted = admitted_new(5 * 60 * 1000);
+	if (!c->m.admitted)
+		die("out of memory");
+	pthread_mutex_init(&c->m.admission_lock, NULL);
+}
+
+static void cluster_free(struct cluster *c)
+{
+	for (int k = 0; k < KIND_COUNT; k++)
+		store_free(c->m.stores[k]);
+	admitted_free(c->m.admitted);
+	pthread_mutex_destroy(&c->m.admission_lock);
+}
+
+/* One admission decision for a new 8-node job, in ms (the best of runs). */
+static double time_decision(struct cluster *c, const json_t *template, int runs)
+{
+	json_t *obj = json_deep_copy(template);
+	struct field_errors errs;
+	struct trainingjob job;
+	struct tj_admission out;
+	double best = 1e9;
+	char msg[512];
+
+	serve(obj, "waiting", 999999);
+	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(8));
+	json_object_set_new(json_object_get(obj, "status"), "restarts", json_integer(0));
+	json_object_set_new(json_object_get(obj, "status"), "infraRestarts", json_integer(0));
+	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
+		die("cannot store the waiting job");
+	field_errors_init(&errs);
+	if (tj_parse(obj, &job, &errs))
+		die("the waiting job does not parse");
+	for (int r = 0; r < runs; r++) {
+		double t0 = now_ms();
+
+		if (gang_admit(&c->m, &job, &out, msg, sizeof(msg)))
+			die("gang_admit failed");
+		if (now_ms() - t0 < best)
+			best = now_ms() - t0;
+		/* Decide afresh next time, not from the record of this admission. */
+		admitted_forget(c->m.admitted, "team-a/waiting");
+	}
+	tj_release(&job);
+	field_errors_release(&errs);
+	json_decref(obj);
+	return best;
+}
+
+static int count_pod(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	(void)obj;
+	++*(long *)ctx;
+	return 0;
+}
+
+/* Decoding every own pod, as a walk without records would: ms. */
+static double time_decode_all(struct cluster *c)
+{
+	long n = 0;
+	double t0 = now_ms();
+
+	store_foreach(c->m.stores[KIND_PODS], count_pod, &n);
+	return now_ms() - t0;
+}
+
+/* The pods of one 1024-pod job, decoded by store_by_index as its reconcile reads them: ms. */
+static double time_big_job(struct cluster *c, const json_t *own)
+{
+	struct store *pods = c->m.stores[KIND_PODS];
+	double t0, best = 1e9;
+	json_t *list;
+
+	for (long r = 0; r < 1024; r++) {
+		json_t *pod = make_own_pod(own, r);
+		char name[32];
+
+		snprintf(name, sizeof(name), "big-%ld", r);
+		json_object_set_new(json_object_get(pod, "metadata"), "name", json_string(name));
+		json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
+				    LABEL_JOB_NAME, json_string("big"));
+		if (store_upsert(pods, pod))
+			die("cannot store a pod");
+		json_decref(pod);
+	}
+	for (int run = 0; run < 5; run++) {
+		t0 = now_ms();
+		if (store_by_index(pods, "job", "team-a/big", &list) || json_array_size(list) != 1024)
+			die("the 1024-pod job is not indexed");
+		json_decref(list);
+		if (now_ms() - t0 < best)
+			best = now_ms() - t0;
+	}
+	return best;
 }
 
 static double mib(double bytes)
@@ -237,12 +472,32 @@ static double mib(double bytes)
 	return bytes / (1024.0 * 1024.0);
 }
 
+static void report_cluster(const struct templates *t, long jobs, long own, long other)
+{
+	struct cluster c;
+	char what[96];
+
+	cluster_fill(&c, t, jobs, own, other);
+	snprintf(what, sizeof(what), "%ld jobs + %ld own + %ld other pods", jobs, own, other);
+	printf("%-44s %10.1f MiB of heap (budget %.0f MiB resident)\n", what, mib((double)c.heap),
+	       mib(BUDGET_BYTES));
+	printf("  one admission decision (every pod, job and node visited): %8.2f ms\n",
+	       time_decision(&c, t->job, 5));
+	printf("  decoding every own pod instead (a walk without records):  %8.2f ms\n",
+	       time_decode_all(&c));
+	printf("  the 1024 pods of one job, decoded (store_by_index):        %8.2f ms\n",
+	       time_big_job(&c, t->own));
+	cluster_free(&c);
+}
+
 int main(int argc, char **argv)
 {
+	struct templates t;
 	json_t *own, *job, *foreign;
-	struct result own_r, foreign_r, job_r;
+	double per[4], packed[4];
 	long pods, jobs;
-	double own_total, foreign_total, go_total;
+	static const char *const names[4] = { "cadre's own pod", "other pod", "TrainingJob",
+					      "node" };
 
 	if (argc < 3 || argc > 5) {
 		fprintf(stderr, "usage: cadre-bench-cache POD.json JOB.json [PODS [JOBS]]\n");
@@ -253,33 +508,27 @@ int main(int argc, char **argv)
 	foreign = foreign_pod();
 	pods = argc > 3 ? strtol(argv[3], NULL, 10) : 80000;
 	jobs = argc > 4 ? strtol(argv[4], NULL, 10) : 10000;
-	if (pods <= 0 || jobs <= 0) {
-		fprintf(stderr, "cadre-bench-cache: PODS and JOBS must be positive\n");
+	if (pods < 4 || jobs <= 0) {
+		fprintf(stderr, "cadre-bench-cache: PODS must be at least 4, JOBS positive\n");
 		return 2;
 	}
+	t = (struct templates){ own, foreign, job };
 
-	own_r = fill("cadre's own pods", own, pods, make_own_pod, pod_trim, true);
-	foreign_r = fill("other pods", foreign, pods, make_foreign_pod, pod_trim, true);
-	job_r = fill("TrainingJobs", job, jobs, make_job, store_trim_managed_fields, false);
+	per[0] = bytes_per_object(KIND_PODS, own, pods, make_own_pod, &packed[0]);
+	per[1] = bytes_per_object(KIND_OTHER_PODS, foreign, pods, make_foreign_pod, &packed[1]);
+	per[2] = bytes_per_object(KIND_TRAININGJOBS, job, jobs, make_job, &packed[2]);
+	per[3] = bytes_per_object(KIND_NODES, NULL, NODES, make_node, &packed[3]);
+	printf("%-20s %14s %14s %16s\n", "cached object", "heap bytes", "of it JSON",
+	       "before (9674214)");
+	for (int i = 0; i < 4; i++) {
+		static const char *const before[4] = { "7070", "1780", "14042", "-" };
 
-	printf("%-20s %8s %12s %14s\n", "cache", "objects", "heap (MiB)", "bytes/object");
-	for (size_t i = 0; i < 3; i++) {
-		const struct result *r = i == 0 ? &own_r : i == 1 ? &foreign_r : &job_r;
-
-		printf("%-20s %8ld %12.1f %14.0f\n", r->what, r->count, mib((double)r->bytes),
-		       (double)r->bytes / (double)r->count);
+		printf("%-20s %14.0f %14.0f %16s\n", names[i], per[i], packed[i], before[i]);
 	}
-
-	own_total = (double)own_r.bytes + (double)job_r.bytes;
-	foreign_total = (double)foreign_r.bytes + (double)job_r.bytes;
-	go_total = (double)GO_BYTES_PER_POD * (double)pods;
-	printf("\n%ld TrainingJobs and %ld pods cached (docs/design.md 8 budget %.0f MiB):\n", jobs,
-	       pods, mib(BUDGET_BYTES));
-	printf("%-44s %10s %14s\n", "", "cadre", "Go, 33 KiB/pod");
-	printf("%-44s %10.1f %14.1f\n", "all pods cadre's own (MiB of heap)", mib(own_total),
-	       mib(go_total));
-	printf("%-44s %10.1f %14.1f\n", "all pods someone else's (MiB of heap)",
-	       mib(foreign_total), mib(go_total));
+	printf("\nGo operators at 33 KiB per cached pod: %.0f MiB for %ld pods.\n",
+	       mib((double)GO_BYTES_PER_POD * (double)pods), pods);
+	report_cluster(&t, jobs, pods * 3 / 4, pods - pods * 3 / 4);
+	report_cluster(&t, jobs, pods, 0);
 
 	json_decref(own);
 	json_decref(job);

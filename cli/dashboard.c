@@ -108,10 +108,10 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 		  .field_selector = "involvedObject.kind=TrainingJob" },
 	};
 	const struct store_options so[DASH_MAX_REFLECTORS] = {
-		{ "trainingjobs", store_trim_managed_fields, NULL },
-		{ "pods", pod_trim, NULL },
-		{ "nodes", store_trim_managed_fields, NULL },
-		{ "events", store_trim_managed_fields, NULL },
+		{ .kind = "trainingjobs", .trim = store_trim_managed_fields },
+		{ .kind = "pods", .trim = pod_trim },
+		{ .kind = "nodes", .trim = store_trim_managed_fields },
+		{ .kind = "events", .trim = store_trim_managed_fields },
 	};
 	int e = 0;
 

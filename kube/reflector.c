@@ -9,6 +9,9 @@
 #include "kube/status.h"
 #include "kube/watch.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -298,6 +301,14 @@ static int relist(struct reflector *r)
 	if (err)
 		log_warn("reflector", "%s: storing the list: %s", r->res->plural,
 			 cadre_strerror(err));
+#ifdef __GLIBC__
+	/*
+	 * Decoding the list's pages freed as much as the store keeps, in
+	 * holes malloc would otherwise hold on to: give them back, so that a
+	 * relist does not leave the resident set at its peak.
+	 */
+	malloc_trim(0);
+#endif
 	/* Even a partly stored list moves on: the next relist repairs it. */
 	set_rv(r, rv);
 	/* Every list is worth a line: after the first, each one means a watch was lost. */

@@ -14,6 +14,7 @@
 
 #include "api/fielderr.h"
 #include "controller/admission/admitted.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "controller/trainingjob/podview.h"
@@ -25,16 +26,19 @@ static struct options opts;
 
 static void setup(void)
 {
-	struct store_options own = { "pods", pod_trim, NULL };
-	struct store_options others = { "pods", pod_trim_summary, NULL };
+	struct store_options own = { .kind = "pods", .trim = pod_trim, .record = cache_record_pod };
+	struct store_options others = { .kind = "pods", .trim = pod_trim_summary,
+					.record = cache_record_pod };
+	struct store_options jobs = { .kind = "trainingjobs", .record = cache_record_job };
+	struct store_options nodes = { .kind = "nodes", .record = cache_record_node };
 
 	memset(&m, 0, sizeof(m));
 	memset(&opts, 0, sizeof(opts));
 	opts.accelerator_label = "nvidia.com/gpu.product";
 	opts.starvation_seconds = 600;
 	m.opts = &opts;
-	m.stores[KIND_TRAININGJOBS] = store_new(NULL);
-	m.stores[KIND_NODES] = store_new(NULL);
+	m.stores[KIND_TRAININGJOBS] = store_new(&jobs);
+	m.stores[KIND_NODES] = store_new(&nodes);
 	m.stores[KIND_PODS] = store_new(&own);
 	m.stores[KIND_OTHER_PODS] = store_new(&others);
 	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
@@ -294,4 +298,33 @@ Test(gang, with_a_namespace_own_pods_in_both_caches_count_once)
 	assert_admits("b");
 	add_job("c", "uid-c", 1, 0, 8, false);
 	assert_waits("c");
+}
+
+/*
+ * A node too large for a record (STORE_RECORD_MAX: labels of a few KiB) is
+ * decoded instead, and its capacity counts like any other's.
+ */
+Test(gang, a_node_too_large_for_a_record_still_offers_its_capacity)
+{
+	json_t *node = json_pack(
+		"{s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", "gpu-big", "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3",
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", "8", "conditions", "type", "Ready", "status", "True");
+	json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+	unsigned char rec[STORE_RECORD_MAX];
+	char key[64];
+
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "example.com/a-rather-long-label-%03d", i);
+		json_object_set_new(labels, key, json_string("with-a-value-of-some-length"));
+	}
+	cr_assert_eq(cache_record_node(node, rec, sizeof(rec), NULL), 0);
+	upsert(KIND_NODES, node);
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_admits("a");
+	add_pod("a", 0, false, "gpu-big");
+	add_job("b", "uid-b", 1, 0, 9, false);
+	assert_waits("b");
 }

@@ -60,6 +60,9 @@ static void setup(void)
 	cr_assert_eq(kube_http_new(config, NULL, &m.http), 0);
 	for (int k = 0; k < KIND_COUNT; k++)
 		cr_assert_not_null(m.stores[k] = store_new(NULL));
+	/* As manager.c sets it up: a Volume's users are found through it. */
+	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], "volume",
+				     manager_index_job_volumes, NULL), 0);
 	status_put_code = 200;
 	last_status = NULL;
 }
@@ -401,4 +404,39 @@ Test(vol_reconcile, an_unchanged_phase_and_an_unstored_status_record_no_phase_ev
 			  "unexpected event %s", reason);
 	}
 	json_decref(events);
+}
+
+/* A TrainingJob in ns that mounts the Volume scratch, in phase. */
+static json_t *job_using_scratch(const char *ns, const char *name, const char *phase)
+{
+	return json_pack("{s:{s:s, s:s}, s:{s:{s:s}}, s:{s:s}}", "metadata", "namespace", ns,
+			 "name", name, "spec", "volumes", "/data", "scratch", "status", "phase",
+			 phase);
+}
+
+/*
+ * Protection: while a job of its namespace that has not finished mounts it,
+ * a Volume being deleted keeps its finalizer and its claim; finished jobs
+ * and another namespace's jobs of the same Volume name do not hold it.
+ */
+Test(vol_reconcile, a_volume_going_waits_for_the_unfinished_jobs_of_its_namespace_using_it)
+{
+	json_t *vol = volume("Delete", NULL), *train = job_using_scratch("ml", "train", "Running");
+
+	being_deleted(vol);
+	cache(KIND_PVCS, claim("scratch", true));
+	cache(KIND_VOLUMES, json_incref(vol));
+	cache(KIND_TRAININGJOBS, job_using_scratch("ml", "done", "Succeeded"));
+	cache(KIND_TRAININGJOBS, job_using_scratch("other", "elsewhere", "Running"));
+	cache(KIND_TRAININGJOBS, json_incref(train));
+	cr_assert_eq(reconcile(), 0);
+	cr_assert_eq(count_requests(0, "DELETE", CLAIM_PATH "scratch"), 0);
+	cr_assert_eq(count_requests(0, "PATCH", VOLUME_PATH), 0);
+
+	/* Once that job is gone, the delete goes ahead. */
+	cr_assert_eq(store_remove(m.stores[KIND_TRAININGJOBS], train), 0);
+	cr_assert_eq(reconcile(), 0);
+	cr_assert_eq(count_requests(0, "DELETE", CLAIM_PATH "scratch"), 1);
+	json_decref(train);
+	json_decref(vol);
 }

@@ -15,6 +15,7 @@
 #include "api/quantity.h"
 #include "controller/admission/admission.h"
 #include "controller/admission/admitted.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/manager/manager.h"
 #include "controller/trainingjob/podview.h"
@@ -54,17 +55,6 @@ static void scratch_release(struct scratch *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->blocks[i]);
 	free(s->blocks);
-}
-
-static enum cap_effect parse_effect(const char *s)
-{
-	if (!s || !*s)
-		return CAP_EFFECT_ANY;
-	if (!strcmp(s, "NoSchedule"))
-		return CAP_NO_SCHEDULE;
-	if (!strcmp(s, "PreferNoSchedule"))
-		return CAP_PREFER_NO_SCHEDULE;
-	return CAP_NO_EXECUTE;
 }
 
 static const char *str(const json_t *obj, const char *key)
@@ -132,61 +122,56 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 		if (tnt) {
 			tnt[cn->n_taints].key = str(taint, "key");
 			tnt[cn->n_taints].value = str(taint, "value");
-			tnt[cn->n_taints++].effect = parse_effect(str(taint, "effect"));
+			tnt[cn->n_taints++].effect = cache_effect_parse(str(taint, "effect"));
 		}
 	cn->taints = tnt;
 }
 
 struct charge_ctx {
 	struct capacity *cap;
-	struct scratch *s;
 	struct store *own;      /* cadre's pods, charged from there */
 };
+
+static void charge(struct charge_ctx *c, const struct cache_pod *p)
+{
+	struct cap_resource ext[CACHE_POD_EXT_MAX];
+
+	for (size_t i = 0; i < p->n_ext; i++)
+		ext[i] = (struct cap_resource){ .name = p->ext_name[i], .milli = p->ext_milli[i] };
+	capacity_use(c->cap, p->node, p->cpu_milli, p->memory_milli, ext, p->n_ext);
+}
 
 /*
  * Everybody else's pods are cached as summaries: {nodeName, requests}. With
  * --namespace that cache holds cadre's own pods of the namespace too; those
  * are charged from the own-pod cache, once (a pod that only one of the two
- * watches has delivered yet is charged by that one).
+ * watches has delivered yet is charged by that one). Both walks read the
+ * pods' records (cache_record.h), never the pods.
  */
-static int charge_other_pod(void *arg, const char *key, const json_t *pod)
+static int charge_other_pod(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct charge_ctx *c = arg;
-	const struct cap_resource *ext;
-	int64_t cpu = 0, memory = 0;
-	json_t *own = NULL;
-	size_t n_ext;
+	struct cache_pod p;
 
-	if (!str(pod, "nodeName"))
+	if (cache_pod_read(rec, len, &p) || !p.node)
 		return 0;
-	if (c->own && store_get(c->own, key, &own) == 0) {
-		json_decref(own);
+	if (c->own && store_contains(c->own, key))
 		return 0;
-	}
-	read_resources(c->s, json_object_get(pod, "requests"), &cpu, &memory, NULL, &ext, &n_ext);
-	capacity_use(c->cap, str(pod, "nodeName"), cpu, memory, ext, n_ext);
+	charge(c, &p);
 	return 0;
 }
 
-/* cadre's own pods keep their containers' requests (store.h): main's,
- * once bound (the builders give every pod exactly one container). */
-static int charge_own_pod(void *arg, const char *key, const json_t *pod)
+/* cadre's own pods: main's requests, once bound and until they end. */
+static int charge_own_pod(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct charge_ctx *c = arg;
-	const json_t *spec = json_object_get(pod, "spec");
-	const json_t *container = json_array_get(json_object_get(spec, "containers"), 0);
-	const char *phase = str(json_object_get(pod, "status"), "phase");
-	const struct cap_resource *ext;
-	int64_t cpu = 0, memory = 0;
-	size_t n_ext;
+	struct cache_pod p;
 
 	(void)key;
-	if (!str(spec, "nodeName") ||
-	    (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+	if (cache_pod_read(rec, len, &p) || !p.node || p.phase == POD_SUCCEEDED ||
+	    p.phase == POD_FAILED)
 		return 0;
-	read_resources(c->s, json_object_get(json_object_get(container, "resources"), "requests"),
-		       &cpu, &memory, NULL, &ext, &n_ext);
-	capacity_use(c->cap, str(spec, "nodeName"), cpu, memory, ext, n_ext);
+	charge(c, &p);
 	return 0;
 }
 
@@ -224,7 +209,7 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 			tl[d->n_tolerations].op = op && !strcmp(op, "Exists") ? CAP_TOLERATE_EXISTS :
 						  CAP_TOLERATE_EQUAL;
 			tl[d->n_tolerations].value = str(tol, "value");
-			tl[d->n_tolerations++].effect = parse_effect(str(tol, "effect"));
+			tl[d->n_tolerations++].effect = cache_effect_parse(str(tol, "effect"));
 		}
 	d->tolerations = tl;
 }
@@ -236,10 +221,19 @@ struct candidate {
 	int unbound;
 };
 
+/* A job that the records say waits for admission, to be decoded after the walk. */
+struct waiting {
+	char *key;
+	bool admitted;
+	int unbound;
+};
+
 struct collect {
 	struct manager *m;
-	struct candidate *jobs;
-	size_t n, cap;
+	struct waiting *waiting;     /* from the walk over the records */
+	size_t n_waiting, cap_waiting;
+	struct candidate *jobs;      /* decoded from those */
+	size_t n;
 	int64_t now;
 	uint64_t now_ms;             /* monotonic, for the admitted records */
 	int err;
@@ -250,88 +244,126 @@ struct collect {
  * Admitted, or this controller admitted it and the status is still on its
  * way (admitted.h). Once the cache shows it, the record has done its work.
  */
-static bool holds_capacity(struct collect *c, const char *key, const struct trainingjob *job,
-			   int attempt)
+static bool holds_capacity(struct collect *c, const char *key, const struct cache_job *job)
 {
-	bool cached = condition_is_true(&job->status.conditions, "Admitted");
 	bool recorded = c->m->admitted &&
-			admitted_pending(c->m->admitted, key, job->meta.uid, attempt, c->now_ms,
-					 NULL);
+			admitted_pending(c->m->admitted, key, *job->uid ? job->uid : NULL,
+					 job->attempt, c->now_ms, NULL);
 
-	if (cached && recorded)
+	if (job->admitted && recorded)
 		admitted_forget(c->m->admitted, key);
-	return cached || recorded;
+	return job->admitted || recorded;
 }
 
-static int collect_job(void *arg, const char *key, const json_t *obj)
+struct bound_count {
+	int attempt;
+	int bound;
+};
+
+/* A pod of the current attempt with a node that has not ended. */
+static int count_bound(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct bound_count *b = arg;
+	struct cache_pod p;
+
+	(void)key;
+	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt && p.node &&
+	    p.phase != POD_SUCCEEDED && p.phase != POD_FAILED)
+		b->bound++;
+	return 0;
+}
+
+/*
+ * The first pass, over the TrainingJobs' records: which jobs wait. Only
+ * built-in gangs that could start now take part; admitted gangs whose pods
+ * all have a node, and jobs backing off after a failure, do not.
+ */
+static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct collect *c = arg;
-	struct field_errors errs;
-	struct candidate *w;
-	int attempt;
+	struct cache_job job;
+	bool admitted = false;
+	int unbound = 0;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct candidate *more = realloc(c->jobs, cap * sizeof(*more));
-
-		if (!more) {
-			c->err = CADRE_ENOMEM;
-			return c->err;
-		}
-		c->jobs = more;
-		c->cap = cap;
-	}
-	w = &c->jobs[c->n];
-	memset(w, 0, sizeof(*w));
-	field_errors_init(&errs);
-	/* Only built-in gangs that could start now take part. */
-	if (tj_parse(obj, &w->job, &errs) || tj_validate(&w->job, &errs) ||
-	    tj_phase_terminal(w->job.status.phase) || w->job.spec.suspend ||
-	    w->job.meta.deleting || (w->job.spec.queue && *w->job.spec.queue) ||
-	    w->job.status.phase == TJ_PHASE_PENDING || w->job.status.phase == TJ_PHASE_SUSPENDED ||
-	    w->job.status.phase == TJ_PHASE_RESTARTING)
-		goto skip;
-	field_errors_release(&errs);
-	w->since = w->job.meta.creation_timestamp;
-	attempt = w->job.status.restarts + w->job.status.infra_restarts;
-	if (w->job.status.has_last_failure && w->job.status.last_failure.time > w->since)
-		w->since = w->job.status.last_failure.time;
-	if (holds_capacity(c, key, &w->job, attempt)) {
-		json_t *pods = NULL, *pod;
-		int bound = 0;
-		size_t i;
-
-		if (store_by_index(c->m->stores[KIND_PODS], "job", key, &pods) == 0) {
-			json_array_foreach(pods, i, pod) {
-				struct podview v;
-
-				podview_read(pod, &v);
-				if (v.attempt == attempt && v.node && v.phase != POD_SUCCEEDED &&
-				    v.phase != POD_FAILED)
-					bound++;
-			}
-			json_decref(pods);
-		}
-		w->admitted = true;
-		w->unbound = w->job.spec.num_nodes - bound;
-		if (w->unbound <= 0) {
-			tj_release(&w->job);
-			return 0;
-		}
-	} else if (attempt > 0 && w->job.status.has_last_failure &&
-		   c->now < w->job.status.last_failure.time + tj_restart_backoff_s(attempt)) {
-		tj_release(&w->job);  /* backing off: not a candidate yet */
+	if (cache_job_read(rec, len, &job) || !job.candidate) {
+		/* Finished, suspended, restarting or gone: any admission it had is over. */
+		if (c->m->admitted)
+			admitted_forget(c->m->admitted, key);
 		return 0;
 	}
-	c->n++;
+	if (holds_capacity(c, key, &job)) {
+		struct bound_count b = { job.attempt, 0 };
+
+		store_index_foreach_record(c->m->stores[KIND_PODS], "job", key, count_bound, &b);
+		admitted = true;
+		unbound = job.num_nodes - b.bound;
+		if (unbound <= 0)
+			return 0;
+	} else if (job.attempt > 0 && job.has_last_failure &&
+		   c->now < job.last_failure_s + tj_restart_backoff_s(job.attempt)) {
+		return 0;  /* backing off: not a candidate yet */
+	}
+	if (c->n_waiting == c->cap_waiting) {
+		size_t cap = c->cap_waiting ? c->cap_waiting * 2 : 64;
+		struct waiting *more = realloc(c->waiting, cap * sizeof(*more));
+
+		if (!more)
+			return c->err = CADRE_ENOMEM;
+		c->waiting = more;
+		c->cap_waiting = cap;
+	}
+	c->waiting[c->n_waiting] = (struct waiting){ strdup(key), admitted, unbound };
+	if (!c->waiting[c->n_waiting].key)
+		return c->err = CADRE_ENOMEM;
+	c->n_waiting++;
 	return 0;
-skip:
-	/* Finished, suspended, restarting or gone: any admission it had is over. */
-	if (c->m->admitted)
-		admitted_forget(c->m->admitted, key);
-	field_errors_release(&errs);
-	tj_release(&w->job);
+}
+
+/*
+ * The second pass: decode and parse the jobs that wait (outside the
+ * TrainingJob cache's lock). One that changed since its record was read
+ * so that it no longer waits is left out; the next decision sees it anew.
+ */
+static int collect_jobs(struct collect *c)
+{
+	c->jobs = calloc(c->n_waiting + 1, sizeof(*c->jobs));
+	if (!c->jobs)
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < c->n_waiting; i++) {
+		struct candidate *w = &c->jobs[c->n];
+		struct field_errors errs;
+		json_t *obj = NULL;
+		bool ok;
+
+		if (store_get(c->m->stores[KIND_TRAININGJOBS], c->waiting[i].key, &obj))
+			continue;
+		field_errors_init(&errs);
+		ok = tj_parse(obj, &w->job, &errs) == 0 && tj_validate(&w->job, &errs) == 0 &&
+		     cache_job_may_wait(&w->job);
+		field_errors_release(&errs);
+		json_decref(obj);
+		if (!ok) {
+			tj_release(&w->job);
+			continue;
+		}
+		w->since = w->job.meta.creation_timestamp;
+		if (w->job.status.has_last_failure && w->job.status.last_failure.time > w->since)
+			w->since = w->job.status.last_failure.time;
+		w->admitted = c->waiting[i].admitted;
+		w->unbound = c->waiting[i].unbound;
+		c->n++;
+	}
 	return 0;
+}
+
+static void collect_release(struct collect *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		tj_release(&c->jobs[i].job);
+	for (size_t i = 0; i < c->n_waiting; i++)
+		free(c->waiting[i].key);
+	free(c->jobs);
+	free(c->waiting);
 }
 
 static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
@@ -360,32 +392,100 @@ static bool admitted_before(struct manager *m, const char *key, const struct tra
 	return true;
 }
 
+/* The nodes as admission sees them, read from their records. */
+struct node_walk {
+	struct scratch *s;
+	struct cap_node *nodes;
+	size_t n, cap;
+	json_t *undecoded;      /* keys of nodes without a record, to decode */
+	int err;
+};
+
+static int node_slot(struct node_walk *w)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct cap_node *more = realloc(w->nodes, cap * sizeof(*more));
+
+		if (!more)
+			return w->err = CADRE_ENOMEM;
+		w->nodes = more;
+		w->cap = cap;
+	}
+	return 0;
+}
+
+/* Copy a node's record into the scratch area and read it from there. */
+static int walk_node(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct node_walk *w = arg;
+	struct cache_node_counts n;
+	void *copy;
+
+	if (!len || cache_node_counts(rec, len, &n))
+		return json_array_append_new(w->undecoded, json_string(key)) ?
+		       (w->err = CADRE_ENOMEM) : 0;
+	if (node_slot(w))
+		return w->err;
+	copy = scratch_alloc(w->s, 1, len);
+	if (copy) {
+		struct cap_resource *ext = scratch_alloc(w->s, n.n_ext, sizeof(*ext));
+		struct cap_label *labels = scratch_alloc(w->s, n.n_labels, sizeof(*labels));
+		struct cap_taint *taints = scratch_alloc(w->s, n.n_taints, sizeof(*taints));
+
+		memcpy(copy, rec, len);
+		if (!w->s->err && cache_node_read(copy, len, &w->nodes[w->n], ext, labels,
+						  taints) == 0)
+			w->n++;
+	}
+	return w->err = w->s->err;
+}
+
 /*
  * The cluster's free capacity now: every Ready node (read from the cache
- * into cap_nodes, which cap borrows) less what every pod on it asks for.
+ * into cap_nodes, which cap borrows; the few too large for a record are
+ * decoded into nodes, held as long) less what every pod on it asks for.
  */
 static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
 			 struct cap_node **cap_nodes, json_t **nodes)
 {
-	struct charge_ctx charge = { cap, s, manager_other_pods_selector(m->opts) ? NULL :
+	struct charge_ctx charge = { cap, manager_other_pods_selector(m->opts) ? NULL :
 				     m->stores[KIND_PODS] };
-	size_t n_nodes = 0, i;
-	json_t *node;
+	struct node_walk w = { .s = s, .undecoded = json_array() };
+	const json_t *key;
+	size_t i;
 	int err;
 
-	err = store_list(m->stores[KIND_NODES], nodes);
-	if (err)
-		return err;
-	*cap_nodes = calloc(json_array_size(*nodes) + 1, sizeof(**cap_nodes));
-	if (!*cap_nodes)
+	*nodes = json_array();
+	if (!*nodes || !w.undecoded) {
+		json_decref(w.undecoded);
 		return CADRE_ENOMEM;
-	json_array_foreach(*nodes, i, node)
-		read_node(s, node, &(*cap_nodes)[n_nodes++]);
-	err = capacity_init(cap, *cap_nodes, n_nodes, m->opts->accelerator_label);
+	}
+	store_foreach_record(m->stores[KIND_NODES], walk_node, &w);
+	err = w.err;
+	json_array_foreach(w.undecoded, i, key) {
+		json_t *node;
+
+		if (err || store_get(m->stores[KIND_NODES], json_string_value(key), &node))
+			continue;
+		if (json_array_append_new(*nodes, node) || node_slot(&w))
+			err = CADRE_ENOMEM;
+		else {
+			memset(&w.nodes[w.n], 0, sizeof(w.nodes[w.n]));
+			read_node(s, node, &w.nodes[w.n++]);
+		}
+	}
+	json_decref(w.undecoded);
+	*cap_nodes = w.nodes;
+	if (!err && !w.nodes && !(*cap_nodes = calloc(1, sizeof(**cap_nodes))))
+		err = CADRE_ENOMEM;
 	if (err)
 		return err;
-	store_foreach(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
-	store_foreach(m->stores[KIND_PODS], charge_own_pod, &charge);
+	err = capacity_init(cap, *cap_nodes, w.n, m->opts->accelerator_label);
+	if (err)
+		return err;
+	store_foreach_record(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
+	store_foreach_record(m->stores[KIND_PODS], charge_own_pod, &charge);
 	return 0;
 }
 
@@ -457,7 +557,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct adm_job *queue = NULL;
 	struct adm_decision *decisions = NULL;
 	json_t *nodes = NULL;
-	size_t n_queue = 0, i;
+	size_t n_queue = 0;
 	long target = -1;
 	int err = 0;
 
@@ -474,8 +574,10 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	if (err)
 		goto out;
 
-	store_foreach(m->stores[KIND_TRAININGJOBS], collect_job, &c);
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], screen_job, &c);
 	err = c.err ? c.err : s.err;
+	if (!err)
+		err = collect_jobs(&c);
 	if (err)
 		goto out;
 	queue = calloc(c.n + 1, sizeof(*queue));
@@ -503,9 +605,7 @@ out:
 	pthread_mutex_unlock(&m->admission_lock);
 	admission_release(&adm);
 	capacity_release(&cap);
-	for (i = 0; i < c.n; i++)
-		tj_release(&c.jobs[i].job);
-	free(c.jobs);
+	collect_release(&c);
 	free(queue);
 	free(decisions);
 	free(cap_nodes);
@@ -514,35 +614,61 @@ out:
 	return err;
 }
 
+struct label_values {
+	const char *label, *type;
+	char **list;
+	size_t n, cap;
+	json_t *undecoded;      /* nodes without a record */
+};
+
+static void label_value_add(struct label_values *lv, const char *v)
+{
+	if (!v || !accel_matches_label(lv->type, v) || lv->n == lv->cap)
+		return;
+	for (size_t j = 0; j < lv->n; j++)
+		if (!strcmp(lv->list[j], v))
+			return;
+	if ((lv->list[lv->n] = strdup(v)))
+		lv->n++;
+}
+
+static int node_label_value(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct label_values *lv = arg;
+
+	if (!len)
+		json_array_append_new(lv->undecoded, json_string(key));
+	else
+		label_value_add(lv, cache_node_label(rec, len, lv->label));
+	return 0;
+}
+
 void gang_matching_label_values(struct manager *m, const char *type, char ***values, size_t *n)
 {
-	json_t *nodes = NULL, *node;
-	char **list = NULL;
-	size_t i, count = 0;
+	struct label_values lv = { m->opts->accelerator_label, type, NULL, 0, 0, json_array() };
+	const json_t *key;
+	size_t i;
 
 	*values = NULL;
 	*n = 0;
-	if (store_list(m->stores[KIND_NODES], &nodes))
-		return;
-	list = calloc(json_array_size(nodes) + 1, sizeof(*list));
-	if (!list)
+	lv.cap = store_len(m->stores[KIND_NODES]) + 1;
+	lv.list = calloc(lv.cap + 1, sizeof(*lv.list));
+	if (!lv.list || !lv.undecoded)
 		goto out;
-	json_array_foreach(nodes, i, node) {
-		const char *v = str(json_object_get(json_object_get(node, "metadata"), "labels"),
-				    m->opts->accelerator_label);
-		bool seen = false;
+	store_foreach_record(m->stores[KIND_NODES], node_label_value, &lv);
+	json_array_foreach(lv.undecoded, i, key) {
+		json_t *node;
 
-		if (!v || !accel_matches_label(type, v))
+		if (store_get(m->stores[KIND_NODES], json_string_value(key), &node))
 			continue;
-		for (size_t j = 0; j < count; j++)
-			seen = seen || !strcmp(list[j], v);
-		if (!seen && (list[count] = strdup(v)))
-			count++;
+		label_value_add(&lv, str(json_object_get(json_object_get(node, "metadata"),
+							 "labels"), lv.label));
+		json_decref(node);
 	}
-	*values = list;
-	*n = count;
-	list = NULL;
+	*values = lv.list;
+	*n = lv.n;
+	lv.list = NULL;
 out:
-	free(list);
-	json_decref(nodes);
+	free(lv.list);
+	json_decref(lv.undecoded);
 }

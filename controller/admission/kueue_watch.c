@@ -84,7 +84,8 @@ static void on_update(void *ctx, const char *key, const json_t *old_obj, const j
 struct kueue_watch *kueue_watch_new(struct manager *m)
 {
 	struct kueue_watch *w = calloc(1, sizeof(*w));
-	struct store_options so = { kueue_resource_workloads.plural, kueue_workload_trim, NULL };
+	struct store_options so = { .kind = kueue_resource_workloads.plural,
+				    .trim = kueue_workload_trim };
 	struct store_handlers h = { on_add, on_update, on_add, NULL };
 	struct reflector_options ro = {
 		.resource = &kueue_resource_workloads,

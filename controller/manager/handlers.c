@@ -251,20 +251,37 @@ struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind
 	return h;
 }
 
-/* Queue every object we know of: the first pass after gaining the lead. */
+struct enqueue_all {
+	struct manager *m;
+	const char *kind;
+};
+
+/* Queue the object at key ("namespace/name"); its record is not needed. */
+static int enqueue_key(void *ctx, const char *key, const void *rec, size_t len)
+{
+	const struct enqueue_all *e = ctx;
+	const char *slash = strchr(key, '/');
+	char ns[STORE_KEY_MAX];
+
+	(void)rec;
+	(void)len;
+	if (!slash || (size_t)(slash - key) >= sizeof(ns))
+		return 0;
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	manager_enqueue(e->m, e->kind, ns, slash + 1);
+	return 0;
+}
+
+/*
+ * Queue every object we know of: the first pass after gaining the lead.
+ * By key, without decoding: 10k TrainingJobs listed as JSON would hold all
+ * of them decoded at once.
+ */
 void manager_enqueue_everything(struct manager *m)
 {
-	json_t *all = NULL, *obj;
-	size_t i;
+	struct enqueue_all tj = { m, "tj" }, vol = { m, "vol" };
 
-	if (store_list(m->stores[KIND_TRAININGJOBS], &all) == 0) {
-		json_array_foreach(all, i, obj)
-			manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
-		json_decref(all);
-	}
-	if (store_list(m->stores[KIND_VOLUMES], &all) == 0) {
-		json_array_foreach(all, i, obj)
-			manager_enqueue(m, "vol", obj_ns(obj), obj_name(obj));
-		json_decref(all);
-	}
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], enqueue_key, &tj);
+	store_foreach_record(m->stores[KIND_VOLUMES], enqueue_key, &vol);
 }

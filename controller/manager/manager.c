@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "api/labels.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/kueue.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
@@ -22,13 +23,15 @@ struct kind_spec {
 	const char *field_selector;
 	store_trim_fn trim;
 	bool namespaced_by_flag;   /* honour --namespace */
+	store_record_fn record;    /* what admission walks (cache_record.h) */
 };
 
 static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
-				store_trim_managed_fields, true },
+				store_trim_managed_fields, true, cache_record_job },
 	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
-	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true },
+	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true,
+			cache_record_pod },
 	/*
 	 * Capacity is cluster-wide whatever --namespace says. Without it, cadre's
 	 * pods are all in KIND_PODS and this cache holds the rest; with it, cadre's
@@ -37,8 +40,9 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 * admission skips the ones KIND_PODS holds.
 	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
-			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false },
-	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false },
+			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false, cache_record_pod },
+	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false,
+			 cache_record_node },
 	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
 			    store_trim_managed_fields, true },
 	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
@@ -46,6 +50,30 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	/* The version is the one the API server serves: manager->podgroups. */
 	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_managed_fields, true },
 };
+
+int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)
+{
+	const char *ns = json_string_value(json_object_get(json_object_get(job, "metadata"),
+							   "namespace"));
+	const json_t *vols = json_object_get(json_object_get(job, "spec"), "volumes");
+	const char *path;
+	json_t *value;
+	char key[STORE_KEY_MAX];
+
+	(void)arg;
+	json_object_foreach((json_t *)vols, path, value) {
+		int n;
+
+		if (!json_string_value(value))
+			continue;
+		n = snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", json_string_value(value));
+		if (n < 0 || (size_t)n >= sizeof(key))
+			continue;
+		if (json_array_append_new(values, json_string(key)))
+			return CADRE_ENOMEM;
+	}
+	return 0;
+}
 
 /* What kind k is listed as; NULL for a kind this mode does not watch. */
 static const struct kube_resource *kind_resource(const struct manager *m, int k)
@@ -110,15 +138,19 @@ struct phase_counts {
 	size_t counts[10];
 };
 
-static int count_phase(void *ctx, const char *key, const json_t *obj)
+/* From the jobs' records (cache_record.h): a scrape decodes nothing. */
+static int count_phase(void *ctx, const char *key, const void *rec, size_t len)
 {
 	struct phase_counts *pc = ctx;
-	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
-							      "phase"));
+	struct cache_job job;
+	const char *phase;
 
 	(void)key;
+	if (cache_job_read(rec, len, &job))
+		return 0;
+	phase = job.phase;
 	for (size_t i = 0; i < 10 && pc->names[i]; i++)
-		if (!strcmp(pc->names[i], phase && *phase ? phase : "Pending")) {
+		if (!strcmp(pc->names[i], *phase ? phase : "Pending")) {
 			pc->counts[i]++;
 			break;
 		}
@@ -132,7 +164,7 @@ static void phase_counts_render(struct manager *m, struct buf *out)
 	struct phase_counts pc = { { "Pending", "Queued", "Starting", "Running", "Restarting",
 				     "Succeeded", "Failed", "Suspended", NULL }, { 0 } };
 
-	store_foreach(m->stores[KIND_TRAININGJOBS], count_phase, &pc);
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], count_phase, &pc);
 	buf_adds(out, "# HELP cadre_trainingjobs TrainingJobs by phase.\n"
 		 "# TYPE cadre_trainingjobs gauge\n");
 	for (size_t i = 0; pc.names[i]; i++)
@@ -435,7 +467,8 @@ int manager_init(struct manager *m, const struct options *opts)
 	for (int k = 0; k < KIND_COUNT; k++) {
 		if (!kind_resource(m, k))
 			continue;
-		struct store_options so = { kind_resource(m, k)->plural, kinds[k].trim, NULL };
+		struct store_options so = { .kind = kind_resource(m, k)->plural,
+					    .trim = kinds[k].trim, .record = kinds[k].record };
 		struct reflector_options ro = {
 			.resource = kind_resource(m, k),
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
@@ -449,6 +482,9 @@ int manager_init(struct manager *m, const struct options *opts)
 		if (!m->stores[k])
 			return CADRE_ENOMEM;
 		err = store_add_handlers(m->stores[k], &h);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
+					      NULL);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
 			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
 			if (!err)

@@ -126,6 +126,13 @@ bool manager_synced(void *m);
 
 /* Queue helpers for handlers and reconcilers. */
 void manager_enqueue(struct manager *m, const char *kind, const char *ns, const char *name);
+
+/*
+ * The TrainingJob cache's index "volume" (store_index_fn): a job under
+ * "namespace/<volume>" for each Volume its spec.volumes names, so that a
+ * Volume's users are found without decoding every job.
+ */
+int manager_index_job_volumes(const json_t *job, json_t *values, void *arg);
 void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
 			   const char *name, uint64_t delay_ms);
 void manager_kick_admission(struct manager *m);

@@ -17,6 +17,7 @@
 #include "api/fielderr.h"
 #include "api/trainingjob.h"
 #include "controller/build/build.h"
+#include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/admission/kueue.h"
 #include "controller/manager/manager.h"
@@ -796,21 +797,24 @@ out:
 	return ret;
 }
 
-static int requeue_one(void *ctx, const char *key, const json_t *obj)
+/* From the jobs' records (cache_record.h), by key: nothing is decoded. */
+static int requeue_one(void *ctx, const char *key, const void *rec, size_t len)
 {
 	struct manager *m = ctx;
-	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
-							      "phase"));
-	const json_t *meta = json_object_get(obj, "metadata");
+	const char *slash = strchr(key, '/');
+	char ns[STORE_KEY_MAX];
+	struct cache_job job;
 
-	(void)key;
-	if (!phase || !strcmp(phase, "Queued") || !strcmp(phase, "Pending"))
-		manager_enqueue(m, "tj", json_string_value(json_object_get(meta, "namespace")),
-				json_string_value(json_object_get(meta, "name")));
+	if (cache_job_read(rec, len, &job) || !slash || (size_t)(slash - key) >= sizeof(ns))
+		return 0;
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	if (!*job.phase || !strcmp(job.phase, "Queued") || !strcmp(job.phase, "Pending"))
+		manager_enqueue(m, "tj", ns, slash + 1);
 	return 0;
 }
 
 void tj_requeue_waiting(struct manager *m)
 {
-	store_foreach(m->stores[KIND_TRAININGJOBS], requeue_one, m);
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], requeue_one, m);
 }

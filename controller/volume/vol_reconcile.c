@@ -36,9 +36,8 @@ struct users {
 	int err;
 };
 
-static int collect_user(void *ctx, const char *key, const json_t *obj)
+static void collect_user(struct users *u, const json_t *obj)
 {
-	struct users *u = ctx;
 	const json_t *meta = json_object_get(obj, "metadata");
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
 	const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
@@ -47,11 +46,10 @@ static int collect_user(void *ctx, const char *key, const json_t *obj)
 	const char *path;
 	json_t *value;
 
-	(void)key;
 	if (!ns || strcmp(ns, u->ns))
-		return 0;
+		return;
 	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-		return 0;
+		return;
 	json_object_foreach((json_t *)vols, path, value) {
 		const char *v = json_string_value(value);
 
@@ -63,14 +61,28 @@ static int collect_user(void *ctx, const char *key, const json_t *obj)
 				if (more)
 					u->names = more;
 				u->err = CADRE_ENOMEM;
-				return 0;
+				return;
 			}
 			u->names = more;
 			u->n++;
 			break;
 		}
 	}
-	return 0;
+}
+
+/* The jobs whose spec.volumes names the Volume at key (the cache's "volume" index). */
+static void collect_users(struct manager *m, const char *key, struct users *u)
+{
+	json_t *jobs = NULL, *obj;
+	size_t i;
+
+	if (store_by_index(m->stores[KIND_TRAININGJOBS], "volume", key, &jobs)) {
+		u->err = CADRE_ENOMEM;
+		return;
+	}
+	json_array_foreach(jobs, i, obj)
+		collect_user(u, obj);
+	json_decref(jobs);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -458,7 +470,7 @@ int vol_reconcile(struct manager *m, const char *ns, const char *name)
 		goto out;
 	if (vol_parse(obj, &vol, &errs) == 0)
 		vol_validate(&vol, &errs);
-	store_foreach(m->stores[KIND_TRAININGJOBS], collect_user, &users);
+	collect_users(m, key, &users);
 	if (users.err) {
 		ret = users.err;
 		goto out;

@@ -1,0 +1,397 @@
+#include "controller/admission/cache_record.h"
+#include "base/err.h"
+#include "api/condition.h"
+#include "api/fielderr.h"
+#include "api/quantity.h"
+#include "api/trainingjob.h"
+
+#include <string.h>
+
+/*
+ * Records are bytes: a header copied in and out with memcpy (records need
+ * no particular alignment), then fixed-size numbers, then NUL-terminated
+ * strings. The magic tells a record of one kind from anything else.
+ */
+#define POD_MAGIC 0x50
+#define JOB_MAGIC 0x4a
+
+struct pod_hdr {
+	int64_t cpu_milli, memory_milli;
+	int32_t attempt;
+	uint8_t magic, phase, n_ext, bound;
+};
+
+struct job_hdr {
+	int64_t last_failure_s;
+	int32_t attempt, num_nodes;
+	uint8_t magic, candidate, admitted, has_last_failure;
+};
+
+/* A bounded writer over rec. */
+struct rec_out {
+	unsigned char *p;
+	size_t len, size;
+	int err;
+};
+
+static void put(struct rec_out *o, const void *data, size_t n)
+{
+	if (o->err || n > o->size - o->len) {
+		o->err = CADRE_EINVAL;
+		return;
+	}
+	memcpy(o->p + o->len, data, n);
+	o->len += n;
+}
+
+static void put_str(struct rec_out *o, const char *s)
+{
+	put(o, s ? s : "", strlen(s ? s : "") + 1);
+}
+
+/* The next NUL-terminated string of rec at *off, or NULL past its end. */
+static const char *get_str(const void *rec, size_t len, size_t *off)
+{
+	const char *s = (const char *)rec + *off;
+	const char *nul = *off < len ? memchr(s, '\0', len - *off) : NULL;
+
+	if (!nul)
+		return NULL;
+	*off += (size_t)(nul - s) + 1;
+	return s;
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+/* Requests split as admission counts them (gang.c read_resources). */
+static void split_requests(const json_t *list, struct pod_hdr *h, const char **names,
+			   int64_t *milli)
+{
+	const char *name;
+	json_t *value;
+
+	json_object_foreach((json_t *)list, name, value) {
+		int64_t m;
+
+		if (!json_string_value(value) || quantity_parse(json_string_value(value), &m))
+			continue;
+		if (!strcmp(name, "cpu"))
+			h->cpu_milli += m;
+		else if (!strcmp(name, "memory"))
+			h->memory_milli += m;
+		else if (strcmp(name, "pods") && h->n_ext < CACHE_POD_EXT_MAX) {
+			names[h->n_ext] = name;
+			milli[h->n_ext++] = m;
+		}
+	}
+}
+
+int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
+{
+	struct rec_out o = { rec, 0, size, 0 };
+	struct pod_hdr h = { .magic = POD_MAGIC, .phase = POD_UNKNOWN, .attempt = -1 };
+	const char *names[CACHE_POD_EXT_MAX], *node;
+	int64_t milli[CACHE_POD_EXT_MAX];
+	const json_t *requests;
+
+	(void)arg;
+	if (json_object_get(pod, "metadata")) {
+		const json_t *spec = json_object_get(pod, "spec");
+		const json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+		struct podview v;
+
+		podview_read(pod, &v);
+		h.phase = (uint8_t)v.phase;
+		h.attempt = v.attempt;
+		node = v.node;
+		requests = json_object_get(json_object_get(c, "resources"), "requests");
+	} else {
+		node = str(pod, "nodeName");
+		requests = json_object_get(pod, "requests");
+	}
+	split_requests(requests, &h, names, milli);
+	h.bound = node != NULL;
+	put(&o, &h, sizeof(h));
+	put(&o, milli, h.n_ext * sizeof(*milli));
+	put_str(&o, node);
+	for (uint8_t i = 0; i < h.n_ext; i++)
+		put_str(&o, names[i]);
+	return o.err ? o.err : (int)o.len;
+}
+
+int cache_pod_read(const void *rec, size_t len, struct cache_pod *out)
+{
+	struct pod_hdr h;
+	size_t off;
+	const char *node;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return CADRE_EINVAL;
+	memcpy(&h, rec, sizeof(h));
+	off = sizeof(h) + h.n_ext * sizeof(int64_t);
+	if (h.magic != POD_MAGIC || h.n_ext > CACHE_POD_EXT_MAX || off > len)
+		return CADRE_EINVAL;
+	memcpy(out->ext_milli, (const char *)rec + sizeof(h), h.n_ext * sizeof(int64_t));
+	node = get_str(rec, len, &off);
+	for (uint8_t i = 0; i < h.n_ext; i++)
+		if (!(out->ext_name[i] = get_str(rec, len, &off)))
+			return CADRE_EINVAL;
+	if (!node)
+		return CADRE_EINVAL;
+	out->node = h.bound ? node : NULL;
+	out->cpu_milli = h.cpu_milli;
+	out->memory_milli = h.memory_milli;
+	out->n_ext = h.n_ext;
+	out->phase = (enum pod_phase)h.phase;
+	out->attempt = h.attempt;
+	return 0;
+}
+
+bool cache_job_may_wait(const struct trainingjob *job)
+{
+	const struct tj_spec *spec = &job->spec;
+	enum tj_phase phase = job->status.phase;
+
+	return !tj_phase_terminal(phase) && !spec->suspend && !job->meta.deleting &&
+	       !(spec->queue && *spec->queue) && phase != TJ_PHASE_PENDING &&
+	       phase != TJ_PHASE_SUSPENDED && phase != TJ_PHASE_RESTARTING;
+}
+
+int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
+{
+	struct rec_out o = { rec, 0, size, 0 };
+	struct job_hdr h = { .magic = JOB_MAGIC };
+	struct field_errors errs;
+	struct trainingjob job;
+
+	(void)arg;
+	field_errors_init(&errs);
+	if (tj_parse(obj, &job, &errs) == 0 && tj_validate(&job, &errs) == 0)
+		h.candidate = cache_job_may_wait(&job);
+	h.admitted = condition_is_true(&job.status.conditions, "Admitted");
+	h.attempt = job.status.restarts + job.status.infra_restarts;
+	h.num_nodes = job.spec.num_nodes;
+	h.has_last_failure = job.status.has_last_failure;
+	h.last_failure_s = job.status.has_last_failure ? job.status.last_failure.time : 0;
+	put(&o, &h, sizeof(h));
+	put_str(&o, job.meta.uid);
+	put_str(&o, str(json_object_get(obj, "status"), "phase"));
+	field_errors_release(&errs);
+	tj_release(&job);
+	return o.err ? o.err : (int)o.len;
+}
+
+int cache_job_read(const void *rec, size_t len, struct cache_job *out)
+{
+	struct job_hdr h;
+	size_t off = sizeof(h);
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return CADRE_EINVAL;
+	memcpy(&h, rec, sizeof(h));
+	if (h.magic != JOB_MAGIC)
+		return CADRE_EINVAL;
+	out->uid = get_str(rec, len, &off);
+	out->phase = get_str(rec, len, &off);
+	if (!out->uid || !out->phase)
+		return CADRE_EINVAL;
+	out->candidate = h.candidate;
+	out->admitted = h.admitted;
+	out->attempt = h.attempt;
+	out->num_nodes = h.num_nodes;
+	out->has_last_failure = h.has_last_failure;
+	out->last_failure_s = h.last_failure_s;
+	return 0;
+}
+
+enum cap_effect cache_effect_parse(const char *s)
+{
+	if (!s || !*s)
+		return CAP_EFFECT_ANY;
+	if (!strcmp(s, "NoSchedule"))
+		return CAP_NO_SCHEDULE;
+	if (!strcmp(s, "PreferNoSchedule"))
+		return CAP_PREFER_NO_SCHEDULE;
+	return CAP_NO_EXECUTE;
+}
+
+#define NODE_MAGIC 0x4e
+#define TAINT_HAS_KEY 0x10
+#define TAINT_HAS_VALUE 0x20
+
+struct node_hdr {
+	int64_t cpu_milli, memory_milli, pods;
+	uint16_t n_ext, n_labels, n_taints;
+	uint8_t magic, ready, unschedulable;
+};
+
+/* status.allocatable as gang.c counts it: cpu, memory, pods, the rest by name. */
+static void node_allocatable(const json_t *list, struct node_hdr *h, const char **names,
+			     int64_t *milli, size_t max)
+{
+	const char *name;
+	json_t *value;
+
+	json_object_foreach((json_t *)list, name, value) {
+		int64_t m;
+
+		if (!json_string_value(value) || quantity_parse(json_string_value(value), &m))
+			continue;
+		if (!strcmp(name, "cpu"))
+			h->cpu_milli += m;
+		else if (!strcmp(name, "memory"))
+			h->memory_milli += m;
+		else if (!strcmp(name, "pods"))
+			h->pods = m / 1000;
+		else if (h->n_ext < max) {
+			names[h->n_ext] = name;
+			milli[h->n_ext++] = m;
+		}
+	}
+}
+
+int cache_record_node(const json_t *node, void *rec, size_t size, void *arg)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *spec = json_object_get(node, "spec");
+	const json_t *status = json_object_get(node, "status");
+	const json_t *labels = json_object_get(meta, "labels"), *cond, *taint;
+	const json_t *taints = json_object_get(spec, "taints");
+	struct node_hdr h = { .magic = NODE_MAGIC };
+	struct rec_out o = { rec, 0, size, 0 };
+	const char *names[64], *key;
+	int64_t milli[64];
+	json_t *value;
+	size_t i;
+
+	(void)arg;
+	h.unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+		if (str(cond, "type") && !strcmp(str(cond, "type"), "Ready"))
+			h.ready = str(cond, "status") && !strcmp(str(cond, "status"), "True");
+	node_allocatable(json_object_get(status, "allocatable"), &h, names, milli, 64);
+	json_object_foreach((json_t *)labels, key, value)
+		h.n_labels += json_string_value(value) != NULL;
+	if (json_array_size(taints) > UINT16_MAX || h.n_labels == UINT16_MAX)
+		return 0;
+	h.n_taints = (uint16_t)json_array_size(taints);
+	put(&o, &h, sizeof(h));
+	put(&o, milli, h.n_ext * sizeof(*milli));
+	json_array_foreach(taints, i, taint) {
+		uint8_t info = (uint8_t)cache_effect_parse(str(taint, "effect"));
+
+		info |= str(taint, "key") ? TAINT_HAS_KEY : 0;
+		info |= str(taint, "value") ? TAINT_HAS_VALUE : 0;
+		put(&o, &info, 1);
+	}
+	put_str(&o, str(meta, "name"));
+	for (i = 0; i < h.n_ext; i++)
+		put_str(&o, names[i]);
+	json_object_foreach((json_t *)labels, key, value)
+		if (json_string_value(value)) {
+			put_str(&o, key);
+			put_str(&o, json_string_value(value));
+		}
+	json_array_foreach(taints, i, taint) {
+		if (str(taint, "key"))
+			put_str(&o, str(taint, "key"));
+		if (str(taint, "value"))
+			put_str(&o, str(taint, "value"));
+	}
+	return o.err ? 0 : (int)o.len;
+}
+
+static int node_hdr_read(const void *rec, size_t len, struct node_hdr *h, size_t *off)
+{
+	if (len < sizeof(*h))
+		return CADRE_EINVAL;
+	memcpy(h, rec, sizeof(*h));
+	*off = sizeof(*h) + h->n_ext * sizeof(int64_t) + h->n_taints;
+	if (h->magic != NODE_MAGIC || *off > len)
+		return CADRE_EINVAL;
+	return 0;
+}
+
+int cache_node_counts(const void *rec, size_t len, struct cache_node_counts *out)
+{
+	struct node_hdr h;
+	size_t off;
+	int err = node_hdr_read(rec, len, &h, &off);
+
+	if (err)
+		return err;
+	*out = (struct cache_node_counts){ h.n_ext, h.n_labels, h.n_taints };
+	return 0;
+}
+
+int cache_node_read(const void *rec, size_t len, struct cap_node *out, struct cap_resource *ext,
+		    struct cap_label *labels, struct cap_taint *taints)
+{
+	const unsigned char *info;
+	struct node_hdr h;
+	size_t off, i;
+	int err = node_hdr_read(rec, len, &h, &off);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	info = (const unsigned char *)rec + sizeof(h) + h.n_ext * sizeof(int64_t);
+	if (!(out->name = get_str(rec, len, &off)))
+		return CADRE_EINVAL;
+	for (i = 0; i < h.n_ext; i++) {
+		memcpy(&ext[i].milli, (const char *)rec + sizeof(h) + i * sizeof(int64_t),
+		       sizeof(int64_t));
+		if (!(ext[i].name = get_str(rec, len, &off)))
+			return CADRE_EINVAL;
+	}
+	for (i = 0; i < h.n_labels; i++)
+		if (!(labels[i].key = get_str(rec, len, &off)) ||
+		    !(labels[i].value = get_str(rec, len, &off)))
+			return CADRE_EINVAL;
+	for (i = 0; i < h.n_taints; i++) {
+		taints[i].key = info[i] & TAINT_HAS_KEY ? get_str(rec, len, &off) : NULL;
+		taints[i].value = info[i] & TAINT_HAS_VALUE ? get_str(rec, len, &off) : NULL;
+		taints[i].effect = (enum cap_effect)(info[i] & 0x0f);
+		if ((info[i] & TAINT_HAS_KEY && !taints[i].key) ||
+		    (info[i] & TAINT_HAS_VALUE && !taints[i].value))
+			return CADRE_EINVAL;
+	}
+	out->ready = h.ready;
+	out->unschedulable = h.unschedulable;
+	out->cpu_milli = h.cpu_milli;
+	out->memory_milli = h.memory_milli;
+	out->pods = h.pods;
+	out->extended = ext;
+	out->n_extended = h.n_ext;
+	out->labels = labels;
+	out->n_labels = h.n_labels;
+	out->taints = taints;
+	out->n_taints = h.n_taints;
+	return 0;
+}
+
+const char *cache_node_label(const void *rec, size_t len, const char *key)
+{
+	struct node_hdr h;
+	size_t off, i;
+
+	if (node_hdr_read(rec, len, &h, &off) || !get_str(rec, len, &off))
+		return NULL;
+	for (i = 0; i < h.n_ext; i++)
+		if (!get_str(rec, len, &off))
+			return NULL;
+	for (i = 0; i < h.n_labels; i++) {
+		const char *k = get_str(rec, len, &off), *v = get_str(rec, len, &off);
+
+		if (!k || !v)
+			return NULL;
+		if (!strcmp(k, key))
+			return v;
+	}
+	return NULL;
+}
