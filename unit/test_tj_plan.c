@@ -219,6 +219,88 @@ Test(tj_plan, gates_come_off_together_only_when_every_pod_exists)
 	fx_release(&f);
 }
 
+/* Ungate actions marked after_creates, and those with a pod of that rank. */
+static size_t count_ungates_after_creates(const struct tj_plan *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == TJ_UNGATE_POD && p->actions[i].after_creates)
+			n++;
+	return n;
+}
+
+Test(tj_plan, admission_plans_the_ungates_right_after_the_creates_in_the_same_pass)
+{
+	struct fx f;
+	size_t last_create = 0, first_ungate = SIZE_MAX;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 2,
+		     "no ungate may run unless every create of the pass succeeded");
+	for (size_t i = 0; i < f.plan.n_actions; i++) {
+		if (f.plan.actions[i].kind == TJ_CREATE_POD)
+			last_create = i;
+		if (f.plan.actions[i].kind == TJ_UNGATE_POD && i < first_ungate)
+			first_ungate = i;
+	}
+	cr_assert_lt(last_create, first_ungate, "the ungates come after every create");
+	fx_release(&f);
+}
+
+Test(tj_plan, creating_the_missing_ranks_also_plans_the_gated_ones_for_after_the_creates)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 2);
+	for (size_t i = 0; i < f.plan.n_actions; i++)
+		if (f.plan.actions[i].kind == TJ_UNGATE_POD && f.plan.actions[i].rank == 0)
+			cr_assert_str_eq(f.plan.actions[i].pod, "llama-0");
+		else if (f.plan.actions[i].kind == TJ_UNGATE_POD)
+			cr_assert_null(f.plan.actions[i].pod, "rank 1 is the pod this pass creates");
+	fx_release(&f);
+}
+
+Test(tj_plan, no_ungate_after_creates_when_the_mode_does_not_gate_or_creates_wait)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.mode = GANG_NONE;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	f.in.expectations_met = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, gates_of_a_complete_gang_come_off_without_waiting_for_creates)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 1, 0, "Pending", true, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 0);
+	fx_release(&f);
+}
+
 Test(tj_plan, every_pod_running_makes_the_job_running)
 {
 	struct fx f;

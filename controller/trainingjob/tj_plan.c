@@ -812,10 +812,22 @@ static bool gang_progress(struct planner *p, const struct podview **by_rank, int
 	struct tj_status *st = &p->out->status;
 
 	/* Create what is missing, once every earlier create has been seen. */
-	if (c->have < n && in->expectations_met)
+	if (c->have < n && in->expectations_met) {
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])
 				action(p, TJ_CREATE_POD, r, NULL);
+		/* Built-in gating: the gates come off right after, if every create succeeds. */
+		if (in->mode == GANG_BUILTIN)
+			for (int r = 0; r < n; r++) {
+				struct tj_action *a;
+
+				if (by_rank[r] && !by_rank[r]->gated)
+					continue;
+				a = action(p, TJ_UNGATE_POD, r, by_rank[r]);
+				if (a)
+					a->after_creates = true;
+			}
+	}
 	/* All exist: remove every gate together, so the gang binds as one. */
 	if (c->have == n && c->gated > 0)
 		for (int r = 0; r < n; r++)

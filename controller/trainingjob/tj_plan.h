@@ -129,7 +129,7 @@ struct tj_input {
 enum tj_action_kind {
 	TJ_CREATE_SERVICE,
 	TJ_CREATE_POD,     /* rank, attempt; gated per the mode */
-	TJ_UNGATE_POD,     /* pod */
+	TJ_UNGATE_POD,     /* pod; NULL with after_creates: the pod this pass creates */
 	TJ_DELETE_POD,     /* pod, uid (precondition) */
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
 	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
@@ -142,6 +142,14 @@ struct tj_action {
 	int attempt;
 	const char *pod;   /* borrowed from the input's pod views */
 	const char *uid;
+	/*
+	 * TJ_UNGATE_POD only: done in the same pass as the creates before it, and
+	 * only when every one of them was answered 201: then the answers prove that
+	 * every pod of the attempt exists, and the gang need not wait for the
+	 * watch to show it. If any create fails or meets an existing pod, none of
+	 * these is done (the next pass, from the cache, decides).
+	 */
+	bool after_creates;
 };
 
 struct tj_event {
