@@ -1461,3 +1461,31 @@ Test(tj_plan, native_mode_makes_the_service_once_before_and_after_admission)
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
 	fx_release(&f);
 }
+
+Test(tj_plan, a_young_start_s_progress_alone_is_not_a_status_write)
+{
+	json_t *stored = json_pack("{s:s, s:i, s:s, s:[], s:[{s:s, s:s}]}", "phase", "Starting",
+				   "readyNodes", 0, "message", "0 of 2 pods Running", "nodes",
+				   "conditions", "type", "Admitted", "status", "True");
+	json_t *moved = json_pack("{s:s, s:i, s:s, s:[{s:i, s:s}], s:[{s:s, s:s}]}", "phase",
+				  "Starting", "readyNodes", 1, "message", "1 of 2 pods Running",
+				  "nodes", "rank", 0, "node", "n0", "conditions", "type", "Admitted",
+				  "status", "True");
+	json_t *running = json_deep_copy(moved), *troubled = json_deep_copy(moved);
+
+	json_object_set_new(running, "phase", json_string("Running"));
+	json_array_append_new(json_object_get(troubled, "conditions"),
+			      json_pack("{s:s, s:s}", "type", "Restarting", "status", "True"));
+	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000));
+	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S - 1));
+	cr_assert_not(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S),
+		      "after the quiet time, progress is written");
+	cr_assert_not(tj_status_progress_only(stored, moved, 0, 1000), "not admitted");
+	cr_assert_not(tj_status_progress_only(stored, running, 1000, 1001), "Running is written");
+	cr_assert_not(tj_status_progress_only(stored, troubled, 1000, 1001),
+		      "a condition that changes is written");
+	json_decref(stored);
+	json_decref(moved);
+	json_decref(running);
+	json_decref(troubled);
+}

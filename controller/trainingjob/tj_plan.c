@@ -1336,3 +1336,40 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 	out->disruption_message = json_string_value(json_object_get(dis, "message"));
 	return 0;
 }
+
+/* A copy of a status object without what moves while a gang starts. */
+static json_t *without_progress(const json_t *status)
+{
+	json_t *copy = json_deep_copy(status);
+
+	if (copy) {
+		json_object_del(copy, "nodes");
+		json_object_del(copy, "readyNodes");
+		json_object_del(copy, "message");
+	}
+	return copy;
+}
+
+static bool is_starting(const json_t *status)
+{
+	const char *phase = json_string_value(json_object_get(status, "phase"));
+
+	return phase && !strcmp(phase, "Starting");
+}
+
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+			     int64_t now)
+{
+	json_t *a, *b;
+	bool same;
+
+	if (!admitted_time || now < admitted_time || now >= admitted_time + TJ_START_QUIET_S ||
+	    !is_starting(stored) || !is_starting(want))
+		return false;
+	a = without_progress(stored);
+	b = without_progress(want);
+	same = a && b && json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same;
+}

@@ -175,6 +175,21 @@ struct tj_plan {
  * tj_plan_release whatever this returns. Returns 0 or CADRE_ENOMEM.
  */
 int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
+
+/*
+ * A start's progress (status.nodes, readyNodes and the "N of M pods Running"
+ * message change with every pod that is scheduled or starts) would be a
+ * status write per pod event, dozens for one gang. In the first
+ * TJ_START_QUIET_S after admission such a change alone is not written: a
+ * start is Admitted, then Running, in two writes; a gang still starting when
+ * the quiet time ends is written then (the reconciler queues a pass for it).
+ * True when want (a status object) differs from stored only so, both are
+ * Starting, and now (Unix seconds) is within TJ_START_QUIET_S of
+ * admitted_time.
+ */
+#define TJ_START_QUIET_S 10
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+			     int64_t now);
 void tj_plan_release(struct tj_plan *plan);
 
 /* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for

@@ -728,6 +728,21 @@ static json_t *canonical_status(const json_t *status)
 	return have;
 }
 
+/* Whether want differs from the stored status only by a young start's progress. */
+static bool progress_only(struct tj_pass *p, const json_t *want)
+{
+	const struct tj_status *st = &p->plan.status;
+	int64_t now = time(NULL);
+	json_t *have = canonical_status(json_object_get(p->obj, "status"));
+	bool same = have && tj_status_progress_only(have, want, st->admitted_time, now);
+
+	json_decref(have);
+	if (same)
+		manager_enqueue_after(p->m, "tj", p->job.meta.namespace, p->job.meta.name,
+				      (uint64_t)(st->admitted_time + TJ_START_QUIET_S - now) * 1000);
+	return same;
+}
+
 static int write_status(struct tj_pass *p)
 {
 	json_t *want = tj_status_to_json(&p->plan.status);
@@ -736,6 +751,10 @@ static int write_status(struct tj_pass *p)
 
 	if (!want)
 		return CADRE_ENOMEM;
+	if (progress_only(p, want)) {
+		json_decref(want);
+		return 0;
+	}
 	ret = status_write(p->m, &kube_resource_trainingjobs, p->obj, want, canonical_status,
 			   "tj", &written);
 	if (!ret && written)
