@@ -1489,3 +1489,29 @@ Test(tj_plan, a_young_start_s_progress_alone_is_not_a_status_write)
 	json_decref(running);
 	json_decref(troubled);
 }
+
+Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_only)
+{
+	struct fx f;
+	json_t *before, *after;
+
+	/* Both ranks ungated and bound, none Running yet; then rank 0 runs. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	before = tj_status_to_json(&f.plan.status);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	after = tj_status_to_json(&f.plan.status);
+	cr_assert_not(json_equal(before, after), "the start moved on");
+	cr_assert(tj_status_progress_only(before, after, f.in.now, f.in.now + 1),
+		  "only nodes, readyNodes and the messages changed");
+	json_decref(before);
+	json_decref(after);
+	fx_release(&f);
+}

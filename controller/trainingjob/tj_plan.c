@@ -1340,12 +1340,20 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 /* A copy of a status object without what moves while a gang starts. */
 static json_t *without_progress(const json_t *status)
 {
-	json_t *copy = json_deep_copy(status);
+	json_t *copy = json_deep_copy(status), *c;
+	size_t i;
 
-	if (copy) {
-		json_object_del(copy, "nodes");
-		json_object_del(copy, "readyNodes");
-		json_object_del(copy, "message");
+	if (!copy)
+		return NULL;
+	json_object_del(copy, "nodes");
+	json_object_del(copy, "readyNodes");
+	json_object_del(copy, "message");
+	/* Reconciling repeats the message; its reason still counts. */
+	json_array_foreach(json_object_get(copy, "conditions"), i, c) {
+		const char *type = json_string_value(json_object_get(c, "type"));
+
+		if (type && !strcmp(type, "Reconciling"))
+			json_object_del(c, "message");
 	}
 	return copy;
 }

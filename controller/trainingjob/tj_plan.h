@@ -178,8 +178,9 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
 
 /*
  * A start's progress (status.nodes, readyNodes and the "N of M pods Running"
- * message change with every pod that is scheduled or starts) would be a
- * status write per pod event, dozens for one gang. In the first
+ * message, which the Reconciling condition repeats) changes with every pod
+ * that is scheduled or starts: a status write per pod event, dozens for one
+ * gang. In the first
  * TJ_START_QUIET_S after admission such a change alone is not written: a
  * start is Admitted, then Running, in two writes; a gang still starting when
  * the quiet time ends is written then (the reconciler queues a pass for it).
