@@ -7,9 +7,12 @@
  *   2. plan; if the gang needs admitting, ask the admission queue and plan
  *      again with its verdict;
  *   3. make the writes the plan lists (creates recorded as expectations
- *      first, so a second pass before the watch catches up makes none);
+ *      first, so a second pass before the watch catches up makes none;
+ *      the gates of a gang whose every create was answered 201 come off
+ *      right after, each ungate recorded so no later pass repeats it);
  *   4. record the plan's events;
- *   5. PUT the status, only when it differs from what is stored.
+ *   5. PUT the status, only when it differs from what is stored (and not
+ *      for a young start's progress alone: tj_status_progress_only).
  */
 #include "base/buf.h"
 #include "base/err.h"
