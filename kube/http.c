@@ -9,8 +9,13 @@
 #include "base/err.h"
 #include "base/log.h"
 
-/* Idle easy handles kept for their open connections; more are freed. */
-#define POOL_MAX 8
+/*
+ * Idle easy handles kept for their open connections; more are freed. As many
+ * as a gang's writers (PARALLEL_WRITES in tj_reconcile.c): with fewer, the
+ * ungates right after a gang's creates would open (and TLS-handshake) again
+ * most of the connections the creates had just closed.
+ */
+#define POOL_MAX 64
 /* A stream checks its stop flag and idle clock at least this often. */
 #define STREAM_TICK_MS 100
 #define NS_PER_MS 1000000LL
@@ -610,6 +615,15 @@ static bool retry_after_wait(struct kube_http *h, const struct transfer *t, cons
 	return true;
 }
 
+/* How long the last transfer of easy took, for the debug log. */
+static double elapsed_ms(CURL *easy)
+{
+	curl_off_t us = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &us);
+	return (double)us / 1000.0;
+}
+
 int kube_http_request(struct kube_http *h, const char *method,
 		      const char *path_and_query, const char *content_type,
 		      const char *body, size_t body_len,
@@ -661,6 +675,8 @@ int kube_http_request(struct kube_http *h, const char *method,
 		headers = NULL;
 		resp->status = status;
 		stats_count(h, method, rc == CURLE_OK ? status : 0);
+		log_debug("http", "%s %s: %ld (%s) in %.1f ms", method, path_and_query, status,
+			  rc == CURLE_OK ? "ok" : curl_easy_strerror(rc), elapsed_ms(t.easy));
 
 		err = request_result(h, &t, method, path_and_query, rc, status, errbuf, resp,
 				     &answered);

@@ -219,6 +219,88 @@ Test(tj_plan, gates_come_off_together_only_when_every_pod_exists)
 	fx_release(&f);
 }
 
+/* Ungate actions marked after_creates, and those with a pod of that rank. */
+static size_t count_ungates_after_creates(const struct tj_plan *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == TJ_UNGATE_POD && p->actions[i].after_creates)
+			n++;
+	return n;
+}
+
+Test(tj_plan, admission_plans_the_ungates_right_after_the_creates_in_the_same_pass)
+{
+	struct fx f;
+	size_t last_create = 0, first_ungate = SIZE_MAX;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 2,
+		     "no ungate may run unless every create of the pass succeeded");
+	for (size_t i = 0; i < f.plan.n_actions; i++) {
+		if (f.plan.actions[i].kind == TJ_CREATE_POD)
+			last_create = i;
+		if (f.plan.actions[i].kind == TJ_UNGATE_POD && i < first_ungate)
+			first_ungate = i;
+	}
+	cr_assert_lt(last_create, first_ungate, "the ungates come after every create");
+	fx_release(&f);
+}
+
+Test(tj_plan, creating_the_missing_ranks_also_plans_the_gated_ones_for_after_the_creates)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 2);
+	for (size_t i = 0; i < f.plan.n_actions; i++)
+		if (f.plan.actions[i].kind == TJ_UNGATE_POD && f.plan.actions[i].rank == 0)
+			cr_assert_str_eq(f.plan.actions[i].pod, "llama-0");
+		else if (f.plan.actions[i].kind == TJ_UNGATE_POD)
+			cr_assert_null(f.plan.actions[i].pod, "rank 1 is the pod this pass creates");
+	fx_release(&f);
+}
+
+Test(tj_plan, no_ungate_after_creates_when_the_mode_does_not_gate_or_creates_wait)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.mode = GANG_NONE;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	f.in.expectations_met = false;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, gates_of_a_complete_gang_come_off_without_waiting_for_creates)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 1, 0, "Pending", true, NULL);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
+	cr_assert_eq(count_ungates_after_creates(&f.plan), 0);
+	fx_release(&f);
+}
+
 Test(tj_plan, every_pod_running_makes_the_job_running)
 {
 	struct fx f;
@@ -1377,5 +1459,59 @@ Test(tj_plan, native_mode_makes_the_service_once_before_and_after_admission)
 	f.in.service_exists = false;
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_young_start_s_progress_alone_is_not_a_status_write)
+{
+	json_t *stored = json_pack("{s:s, s:i, s:s, s:[], s:[{s:s, s:s}]}", "phase", "Starting",
+				   "readyNodes", 0, "message", "0 of 2 pods Running", "nodes",
+				   "conditions", "type", "Admitted", "status", "True");
+	json_t *moved = json_pack("{s:s, s:i, s:s, s:[{s:i, s:s}], s:[{s:s, s:s}]}", "phase",
+				  "Starting", "readyNodes", 1, "message", "1 of 2 pods Running",
+				  "nodes", "rank", 0, "node", "n0", "conditions", "type", "Admitted",
+				  "status", "True");
+	json_t *running = json_deep_copy(moved), *troubled = json_deep_copy(moved);
+
+	json_object_set_new(running, "phase", json_string("Running"));
+	json_array_append_new(json_object_get(troubled, "conditions"),
+			      json_pack("{s:s, s:s}", "type", "Restarting", "status", "True"));
+	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000));
+	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S - 1));
+	cr_assert_not(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S),
+		      "after the quiet time, progress is written");
+	cr_assert_not(tj_status_progress_only(stored, moved, 0, 1000), "not admitted");
+	cr_assert_not(tj_status_progress_only(stored, running, 1000, 1001), "Running is written");
+	cr_assert_not(tj_status_progress_only(stored, troubled, 1000, 1001),
+		      "a condition that changes is written");
+	json_decref(stored);
+	json_decref(moved);
+	json_decref(running);
+	json_decref(troubled);
+}
+
+Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_only)
+{
+	struct fx f;
+	json_t *before, *after;
+
+	/* Both ranks ungated and bound, none Running yet; then rank 0 runs. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	before = tj_status_to_json(&f.plan.status);
+	fx_release(&f);
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	after = tj_status_to_json(&f.plan.status);
+	cr_assert_not(json_equal(before, after), "the start moved on");
+	cr_assert(tj_status_progress_only(before, after, f.in.now, f.in.now + 1),
+		  "only nodes, readyNodes and the messages changed");
+	json_decref(before);
+	json_decref(after);
 	fx_release(&f);
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS };
+enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS, EXPECT_UNGATE };
 
 struct expect_item {
 	struct expect_item *next;
@@ -136,7 +136,9 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 				item_free(it);
 				continue;
 			}
-			satisfied = false;
+			/* A pending ungate holds nothing back (expect.h). */
+			if (it->kind != EXPECT_UNGATE)
+				satisfied = false;
 		}
 		link = &it->next;
 	}
@@ -144,16 +146,40 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 	return satisfied;
 }
 
-bool expect_deleting(struct expect *e, const char *job, const char *name, uint64_t now_ms)
+/* Whether an unexpired item of kind for name under job is pending. */
+static bool pending(struct expect *e, enum expect_kind kind, const char *job, const char *name,
+		    uint64_t now_ms)
 {
 	bool found = false;
 
 	pthread_mutex_lock(&e->lock);
 	for (struct expect_item *it = e->head; it && !found; it = it->next)
-		found = it->kind == EXPECT_DELETE && now_ms < it->deadline_ms &&
+		found = it->kind == kind && now_ms < it->deadline_ms &&
 			!strcmp(it->job, job) && !strcmp(it->name, name);
 	pthread_mutex_unlock(&e->lock);
 	return found;
+}
+
+bool expect_deleting(struct expect *e, const char *job, const char *name, uint64_t now_ms)
+{
+	return pending(e, EXPECT_DELETE, job, name, now_ms);
+}
+
+int expect_ungate(struct expect *e, const char *job, const char *uid, uint64_t now_ms)
+{
+	return expect_add(e, EXPECT_UNGATE, job, uid, now_ms);
+}
+
+bool expect_ungating(struct expect *e, const char *job, const char *uid, uint64_t now_ms)
+{
+	return pending(e, EXPECT_UNGATE, job, uid, now_ms);
+}
+
+void expect_observed_ungate(struct expect *e, const char *job, const char *uid)
+{
+	pthread_mutex_lock(&e->lock);
+	remove_matching(e, job, uid, EXPECT_UNGATE);
+	pthread_mutex_unlock(&e->lock);
 }
 
 int expect_status_written(struct expect *e, const char *job, const char *rv, uint64_t now_ms)

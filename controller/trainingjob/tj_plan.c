@@ -812,10 +812,22 @@ static bool gang_progress(struct planner *p, const struct podview **by_rank, int
 	struct tj_status *st = &p->out->status;
 
 	/* Create what is missing, once every earlier create has been seen. */
-	if (c->have < n && in->expectations_met)
+	if (c->have < n && in->expectations_met) {
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])
 				action(p, TJ_CREATE_POD, r, NULL);
+		/* Built-in gating: the gates come off right after, if every create succeeds. */
+		if (in->mode == GANG_BUILTIN)
+			for (int r = 0; r < n; r++) {
+				struct tj_action *a;
+
+				if (by_rank[r] && !by_rank[r]->gated)
+					continue;
+				a = action(p, TJ_UNGATE_POD, r, by_rank[r]);
+				if (a)
+					a->after_creates = true;
+			}
+	}
 	/* All exist: remove every gate together, so the gang binds as one. */
 	if (c->have == n && c->gated > 0)
 		for (int r = 0; r < n; r++)
@@ -1323,4 +1335,49 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 	out->disrupted = status && !strcmp(status, "True");
 	out->disruption_message = json_string_value(json_object_get(dis, "message"));
 	return 0;
+}
+
+/* A copy of a status object without what moves while a gang starts. */
+static json_t *without_progress(const json_t *status)
+{
+	json_t *copy = json_deep_copy(status), *c;
+	size_t i;
+
+	if (!copy)
+		return NULL;
+	json_object_del(copy, "nodes");
+	json_object_del(copy, "readyNodes");
+	json_object_del(copy, "message");
+	/* Reconciling repeats the message; its reason still counts. */
+	json_array_foreach(json_object_get(copy, "conditions"), i, c) {
+		const char *type = json_string_value(json_object_get(c, "type"));
+
+		if (type && !strcmp(type, "Reconciling"))
+			json_object_del(c, "message");
+	}
+	return copy;
+}
+
+static bool is_starting(const json_t *status)
+{
+	const char *phase = json_string_value(json_object_get(status, "phase"));
+
+	return phase && !strcmp(phase, "Starting");
+}
+
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+			     int64_t now)
+{
+	json_t *a, *b;
+	bool same;
+
+	if (!admitted_time || now < admitted_time || now >= admitted_time + TJ_START_QUIET_S ||
+	    !is_starting(stored) || !is_starting(want))
+		return false;
+	a = without_progress(stored);
+	b = without_progress(want);
+	same = a && b && json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return same;
 }

@@ -129,7 +129,7 @@ struct tj_input {
 enum tj_action_kind {
 	TJ_CREATE_SERVICE,
 	TJ_CREATE_POD,     /* rank, attempt; gated per the mode */
-	TJ_UNGATE_POD,     /* pod */
+	TJ_UNGATE_POD,     /* pod; NULL with after_creates: the pod this pass creates */
 	TJ_DELETE_POD,     /* pod, uid (precondition) */
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
 	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
@@ -142,6 +142,14 @@ struct tj_action {
 	int attempt;
 	const char *pod;   /* borrowed from the input's pod views */
 	const char *uid;
+	/*
+	 * TJ_UNGATE_POD only: done in the same pass as the creates before it, and
+	 * only when every one of them was answered 201: then the answers prove that
+	 * every pod of the attempt exists, and the gang need not wait for the
+	 * watch to show it. If any create fails or meets an existing pod, none of
+	 * these is done (the next pass, from the cache, decides).
+	 */
+	bool after_creates;
 };
 
 struct tj_event {
@@ -167,6 +175,22 @@ struct tj_plan {
  * tj_plan_release whatever this returns. Returns 0 or CADRE_ENOMEM.
  */
 int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
+
+/*
+ * A start's progress (status.nodes, readyNodes and the "N of M pods Running"
+ * message, which the Reconciling condition repeats) changes with every pod
+ * that is scheduled or starts: a status write per pod event, dozens for one
+ * gang. In the first
+ * TJ_START_QUIET_S after admission such a change alone is not written: a
+ * start is Admitted, then Running, in two writes; a gang still starting when
+ * the quiet time ends is written then (the reconciler queues a pass for it).
+ * True when want (a status object) differs from stored only so, both are
+ * Starting, and now (Unix seconds) is within TJ_START_QUIET_S of
+ * admitted_time.
+ */
+#define TJ_START_QUIET_S 10
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+			     int64_t now);
 void tj_plan_release(struct tj_plan *plan);
 
 /* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for

@@ -7,9 +7,12 @@
  *   2. plan; if the gang needs admitting, ask the admission queue and plan
  *      again with its verdict;
  *   3. make the writes the plan lists (creates recorded as expectations
- *      first, so a second pass before the watch catches up makes none);
+ *      first, so a second pass before the watch catches up makes none;
+ *      the gates of a gang whose every create was answered 201 come off
+ *      right after, each ungate recorded so no later pass repeats it);
  *   4. record the plan's events;
- *   5. PUT the status, only when it differs from what is stored.
+ *   5. PUT the status, only when it differs from what is stored (and not
+ *      for a young start's progress alone: tj_status_progress_only).
  */
 #include "base/buf.h"
 #include "base/err.h"
@@ -34,6 +37,13 @@
 #include <string.h>
 #include <time.h>
 
+/* A pod this pass created, from the API server's answer: enough to ungate it. */
+struct made_pod {
+	bool made;
+	int gate;                    /* index of GANG_GATE in spec.schedulingGates; -1 none */
+	char uid[64];
+};
+
 /* Everything one pass reads, owned in one place so one function frees it. */
 struct tj_pass {
 	struct manager *m;
@@ -55,6 +65,8 @@ struct tj_pass {
 	size_t n_label_values;
 	struct tj_plan plan;
 	char admit_msg[1024];
+	struct made_pod *made;       /* by rank: what each 201 of this pass said */
+	int n_made;
 	atomic_int created;          /* pods created by this pass (run_actions) */
 	atomic_int ungated;          /* pods ungated by this pass */
 	atomic_bool refused;         /* the API server refused a create of this pass */
@@ -130,6 +142,11 @@ static void read_pods(struct tj_pass *p)
 		podview_read(pod, v);
 		v->deleted_by_us = v->deleting && v->name &&
 				   expect_deleting(p->m->expect, p->key, v->name, manager_now_ms());
+		/* An ungate of ours the watch has not brought back is done, not to do again. */
+		if (v->uid && !v->gated)
+			expect_observed_ungate(p->m->expect, p->key, v->uid);
+		else if (v->uid && expect_ungating(p->m->expect, p->key, v->uid, manager_now_ms()))
+			v->gated = false;
 	}
 }
 
@@ -177,6 +194,7 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 static void pass_release(struct tj_pass *p)
 {
 	tj_plan_release(&p->plan);
+	free(p->made);
 	for (size_t i = 0; i < p->n_volumes; i++)
 		json_decref(p->volume_objs[i]);
 	free(p->volume_objs);
@@ -308,6 +326,37 @@ static int delete_podgroup(struct tj_pass *p, const struct tj_action *a)
 	return ret;
 }
 
+/* The index of our gate in pod's spec.schedulingGates, or -1. */
+static int gate_index(const json_t *pod)
+{
+	const json_t *gate;
+	int index = -1;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, gate) {
+		const char *name = json_string_value(json_object_get(gate, "name"));
+
+		if (name && !strcmp(name, GANG_GATE))
+			index = (int)i;
+	}
+	return index;
+}
+
+/* Keep what the 201 for rank said, for an ungate in the same pass. */
+static void remember_created(struct tj_pass *p, int rank, const json_t *created)
+{
+	const char *uid = json_string_value(json_object_get(json_object_get(created, "metadata"),
+							    "uid"));
+	struct made_pod *mp;
+
+	if (!p->made || rank < 0 || rank >= p->n_made || !uid || strlen(uid) >= sizeof(mp->uid))
+		return;
+	mp = &p->made[rank];
+	mp->gate = gate_index(created);
+	snprintf(mp->uid, sizeof(mp->uid), "%s", uid);
+	mp->made = true;
+}
+
 static int create_pod(struct tj_pass *p, const struct tj_action *a)
 {
 	const char *claims[p->n_volumes + 1];
@@ -346,6 +395,8 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	json_decref(pod);
 	if (!ret && bo.mode == GANG_NATIVE)
 		ret = check_scheduling_group(p, a, name, created, &st);
+	if (!ret)
+		remember_created(p, a->rank, created);
 	json_decref(created);
 	if (ret == CADRE_EEXIST) {
 		/* Made by an earlier pass or process; the watch will show it. */
@@ -371,40 +422,75 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	return 0;
 }
 
-/* Remove our gate, and only ours, guarded by a test of its position. */
-static int ungate_pod(struct tj_pass *p, const struct tj_action *a)
+/*
+ * Where the gate of a->pod is and which pod that is: from this pass's 201 for
+ * a pod it created (a->pod NULL), else from the cache. 0 with *index -1 when
+ * there is no gate to remove.
+ */
+static int ungate_target(struct tj_pass *p, const struct tj_action *a, char *name,
+			 size_t name_size, char *uid, size_t uid_size, int *index)
 {
-	char pkey[STORE_KEY_MAX], path[64];
-	json_t *pod = NULL, *patch, *gate;
-	struct kube_status st;
-	size_t i;
-	int ret = 0, index = -1;
+	char pkey[STORE_KEY_MAX];
+	json_t *pod = NULL;
 
+	*index = -1;
+	if (!a->pod) {
+		const struct made_pod *mp = p->made && a->rank >= 0 && a->rank < p->n_made ?
+					    &p->made[a->rank] : NULL;
+
+		if (!mp || !mp->made)
+			return CADRE_EAGAIN;  /* not created by this pass: look again */
+		snprintf(name, name_size, "%s-%d", p->job.meta.name, a->rank);
+		snprintf(uid, uid_size, "%s", mp->uid);
+		*index = mp->gate;
+		return 0;
+	}
+	snprintf(name, name_size, "%s", a->pod);
+	snprintf(uid, uid_size, "%s", a->uid ? a->uid : "");
 	snprintf(pkey, sizeof(pkey), "%s/%s", p->job.meta.namespace, a->pod);
 	if (store_get(p->m->stores[KIND_PODS], pkey, &pod))
 		return 0;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, gate) {
-		const char *name = json_string_value(json_object_get(gate, "name"));
-
-		if (name && !strcmp(name, GANG_GATE))
-			index = (int)i;
-	}
+	*index = gate_index(pod);
 	json_decref(pod);
-	if (index < 0)
-		return 0;
+	return 0;
+}
+
+/*
+ * Remove our gate, and only ours, guarded by a test of its position and of
+ * the pod's uid (a pod of the same name made since is not ours to release).
+ * The ungate is recorded as expected (expect.h), so that no later pass
+ * repeats it before the watch shows it.
+ */
+static int ungate_pod(struct tj_pass *p, const struct tj_action *a)
+{
+	char name[STORE_KEY_MAX], uid[64], path[64];
+	struct kube_status st;
+	json_t *patch;
+	int ret, index;
+
+	ret = ungate_target(p, a, name, sizeof(name), uid, sizeof(uid), &index);
+	if (ret || index < 0)
+		return ret;
 	snprintf(path, sizeof(path), "/spec/schedulingGates/%d", index);
 	patch = json_pack("[{s:s, s:s+, s:s}, {s:s, s:s}]", "op", "test", "path", path, "/name",
 			  "value", GANG_GATE, "op", "remove", "path", path);
+	if (patch && *uid && json_array_insert_new(patch, 0, json_pack("{s:s, s:s, s:s}",
+			"op", "test", "path", "/metadata/uid", "value", uid))) {
+		json_decref(patch);
+		patch = NULL;
+	}
 	if (!patch)
 		return CADRE_ENOMEM;
-	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,
+	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, name,
 				NULL, KUBE_PATCH_JSON, patch, NULL, &st);
 	json_decref(patch);
 	if (ret == CADRE_ENOTFOUND || ret == CADRE_EREJECTED)
 		return CADRE_EAGAIN;  /* gone or changed under us: look again */
-	if (ret)
-		log_warn("tj", "%s: cannot ungate %s: %s", p->key, a->pod, st.message);
-	return ret;
+	if (ret) {
+		log_warn("tj", "%s: cannot ungate %s: %s", p->key, name, st.message);
+		return ret;
+	}
+	return *uid ? expect_ungate(p->m->expect, p->key, uid, manager_now_ms()) : 0;
 }
 
 static int delete_pod(struct tj_pass *p, const struct tj_action *a)
@@ -482,14 +568,15 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 /*
  * Pod writes of one kind go out together: one at a time, the 64 creates and
  * 64 ungates of a gang are seconds of round trips, each waiting on etcd.
- * Creates go in batches that double from 1 (the Job controller's slow
- * start) and stop after a batch with a failure: a quota or an admission
- * webhook that refuses one pod refuses them all, and one refusal is
- * enough. Ungates and deletes touch only our own pods and all go at once,
- * so the gates of a gang come off before the scheduler, busy binding the
- * first pods, slows the API server down for the rest. At most
- * PARALLEL_WRITES requests are in flight; the client's QPS limit still
- * applies to each.
+ * Creates start with one probe: a quota or an admission webhook that refuses
+ * one pod refuses them all, and one refusal is enough. The admission has
+ * already decided that the gang fits, so once the probe is made, the rest go
+ * at once (the Job controller's doubling batches would cost a round trip per
+ * doubling); a refusal among them stops the creates not yet sent. Ungates
+ * and deletes touch only our own pods and all go at once, so the gates of a
+ * gang come off before the scheduler, busy binding the first pods, slows the
+ * API server down for the rest. At most PARALLEL_WRITES requests are in
+ * flight; the client's QPS limit still applies to each.
  */
 #define PARALLEL_WRITES 64
 #define WRITER_STACK_BYTES (256u << 10)
@@ -508,8 +595,12 @@ static void *wave_worker(void *arg)
 	size_t i;
 
 	while ((i = atomic_fetch_add(&w->next, 1)) < w->end) {
-		int ret = do_action(w->p, &w->acts[i]), none = 0;
+		int ret, none = 0;
 
+		/* After a refused create, the creates not yet sent are not sent. */
+		if (w->acts[i].kind == TJ_CREATE_POD && atomic_load(&w->first_err))
+			break;
+		ret = do_action(w->p, &w->acts[i]);
 		if (ret)
 			atomic_compare_exchange_strong(&w->first_err, &none, ret);
 	}
@@ -521,9 +612,9 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 {
 	struct wave w = { .p = p, .acts = acts };
 	pthread_t threads[PARALLEL_WRITES];
-	/* Only creates start slow; our own pods' gates and deletes all go at once. */
-	bool slow_start = acts[0].kind == TJ_CREATE_POD;
-	size_t start = 0, batch = slow_start ? 1 : PARALLEL_WRITES;
+	/* Only creates probe first; our own pods' gates and deletes all go at once. */
+	bool probe = acts[0].kind == TJ_CREATE_POD;
+	size_t start = 0, batch = probe ? 1 : n;
 	pthread_attr_t attr;
 
 	pthread_attr_init(&attr);
@@ -541,11 +632,10 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 		wave_worker(&w);
 		for (size_t t = 0; t < spawned; t++)
 			pthread_join(threads[t], NULL);
-		if (atomic_load(&w.first_err) && slow_start)
+		if (atomic_load(&w.first_err) && probe)
 			break;
 		start = end;
-		if (slow_start)
-			batch *= 2;
+		batch = n;
 	}
 	pthread_attr_destroy(&attr);
 	return atomic_load(&w.first_err);
@@ -556,16 +646,41 @@ static bool runs_in_waves(enum tj_action_kind kind)
 	return kind == TJ_CREATE_POD || kind == TJ_UNGATE_POD || kind == TJ_DELETE_POD;
 }
 
+/* How many creates the plan lists; room for their answers, by rank. 0 or CADRE_ENOMEM. */
+static int count_creates(struct tj_pass *p, int *n_creates)
+{
+	*n_creates = 0;
+	for (size_t i = 0; i < p->plan.n_actions; i++)
+		if (p->plan.actions[i].kind == TJ_CREATE_POD)
+			(*n_creates)++;
+	if (!*n_creates)
+		return 0;
+	p->n_made = p->job.spec.num_nodes > 0 ? p->job.spec.num_nodes : 1;
+	p->made = calloc((size_t)p->n_made, sizeof(*p->made));
+	return p->made ? 0 : CADRE_ENOMEM;
+}
+
 static int run_actions(struct tj_pass *p)
 {
 	const struct tj_action *acts = p->plan.actions;
 	size_t n = p->plan.n_actions, i = 0, j;
-	int first_err = 0, created, ungated, ret;
+	int first_err = 0, created, ungated, ret, n_creates;
 
+	ret = count_creates(p, &n_creates);
+	if (ret)
+		return ret;
 	while (i < n) {
 		/* The run of actions of one kind that starts at i. */
-		for (j = i + 1; j < n && acts[j].kind == acts[i].kind; j++)
+		for (j = i + 1; j < n && acts[j].kind == acts[i].kind &&
+		     acts[j].after_creates == acts[i].after_creates; j++)
 			;
+		/* Only when every create was answered 201 (tj_plan.h). */
+		if (acts[i].after_creates && atomic_load(&p->created) != n_creates) {
+			log_debug("tj", "%s: %d of %d creates made; the gates wait for the cache",
+				  p->key, atomic_load(&p->created), n_creates);
+			i = j;
+			continue;
+		}
 		if (runs_in_waves(acts[i].kind)) {
 			ret = run_wave(p, &acts[i], j - i);
 		} else {
@@ -617,6 +732,21 @@ static json_t *canonical_status(const json_t *status)
 	return have;
 }
 
+/* Whether want differs from the stored status only by a young start's progress. */
+static bool progress_only(struct tj_pass *p, const json_t *want)
+{
+	const struct tj_status *st = &p->plan.status;
+	int64_t now = time(NULL);
+	json_t *have = canonical_status(json_object_get(p->obj, "status"));
+	bool same = have && tj_status_progress_only(have, want, st->admitted_time, now);
+
+	json_decref(have);
+	if (same)
+		manager_enqueue_after(p->m, "tj", p->job.meta.namespace, p->job.meta.name,
+				      (uint64_t)(st->admitted_time + TJ_START_QUIET_S - now) * 1000);
+	return same;
+}
+
 static int write_status(struct tj_pass *p)
 {
 	json_t *want = tj_status_to_json(&p->plan.status);
@@ -625,6 +755,10 @@ static int write_status(struct tj_pass *p)
 
 	if (!want)
 		return CADRE_ENOMEM;
+	if (progress_only(p, want)) {
+		json_decref(want);
+		return 0;
+	}
 	ret = status_write(p->m, &kube_resource_trainingjobs, p->obj, want, canonical_status,
 			   "tj", &written);
 	if (!ret && written)
