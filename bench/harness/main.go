@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -262,7 +263,7 @@ func last(set map[string]time.Duration) float64 {
 	return max.Seconds()
 }
 
-func watchPods(ctx context.Context, c clients, ns, selector string, m *podMarks) {
+func watchPods(ctx context.Context, c clients, ns, selector string, m *podMarks) cache.SharedIndexInformer {
 	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	inf := f.Core().V1().Pods().Informer()
@@ -282,6 +283,7 @@ func watchPods(ctx context.Context, c clients, ns, selector string, m *podMarks)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		die("the pod watch never synced")
 	}
+	return inf
 }
 
 type gangResult struct {
@@ -306,6 +308,7 @@ func cmdGang(args []string) {
 	selector := fs.String("l", "", "label selector of the pods to watch")
 	cpuPid := fs.Int("cpu-pid", 0, "process whose CPU seconds the start costs (the controller)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this")
+	savePod := fs.String("save-pod", "", "cadre: write one of its pods here, as the ceiling's template")
 	_ = fs.Parse(args)
 	if *n <= 0 || *file == "" || *selector == "" {
 		die("gang: -n, -f and -l are needed")
@@ -315,7 +318,7 @@ func cmdGang(args []string) {
 	defer cancel()
 
 	m := newMarks(*n)
-	watchPods(ctx, c, *ns, *selector, m)
+	inf := watchPods(ctx, c, *ns, *selector, m)
 	m.mu.Lock()
 	left := len(m.present)
 	m.mu.Unlock()
@@ -358,6 +361,9 @@ func cmdGang(args []string) {
 	}
 	if *mode == "cadre" {
 		waitPhase(ctx, c, *ns, obj.GetName(), "Running")
+	}
+	if *savePod != "" {
+		saveCeilingPod(inf, *savePod)
 	}
 	// The controller's status writes land after the pods run; give them a moment.
 	time.Sleep(time.Second)
@@ -483,4 +489,41 @@ func bounded(n, width int, f func(int) error) error {
 		return *e
 	}
 	return nil
+}
+
+// saveCeilingPod writes one of cadre's pods as it created it (gated, unbound, no status),
+// its cadre.dev/ labels and annotations renamed bench.cadre.dev/ and without owner, so the
+// ceiling's pods are the same size and shape while cadre takes them for another tenant's.
+func saveCeilingPod(inf cache.SharedIndexInformer, path string) {
+	objs := inf.GetStore().List()
+	if len(objs) == 0 {
+		die("save-pod: no pod")
+	}
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(objs[0])
+	if err != nil {
+		die("save-pod: %v", err)
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	strip(u)
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "spec", "nodeName")
+	unstructured.RemoveNestedField(u.Object, "metadata", "ownerReferences")
+	rename := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			if strings.HasPrefix(k, "cadre.dev/") {
+				k = "bench." + k
+			}
+			out[k] = v
+		}
+		return out
+	}
+	u.SetLabels(rename(u.GetLabels()))
+	u.SetAnnotations(rename(u.GetAnnotations()))
+	u.SetName("ceiling")
+	u.SetKind("Pod")
+	u.SetAPIVersion("v1")
+	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "cadre.dev/gang"}},
+		"spec", "schedulingGates")
+	writeJSON(path, u.Object)
 }
