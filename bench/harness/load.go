@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Fields the API server sets; a clone must not carry them.
@@ -197,7 +199,7 @@ func (t *template) clone(data []byte, name, uid string) *unstructured.Unstructur
 func (t *template) loadJob(ctx context.Context, c clients, ns string, i int) error {
 	name := fmt.Sprintf("scale-%05d", i)
 	tj := t.clone(t.tj, name, "")
-	status := tj.Object["status"]
+	// The status is written by writeStatuses once the pods run: it names their nodes and IPs.
 	delete(tj.Object, "status")
 	created, err := c.dyn.Resource(tjGVR).Namespace(ns).Create(ctx, tj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -207,12 +209,6 @@ func (t *template) loadJob(ctx context.Context, c clients, ns string, i int) err
 		return err
 	}
 	uid := string(created.GetUID())
-	if status != nil {
-		created.Object["status"] = t.clone(mustJSON(status), name, uid).Object
-		if _, err := c.dyn.Resource(tjGVR).Namespace(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("status of %s: %w", name, err)
-		}
-	}
 	for _, s := range t.svcs {
 		if _, err := c.dyn.Resource(svcGVR).Namespace(ns).Create(ctx, t.clone(s, name, uid), metav1.CreateOptions{}); err != nil {
 			return err
@@ -293,6 +289,12 @@ func cmdLoad(args []string) {
 	}
 	created := time.Since(start)
 	waitAllRunning(ctx, c)
+	if *to > *from {
+		t := readTemplate(*dir)
+		if err := t.writeStatuses(ctx, c, *ns, *from, *to, *width); err != nil {
+			die("load statuses: %v", err)
+		}
+	}
 	fmt.Printf("{\"created_s\":%.2f,\"running_s\":%.2f}\n", created.Seconds(), time.Since(start).Seconds())
 }
 
@@ -308,4 +310,50 @@ func waitAllRunning(ctx context.Context, c clients) {
 		time.Sleep(2 * time.Second)
 	}
 	die("load: pods still not Running after 15 minutes")
+}
+
+// writeStatuses gives jobs [from, to) the status cadre would have written once their pods
+// ran: the template's, with the job's own pods, nodes and IPs in status.nodes.
+func (t *template) writeStatuses(ctx context.Context, c clients, ns string, from, to, width int) error {
+	byJob := map[string][]corev1.Pod{}
+	opts := metav1.ListOptions{LabelSelector: "cadre.dev/job-name", Limit: 5000}
+	for {
+		list, err := c.cs.CoreV1().Pods(ns).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, p := range list.Items {
+			byJob[p.Labels["cadre.dev/job-name"]] = append(byJob[p.Labels["cadre.dev/job-name"]], p)
+		}
+		if opts.Continue = list.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	var tmpl map[string]any
+	if err := json.Unmarshal(t.tj, &tmpl); err != nil {
+		return err
+	}
+	statusJSON := mustJSON(tmpl["status"])
+	return bounded(to-from, width, func(i int) error {
+		name := fmt.Sprintf("scale-%05d", from+i)
+		var status map[string]any
+		if err := json.Unmarshal([]byte(strings.ReplaceAll(string(statusJSON), t.name, name)), &status); err != nil {
+			return err
+		}
+		pods := byJob[name]
+		nodes := make([]any, len(pods))
+		for _, p := range pods {
+			rank, err := strconv.Atoi(p.Labels["cadre.dev/node-rank"])
+			if err != nil || rank < 0 || rank >= len(pods) {
+				return fmt.Errorf("pod %s: rank %q", p.Name, p.Labels["cadre.dev/node-rank"])
+			}
+			nodes[rank] = map[string]any{"rank": int64(rank), "pod": p.Name, "node": p.Spec.NodeName,
+				"ip": p.Status.PodIP, "phase": string(p.Status.Phase)}
+		}
+		status["nodes"] = nodes
+		patch := mustJSON(map[string]any{"status": status})
+		_, err := c.dyn.Resource(tjGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch,
+			metav1.PatchOptions{}, "status")
+		return err
+	})
 }

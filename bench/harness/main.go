@@ -296,6 +296,7 @@ type gangResult struct {
 	StatusWrites int     `json:"status_writes"`
 	WritesPerPod float64 `json:"writes_per_pod"`
 	CPUSeconds   float64 `json:"cpu_s"`
+	Returned     float64 `json:"returned_s"` // the contender's own requests had all returned
 	Deleted      float64 `json:"deleted_s"`
 }
 
@@ -350,6 +351,7 @@ func cmdGang(args []string) {
 	if err != nil {
 		die("gang %s: %v", *mode, err)
 	}
+	returned := time.Since(m.t0).Seconds()
 	for _, ch := range []chan struct{}{m.allCreated, m.allFree, m.allUp} {
 		select {
 		case <-ch:
@@ -374,7 +376,7 @@ func cmdGang(args []string) {
 	m.mu.Lock()
 	r := gangResult{Mode: *mode, Nodes: *n, Created: last(m.created), Schedulable: last(m.ungated),
 		Running: last(m.running), PodWrites: writes(before, after, "pods", ""),
-		CPUSeconds: cpuSeconds(*cpuPid) - cpu0}
+		CPUSeconds: cpuSeconds(*cpuPid) - cpu0, Returned: returned}
 	m.mu.Unlock()
 	if statusRes != "" {
 		r.StatusWrites = writes(before, after, statusRes, "status")
