@@ -97,12 +97,18 @@ func cmdTemplate(args []string) {
 	}
 }
 
-// nodes -prefix P -count M -pods K: M kwok nodes, untainted, with room for K pods each.
+// nodes -prefix P -from A -count M: kwok nodes P-A .. P-(A+M-1), as e2e/cluster add-nodes
+// makes them but created in parallel, and waits until they are Ready. Scale nodes (the
+// default) are untainted, with 1000 CPUs and room for -pods pods; -gpus G makes GPU nodes
+// like add-nodes' (G x H100, 96 CPUs, 1 TiB, 110 pods, the nvidia.com/gpu taint).
 func cmdNodes(args []string) {
 	fs := flag.NewFlagSet("nodes", flag.ExitOnError)
 	prefix := fs.String("prefix", "scale-node", "node name prefix")
+	from := fs.Int("from", 0, "first node index")
 	count := fs.Int("count", 0, "nodes")
-	pods := fs.Int("pods", 1000, "pods capacity of each")
+	pods := fs.Int("pods", 1000, "pods capacity of each (scale nodes)")
+	gpus := fs.Int("gpus", 0, "GPUs of each: GPU nodes instead of scale nodes")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long they may take to be Ready")
 	_ = fs.Parse(args)
 	c := connect()
 	ctx := context.Background()
@@ -111,13 +117,30 @@ func cmdNodes(args []string) {
 		corev1.ResourceMemory: resource.MustParse("4Ti"),
 		corev1.ResourcePods:   *resource.NewQuantity(int64(*pods), resource.DecimalSI),
 	}
+	labels := map[string]string{"type": "kwok", "bench.cadre.dev/nodes": *prefix,
+		"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+	var taints []corev1.Taint
+	if *gpus > 0 {
+		capacity = corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("96"),
+			corev1.ResourceMemory: resource.MustParse("1024Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+			"nvidia.com/gpu":      *resource.NewQuantity(int64(*gpus), resource.DecimalSI),
+		}
+		labels["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3"
+		labels["nvidia.com/gpu.count"] = fmt.Sprint(*gpus)
+		taints = []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
+	}
 	err := bounded(*count, 32, func(i int) error {
-		name := fmt.Sprintf("%s-%d", *prefix, i)
+		name := fmt.Sprintf("%s-%d", *prefix, *from+i)
+		l := map[string]string{"kubernetes.io/hostname": name}
+		for k, v := range labels {
+			l[k] = v
+		}
 		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name,
-				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-				Labels: map[string]string{"type": "kwok", "bench.cadre.dev/scale": "true",
-					"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l,
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+			Spec:   corev1.NodeSpec{Taints: taints},
 			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 		}
 		_, err := c.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
@@ -129,9 +152,9 @@ func cmdNodes(args []string) {
 	if err != nil {
 		die("nodes: %v", err)
 	}
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(*timeout)
 	for {
-		list, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "bench.cadre.dev/scale=true"})
+		list, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "bench.cadre.dev/nodes=" + *prefix})
 		ready := 0
 		if err == nil {
 			for _, n := range list.Items {
@@ -146,7 +169,7 @@ func cmdNodes(args []string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			die("nodes: %d of %d Ready after 3 minutes", ready, *count)
+			die("nodes: %d of %d Ready after %v", ready, *count, *timeout)
 		}
 		time.Sleep(time.Second)
 	}
