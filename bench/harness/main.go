@@ -135,7 +135,13 @@ func scrapeRequests(ctx context.Context, c clients) (requestCounts, error) {
 		if err != nil {
 			continue
 		}
-		out[labels["verb"]+" "+labels["resource"]+" "+labels["subresource"]] += v
+		// Refused or failed requests (a 429, a timeout) are counted apart: a retry is a
+		// second request for the same write.
+		ok := "ok"
+		if !strings.HasPrefix(labels["code"], "2") {
+			ok = "failed"
+		}
+		out[ok+" "+labels["verb"]+" "+labels["resource"]+" "+labels["subresource"]] += v
 	}
 	return out, nil
 }
@@ -159,11 +165,12 @@ func parseLabels(s string) map[string]string {
 	return m
 }
 
-// writes: the write requests (POST, PUT, PATCH) on resource/subresource between two scrapes.
-func writes(before, after requestCounts, resource, subresource string) int {
+// writes: the write requests (POST, PUT, PATCH) on resource/subresource between two
+// scrapes that succeeded (outcome "ok") or did not ("failed").
+func writes(before, after requestCounts, outcome, resource, subresource string) int {
 	n := 0.0
 	for _, verb := range []string{"POST", "PUT", "PATCH"} {
-		k := verb + " " + resource + " " + subresource
+		k := outcome + " " + verb + " " + resource + " " + subresource
 		n += after[k] - before[k]
 	}
 	return int(n + 0.5)
@@ -293,6 +300,7 @@ type gangResult struct {
 	Schedulable  float64 `json:"schedulable_s"`
 	Running      float64 `json:"running_s"`
 	PodWrites    int     `json:"pod_writes"`
+	FailedWrites int     `json:"failed_pod_writes"` // answered with an error (then retried)
 	StatusWrites int     `json:"status_writes"`
 	WritesPerPod float64 `json:"writes_per_pod"`
 	CPUSeconds   float64 `json:"cpu_s"`
@@ -375,11 +383,12 @@ func cmdGang(args []string) {
 	}
 	m.mu.Lock()
 	r := gangResult{Mode: *mode, Nodes: *n, Created: last(m.created), Schedulable: last(m.ungated),
-		Running: last(m.running), PodWrites: writes(before, after, "pods", ""),
-		CPUSeconds: cpuSeconds(*cpuPid) - cpu0, Returned: returned}
+		Running: last(m.running), PodWrites: writes(before, after, "ok", "pods", ""),
+		FailedWrites: writes(before, after, "failed", "pods", ""),
+		CPUSeconds:   cpuSeconds(*cpuPid) - cpu0, Returned: returned}
 	m.mu.Unlock()
 	if statusRes != "" {
-		r.StatusWrites = writes(before, after, statusRes, "status")
+		r.StatusWrites = writes(before, after, "ok", statusRes, "status")
 	}
 	r.WritesPerPod = float64(r.PodWrites) / float64(*n)
 
