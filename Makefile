@@ -57,7 +57,7 @@ demo-down:
 	scripts/demo-down
 
 # The benchmark suite (docs/benchmarks.md): the full run writes bench/results/ (about
-# 25 minutes); the quick one small sizes into a scratch dir, to show every number is
+# 25-30 minutes, docs/benchmarks.md); the quick one small sizes into a scratch dir, to show every number is
 # produced (a few minutes, part of make test).
 bench: build
 	bench/run
