@@ -6,7 +6,7 @@ ASAN_BUILD  ?= build-asan
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind valgrind-controller health-checks e2e test demo demo-down bench bench-cache clean
+.PHONY: all deps build unit asan valgrind valgrind-controller health-checks e2e test demo demo-down bench bench-quick bench-cache clean
 
 all: build
 
@@ -47,7 +47,7 @@ health-checks: deps
 e2e: build
 	e2e/run
 
-test: unit asan valgrind health-checks e2e
+test: unit asan valgrind health-checks e2e bench-quick
 
 # KUEUE=1 runs Kueue too (scripts/demo says what it shows).
 demo: build
@@ -56,8 +56,14 @@ demo: build
 demo-down:
 	scripts/demo-down
 
+# The benchmark suite (docs/benchmarks.md): the full run writes bench/results/ (about
+# 25-30 minutes, docs/benchmarks.md); the quick one small sizes into a scratch dir, to show every number is
+# produced (a few minutes, part of make test).
 bench: build
 	bench/run
+
+bench-quick: build
+	bench/run --quick
 
 # The caches' memory per object, without a cluster (docs/design.md 8).
 bench-cache: build
