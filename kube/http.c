@@ -10,10 +10,10 @@
 #include "base/log.h"
 
 /*
- * Idle easy handles kept for their open connections; more are freed. As many
- * as a gang's writers (PARALLEL_WRITES in tj_reconcile.c): with fewer, the
- * ungates right after a gang's creates would open (and TLS-handshake) again
- * most of the connections the creates had just closed.
+ * Idle easy handles kept for reuse; more are freed. They hold no connection
+ * (the I/O thread's multi handle does), only their buffers: as many as a
+ * gang's parallel writers (PARALLEL_WRITES in tj_reconcile.c), so a gang's
+ * writes do not allocate and free 64 handles each time.
  */
 #define POOL_MAX 64
 /* A stream checks its stop flag and idle clock at least this often. */
@@ -36,9 +36,32 @@ struct kube_http {
 	CURL *pool[POOL_MAX];
 	size_t npool;
 
+	/*
+	 * Requests (not streams) are driven by one multi handle on io_thread,
+	 * so that over HTTP/2 they share one connection, as client-go's do: a
+	 * gang's 64 creates are 64 streams on a warm connection, not 64 TLS
+	 * handshakes. Callers still block: each hands its easy handle over
+	 * and waits on io_cond until the thread says it is done.
+	 */
+	CURLM *multi;
+	pthread_t io_thread;
+	bool io_started;
+	pthread_mutex_t io_lock;
+	pthread_cond_t io_cond;
+	struct submitted *submitted;    /* handed over, not yet added to multi */
+	bool io_stop;
+
 	pthread_mutex_t stats_lock;
 	struct kube_http_stat *stats;
 	size_t nstats, stats_cap;
+};
+
+/* One request handed to the I/O thread; lives on the caller's stack. */
+struct submitted {
+	CURL *easy;
+	CURLcode rc;
+	bool done;
+	struct submitted *next;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -152,6 +175,73 @@ static void share_unlock(CURL *easy, curl_lock_data data, void *ctx)
 	pthread_mutex_unlock(&h->share_locks[data]);
 }
 
+static void io_finish(struct kube_http *h, struct submitted *req, CURLcode rc)
+{
+	pthread_mutex_lock(&h->io_lock);
+	req->rc = rc;
+	req->done = true;
+	pthread_cond_broadcast(&h->io_cond);
+	pthread_mutex_unlock(&h->io_lock);
+}
+
+static void *io_main(void *arg)
+{
+	struct kube_http *h = arg;
+
+	for (;;) {
+		struct submitted *add, *next;
+		int running = 0, queued;
+		CURLMsg *msg;
+		bool stop;
+
+		pthread_mutex_lock(&h->io_lock);
+		add = h->submitted;
+		h->submitted = NULL;
+		stop = h->io_stop;
+		pthread_mutex_unlock(&h->io_lock);
+		/* kube_http_free: no call may be in progress, so nothing is left. */
+		if (stop)
+			break;
+		for (; add; add = next) {
+			next = add->next;
+			curl_easy_setopt(add->easy, CURLOPT_PRIVATE, add);
+			if (curl_multi_add_handle(h->multi, add->easy) != CURLM_OK)
+				io_finish(h, add, CURLE_OUT_OF_MEMORY);
+		}
+		curl_multi_perform(h->multi, &running);
+		while ((msg = curl_multi_info_read(h->multi, &queued))) {
+			CURL *easy = msg->easy_handle;
+			CURLcode rc = msg->data.result;
+			char *req = NULL;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(easy, CURLINFO_PRIVATE, &req);
+			curl_multi_remove_handle(h->multi, easy);
+			io_finish(h, (struct submitted *)req, rc);
+		}
+		curl_multi_poll(h->multi, NULL, 0, 1000, NULL);
+	}
+	return NULL;
+}
+
+/* curl_easy_perform, through the shared multi handle. */
+static CURLcode io_perform(struct kube_http *h, CURL *easy)
+{
+	struct submitted req = { .easy = easy, .rc = CURLE_OK };
+
+	pthread_mutex_lock(&h->io_lock);
+	req.next = h->submitted;
+	h->submitted = &req;
+	pthread_mutex_unlock(&h->io_lock);
+	curl_multi_wakeup(h->multi);
+	pthread_mutex_lock(&h->io_lock);
+	while (!req.done)
+		pthread_cond_wait(&h->io_cond, &h->io_lock);
+	pthread_mutex_unlock(&h->io_lock);
+	return req.rc;
+}
+
 int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 		  struct kube_http **out)
 {
@@ -197,10 +287,10 @@ int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 	if (!h->share)
 		goto out;
 	/*
-	 * DNS answers and TLS sessions are safe to share between threads;
-	 * the connection cache is not (libcurl does not support concurrent
-	 * threads on one shared connection pool), so connections stay with
-	 * the pooled easy handles instead.
+	 * DNS answers and TLS sessions are safe to share between threads
+	 * (streams, which run on their callers' threads, use them too); the
+	 * connection cache is not, so requests' connections belong to the
+	 * multi handle of the I/O thread, and each stream has its own.
 	 */
 	curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
 	curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
@@ -210,6 +300,17 @@ int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 	err = setup_server_name(h);
 	if (err)
 		goto out;
+	err = CADRE_ENOMEM;
+	pthread_mutex_init(&h->io_lock, NULL);
+	pthread_cond_init(&h->io_cond, NULL);
+	h->multi = curl_multi_init();
+	if (!h->multi)
+		goto out;
+	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	if (pthread_create(&h->io_thread, NULL, io_main, h))
+		goto out;
+	h->io_started = true;
+	err = 0;
 	*out = h;
 	h = NULL;
 out:
@@ -227,9 +328,21 @@ void kube_http_free(struct kube_http *h)
 {
 	if (!h)
 		return;
+	if (h->io_started) {
+		pthread_mutex_lock(&h->io_lock);
+		h->io_stop = true;
+		pthread_mutex_unlock(&h->io_lock);
+		curl_multi_wakeup(h->multi);
+		pthread_join(h->io_thread, NULL);
+	}
 	/* Easy handles first: they hold references to the share. */
 	for (size_t i = 0; i < h->npool; i++)
 		curl_easy_cleanup(h->pool[i]);
+	if (h->multi) {
+		curl_multi_cleanup(h->multi);
+		pthread_mutex_destroy(&h->io_lock);
+		pthread_cond_destroy(&h->io_cond);
+	}
 	if (h->share)
 		curl_share_cleanup(h->share);
 	kube_ratelimit_release(&h->limiter);
@@ -668,7 +781,9 @@ int kube_http_request(struct kube_http *h, const char *method,
 		t.too_big = false;
 		t.retry_after_s = -1;
 		resp->attempts++;
-		rc = curl_easy_perform(t.easy);
+		/* Wait for the HTTP/2 connection in use rather than open another. */
+		curl_easy_setopt(t.easy, CURLOPT_PIPEWAIT, 1L);
+		rc = io_perform(h, t.easy);
 		curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
 		curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, NULL);
 		curl_slist_free_all(headers);

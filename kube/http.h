@@ -4,13 +4,13 @@
  *
  * A struct kube_http is a client for one API server. It is thread-safe:
  * any number of threads may call kube_http_request and kube_http_stream at
- * once. Inside, each call borrows a libcurl easy handle from a small pool
- * and gives it back afterwards; a pooled handle keeps its connections open,
- * so calls reuse connections (keep-alive, HTTP/2 where the server offers it
- * over TLS). DNS answers and TLS sessions are shared between handles
- * through a locked CURLSH. Connections themselves are not shared between
- * handles: libcurl does not support one connection cache used by
- * concurrent threads.
+ * once. Inside, a request (kube_http_request) is handed to the client's
+ * I/O thread, whose one libcurl multi handle multiplexes every request as
+ * a stream of one kept-alive HTTP/2 connection where the server offers
+ * HTTP/2 over TLS (parallel connections over HTTP/1.1); the caller blocks
+ * until its transfer is done. A stream (kube_http_stream) runs on its
+ * caller's thread with a connection of its own. DNS answers and TLS
+ * sessions are shared through a locked CURLSH.
  *
  * Every call first takes a token from the client-side limiter (qps/burst,
  * defaults 100/200, as --kube-api-qps / --kube-api-burst): waiting for a

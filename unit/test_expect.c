@@ -109,3 +109,23 @@ Test(expect, an_unseen_ungate_expires_and_goes_with_its_job)
 	cr_assert_not(expect_ungating(e, "ns/job", "uid-1", 200));
 	expect_free(e);
 }
+
+Test(expect, a_quiet_time_lasts_until_its_end_is_replaced_by_a_later_one_and_holds_nothing_back)
+{
+	struct expect *e = expect_new(1000);
+
+	cr_assert_eq(expect_quiet_until(e, "ns/job", 0), 0, "none recorded");
+	cr_assert_eq(expect_quiet(e, "ns/job", 10000), 0);
+	cr_assert_eq(expect_quiet_until(e, "ns/job", 5000), 10000,
+		     "its own end, not the expectations' timeout");
+	cr_assert_eq(expect_quiet_until(e, "ns/other", 5000), 0);
+	cr_assert(expect_satisfied(e, "ns/job", 5000), "a quiet time creates nothing to wait for");
+	cr_assert(expect_status_fresh(e, "ns/job", "1", 5000), "nor is it a status write");
+	cr_assert_eq(expect_quiet(e, "ns/job", 20000), 0);
+	cr_assert_eq(expect_quiet_until(e, "ns/job", 15000), 20000, "the later write replaces it");
+	cr_assert_eq(expect_quiet_until(e, "ns/job", 20000), 0, "over at its end");
+	expect_quiet(e, "ns/job", 30000);
+	expect_forget(e, "ns/job");
+	cr_assert_eq(expect_quiet_until(e, "ns/job", 25000), 0, "gone with its job");
+	expect_free(e);
+}

@@ -441,6 +441,88 @@ Test(http, a_slow_answer_times_out)
 	env_stop(&e);
 }
 
+struct timed_worker {
+	struct kube_http *http;
+	int err;
+	int64_t took_ms;
+};
+
+static void *request_once_timed(void *arg)
+{
+	struct timed_worker *w = arg;
+	struct kube_response resp;
+	int64_t t0 = mono_ms();
+
+	kube_response_init(&resp);
+	w->err = kube_http_request(w->http, "GET", "/silent", NULL, NULL, 0, &resp);
+	w->took_ms = mono_ms() - t0;
+	kube_response_release(&resp);
+	return NULL;
+}
+
+/*
+ * A TLS server that takes connections and never says a word (a stopped
+ * process: the kernel completes the TCP handshake, nothing answers it).
+ * Requests that wait for the first connection to learn whether it
+ * multiplexes are not on any connection yet, and libcurl does not time
+ * those out: each must still end at its own timeout, not one connect
+ * timeout after the request ahead of it (the sixth would take 3 s).
+ */
+Test(http, concurrent_requests_to_a_silent_server_each_end_at_their_own_timeout,
+     .timeout = 60)
+{
+	enum { N = 6 };
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t len = sizeof(addr);
+	struct timed_worker workers[N];
+	struct kube_http_opts opts;
+	pthread_t threads[N];
+	struct kube_config *cfg;
+	struct kube_http *http;
+	int64_t shortest = INT64_MAX, longest = 0;
+	char url[64];
+	int fd;
+
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	cr_assert_eq(listen(fd, 64), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", ntohs(addr.sin_port));
+	cr_assert_eq(kube_config_new(url, &cfg), 0);
+	/*
+	 * Nothing to verify (no certificate ever comes), and loading the
+	 * system's CA bundle for every connection takes seconds under valgrind.
+	 */
+	cfg->insecure = true;
+	kube_http_opts_init(&opts);
+	opts.connect_timeout_ms = 500;
+	opts.request_timeout_ms = 500;
+	cr_assert_eq(kube_http_new(cfg, &opts, &http), 0);
+	for (int i = 0; i < N; i++) {
+		workers[i] = (struct timed_worker){ http, 0, 0 };
+		pthread_create(&threads[i], NULL, request_once_timed, &workers[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(threads[i], NULL);
+		cr_expect_eq(workers[i].err, CADRE_ETIMEDOUT, "request %d: %s", i,
+			     cadre_strerror(workers[i].err));
+		cr_expect_lt(workers[i].took_ms, 2400, "request %d took %lld ms", i,
+			     (long long)workers[i].took_ms);
+		if (workers[i].took_ms < shortest)
+			shortest = workers[i].took_ms;
+		if (workers[i].took_ms > longest)
+			longest = workers[i].took_ms;
+	}
+	/* Waiting out each other's timeouts would spread them 2.5 s apart. */
+	cr_expect_lt(longest - shortest, 1250, "from %lld to %lld ms", (long long)shortest,
+		     (long long)longest);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	close(fd);
+}
+
 Test(http, unauthorized_rereads_a_token_file_and_retries_once)
 {
 	char dir[] = "/tmp/cadre-http-XXXXXX", path[128];

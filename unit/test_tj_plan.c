@@ -1476,18 +1476,46 @@ Test(tj_plan, a_young_start_s_progress_alone_is_not_a_status_write)
 	json_object_set_new(running, "phase", json_string("Running"));
 	json_array_append_new(json_object_get(troubled, "conditions"),
 			      json_pack("{s:s, s:s}", "type", "Restarting", "status", "True"));
-	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000));
-	cr_assert(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S - 1));
-	cr_assert_not(tj_status_progress_only(stored, moved, 1000, 1000 + TJ_START_QUIET_S),
+	int64_t quiet = tj_status_quiet_until(1000, 0);
+
+	cr_assert(tj_status_progress_only(stored, moved, quiet, 1000));
+	cr_assert(tj_status_progress_only(stored, moved, quiet, 1000 + TJ_START_QUIET_S - 1));
+	cr_assert_not(tj_status_progress_only(stored, moved, quiet, 1000 + TJ_START_QUIET_S),
 		      "after the quiet time, progress is written");
-	cr_assert_not(tj_status_progress_only(stored, moved, 0, 1000), "not admitted");
-	cr_assert_not(tj_status_progress_only(stored, running, 1000, 1001), "Running is written");
-	cr_assert_not(tj_status_progress_only(stored, troubled, 1000, 1001),
+	cr_assert_not(tj_status_progress_only(stored, moved, tj_status_quiet_until(0, 0), 1000),
+		      "not admitted");
+	cr_assert_not(tj_status_progress_only(stored, running, quiet, 1001), "Running is written");
+	cr_assert_not(tj_status_progress_only(stored, troubled, quiet, 1001),
 		      "a condition that changes is written");
 	json_decref(stored);
 	json_decref(moved);
 	json_decref(running);
 	json_decref(troubled);
+}
+
+Test(tj_plan, a_long_start_s_progress_is_written_at_most_once_per_quiet_time)
+{
+	json_t *stored = json_pack("{s:s, s:i, s:s, s:[], s:[{s:s, s:s}]}", "phase", "Starting",
+				   "readyNodes", 3, "message", "3 of 1024 pods Running", "nodes",
+				   "conditions", "type", "Admitted", "status", "True");
+	json_t *moved = json_pack("{s:s, s:i, s:s, s:[], s:[{s:s, s:s}]}", "phase", "Starting",
+				  "readyNodes", 4, "message", "4 of 1024 pods Running", "nodes",
+				  "conditions", "type", "Admitted", "status", "True");
+	/* Admitted at 1000; progress last written at 1030, so quiet until 1040. */
+	int64_t after_write = tj_status_quiet_until(1000, 1030 + TJ_START_QUIET_S);
+
+	cr_assert_eq(tj_status_quiet_until(1000, 0), 1000 + TJ_START_QUIET_S);
+	cr_assert_eq(tj_status_quiet_until(1000, 1005), 1000 + TJ_START_QUIET_S,
+		     "the quiet time after admission is the least");
+	cr_assert_eq(after_write, 1030 + TJ_START_QUIET_S);
+	cr_assert(tj_status_progress_only(stored, moved, after_write, 1031),
+		  "a pod event just after a progress write is not written");
+	cr_assert(tj_status_progress_only(stored, moved, after_write, 1030 + TJ_START_QUIET_S - 1));
+	cr_assert_not(tj_status_progress_only(stored, moved, after_write, 1030 + TJ_START_QUIET_S),
+		      "once the quiet time is over, the progress is written");
+	cr_assert_eq(tj_status_quiet_until(0, 1040), 0, "not admitted: nothing is held");
+	json_decref(stored);
+	json_decref(moved);
 }
 
 Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_only)
@@ -1509,7 +1537,8 @@ Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_on
 	fx_plan(&f);
 	after = tj_status_to_json(&f.plan.status);
 	cr_assert_not(json_equal(before, after), "the start moved on");
-	cr_assert(tj_status_progress_only(before, after, f.in.now, f.in.now + 1),
+	cr_assert(tj_status_progress_only(before, after, tj_status_quiet_until(f.in.now, 0),
+					  f.in.now + 1),
 		  "only nodes, readyNodes and the messages changed");
 	json_decref(before);
 	json_decref(after);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS, EXPECT_UNGATE };
+enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS, EXPECT_UNGATE, EXPECT_QUIET };
 
 struct expect_item {
 	struct expect_item *next;
@@ -58,15 +58,16 @@ void expect_free(struct expect *e)
 	free(e);
 }
 
-static int expect_add(struct expect *e, enum expect_kind kind, const char *job,
-		      const char *name, uint64_t now_ms)
+/* Add an item that lives until deadline_ms. */
+static int expect_add_until(struct expect *e, enum expect_kind kind, const char *job,
+			    const char *name, uint64_t deadline_ms)
 {
 	struct expect_item *it = calloc(1, sizeof(*it));
 
 	if (!it)
 		return CADRE_ENOMEM;
 	it->kind = kind;
-	it->deadline_ms = now_ms + e->timeout_ms;
+	it->deadline_ms = deadline_ms;
 	it->job = strdup(job);
 	it->name = strdup(name);
 	if (!it->job || !it->name) {
@@ -78,6 +79,12 @@ static int expect_add(struct expect *e, enum expect_kind kind, const char *job,
 	e->head = it;
 	pthread_mutex_unlock(&e->lock);
 	return 0;
+}
+
+static int expect_add(struct expect *e, enum expect_kind kind, const char *job,
+		      const char *name, uint64_t now_ms)
+{
+	return expect_add_until(e, kind, job, name, now_ms + e->timeout_ms);
 }
 
 int expect_create(struct expect *e, const char *job, const char *name, uint64_t now_ms)
@@ -136,8 +143,8 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 				item_free(it);
 				continue;
 			}
-			/* A pending ungate holds nothing back (expect.h). */
-			if (it->kind != EXPECT_UNGATE)
+			/* A pending ungate or quiet time holds nothing back (expect.h). */
+			if (it->kind != EXPECT_UNGATE && it->kind != EXPECT_QUIET)
 				satisfied = false;
 		}
 		link = &it->next;
@@ -215,6 +222,36 @@ bool expect_status_fresh(struct expect *e, const char *job, const char *cached_r
 	}
 	pthread_mutex_unlock(&e->lock);
 	return fresh;
+}
+
+int expect_quiet(struct expect *e, const char *job, uint64_t until_ms)
+{
+	pthread_mutex_lock(&e->lock);
+	remove_matching(e, job, NULL, EXPECT_QUIET);
+	pthread_mutex_unlock(&e->lock);
+	return expect_add_until(e, EXPECT_QUIET, job, "", until_ms);
+}
+
+uint64_t expect_quiet_until(struct expect *e, const char *job, uint64_t now_ms)
+{
+	struct expect_item **link = &e->head, *it;
+	uint64_t until = 0;
+
+	pthread_mutex_lock(&e->lock);
+	while ((it = *link)) {
+		if (it->kind == EXPECT_QUIET && !strcmp(it->job, job)) {
+			if (now_ms < it->deadline_ms) {
+				until = it->deadline_ms;
+				break;
+			}
+			*link = it->next;
+			item_free(it);
+			continue;
+		}
+		link = &it->next;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return until;
 }
 
 void expect_forget(struct expect *e, const char *job)

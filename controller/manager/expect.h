@@ -70,6 +70,15 @@ int expect_ungate(struct expect *e, const char *job, const char *uid, uint64_t n
 bool expect_ungating(struct expect *e, const char *job, const char *uid, uint64_t now_ms);
 void expect_observed_ungate(struct expect *e, const char *job, const char *uid);
 
+/*
+ * Quiet time for a starting gang's progress (tj_status_progress_only): after
+ * a status write, the next write of progress alone waits until until_ms.
+ * expect_quiet() records it (replacing an earlier one); expect_quiet_until()
+ * is its end while it lasts, else 0. Holds nothing back.
+ */
+int expect_quiet(struct expect *e, const char *job, uint64_t until_ms);
+uint64_t expect_quiet_until(struct expect *e, const char *job, uint64_t now_ms);
+
 /* Drop everything recorded for job (the job is gone). */
 void expect_forget(struct expect *e, const char *job);
 

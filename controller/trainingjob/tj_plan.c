@@ -1365,14 +1365,21 @@ static bool is_starting(const json_t *status)
 	return phase && !strcmp(phase, "Starting");
 }
 
-bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until)
+{
+	if (!admitted_time)
+		return 0;
+	return last_until > admitted_time + TJ_START_QUIET_S ? last_until :
+							       admitted_time + TJ_START_QUIET_S;
+}
+
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,
 			     int64_t now)
 {
 	json_t *a, *b;
 	bool same;
 
-	if (!admitted_time || now < admitted_time || now >= admitted_time + TJ_START_QUIET_S ||
-	    !is_starting(stored) || !is_starting(want))
+	if (now >= quiet_until || !is_starting(stored) || !is_starting(want))
 		return false;
 	a = without_progress(stored);
 	b = without_progress(want);

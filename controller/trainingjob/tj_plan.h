@@ -179,18 +179,25 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
 /*
  * A start's progress (status.nodes, readyNodes and the "N of M pods Running"
  * message, which the Reconciling condition repeats) changes with every pod
- * that is scheduled or starts: a status write per pod event, dozens for one
- * gang. In the first
- * TJ_START_QUIET_S after admission such a change alone is not written: a
- * start is Admitted, then Running, in two writes; a gang still starting when
- * the quiet time ends is written then (the reconciler queues a pass for it).
+ * that is scheduled or starts: a status write per pod event, hundreds for a
+ * large gang, each taking a token of the client's QPS from the gang's own
+ * pod writes. Such a change alone is written at most once per
+ * TJ_START_QUIET_S: not in the first TJ_START_QUIET_S after admission (a
+ * quick start is Admitted, then Running, in two writes), and then not within
+ * TJ_START_QUIET_S of the last status write (the reconciler keeps that time,
+ * expect_quiet(), and queues a pass for when it ends).
  * True when want (a status object) differs from stored only so, both are
- * Starting, and now (Unix seconds) is within TJ_START_QUIET_S of
- * admitted_time.
+ * Starting, and now (Unix seconds) is before quiet_until.
  */
 #define TJ_START_QUIET_S 10
-bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t admitted_time,
+bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,
 			     int64_t now);
+/*
+ * The end of that quiet time (Unix seconds): TJ_START_QUIET_S after
+ * admitted_time, or last_until (the end of the quiet time after our last
+ * status write; 0 for none) when later. 0 when not admitted.
+ */
+int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until);
 void tj_plan_release(struct tj_plan *plan);
 
 /* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for
