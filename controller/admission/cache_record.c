@@ -66,25 +66,34 @@ static const char *str(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* Requests split as admission counts them (gang.c read_resources). */
-static void split_requests(const json_t *list, struct pod_hdr *h, const char **names,
-			   int64_t *milli)
+/* A ResourceList split as admission counts it (gang.c read_resources). */
+struct split {
+	int64_t cpu_milli, memory_milli, pods;
+	size_t n_ext;                /* the other resources, in names[] and milli[] */
+};
+
+/* Split list into sp; at most max other resources are kept, in list order. */
+static void split_resources(const json_t *list, struct split *sp, const char **names,
+			    int64_t *milli, size_t max)
 {
 	const char *name;
 	json_t *value;
 
+	*sp = (struct split){ 0 };
 	json_object_foreach((json_t *)list, name, value) {
 		int64_t m;
 
 		if (!json_string_value(value) || quantity_parse(json_string_value(value), &m))
 			continue;
 		if (!strcmp(name, "cpu"))
-			h->cpu_milli += m;
+			sp->cpu_milli += m;
 		else if (!strcmp(name, "memory"))
-			h->memory_milli += m;
-		else if (strcmp(name, "pods") && h->n_ext < CACHE_POD_EXT_MAX) {
-			names[h->n_ext] = name;
-			milli[h->n_ext++] = m;
+			sp->memory_milli += m;
+		else if (!strcmp(name, "pods"))
+			sp->pods = m / 1000;
+		else if (sp->n_ext < max) {
+			names[sp->n_ext] = name;
+			milli[sp->n_ext++] = m;
 		}
 	}
 }
@@ -96,6 +105,7 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 	const char *names[CACHE_POD_EXT_MAX], *node;
 	int64_t milli[CACHE_POD_EXT_MAX];
 	const json_t *requests;
+	struct split sp;
 
 	(void)arg;
 	if (json_object_get(pod, "metadata")) {
@@ -112,7 +122,10 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 		node = str(pod, "nodeName");
 		requests = json_object_get(pod, "requests");
 	}
-	split_requests(requests, &h, names, milli);
+	split_resources(requests, &sp, names, milli, CACHE_POD_EXT_MAX);
+	h.cpu_milli = sp.cpu_milli;
+	h.memory_milli = sp.memory_milli;
+	h.n_ext = (uint8_t)sp.n_ext;
 	h.bound = node != NULL;
 	put(&o, &h, sizeof(h));
 	put(&o, milli, h.n_ext * sizeof(*milli));
@@ -230,31 +243,6 @@ struct node_hdr {
 	uint8_t magic, ready, unschedulable;
 };
 
-/* status.allocatable as gang.c counts it: cpu, memory, pods, the rest by name. */
-static void node_allocatable(const json_t *list, struct node_hdr *h, const char **names,
-			     int64_t *milli, size_t max)
-{
-	const char *name;
-	json_t *value;
-
-	json_object_foreach((json_t *)list, name, value) {
-		int64_t m;
-
-		if (!json_string_value(value) || quantity_parse(json_string_value(value), &m))
-			continue;
-		if (!strcmp(name, "cpu"))
-			h->cpu_milli += m;
-		else if (!strcmp(name, "memory"))
-			h->memory_milli += m;
-		else if (!strcmp(name, "pods"))
-			h->pods = m / 1000;
-		else if (h->n_ext < max) {
-			names[h->n_ext] = name;
-			milli[h->n_ext++] = m;
-		}
-	}
-}
-
 int cache_record_node(const json_t *node, void *rec, size_t size, void *arg)
 {
 	const json_t *meta = json_object_get(node, "metadata");
@@ -266,6 +254,7 @@ int cache_record_node(const json_t *node, void *rec, size_t size, void *arg)
 	struct rec_out o = { rec, 0, size, 0 };
 	const char *names[64], *key;
 	int64_t milli[64];
+	struct split sp;
 	json_t *value;
 	size_t i;
 
@@ -274,7 +263,11 @@ int cache_record_node(const json_t *node, void *rec, size_t size, void *arg)
 	json_array_foreach(json_object_get(status, "conditions"), i, cond)
 		if (str(cond, "type") && !strcmp(str(cond, "type"), "Ready"))
 			h.ready = str(cond, "status") && !strcmp(str(cond, "status"), "True");
-	node_allocatable(json_object_get(status, "allocatable"), &h, names, milli, 64);
+	split_resources(json_object_get(status, "allocatable"), &sp, names, milli, 64);
+	h.cpu_milli = sp.cpu_milli;
+	h.memory_milli = sp.memory_milli;
+	h.pods = sp.pods;
+	h.n_ext = (uint16_t)sp.n_ext;
 	json_object_foreach((json_t *)labels, key, value)
 		h.n_labels += json_string_value(value) != NULL;
 	if (json_array_size(taints) > UINT16_MAX || h.n_labels == UINT16_MAX)
