@@ -989,6 +989,18 @@ int store_foreach_record(struct store *s, store_record_visit_fn fn, void *ctx)
 	return ret;
 }
 
+int store_get_record(struct store *s, const char *key, store_record_visit_fn fn, void *ctx)
+{
+	const struct entry *e;
+	int ret;
+
+	pthread_rwlock_rdlock(&s->lock);
+	e = lookup_locked(s, key);
+	ret = e ? fn(ctx, entry_key(e), entry_record(e), e->rec_len) : CADRE_ENOTFOUND;
+	pthread_rwlock_unlock(&s->lock);
+	return ret;
+}
+
 int store_index_foreach_record(struct store *s, const char *index, const char *value,
 			       store_record_visit_fn fn, void *ctx)
 {

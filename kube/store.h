@@ -197,6 +197,13 @@ typedef int (*store_record_visit_fn)(void *ctx, const char *key, const void *rec
 int store_foreach_record(struct store *s, store_record_visit_fn fn, void *ctx);
 
 /*
+ * Visit the record of the one object at key, without decoding it: fn's
+ * return, or CADRE_ENOTFOUND when no object is stored there (fn is not
+ * called). The rules of store_foreach apply.
+ */
+int store_get_record(struct store *s, const char *key, store_record_visit_fn fn, void *ctx);
+
+/*
  * Visit the records of the objects whose index `index` has value, in no
  * particular order. 0 (also when none has), CADRE_EINVAL for an unknown
  * index, or fn's non-zero return.

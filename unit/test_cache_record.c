@@ -158,7 +158,26 @@ Test(cache_record, a_node_record_reads_back_as_admission_reads_the_node)
 	cr_assert_eq(cn.taints[1].effect, CAP_PREFER_NO_SCHEDULE);
 	cr_assert_str_eq(cache_node_label(rec, (size_t)len, "zone"), "a");
 	cr_assert_null(cache_node_label(rec, (size_t)len, "weird"));
+	cr_assert_eq(cache_node_ready(rec, (size_t)len), 1);
+	cr_assert_eq(cache_node_ready(rec, 3), CADRE_EINVAL);
 	/* Too large for the room given: no record, the node is decoded instead. */
 	cr_assert_eq(cache_record_node(node, rec, 40, NULL), 0);
+	json_decref(node);
+}
+
+/* The reconciler asks a node record whether the node is Ready, for every pod on every pass. */
+Test(cache_record, a_node_record_says_whether_the_node_is_ready)
+{
+	json_t *node = json_pack("{s:{s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "name", "gpu-2",
+				 "status", "conditions", "type", "Ready", "status", "Unknown");
+	int len = cache_record_node(node, rec, sizeof(rec), NULL);
+
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_node_ready(rec, (size_t)len), 0);
+	json_decref(node);
+	node = json_pack("{s:{s:s}}", "metadata", "name", "gpu-3");
+	len = cache_record_node(node, rec, sizeof(rec), NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_node_ready(rec, (size_t)len), 0, "a node without conditions is not Ready");
 	json_decref(node);
 }

@@ -111,6 +111,40 @@ Test(manager, an_update_of_the_same_pod_is_not_a_create)
 	json_decref(new_pod);
 }
 
+/*
+ * A gang's start brings several events per pod. With a batch time they queue
+ * the job once, when the batch time has passed, and the expectations are
+ * still seen through at once.
+ */
+Test(manager, pod_events_within_the_batch_time_queue_their_job_once, .timeout = 10)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_PODS);
+	json_t *pods[8];
+	char name[16], uid[16], *key = NULL;
+
+	m.pod_batch_ms = 300;
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "job-%d", i);
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		pods[i] = object(name, uid, "job");
+		expect_create(m.expect, "ns/job", name, 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		h.on_add(h.ctx, "ns/pod", pods[i]);
+		h.on_update(h.ctx, "ns/pod", pods[i], pods[i]);
+	}
+	cr_assert(expect_satisfied(m.expect, "ns/job", 1), "the creates were not seen at once");
+	cr_assert_not(wq_get_timeout(m.queue, &key, 100) == 0,
+		      "queued %s before the batch time", key ? key : "?");
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 2000), 0, "the job was never queued");
+	cr_assert_str_eq(key, "tj/ns/job");
+	wq_done(m.queue, key);
+	free(key);
+	cr_assert_null(next_key(), "the job was queued more than once");
+	for (int i = 0; i < 8; i++)
+		json_decref(pods[i]);
+}
+
 /* A TrainingJob deleted and created again while the watch was down starts afresh. */
 Test(manager, a_job_replaced_under_the_same_name_forgets_the_old_ones_expectations)
 {

@@ -433,6 +433,16 @@ Test(store, records_follow_upserts_removes_and_relists)
 	cr_assert_str_eq(out, "4:a");
 	cr_assert(!store_contains(s, "ml/b"));
 	cr_assert(store_contains(s, "dev/c"));
+	/* One record by its key. */
+	{
+		struct records one = { .n = 0 };
+
+		cr_assert_eq(store_get_record(s, "ml/a", collect_record, &one), 0);
+		cr_assert_eq(one.n, 1);
+		cr_assert_str_eq(one.v[0], "4:a");
+		cr_assert_eq(store_get_record(s, "ml/b", collect_record, &one), CADRE_ENOTFOUND);
+		cr_assert_eq(one.n, 1, "a missing key visited something");
+	}
 
 	/* A relist: a kept, c moved to ml and changed, d new; nothing else survives. */
 	b = store_batch_new(s);

@@ -1518,6 +1518,24 @@ Test(tj_plan, a_long_start_s_progress_is_written_at_most_once_per_quiet_time)
 	json_decref(moved);
 }
 
+/*
+ * A 1024-node start on a busy cluster takes about a minute: Admitted, its
+ * progress once, Running; three status writes. Slower ones once a minute.
+ */
+Test(tj_plan, a_start_s_progress_is_written_after_the_first_quiet_time_then_once_a_minute)
+{
+	cr_assert_eq(tj_status_quiet_after_write(1000, 1000), 1000 + TJ_START_QUIET_S,
+		     "the admission's own write keeps the first quiet time");
+	cr_assert_eq(tj_status_quiet_after_write(1000, 1004), 1000 + TJ_START_QUIET_S);
+	cr_assert_eq(tj_status_quiet_after_write(1000, 1000 + TJ_START_QUIET_S),
+		     1000 + TJ_START_QUIET_S + TJ_PROGRESS_EVERY_S,
+		     "after the first progress write, the next is a minute away");
+	cr_assert_eq(tj_status_quiet_after_write(1000, 1100), 1100 + TJ_PROGRESS_EVERY_S);
+	cr_assert_eq(tj_status_quiet_after_write(0, 1100), 1100 + TJ_PROGRESS_EVERY_S,
+		     "not admitted: from the write");
+	cr_assert_gt(TJ_PROGRESS_EVERY_S, TJ_START_QUIET_S);
+}
+
 Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_only)
 {
 	struct fx f;

@@ -368,6 +368,15 @@ int cache_node_read(const void *rec, size_t len, struct cap_node *out, struct ca
 	return 0;
 }
 
+int cache_node_ready(const void *rec, size_t len)
+{
+	struct node_hdr h;
+	size_t off;
+	int err = node_hdr_read(rec, len, &h, &off);
+
+	return err ? err : h.ready != 0;
+}
+
 const char *cache_node_label(const void *rec, size_t len, const char *key)
 {
 	struct node_hdr h;

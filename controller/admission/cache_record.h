@@ -102,6 +102,12 @@ int cache_node_counts(const void *rec, size_t len, struct cache_node_counts *out
 int cache_node_read(const void *rec, size_t len, struct cap_node *out, struct cap_resource *ext,
 		    struct cap_label *labels, struct cap_taint *taints);
 
+/*
+ * Whether a node record says the node is Ready (its Ready condition is
+ * "True"): 1 or 0, or CADRE_EINVAL when rec is not a node record.
+ */
+int cache_node_ready(const void *rec, size_t len);
+
 /* The value of label key in a node record (pointing into rec), or NULL. */
 const char *cache_node_label(const void *rec, size_t len, const char *key);
 

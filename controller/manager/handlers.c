@@ -88,9 +88,14 @@ static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
 	enqueue_job_volumes(m, obj);
 }
 
+/*
+ * Batched (manager.pod_batch_ms): nothing a pass does for a gang waits on a
+ * single pod event; the ungates follow the creates in the same pass.
+ */
 static void enqueue_pod_job(struct manager *m, const json_t *pod)
 {
-	manager_enqueue(m, "tj", obj_ns(pod), obj_label(pod, LABEL_JOB_NAME));
+	manager_enqueue_after(m, "tj", obj_ns(pod), obj_label(pod, LABEL_JOB_NAME),
+			      m->pod_batch_ms);
 }
 
 static void pod_job_key(const json_t *pod, char *key, size_t size)

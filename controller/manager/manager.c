@@ -446,6 +446,7 @@ int manager_init(struct manager *m, const struct options *opts)
 	if (err)
 		return err;
 	m->queue = wq_new(NULL);
+	m->pod_batch_ms = MANAGER_POD_BATCH_MS;
 	m->expect = expect_new(5 * 60 * 1000);
 	/* As long as a pod create is believed (expect.h): the same window. */
 	m->admitted = admitted_new(5 * 60 * 1000);

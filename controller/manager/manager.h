@@ -62,6 +62,14 @@ struct manager_metrics {
 	struct metric *leader;                 /* 1 while leading */
 };
 
+/*
+ * manager.pod_batch_ms by default. A quarter second: a 1024-pod start brings
+ * some 5,000 pod events; answered one pass each, every pass reading all 1024
+ * pods, the controller used a core for a minute. Kubernetes' Job controller
+ * batches its pods' events by a second for the same reason.
+ */
+#define MANAGER_POD_BATCH_MS 250
+
 struct manager {
 	const struct options *opts;
 	struct kube_config *config;
@@ -75,6 +83,12 @@ struct manager {
 	struct store *stores[KIND_COUNT];
 	struct reflector *reflectors[KIND_COUNT];
 	struct wq *queue;
+	/*
+	 * A pod event queues its job this many ms later (0: at once), so that
+	 * the burst of events a gang's start brings (each pod created, bound,
+	 * Running) is answered by a few passes instead of one per event.
+	 */
+	uint64_t pod_batch_ms;
 	struct expect *expect;
 	struct admitted *admitted;             /* admissions the cache does not show yet */
 	struct refusals *refusals;             /* refused pod creates, per job (refusals.h) */

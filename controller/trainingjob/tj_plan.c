@@ -1373,6 +1373,13 @@ int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until)
 							       admitted_time + TJ_START_QUIET_S;
 }
 
+int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now)
+{
+	if (admitted_time && now < admitted_time + TJ_START_QUIET_S)
+		return admitted_time + TJ_START_QUIET_S;
+	return now + TJ_PROGRESS_EVERY_S;
+}
+
 bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,
 			     int64_t now)
 {

@@ -181,15 +181,18 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
  * message, which the Reconciling condition repeats) changes with every pod
  * that is scheduled or starts: a status write per pod event, hundreds for a
  * large gang, each taking a token of the client's QPS from the gang's own
- * pod writes. Such a change alone is written at most once per
- * TJ_START_QUIET_S: not in the first TJ_START_QUIET_S after admission (a
- * quick start is Admitted, then Running, in two writes), and then not within
- * TJ_START_QUIET_S of the last status write (the reconciler keeps that time,
- * expect_quiet(), and queues a pass for when it ends).
+ * pod writes. Such a change alone is held back while a quiet time lasts:
+ * the first TJ_START_QUIET_S after admission (a quick start is Admitted,
+ * then Running, in two writes), and TJ_PROGRESS_EVERY_S after any later
+ * status write (the reconciler keeps that time, expect_quiet(), and queues a
+ * pass for when it ends). A start that takes a minute is so written three
+ * times: Admitted, its progress at TJ_START_QUIET_S, Running; a slower one
+ * shows its progress once a minute.
  * True when want (a status object) differs from stored only so, both are
  * Starting, and now (Unix seconds) is before quiet_until.
  */
 #define TJ_START_QUIET_S 10
+#define TJ_PROGRESS_EVERY_S 60
 bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,
 			     int64_t now);
 /*
@@ -198,6 +201,13 @@ bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t q
  * status write; 0 for none) when later. 0 when not admitted.
  */
 int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until);
+/*
+ * The end of the quiet time a status write of a starting job at now begins
+ * (Unix seconds): the end of the first one, TJ_START_QUIET_S after
+ * admitted_time, for a write inside it (the admission's own), else
+ * TJ_PROGRESS_EVERY_S after now.
+ */
+int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now);
 void tj_plan_release(struct tj_plan *plan);
 
 /* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for

@@ -74,13 +74,28 @@ struct tj_pass {
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 };
 
+/* store_get_record visitor: 1 or 0 from a node record, CADRE_EINVAL without one. */
+static int ready_of_record(void *ctx, const char *key, const void *rec, size_t len)
+{
+	(void)ctx;
+	(void)key;
+	return len ? cache_node_ready(rec, len) : CADRE_EINVAL;
+}
+
+/*
+ * Whether the node is Ready. Asked for every pod of a gang on every pass, so
+ * the node's record answers; only a node too large for one is decoded.
+ */
 static bool node_ok(void *ctx, const char *name)
 {
 	struct manager *m = ctx;
 	json_t *node = NULL, *cond;
 	bool ok = false;
 	size_t i;
+	int ready = store_get_record(m->stores[KIND_NODES], name, ready_of_record, NULL);
 
+	if (ready >= 0 || ready == CADRE_ENOTFOUND)
+		return ready == 1;
 	if (store_get(m->stores[KIND_NODES], name, &node))
 		return false;
 	json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, cond) {
@@ -777,8 +792,13 @@ static int write_status(struct tj_pass *p)
 		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
 					    manager_now_ms());
 	/* The next write of a start's progress alone waits its turn (tj_plan.h). */
-	if (!ret && written && p->plan.status.phase == TJ_PHASE_STARTING)
-		ret = expect_quiet(p->m->expect, p->key, manager_now_ms() + TJ_START_QUIET_S * 1000);
+	if (!ret && written && p->plan.status.phase == TJ_PHASE_STARTING) {
+		int64_t now = time(NULL);
+		int64_t until = tj_status_quiet_after_write(p->plan.status.admitted_time, now);
+
+		ret = expect_quiet(p->m->expect, p->key,
+				   manager_now_ms() + (uint64_t)(until - now) * 1000);
+	}
 	json_decref(want);
 	return ret;
 }
