@@ -1487,6 +1487,22 @@ Test(tj_plan, a_young_start_s_progress_alone_is_not_a_status_write)
 	cr_assert_not(tj_status_progress_only(stored, running, quiet, 1001), "Running is written");
 	cr_assert_not(tj_status_progress_only(stored, troubled, quiet, 1001),
 		      "a condition that changes is written");
+	/* What the start waits for flips as pods bind: PodsStarting, Unschedulable, ... */
+	json_t *reasoned = json_deep_copy(moved), *flipped = json_deep_copy(moved);
+
+	json_array_append_new(json_object_get(reasoned, "conditions"),
+			      json_pack("{s:s, s:s, s:s, s:s}", "type", "Reconciling", "status",
+					"True", "reason", "PodsStarting", "message",
+					"1 of 2 pods Running"));
+	json_array_append_new(json_object_get(flipped, "conditions"),
+			      json_pack("{s:s, s:s, s:s, s:s}", "type", "Reconciling", "status",
+					"True", "reason", "Unschedulable", "message",
+					"rank 1 (pod p-1) is unschedulable"));
+	cr_assert(tj_status_progress_only(reasoned, flipped, quiet, 1001),
+		  "the Reconciling reason alone is written with the progress");
+	cr_assert_not(tj_status_progress_only(reasoned, flipped, quiet, 1000 + TJ_START_QUIET_S));
+	json_decref(reasoned);
+	json_decref(flipped);
 	json_decref(stored);
 	json_decref(moved);
 	json_decref(running);

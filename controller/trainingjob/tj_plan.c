@@ -1348,12 +1348,18 @@ static json_t *without_progress(const json_t *status)
 	json_object_del(copy, "nodes");
 	json_object_del(copy, "readyNodes");
 	json_object_del(copy, "message");
-	/* Reconciling repeats the message; its reason still counts. */
+	/*
+	 * Reconciling repeats the message, and its reason says what the start
+	 * waits for now (PodsStarting, Unschedulable, a pod's waiting reason):
+	 * on a busy scheduler it flips back and forth with the pods bound.
+	 */
 	json_array_foreach(json_object_get(copy, "conditions"), i, c) {
 		const char *type = json_string_value(json_object_get(c, "type"));
 
-		if (type && !strcmp(type, "Reconciling"))
+		if (type && !strcmp(type, "Reconciling")) {
 			json_object_del(c, "message");
+			json_object_del(c, "reason");
+		}
 	}
 	return copy;
 }

@@ -177,8 +177,9 @@ struct tj_plan {
 int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
 
 /*
- * A start's progress (status.nodes, readyNodes and the "N of M pods Running"
- * message, which the Reconciling condition repeats) changes with every pod
+ * A start's progress (status.nodes, readyNodes, the "N of M pods Running"
+ * message, and the Reconciling condition's reason and message, which say
+ * what the start waits for now) changes with every pod
  * that is scheduled or starts: a status write per pod event, hundreds for a
  * large gang, each taking a token of the client's QPS from the gang's own
  * pod writes. Such a change alone is held back while a quiet time lasts:
