@@ -49,7 +49,9 @@ struct kube_http {
 	pthread_mutex_t io_lock;
 	pthread_cond_t io_cond;
 	struct submitted *submitted;    /* handed over, not yet added to multi */
+	struct submitted *inflight;     /* added to multi, not yet done (io thread only) */
 	bool io_stop;
+	atomic_bool cancelled;          /* kube_http_cancel */
 
 	pthread_mutex_t stats_lock;
 	struct kube_http_stat *stats;
@@ -62,6 +64,7 @@ struct submitted {
 	CURLcode rc;
 	bool done;
 	struct submitted *next;
+	struct submitted *next_inflight, **prev_inflight;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -184,12 +187,53 @@ static void io_finish(struct kube_http *h, struct submitted *req, CURLcode rc)
 	pthread_mutex_unlock(&h->io_lock);
 }
 
+static void inflight_add(struct kube_http *h, struct submitted *req)
+{
+	req->next_inflight = h->inflight;
+	req->prev_inflight = &h->inflight;
+	if (h->inflight)
+		h->inflight->prev_inflight = &req->next_inflight;
+	h->inflight = req;
+}
+
+/* Take req out of the multi handle and the in-flight list, and wake its caller. */
+static void io_end(struct kube_http *h, struct submitted *req, CURLcode rc)
+{
+	curl_multi_remove_handle(h->multi, req->easy);
+	*req->prev_inflight = req->next_inflight;
+	if (req->next_inflight)
+		req->next_inflight->prev_inflight = req->prev_inflight;
+	io_finish(h, req, rc);
+}
+
+/* Add what callers handed over; while cancelled, end it (and all in flight) at once. */
+static void io_admit(struct kube_http *h, struct submitted *add)
+{
+	bool cancelled = atomic_load(&h->cancelled);
+	struct submitted *next;
+
+	for (; add; add = next) {
+		next = add->next;
+		if (cancelled) {
+			io_finish(h, add, CURLE_ABORTED_BY_CALLBACK);
+			continue;
+		}
+		curl_easy_setopt(add->easy, CURLOPT_PRIVATE, add);
+		if (curl_multi_add_handle(h->multi, add->easy) != CURLM_OK)
+			io_finish(h, add, CURLE_OUT_OF_MEMORY);
+		else
+			inflight_add(h, add);
+	}
+	while (cancelled && h->inflight)
+		io_end(h, h->inflight, CURLE_ABORTED_BY_CALLBACK);
+}
+
 static void *io_main(void *arg)
 {
 	struct kube_http *h = arg;
 
 	for (;;) {
-		struct submitted *add, *next;
+		struct submitted *add;
 		int running = 0, queued;
 		CURLMsg *msg;
 		bool stop;
@@ -202,27 +246,26 @@ static void *io_main(void *arg)
 		/* kube_http_free: no call may be in progress, so nothing is left. */
 		if (stop)
 			break;
-		for (; add; add = next) {
-			next = add->next;
-			curl_easy_setopt(add->easy, CURLOPT_PRIVATE, add);
-			if (curl_multi_add_handle(h->multi, add->easy) != CURLM_OK)
-				io_finish(h, add, CURLE_OUT_OF_MEMORY);
-		}
+		io_admit(h, add);
 		curl_multi_perform(h->multi, &running);
 		while ((msg = curl_multi_info_read(h->multi, &queued))) {
-			CURL *easy = msg->easy_handle;
-			CURLcode rc = msg->data.result;
 			char *req = NULL;
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(easy, CURLINFO_PRIVATE, &req);
-			curl_multi_remove_handle(h->multi, easy);
-			io_finish(h, (struct submitted *)req, rc);
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &req);
+			io_end(h, (struct submitted *)req, msg->data.result);
 		}
 		curl_multi_poll(h->multi, NULL, 0, 1000, NULL);
 	}
 	return NULL;
+}
+
+void kube_http_cancel(struct kube_http *h, bool on)
+{
+	atomic_store(&h->cancelled, on);
+	if (on && h->multi)
+		curl_multi_wakeup(h->multi);
 }
 
 /* curl_easy_perform, through the shared multi handle. */
@@ -724,7 +767,8 @@ static bool retry_after_wait(struct kube_http *h, const struct transfer *t, cons
 		wait_ms = h->opts.max_retry_after_ms;
 	log_debug("http", "%s %s: HTTP %ld, retrying in %lld ms",
 		  method, path_and_query, status, (long long)wait_ms);
-	kube_ratelimit_sleep(&h->clock, wait_ms * NS_PER_MS, NULL);
+	/* Cancelled meanwhile: the next attempt says so. */
+	kube_ratelimit_sleep(&h->clock, wait_ms * NS_PER_MS, &h->cancelled);
 	return true;
 }
 
@@ -769,7 +813,12 @@ int kube_http_request(struct kube_http *h, const char *method,
 		CURLcode rc;
 		long status = 0;
 
-		kube_ratelimit_wait(&h->limiter, NULL);
+		if (kube_ratelimit_wait(&h->limiter, &h->cancelled) || atomic_load(&h->cancelled)) {
+			err = kube_status_set(&resp->error, CADRE_ECANCELED,
+					      "%s %s: cancelled: the client is shutting down", method,
+					      path_and_query);
+			goto out;
+		}
 		err = attempt_setup(h, &t, method, path_and_query, &headers, &url, resp);
 		if (!err)
 			err = request_setup(h, &t, method, content_type, body, body_len, &headers,
@@ -793,6 +842,12 @@ int kube_http_request(struct kube_http *h, const char *method,
 		log_debug("http", "%s %s: %ld (%s) in %.1f ms", method, path_and_query, status,
 			  rc == CURLE_OK ? "ok" : curl_easy_strerror(rc), elapsed_ms(t.easy));
 
+		if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&h->cancelled)) {
+			err = kube_status_set(&resp->error, CADRE_ECANCELED,
+					      "%s %s: cancelled: the client is shutting down", method,
+					      path_and_query);
+			goto out;
+		}
 		err = request_result(h, &t, method, path_and_query, rc, status, errbuf, resp,
 				     &answered);
 		if (!err || !answered)

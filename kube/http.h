@@ -90,6 +90,17 @@ int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 /* Free the client. No call may be in progress. NULL is a no-op. */
 void kube_http_free(struct kube_http *h);
 
+/*
+ * Cancel (on true) or allow again (on false) the client's requests, from any
+ * thread. While cancelled, every request in flight ends at once, one waiting
+ * for the rate limiter or a Retry-After stops waiting, and a new one is not
+ * sent: each returns CADRE_ECANCELED. For a shutdown that must not wait for
+ * a busy server (a gang's writes queued behind the QPS limit take seconds);
+ * what a cancelled write did is what a crash leaves, which the reconcilers
+ * already see through. Streams are stopped by their own flags instead.
+ */
+void kube_http_cancel(struct kube_http *h, bool on);
+
 /* The config the client was made with (borrowed). */
 struct kube_config *kube_http_config(struct kube_http *h);
 

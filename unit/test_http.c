@@ -523,6 +523,82 @@ Test(http, concurrent_requests_to_a_silent_server_each_end_at_their_own_timeout,
 	close(fd);
 }
 
+struct cancel_later {
+	struct kube_http *http;
+	int after_ms;
+};
+
+static void *cancel_after(void *arg)
+{
+	struct cancel_later *c = arg;
+
+	usleep((useconds_t)c->after_ms * 1000);
+	kube_http_cancel(c->http, true);
+	return NULL;
+}
+
+/* A GET on the real clock, cancelled from another thread after 200 ms: its code and time. */
+static int request_cancelled(struct env *e, int64_t *took_ms)
+{
+	struct cancel_later c = { e->http, 200 };
+	int64_t t0 = mono_ms();
+	pthread_t thread;
+	int err;
+
+	cr_assert_eq(pthread_create(&thread, NULL, cancel_after, &c), 0);
+	err = kube_http_request(e->http, "GET", "/a", NULL, NULL, 0, &e->resp);
+	*took_ms = mono_ms() - t0;
+	pthread_join(thread, NULL);
+	return err;
+}
+
+/*
+ * A shutdown does not wait for a slow server: a request in flight ends when
+ * the client is cancelled, and once allowed again the client works.
+ */
+Test(http, a_request_in_flight_ends_when_the_client_is_cancelled, .timeout = 30)
+{
+	struct kube_http_opts opts;
+	int64_t took;
+	struct env e;
+
+	kube_http_opts_init(&opts);
+	opts.clock = &kube_ratelimit_clock_real;
+	env_start(&e, &opts);
+	httpd_push(e.server, &(struct httpd_response){ .status = 200, .body = "{}",
+		   .delay_ms = 10000 });
+	cr_assert_eq(request_cancelled(&e, &took), CADRE_ECANCELED, "%s",
+		     cadre_strerror(e.resp.error.code));
+	cr_assert_lt(took, 3000, "took %lld ms", (long long)took);
+	cr_assert_eq(kube_http_request(e.http, "GET", "/b", NULL, NULL, 0, &e.resp),
+		     CADRE_ECANCELED, "a new request is not sent while cancelled");
+	kube_http_cancel(e.http, false);
+	httpd_push(e.server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(e.http, "GET", "/c", NULL, NULL, 0, &e.resp), 0);
+	env_stop(&e);
+}
+
+/* Nor for its own rate limit: a request waiting for a token ends when cancelled. */
+Test(http, a_request_waiting_for_the_rate_limiter_ends_when_the_client_is_cancelled,
+     .timeout = 30)
+{
+	struct kube_http_opts opts;
+	int64_t took;
+	struct env e;
+
+	kube_http_opts_init(&opts);
+	opts.clock = &kube_ratelimit_clock_real;
+	opts.qps = 0.1;
+	opts.burst = 1;
+	env_start(&e, &opts);
+	httpd_push(e.server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(e.http, "GET", "/first", NULL, NULL, 0, &e.resp), 0);
+	/* The next token is 10 s away. */
+	cr_assert_eq(request_cancelled(&e, &took), CADRE_ECANCELED);
+	cr_assert_lt(took, 3000, "took %lld ms", (long long)took);
+	env_stop(&e);
+}
+
 Test(http, unauthorized_rereads_a_token_file_and_retries_once)
 {
 	char dir[] = "/tmp/cadre-http-XXXXXX", path[128];

@@ -603,13 +603,23 @@ void manager_stop(struct manager *m)
 void manager_release(struct manager *m)
 {
 	atomic_store(&m->stopping, true);
-	/* Stop writing first: the Lease goes back only after workers are done. */
+	/*
+	 * Stop writing first: the Lease goes back only after workers are done.
+	 * A pass in the middle of a gang's writes would otherwise finish them,
+	 * queued behind the QPS limit of a busy server, for many seconds: its
+	 * requests are cancelled instead, which leaves what a crash leaves.
+	 */
 	if (m->queue)
 		wq_shutdown(m->queue);
+	if (m->http)
+		kube_http_cancel(m->http, true);
 	for (int i = 0; i < m->n_workers; i++)
 		pthread_join(m->workers[i], NULL);
 	free(m->workers);
 	m->workers = NULL;
+	/* The events still to send go out below, in their own bounded time. */
+	if (m->http)
+		kube_http_cancel(m->http, false);
 	if (m->leader) {
 		leader_stop(m->leader);
 		leader_free(m->leader);
