@@ -238,6 +238,11 @@ static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 		else if (!strncmp(m->mount_path, "/cadre/bin", 10) &&
 			 (!m->mount_path[10] || m->mount_path[10] == '/'))
 			decode_fail(d, path, "/cadre/bin is mounted by cadre (its srun and scontrol)");
+		/* ENTRYPOINT_DIR of controller/build/entrypoint.h. */
+		else if (!strncmp(m->mount_path, "/cadre/entrypoint", 17) &&
+			 (!m->mount_path[17] || m->mount_path[17] == '/'))
+			decode_fail(d, path, "/cadre/entrypoint is mounted by cadre (its entrypoint "
+				    "script)");
 		if (m->volume && !name_is_dns1123_subdomain(m->volume))
 			decode_fail(d, path, "must be the name of a Volume (a DNS subdomain)");
 	}

@@ -3,9 +3,9 @@
  * unit/testdata/golden/inputs/). Objects are compared with json_equal, so
  * key order does not matter. To accept a deliberate change, run
  *   CADRE_UPDATE_GOLDEN=1 ./build/cadre-unit --filter 'build/[a-z]*'
- * and review the diff of the golden files. The entrypoint script inside each
- * pod's command is checked against entrypoint_script() and replaced by a
- * placeholder before comparing, so editing the script does not touch them.
+ * and review the diff of the golden files. The entrypoint script inside the
+ * entrypoint ConfigMap is checked against entrypoint_script() and replaced by
+ * a placeholder before comparing, so editing the script does not touch them.
  */
 #include <criterion/criterion.h>
 
@@ -119,13 +119,19 @@ static json_t *container_of(const json_t *pod)
 	return json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
 }
 
-/* The command must run the entrypoint; the golden files hold a placeholder for the script. */
+/*
+ * Every pod's command is the one short line that sources the entrypoint from
+ * its ConfigMap: the script itself is never in a pod (docs/pods.md).
+ */
 static void replace_script(json_t *pod)
 {
 	json_t *cmd = json_object_get(container_of(pod), "command");
 
-	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)), entrypoint_script());
-	json_array_set_new(cmd, 2, json_string(SCRIPT_PLACEHOLDER));
+	cr_assert_eq(json_array_size(cmd), 3);
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 0)), "/bin/sh");
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 1)), "-c");
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)),
+			 ". /cadre/entrypoint/entrypoint.sh");
 }
 
 static const char *const h100_values[] = {
@@ -230,6 +236,88 @@ Test(build, service_needs_the_uid_for_its_owner_reference)
 	cr_assert_null(svc);
 	cr_assert_str_eq(buf_str(&err), "metadata.uid: required: owner references name the uid");
 	buf_release(&err);
+	tj_release(&tj);
+}
+
+static void assert_json(json_t *got, const char *want_text);
+
+/* The script travels in the ConfigMap; the golden file holds a placeholder for it. */
+Test(build, entrypoint_configmap_matches_golden_and_holds_exactly_the_script)
+{
+	struct trainingjob tj;
+	json_t *cm = NULL, *data;
+
+	load_job("llama-pretrain", NULL, &tj);
+	cr_assert_eq(build_entrypoint_configmap(&tj, &cm, NULL), 0);
+	data = json_object_get(cm, "data");
+	cr_assert_eq(json_object_size(data), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(data, ENTRYPOINT_KEY)),
+			 entrypoint_script());
+	json_object_set_new(data, ENTRYPOINT_KEY, json_string(SCRIPT_PLACEHOLDER));
+	assert_golden("llama-pretrain.configmap", cm);
+	json_decref(cm);
+	tj_release(&tj);
+}
+
+Test(build, entrypoint_configmap_needs_the_uid_for_its_owner_reference)
+{
+	struct trainingjob tj;
+	struct buf err;
+	json_t *cm = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	free(tj.meta.uid);
+	tj.meta.uid = NULL;
+	buf_init(&err, 256);
+	cr_assert_eq(build_entrypoint_configmap(&tj, &cm, &err), CADRE_EINVAL);
+	cr_assert_null(cm);
+	cr_assert_str_eq(buf_str(&err), "metadata.uid: required: owner references name the uid");
+	buf_release(&err);
+	tj_release(&tj);
+}
+
+Test(build, entrypoint_configmap_name_is_the_job_and_a_suffix_and_bounded)
+{
+	char name[300], big[250];
+
+	cr_assert_eq(build_entrypoint_name("llama-pretrain", name, sizeof(name)), 0);
+	cr_assert_str_eq(name, "llama-pretrain-entrypoint");
+	cr_assert_eq(build_entrypoint_name("llama-pretrain", name, 10), CADRE_EINVAL);
+	cr_assert_eq(build_entrypoint_name("", name, sizeof(name)), CADRE_EINVAL);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cr_assert_eq(build_entrypoint_name(big, name, sizeof(name)), CADRE_EINVAL,
+		     "past the 253 bytes of an object name");
+}
+
+/* Every rank mounts the job's ConfigMap read-only and sources the script from it. */
+Test(build, every_pod_mounts_the_entrypoint_configmap_read_only_where_its_command_looks)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+
+	load_job("llama-pretrain", NULL, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		json_t *pod = pod_ok(&tj, rank, 0, &opts), *v, *m, *vol = NULL, *mount = NULL;
+		size_t i;
+
+		replace_script(pod);
+		json_array_foreach(json_object_get(pod_spec(pod), "volumes"), i, v)
+			if (!strcmp(json_string_value(json_object_get(v, "name")), "cadre-entrypoint"))
+				vol = v;
+		json_array_foreach(json_object_get(container_of(pod), "volumeMounts"), i, m)
+			if (!strcmp(json_string_value(json_object_get(m, "name")), "cadre-entrypoint"))
+				mount = m;
+		cr_assert_not_null(vol);
+		cr_assert_not_null(mount);
+		assert_json(json_object_get(vol, "configMap"),
+			    "{\"name\": \"llama-pretrain-entrypoint\", \"defaultMode\": 292, "
+			    "\"items\": [{\"key\": \"entrypoint.sh\", \"path\": \"entrypoint.sh\"}]}");
+		cr_assert_str_eq(json_string_value(json_object_get(mount, "mountPath")),
+				 "/cadre/entrypoint");
+		cr_assert(json_is_true(json_object_get(mount, "readOnly")));
+		json_decref(pod);
+	}
 	tj_release(&tj);
 }
 
@@ -743,8 +831,8 @@ Test(build, volumes_are_named_in_mount_path_order_with_their_own_claims)
 	pod = pod_ok(&tj, 0, 0, &opts);
 	volumes = json_object_get(pod_spec(pod), "volumes");
 	mounts = json_object_get(container_of(pod), "volumeMounts");
-	cr_assert_eq(json_array_size(volumes), 4);
-	cr_assert_eq(json_array_size(mounts), 4);
+	cr_assert_eq(json_array_size(volumes), 5);
+	cr_assert_eq(json_array_size(mounts), 5);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 0),
 		"emptyDir"), "medium")), "Memory");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 0), "mountPath")),
@@ -755,14 +843,18 @@ Test(build, volumes_are_named_in_mount_path_order_with_their_own_claims)
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 1), "mountPath")),
 			 BUILD_BIN_DIR);
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(volumes, 2), "name")),
-			 "vol-0");
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 2),
-		"persistentVolumeClaim"), "claimName")), "checkpoints");
+			 "cadre-entrypoint");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 2), "mountPath")),
-			 "/ckpt");
+			 ENTRYPOINT_DIR);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(volumes, 3), "name")),
+			 "vol-0");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 3),
-		"persistentVolumeClaim"), "claimName")), "datasets");
+		"persistentVolumeClaim"), "claimName")), "checkpoints");
 	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 3), "mountPath")),
+			 "/ckpt");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(volumes, 4),
+		"persistentVolumeClaim"), "claimName")), "datasets");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 4), "mountPath")),
 			 "/data");
 	json_decref(pod);
 	tj_release(&tj);
@@ -1470,6 +1562,8 @@ Test(build, refuses_volumes_over_the_paths_cadre_mounts)
 	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /cadre/bin is mounted by cadre");
 	tj.spec.volumes[0].mount_path = "/dev/shm";
 	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /dev/shm is mounted by cadre");
+	tj.spec.volumes[0].mount_path = "/cadre/entrypoint";
+	pod_fails(&tj, 0, &opts, CADRE_EINVAL, "spec.volumes: /cadre/entrypoint is mounted by cadre");
 	tj.spec.volumes[0].mount_path = saved;
 	tj_release(&tj);
 }

@@ -167,14 +167,26 @@ static void kill_started_group(void)
 	remove_scratch();
 }
 
-/* Start `shell -c <script>` in a process group of its own, as a pod's PID 1 is. */
+/*
+ * Start the script as a pod does, in a process group of its own as a pod's
+ * PID 1 is: the text written read-only into the scratch directory, as the
+ * ConfigMap's key is mounted, and sourced by `shell -c ". <file>"`, the
+ * command of entrypoint_command() with the scratch path for ENTRYPOINT_PATH.
+ */
 static void ep_start(struct ep *e, const char *shell)
 {
-	pid_t pid = fork();
+	char script[128], command[160];
+	pid_t pid;
 
+	snprintf(script, sizeof(script), "%s/" ENTRYPOINT_KEY, e->dir);
+	snprintf(command, sizeof(command), ". %s", script);
+	unlink(script);  /* a second run of the same scratch directory */
+	write_file(script, entrypoint_script(), "w");
+	cr_assert_eq(chmod(script, 0444), 0);
+	pid = fork();
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
-		char *argv[] = { (char *)shell, "-c", (char *)entrypoint_script(), NULL };
+		char *argv[] = { (char *)shell, "-c", command, NULL };
 		int in = open("/dev/null", O_RDONLY);
 		int out = open(e->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int err = open(e->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -560,7 +572,8 @@ Test(entrypoint, embedded_script_matches_controller_entrypoint_sh)
 	free(file);
 }
 
-Test(entrypoint, command_runs_the_script_under_bin_sh)
+/* The pod carries one short line; the script comes from the mounted ConfigMap. */
+Test(entrypoint, command_sources_the_mounted_script_under_bin_sh)
 {
 	json_t *cmd = entrypoint_command();
 
@@ -568,7 +581,9 @@ Test(entrypoint, command_runs_the_script_under_bin_sh)
 	cr_assert_eq(json_array_size(cmd), 3);
 	cr_assert_str_eq(json_string_value(json_array_get(cmd, 0)), "/bin/sh");
 	cr_assert_str_eq(json_string_value(json_array_get(cmd, 1)), "-c");
-	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)), entrypoint_script());
+	cr_assert_str_eq(json_string_value(json_array_get(cmd, 2)),
+			 ". /cadre/entrypoint/entrypoint.sh");
+	cr_assert_str_eq(ENTRYPOINT_PATH, "/cadre/entrypoint/entrypoint.sh");
 	json_decref(cmd);
 }
 

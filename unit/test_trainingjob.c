@@ -509,12 +509,19 @@ Test(trainingjob, volume_mount_paths_are_absolute_plain_and_not_dev_shm)
 	assert_problem("{\"volumes\": {\"/cadre/bin/x\": \"scratch\"}}",
 		       "spec.volumes[\"/cadre/bin/x\"]",
 		       "/cadre/bin is mounted by cadre (its srun and scontrol)");
+	assert_problem("{\"volumes\": {\"/cadre/entrypoint\": \"scratch\"}}",
+		       "spec.volumes[\"/cadre/entrypoint\"]",
+		       "/cadre/entrypoint is mounted by cadre (its entrypoint script)");
+	assert_problem("{\"volumes\": {\"/cadre/entrypoint/x\": \"scratch\"}}",
+		       "spec.volumes[\"/cadre/entrypoint/x\"]",
+		       "/cadre/entrypoint is mounted by cadre (its entrypoint script)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": \"Scratch_Space\"}}", "spec.volumes[\"/mnt/x\"]",
 		       "must be the name of a Volume (a DNS subdomain)");
 	assert_problem("{\"volumes\": {\"/mnt/x\": null}}", "spec.volumes[\"/mnt/x\"]",
 		       "must be the name of a Volume, not null");
 	assert_valid("{\"volumes\": {\"/dev/shmem\": \"scratch\", \"/mnt/ckpt/\": \"ckpt\"}}");
 	assert_valid("{\"volumes\": {\"/cadre/binaries\": \"scratch\", \"/cadre\": \"ckpt\"}}");
+	assert_valid("{\"volumes\": {\"/cadre/entrypoints\": \"scratch\"}}");
 }
 
 Test(trainingjob, name_must_fit_service_and_pod_host_names)

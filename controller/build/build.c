@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/quantity.h"
+#include "controller/build/entrypoint.h"
 
 /* Object names of most kinds are DNS subdomains: at most 253 bytes. */
 #define OBJECT_NAME_MAX 253
@@ -87,6 +88,45 @@ int build_service(const struct trainingjob *job, json_t **out, struct buf *err)
 	if (!svc)
 		return CADRE_ENOMEM;
 	*out = svc;
+	return 0;
+}
+
+int build_entrypoint_name(const char *job, char *out, size_t size)
+{
+	int n;
+
+	if (!job || !*job)
+		return CADRE_EINVAL;
+	n = snprintf(out, size, "%s" BUILD_ENTRYPOINT_SUFFIX, job);
+	return n < 0 || (size_t)n >= size || n > OBJECT_NAME_MAX ? CADRE_EINVAL : 0;
+}
+
+int build_entrypoint_configmap(const struct trainingjob *job, json_t **out, struct buf *err)
+{
+	const struct object_meta *meta = &job->meta;
+	char name[OBJECT_NAME_MAX + 1];
+	json_t *owners = NULL, *cm;
+	int ret;
+
+	*out = NULL;
+	ret = check_meta(meta, true, err);
+	if (ret)
+		return ret;
+	if (build_entrypoint_name(meta->name, name, sizeof(name)))
+		return build_fail(err, CADRE_EINVAL, "metadata.name",
+				  "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
+	ret = build_owner_refs(TJ_API_VERSION, TJ_KIND, meta->name, meta->uid, &owners);
+	if (ret)
+		return ret;
+	/* Labelled like the Service: the controller's cache selects on the label. */
+	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s}}",
+		       "apiVersion", "v1", "kind", "ConfigMap",
+		       "metadata", "name", name, "namespace", meta->namespace,
+		       "labels", LABEL_JOB_NAME, meta->name, "ownerReferences", owners,
+		       "data", ENTRYPOINT_KEY, entrypoint_script());
+	if (!cm)
+		return CADRE_ENOMEM;
+	*out = cm;
 	return 0;
 }
 

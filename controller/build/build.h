@@ -48,6 +48,12 @@ struct buf;
  * into, first on PATH (docs/design.md 2.4; docs/pods.md).
  */
 #define BUILD_BIN_DIR "/cadre/bin"
+/*
+ * The job's ConfigMap that holds the entrypoint script: "<job>" this suffix
+ * (docs/pods.md). A job name fits a 61-byte host name prefix, so the
+ * ConfigMap's name stays far inside the 253 bytes an object name may have.
+ */
+#define BUILD_ENTRYPOINT_SUFFIX "-entrypoint"
 /* SLURM_CLUSTER_NAME on every pod. */
 #define BUILD_SLURM_CLUSTER_NAME "cadre"
 /* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
@@ -98,6 +104,20 @@ struct build_opts {
  * namespace and uid.
  */
 int build_service(const struct trainingjob *job, json_t **out, struct buf *err);
+
+/*
+ * "<job>-entrypoint" into out (size bytes): the name of the job's entrypoint
+ * ConfigMap. 0, or CADRE_EINVAL without a name or when it does not fit.
+ */
+int build_entrypoint_name(const char *job, char *out, size_t size);
+
+/*
+ * The ConfigMap the pods of job mount their entrypoint from: named
+ * build_entrypoint_name(), labelled LABEL_JOB_NAME like the Service, owned by
+ * the job (controller, blockOwnerDeletion), data ENTRYPOINT_KEY =
+ * entrypoint_script(). Needs metadata.name, namespace and uid.
+ */
+int build_entrypoint_configmap(const struct trainingjob *job, json_t **out, struct buf *err);
 
 /*
  * Pod rank (0 <= rank < numNodes) of attempt attempt (status.restarts +

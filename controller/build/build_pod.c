@@ -326,8 +326,10 @@ static int compare_mounts(const void *a, const void *b)
 /*
  * /dev/shm as memory (NCCL and data loaders outgrow the runtime's 64 MiB),
  * BUILD_BIN_DIR for the entrypoint's Slurm commands (the image's own
- * directories may be read-only or owned by another user), then each
- * spec.volumes entry as its claim. Volume names are vol-0, vol-1,
+ * directories may be read-only or owned by another user), the job's
+ * entrypoint ConfigMap read-only at ENTRYPOINT_DIR (the command sources the
+ * script from there; world-readable, since the image's user may be anyone),
+ * then each spec.volumes entry as its claim. Volume names are vol-0, vol-1,
  * ... in mount path order: DNS labels whatever the paths, and the same on
  * every rank and every attempt.
  */
@@ -337,7 +339,7 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 	const struct build_opts *opts = c->opts;
 	struct mount *order = NULL;
 	json_t *volumes = NULL, *mounts = NULL;
-	char name[32];
+	char name[32], configmap[256];
 	int bad, ret = 0;
 
 	if (opts->n_claim_names != spec->n_volumes || (spec->n_volumes && !opts->claim_names))
@@ -358,7 +360,8 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 					 spec->volumes[i].volume ? spec->volumes[i].volume : "");
 			goto out;
 		}
-		if (!strcmp(order[i].path, "/dev/shm") || !strcmp(order[i].path, BUILD_BIN_DIR)) {
+		if (!strcmp(order[i].path, "/dev/shm") || !strcmp(order[i].path, BUILD_BIN_DIR) ||
+		    !strcmp(order[i].path, ENTRYPOINT_DIR)) {
 			ret = build_fail(c->err, CADRE_EINVAL, "spec.volumes",
 					 "%s is mounted by cadre", order[i].path);
 			goto out;
@@ -367,10 +370,22 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 	if (spec->n_volumes)
 		qsort(order, spec->n_volumes, sizeof(*order), compare_mounts);
 
-	volumes = json_pack("[{s:s, s:{s:s}}, {s:s, s:{}}]", "name", "dshm", "emptyDir",
-			    "medium", "Memory", "name", "cadre-bin", "emptyDir");
-	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "dshm", "mountPath", "/dev/shm",
-			   "name", "cadre-bin", "mountPath", BUILD_BIN_DIR);
+	if (build_entrypoint_name(c->job->meta.name, configmap, sizeof(configmap))) {
+		ret = build_fail(c->err, CADRE_EINVAL, "metadata.name",
+				 "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
+		goto out;
+	}
+	/* 0444: the script is sourced, never executed, and no one writes it. */
+	volumes = json_pack("[{s:s, s:{s:s}}, {s:s, s:{}}, {s:s, s:{s:s, s:i, s:[{s:s, s:s}]}}]",
+			    "name", "dshm", "emptyDir", "medium", "Memory",
+			    "name", "cadre-bin", "emptyDir",
+			    "name", "cadre-entrypoint", "configMap", "name", configmap,
+			    "defaultMode", 0444, "items", "key", ENTRYPOINT_KEY, "path",
+			    ENTRYPOINT_KEY);
+	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}, {s:s, s:s, s:b}]",
+			   "name", "dshm", "mountPath", "/dev/shm",
+			   "name", "cadre-bin", "mountPath", BUILD_BIN_DIR,
+			   "name", "cadre-entrypoint", "mountPath", ENTRYPOINT_DIR, "readOnly", 1);
 	bad = !volumes || !mounts;
 	for (size_t i = 0; i < spec->n_volumes && !bad; i++) {
 		snprintf(name, sizeof(name), "vol-%zu", i);

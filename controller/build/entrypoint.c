@@ -10,7 +10,9 @@
  */
 static const char script[] =
 	"# cadre entrypoint (controller/build/entrypoint.sh; docs/pods.md says why it is so).\n"
-	"# Runs as `/bin/sh -c <this text>`: POSIX sh, so bash and dash both run it.\n"
+	"# Sourced as `/bin/sh -c '. /cadre/entrypoint/entrypoint.sh'` from the job's\n"
+	"# ConfigMap, so it runs in that shell as a -c text would: POSIX sh, so bash and\n"
+	"# dash both run it.\n"
 	"# Every input comes from the environment the controller set on the container,\n"
 	"# never from this text, so the user's setup and run need no quoting here.\n"
 	"IFS=' \t\n"
@@ -754,5 +756,10 @@ const char *entrypoint_script(void)
 
 json_t *entrypoint_command(void)
 {
-	return json_pack("[sss]", "/bin/sh", "-c", script);
+	/*
+	 * Sourced, not run as `sh FILE`: the same shell, $0 and PID as when the
+	 * text itself was the -c argument, and the mounted file needs no
+	 * execute bit.
+	 */
+	return json_pack("[sss]", "/bin/sh", "-c", ". " ENTRYPOINT_PATH);
 }

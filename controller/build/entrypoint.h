@@ -1,8 +1,14 @@
 /*
  * entrypoint.h - the script every cadre pod runs first (docs/design.md 2.2).
  *
- * The pod's command is ["/bin/sh", "-c", entrypoint_script()]. The script
- * is POSIX sh (bash and dash both run it) and takes every input from the
+ * The script reaches a pod as the key ENTRYPOINT_KEY of the job's ConfigMap
+ * (build_entrypoint_configmap), mounted at ENTRYPOINT_DIR, and the pod's
+ * command sources it: ["/bin/sh", "-c", ". " ENTRYPOINT_PATH]. Sourced by
+ * `sh -c`, it runs in the shell of that command (PID 1, $0 /bin/sh, its
+ * traps and exit that shell's) exactly as it did when it was the -c text
+ * itself, and the pod carries one short line instead of the whole script
+ * (docs/pods.md). The script is POSIX sh (bash and dash both run it) and
+ * takes every input from the
  * container's environment, under the names below, so the user's setup and
  * run texts never pass through a quoting step. It
  *   1. cds to CADRE_WORKDIR, if set (exit ENTRYPOINT_EXIT_WORKDIR if absent);
@@ -29,6 +35,15 @@
 #define CADRE_ENTRYPOINT_H
 
 #include <jansson.h>
+
+/*
+ * Where the pod finds the script: the ConfigMap's key ENTRYPOINT_KEY,
+ * mounted read-only at ENTRYPOINT_DIR (beside the /cadre/bin emptyDir,
+ * not inside it: the script writes there).
+ */
+#define ENTRYPOINT_DIR "/cadre/entrypoint"
+#define ENTRYPOINT_KEY "entrypoint.sh"
+#define ENTRYPOINT_PATH ENTRYPOINT_DIR "/" ENTRYPOINT_KEY
 
 /* Environment variables the script reads. */
 #define ENTRYPOINT_ENV_PEERS "CADRE_PEERS"   /* space-separated DNS names, rank order */
@@ -60,8 +75,8 @@ enum entrypoint_exit {
 const char *entrypoint_script(void);
 
 /*
- * The container command ["/bin/sh", "-c", script] as a new reference, or
- * NULL when out of memory.
+ * The container command ["/bin/sh", "-c", ". " ENTRYPOINT_PATH] as a new
+ * reference, or NULL when out of memory.
  */
 json_t *entrypoint_command(void);
 

@@ -1,5 +1,7 @@
 # cadre entrypoint (controller/build/entrypoint.sh; docs/pods.md says why it is so).
-# Runs as `/bin/sh -c <this text>`: POSIX sh, so bash and dash both run it.
+# Sourced as `/bin/sh -c '. /cadre/entrypoint/entrypoint.sh'` from the job's
+# ConfigMap, so it runs in that shell as a -c text would: POSIX sh, so bash and
+# dash both run it.
 # Every input comes from the environment the controller set on the container,
 # never from this text, so the user's setup and run need no quoting here.
 IFS=' 	
