@@ -8,6 +8,8 @@ const struct kube_resource kube_resource_pods = {
 	"", "v1", "v1", "pods", "Pod", true };
 const struct kube_resource kube_resource_services = {
 	"", "v1", "v1", "services", "Service", true };
+const struct kube_resource kube_resource_configmaps = {
+	"", "v1", "v1", "configmaps", "ConfigMap", true };
 const struct kube_resource kube_resource_pvcs = {
 	"", "v1", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true };
 const struct kube_resource kube_resource_pvs = {

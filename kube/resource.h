@@ -34,6 +34,7 @@ struct kube_resource {
 
 extern const struct kube_resource kube_resource_pods;
 extern const struct kube_resource kube_resource_services;
+extern const struct kube_resource kube_resource_configmaps;
 extern const struct kube_resource kube_resource_pvcs;          /* persistentvolumeclaims */
 extern const struct kube_resource kube_resource_pvs;           /* persistentvolumes */
 extern const struct kube_resource kube_resource_nodes;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/build/entrypoint.h"
+#include "controller/manager/configmap_trim.h"
 #include "controller/manager/expect.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
@@ -185,4 +187,70 @@ Test(manager, native_mode_needs_podgroups_in_the_discovery_document)
 	cr_assert_not(manager_discovery_serves(NULL, "podgroups"));
 	json_decref(with);
 	json_decref(without);
+}
+
+/* Made, changed or deleted, the entrypoint ConfigMap queues the job whose label it carries. */
+Test(manager, an_entrypoint_configmap_change_queues_the_job_it_belongs_to)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_CONFIGMAPS);
+	json_t *cm = object("llama-entrypoint", "c1", "llama");
+
+	h.on_add(h.ctx, "ns/llama-entrypoint", cm);
+	assert_queued("tj/ns/llama");
+	h.on_update(h.ctx, "ns/llama-entrypoint", cm, cm);
+	assert_queued("tj/ns/llama");
+	h.on_delete(h.ctx, "ns/llama-entrypoint", cm);
+	assert_queued("tj/ns/llama");
+	json_decref(cm);
+}
+
+/* A ConfigMap as the API server sends it: owned by uid (NULL: no owner), holding script. */
+static json_t *configmap(const char *owner_uid, const char *script)
+{
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, s:[{s:s, s:s}]},"
+			       " s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+			       "metadata", "name", "llama-entrypoint", "namespace", "ns",
+			       "uid", "c1", "resourceVersion", "42",
+			       "labels", "cadre.dev/job-name", "llama",
+			       "managedFields", "manager", "cadre", "operation", "Update",
+			       "data", ENTRYPOINT_KEY, script);
+	json_t *meta = json_object_get(cm, "metadata");
+
+	cr_assert_not_null(cm);
+	if (owner_uid)
+		json_object_set_new(meta, "ownerReferences",
+				    json_pack("[{s:s, s:s, s:s, s:b}]", "kind", "TrainingJob",
+					      "name", "llama", "uid", owner_uid, "controller", 1));
+	return cm;
+}
+
+Test(manager, the_configmap_cache_keeps_whose_it_is_and_whether_its_script_is_current)
+{
+	json_t *cm = configmap("u-1", entrypoint_script());
+	json_t *trimmed = configmap_trim(cm, NULL), *meta = json_object_get(trimmed, "metadata");
+
+	cr_assert_not_null(trimmed);
+	cr_assert_null(json_object_get(trimmed, "data"), "the script is not cached");
+	cr_assert_null(json_object_get(meta, "managedFields"));
+	cr_assert_str_eq(json_string_value(json_object_get(meta, "resourceVersion")), "42");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "labels"),
+							   "cadre.dev/job-name")), "llama");
+	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_CURRENT);
+	cr_assert_eq(configmap_state(trimmed, "u-2"), CONFIGMAP_FOREIGN,
+		     "an earlier job of the same name owns it");
+	cr_assert_eq(configmap_state(NULL, "u-1"), CONFIGMAP_ABSENT);
+	json_decref(trimmed);
+	json_decref(cm);
+
+	cm = configmap("u-1", "# an earlier controller's entrypoint\n");
+	trimmed = configmap_trim(cm, NULL);
+	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_STALE);
+	json_decref(trimmed);
+	json_decref(cm);
+
+	cm = configmap(NULL, entrypoint_script());
+	trimmed = configmap_trim(cm, NULL);
+	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_FOREIGN, "no owner is not ours");
+	json_decref(trimmed);
+	json_decref(cm);
 }

@@ -246,6 +246,8 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
 	/* A PodGroup carries the job's label, as a Service does. */
 	[KIND_PODGROUPS] = { on_service, on_service_update, on_service, NULL },
+	/* So does the entrypoint ConfigMap: made, changed or deleted, its job looks again. */
+	[KIND_CONFIGMAPS] = { on_service, on_service_update, on_service, NULL },
 };
 
 struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)

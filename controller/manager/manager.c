@@ -1,6 +1,7 @@
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
 #include "controller/manager/pod_trim.h"
+#include "controller/manager/configmap_trim.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -49,6 +50,8 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_managed_fields, false },
 	/* The version is the one the API server serves: manager->podgroups. */
 	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_managed_fields, true },
+	/* Selected like the Services; a ConfigMap of the name without the label is never cached. */
+	[KIND_CONFIGMAPS] = { &kube_resource_configmaps, LABEL_JOB_NAME, NULL, configmap_trim, true },
 };
 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)

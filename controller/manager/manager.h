@@ -49,6 +49,7 @@ enum manager_kind {
 	KIND_PVCS,
 	KIND_PVS,
 	KIND_PODGROUPS,     /* native gang mode only: the PodGroups cadre made (else no store) */
+	KIND_CONFIGMAPS,    /* the jobs' entrypoint ConfigMaps, trimmed (configmap_trim.h) */
 	KIND_COUNT
 };
 

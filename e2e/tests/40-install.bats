@@ -267,7 +267,7 @@ EOF
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: e2e-extra, labels: {e2e.cadre.dev/test: "true"}}
-rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+rules: [{apiGroups: [""], resources: [limitranges], verbs: [get]}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -278,7 +278,7 @@ EOF
 	wait_for not rbac_compare
 	run rbac_compare
 	[ "$status" -ne 0 ]
-	[[ $output == *"+default configmaps get"* ]] || { echo "$output"; false; }
+	[[ $output == *"+default limitranges get"* ]] || { echo "$output"; false; }
 	kubectl -n default delete role,rolebinding e2e-extra >/dev/null
 	wait_for rbac_compare
 }

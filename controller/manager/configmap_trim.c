@@ -1,0 +1,61 @@
+#include "controller/manager/configmap_trim.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "controller/build/entrypoint.h"
+
+json_t *configmap_trim(const json_t *cm, void *arg)
+{
+	static const char *const keep[] = { "name", "namespace", "uid", "resourceVersion",
+					    "labels", "ownerReferences", NULL };
+	const json_t *meta = json_object_get(cm, "metadata");
+	const char *script = json_string_value(json_object_get(json_object_get(cm, "data"),
+								ENTRYPOINT_KEY));
+	json_t *out = json_object(), *new_meta = json_object();
+	int bad = !out || !new_meta;
+
+	(void)arg;
+	for (size_t i = 0; keep[i] && !bad; i++) {
+		json_t *v = json_object_get(meta, keep[i]);
+
+		if (v)
+			bad |= json_object_set_new(new_meta, keep[i], json_deep_copy(v)) != 0;
+	}
+	if (!bad) {
+		/* Handed on, or freed, either way. */
+		bad |= json_object_set_new(out, "metadata", new_meta) != 0;
+		new_meta = NULL;
+	}
+	if (!bad)
+		bad |= json_object_set_new(out, CONFIGMAP_TRIM_CURRENT,
+					   json_boolean(script &&
+							!strcmp(script, entrypoint_script()))) != 0;
+	if (bad) {
+		json_decref(new_meta);
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+enum configmap_state configmap_state(const json_t *cm, const char *uid)
+{
+	const json_t *ref;
+	bool ours = false;
+	size_t i;
+
+	if (!cm)
+		return CONFIGMAP_ABSENT;
+	json_array_foreach(json_object_get(json_object_get(cm, "metadata"), "ownerReferences"),
+			   i, ref) {
+		const char *ref_uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (uid && *uid && ref_uid && !strcmp(ref_uid, uid))
+			ours = true;
+	}
+	if (!ours)
+		return CONFIGMAP_FOREIGN;
+	return json_is_true(json_object_get(cm, CONFIGMAP_TRIM_CURRENT)) ? CONFIGMAP_CURRENT :
+									     CONFIGMAP_STALE;
+}
