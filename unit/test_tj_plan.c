@@ -45,6 +45,7 @@ static void fx_job(struct fx *f, const char *spec_extra, const char *status)
 	f->in.mode = GANG_BUILTIN;
 	f->in.expectations_met = true;
 	f->in.service_exists = true;
+	f->in.entrypoint_exists = true;
 }
 
 /* Add pod <job>-<rank> of attempt, phase, and extra JSON in status/spec. */
@@ -1576,5 +1577,172 @@ Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_on
 		  "only nodes, readyNodes and the messages changed");
 	json_decref(before);
 	json_decref(after);
+	fx_release(&f);
+}
+
+/* --- the entrypoint ConfigMap the pods mount (docs/pods.md) --- */
+
+/* The index of the first action of kind, or n_actions when there is none. */
+static size_t first_action(const struct tj_plan *p, enum tj_action_kind kind)
+{
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == kind)
+			return i;
+	return p->n_actions;
+}
+
+/* Plan f with no entrypoint ConfigMap yet: it comes once, before any pod create. */
+static void assert_entrypoint_first(struct fx *f, const char *mode, size_t want_pods)
+{
+	f->in.entrypoint_exists = false;
+	fx_plan(f);
+	cr_assert_eq(count_actions(&f->plan, TJ_CREATE_ENTRYPOINT), 1, "%s", mode);
+	cr_assert_eq(count_actions(&f->plan, TJ_CREATE_POD), want_pods, "%s", mode);
+	cr_assert_eq(first_action(&f->plan, TJ_CREATE_ENTRYPOINT), 0,
+		     "%s: the ConfigMap is the first action", mode);
+	for (size_t i = 0; i < f->plan.n_actions; i++)
+		cr_assert(f->plan.actions[i].kind != TJ_CREATE_POD ||
+			  i > first_action(&f->plan, TJ_CREATE_ENTRYPOINT),
+			  "%s: a pod create before the ConfigMap", mode);
+	fx_release(f);
+}
+
+Test(tj_plan, the_entrypoint_configmap_is_planned_before_any_pod_in_every_gang_mode)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0 };
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL };
+	struct kueue_view v;
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.service_exists = false;
+	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	assert_entrypoint_first(&f, "builtin", 2);
+
+	fx_job(&f, NULL, NULL);
+	f.in.mode = GANG_NONE;
+	assert_entrypoint_first(&f, "none", 2);
+
+	/* Kueue admits pods that exist: they, and so the ConfigMap, come before admission. */
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	f.in.service_exists = false;
+	fx_kueue(&f, &v, &wl);
+	assert_entrypoint_first(&f, "kueue", 2);
+
+	fx_native(&f, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	assert_entrypoint_first(&f, "native", 2);
+
+	/* Native mode's first pass makes the PodGroup; the ConfigMap still comes first. */
+	fx_native(&f, NULL);
+	assert_entrypoint_first(&f, "native, no PodGroup yet", 0);
+}
+
+Test(tj_plan, the_entrypoint_configmap_is_not_planned_when_it_exists_or_no_pod_is_missing)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 0);
+	fx_release(&f);
+
+	/* A running gang creates nothing: an earlier controller's script is left until then. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.entrypoint_exists = false;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert_eq(f.plan.n_actions, 0);
+	fx_release(&f);
+
+	/* Nor while an earlier pod create is unseen: no pod is created in that pass. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	f.in.entrypoint_exists = false;
+	f.in.expectations_met = false;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.n_actions, 0);
+	fx_release(&f);
+
+	/* Queued, not admitted: nothing is made for a gang that may wait for hours. */
+	fx_job(&f, NULL, NULL);
+	f.in.entrypoint_exists = false;
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room" };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.n_actions, 0);
+	fx_release(&f);
+}
+
+#define CLASH_MESSAGE "ConfigMap llama-entrypoint already exists and has no owner, so it is " \
+	"not this TrainingJob's; cadre leaves it alone: delete or rename it and the job's " \
+	"pods are created"
+
+static const struct tj_refusal clash_refusal = {
+	.pod = "llama-entrypoint", .rank = TJ_REFUSAL_ENTRYPOINT, .attempt = 0,
+	.reason = "AlreadyExists", .message = CLASH_MESSAGE, .first_time = 1000000,
+};
+
+Test(tj_plan, a_configmap_that_is_not_the_jobs_holds_every_pod_and_says_which)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.entrypoint_exists = false;
+	f.in.refusal = &clash_refusal;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0, "a pod would mount another's script");
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	/* Tried again each pass: the ConfigMap may have gone since. */
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 1);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert_str_eq(f.plan.status.message, "cannot create ConfigMap llama-entrypoint: "
+			 CLASH_MESSAGE);
+	cr_assert_str_eq(cond_reason(&f.plan, "Running"), "CreateRefused");
+	cr_assert_str_eq(cond_reason(&f.plan, "Reconciling"), "CreateRefused");
+	cr_assert_eq(f.plan.requeue_after_s, 600);
+	fx_release(&f);
+
+	/* Before admission (Kueue): the same words in Admitted. */
+	fx_job(&f, ",\"queue\":\"team-a\"", NULL);
+	f.in.mode = GANG_KUEUE;
+	f.in.entrypoint_exists = false;
+	f.in.refusal = &clash_refusal;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "CreateRefused");
+	cr_assert(strstr(cond_message(&f.plan, "Admitted"), "llama-entrypoint"));
+	fx_release(&f);
+
+	/* Once the job's own ConfigMap is there, the refusal no longer holds. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.refusal = &clash_refusal;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_str_eq(f.plan.status.message, "0 of 2 pods Running");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_configmap_clash_past_the_gang_timeout_counts_against_max_restarts)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"maxRestarts\":0,\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	f.in.entrypoint_exists = false;
+	f.in.refusal = &clash_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "MaxRestartsExceeded");
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
+	cr_assert_null(f.plan.status.last_failure.pod, "a ConfigMap is not a pod");
+	cr_assert(strstr(f.plan.status.message, "ConfigMap llama-entrypoint"), "%s",
+		  f.plan.status.message);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
 	fx_release(&f);
 }

@@ -469,10 +469,22 @@ static const struct tj_refusal *live_refusal(const struct planner *p,
 {
 	const struct tj_refusal *r = p->in->refusal;
 
-	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status) || r->rank < 0 ||
-	    r->rank >= num_nodes(p) || by_rank[r->rank])
+	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status))
+		return NULL;
+	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
+		return p->in->entrypoint_exists ? NULL : r;
+	if (r->rank < 0 || r->rank >= num_nodes(p) || by_rank[r->rank])
 		return NULL;
 	return r;
+}
+
+/* "pod <name> (rank <r>)" or "ConfigMap <name>": what a refusal could not create. */
+static void refused_object(const struct tj_refusal *r, char *out, size_t size)
+{
+	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
+		snprintf(out, size, "ConfigMap %s", r->pod);
+	else
+		snprintf(out, size, "pod %s (rank %d)", r->pod, r->rank);
 }
 
 /*
@@ -499,14 +511,15 @@ static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64
 {
 	int64_t timeout = p->job->spec.gang_timeout_seconds;
 	struct podview v = { .name = r->pod, .rank = r->rank, .attempt = r->attempt };
-	char why[1024];
+	char why[1024], what[320];
 
 	if (p->in->now < since + timeout)
 		return false;
-	snprintf(why, sizeof(why), "the API server refused to create pod %s (rank %d) for %llds: %s",
-		 r->pod, r->rank, (long long)timeout,
-		 r->message && *r->message ? r->message : "no message");
-	restart(p, true, "CreateRefused", &v, why);
+	refused_object(r, what, sizeof(what));
+	snprintf(why, sizeof(why), "the API server refused to create %s for %llds: %s",
+		 what, (long long)timeout, r->message && *r->message ? r->message : "no message");
+	/* lastFailure names a pod; a ConfigMap is named in the message only. */
+	restart(p, true, "CreateRefused", r->rank == TJ_REFUSAL_ENTRYPOINT ? NULL : &v, why);
 	return true;
 }
 
@@ -514,9 +527,12 @@ static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64
 static void say_refused(struct planner *p, const struct tj_refusal *r, const char *cond_type,
 			int64_t since)
 {
-	char why[1024];
+	char why[1024], what[320];
 
-	snprintf(why, sizeof(why), "cannot create pod %s: %s", r->pod,
+	/* A pod's name says its rank already. */
+	snprintf(what, sizeof(what), "%s %s", r->rank == TJ_REFUSAL_ENTRYPOINT ? "ConfigMap" : "pod",
+		 r->pod);
+	snprintf(why, sizeof(why), "cannot create %s: %s", what,
 		 r->message && *r->message ? r->message : "refused by the API server");
 	cond(p, cond_type, false, "CreateRefused", why);
 	set_message(p, "%s", why);
@@ -898,6 +914,33 @@ static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
 	restart(p, false, "GangTimeout", c->sched_trouble, why);
 }
 
+/*
+ * The entrypoint ConfigMap the pods mount, planned before any of them
+ * whenever a pod is to be created and the cache does not show it as the
+ * job's with this controller's script. While a refusal of it holds (the
+ * API server refused it, or a ConfigMap of that name is someone else's) no
+ * pod is planned: the job says why as for a refused pod, and the gang
+ * timeout bounds the wait. True when the pass ends here.
+ */
+static bool entrypoint_blocked(struct planner *p, int n, int have,
+			       const struct tj_refusal *refused, int64_t since)
+{
+	bool admitted = condition_is_true(&p->out->status.conditions, "Admitted");
+
+	if (p->in->entrypoint_exists || have >= n)
+		return false;
+	if (p->in->expectations_met)
+		action(p, TJ_CREATE_ENTRYPOINT, -1, NULL);
+	if (!refused || refused->rank != TJ_REFUSAL_ENTRYPOINT)
+		return false;
+	if (refusal_expired(p, refused, since))
+		return true;
+	set_phase(p, admitted ? TJ_PHASE_STARTING : TJ_PHASE_QUEUED);
+	say_refused(p, refused, admitted ? "Running" : "Admitted", since);
+	record_nodes(p);
+	return true;
+}
+
 /* One pass over an admitted (or admitting) gang: census, outcome, progress, timeout. */
 static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 {
@@ -917,6 +960,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	    kueue_evicted(p, NULL))
 		return;
 	if (in->expectations_met && !c.infra_fail && gang_deleted_outside(p, by_rank, n, attempt))
+		return;
+	if (entrypoint_blocked(p, n, c.have, refused, refused_since))
 		return;
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted") &&
 	    gang_kueue_wait(p, by_rank, n, c.have, refused, refused_since))

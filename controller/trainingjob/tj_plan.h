@@ -55,9 +55,16 @@ struct tj_volume_state {
  * rank's pod is still missing: then status.message and the Admitted or
  * Running condition carry the API server's message, and once the gang
  * timeout passes it is a failure of user input (CreateRefused).
+ *
+ * The job's entrypoint ConfigMap is reported the same way, with rank
+ * TJ_REFUSAL_ENTRYPOINT: a create the API server refused, or a ConfigMap of
+ * that name that is not the job's (the reconciler never touches one). It
+ * holds while the ConfigMap is not the job's (entrypoint_exists false), and
+ * while it holds no pod is planned at all.
  */
+#define TJ_REFUSAL_ENTRYPOINT (-1)
 struct tj_refusal {
-	const char *pod;
+	const char *pod;          /* rank TJ_REFUSAL_ENTRYPOINT: the ConfigMap's name */
 	int rank;
 	int attempt;
 	const char *reason;       /* the API server's reason (Forbidden, ...); may be "" */
@@ -117,6 +124,12 @@ struct tj_input {
 	void *node_ctx;
 	struct tj_admission admission;
 	bool service_exists;
+	/*
+	 * The job's entrypoint ConfigMap (build_entrypoint_configmap) exists, is
+	 * the job's (an owner reference with its uid) and holds this
+	 * controller's script. Pods mount it, so none is created without it.
+	 */
+	bool entrypoint_exists;
 	const struct tj_refusal *refusal;  /* NULL: no create of this job is being refused */
 	/* Native mode: the job's PodGroups, any attempt; ignored in the other modes. */
 	const struct tj_podgroup *podgroups;
@@ -127,6 +140,13 @@ struct tj_input {
 };
 
 enum tj_action_kind {
+	/*
+	 * The entrypoint ConfigMap, created (or, when an earlier controller's
+	 * script is in it, updated): planned before any pod create of the pass
+	 * whenever entrypoint_exists is false. The pod creates after it go out
+	 * only once it was answered with success; if it fails, none does.
+	 */
+	TJ_CREATE_ENTRYPOINT,
 	TJ_CREATE_SERVICE,
 	TJ_CREATE_POD,     /* rank, attempt; gated per the mode */
 	TJ_UNGATE_POD,     /* pod; NULL with after_creates: the pod this pass creates */

@@ -3,10 +3,12 @@
  * planner (tj_plan.c). Read the caches, decide, act, write status.
  *
  * The order of one pass:
- *   1. read the job, its pods, its Volumes and its Service from the caches;
+ *   1. read the job, its pods, its Volumes, its Service and its entrypoint
+ *      ConfigMap from the caches;
  *   2. plan; if the gang needs admitting, ask the admission queue and plan
  *      again with its verdict;
- *   3. make the writes the plan lists (creates recorded as expectations
+ *   3. make the writes the plan lists (the entrypoint ConfigMap before any
+ *      pod, and no pod unless it was made; creates recorded as expectations
  *      first, so a second pass before the watch catches up makes none;
  *      the gates of a gang whose every create was answered 201 come off
  *      right after, each ungate recorded so no later pass repeats it);
@@ -23,6 +25,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/admission/kueue.h"
+#include "controller/manager/configmap_trim.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/status.h"
 #include "controller/trainingjob/podview.h"
@@ -54,6 +57,8 @@ struct tj_pass {
 	struct buf invalid;
 	json_t *pods;                /* array of pod objects */
 	json_t *podgroup_objs;       /* native mode: the job's PodGroups */
+	json_t *entrypoint;          /* the entrypoint ConfigMap as cached (trimmed), or NULL */
+	bool entrypoint_ready;       /* it is the job's and current: pods may be created */
 	struct tj_podgroup *podgroups;
 	size_t n_podgroups;
 	struct podview *views;
@@ -191,6 +196,18 @@ static void read_label_values(struct tj_pass *p)
 				   &p->n_label_values);
 }
 
+/* The job's entrypoint ConfigMap, from its cache (trimmed: configmap_trim.h). */
+static void read_entrypoint(struct tj_pass *p)
+{
+	char name[256], key[STORE_KEY_MAX];
+
+	if (build_entrypoint_name(p->job.meta.name, name, sizeof(name)) ||
+	    snprintf(key, sizeof(key), "%s/%s", p->job.meta.namespace, name) >= (int)sizeof(key) ||
+	    store_get(p->m->stores[KIND_CONFIGMAPS], key, &p->entrypoint))
+		return;
+	p->entrypoint_ready = configmap_state(p->entrypoint, p->job.meta.uid) == CONFIGMAP_CURRENT;
+}
+
 /* The refusal of this job's current attempt the reconciler remembers, as planner input. */
 static void read_refusal(struct tj_pass *p, struct tj_input *in)
 {
@@ -218,6 +235,7 @@ static void pass_release(struct tj_pass *p)
 	json_decref(p->pods);
 	free(p->podgroups);
 	json_decref(p->podgroup_objs);
+	json_decref(p->entrypoint);
 	for (size_t i = 0; i < p->n_label_values; i++)
 		free(p->label_values[i]);
 	free(p->label_values);
@@ -263,6 +281,136 @@ static int create_service(struct tj_pass *p)
 	if (ret)
 		log_warn("tj", "%s: cannot create Service: %s", p->key, st.message);
 	return ret;
+}
+
+/* Remember that the entrypoint ConfigMap could not be made, for the next plan (tj_plan.h). */
+static int entrypoint_refused(struct tj_pass *p, const char *name, const struct kube_status *st)
+{
+	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
+
+	log_warn("tj", "%s: cannot create ConfigMap %s: %s", p->key, name, st->message);
+	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
+	atomic_store(&p->refused, true);
+	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, name,
+			       TJ_REFUSAL_ENTRYPOINT, attempt, st, time(NULL));
+}
+
+/* A ConfigMap of the job's name that is not the job's: say whose, touch nothing. */
+static int entrypoint_clash(struct tj_pass *p, const char *name, const json_t *cm)
+{
+	const json_t *ref = json_array_get(json_object_get(json_object_get(cm, "metadata"),
+							   "ownerReferences"), 0);
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *owner = json_string_value(json_object_get(ref, "name"));
+	struct kube_status st;
+	int ret;
+
+	kube_status_clear(&st);
+	st.code = CADRE_EEXIST;
+	st.http_status = 409;
+	snprintf(st.reason, sizeof(st.reason), "AlreadyExists");
+	if (ref)
+		snprintf(st.message, sizeof(st.message), "ConfigMap %.253s already exists and "
+			 "belongs to %.64s %.253s, not to this TrainingJob; cadre leaves it alone: "
+			 "delete or rename it and the job's pods are created",
+			 name, kind ? kind : "an object", owner ? owner : "");
+	else
+		snprintf(st.message, sizeof(st.message), "ConfigMap %.253s already exists and "
+			 "has no owner, so it is not this TrainingJob's; cadre leaves it alone: "
+			 "delete or rename it and the job's pods are created", name);
+	ret = entrypoint_refused(p, name, &st);
+	return ret ? ret : CADRE_EEXIST;
+}
+
+/*
+ * Bring the job's entrypoint ConfigMap to this controller's script, from
+ * what the cache shows (cm, trimmed): create it when absent, PUT it over an
+ * earlier controller's script (guarded by its resourceVersion), leave a
+ * foreign one alone. 0 when the job's ConfigMap is now current.
+ */
+static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm)
+{
+	enum configmap_state state = configmap_state(cm, p->job.meta.uid);
+	const json_t *rv = json_object_get(json_object_get(cm, "metadata"), "resourceVersion");
+	struct kube_status st;
+	struct buf err;
+	json_t *want = NULL;
+	int ret;
+
+	if (state == CONFIGMAP_CURRENT)
+		return 0;
+	if (state == CONFIGMAP_FOREIGN)
+		return entrypoint_clash(p, name, cm);
+	buf_init(&err, 1024);
+	ret = build_entrypoint_configmap(&p->job, &want, &err);
+	if (ret)
+		log_warn("tj", "%s: cannot build the entrypoint ConfigMap: %s", p->key,
+			 buf_str(&err));
+	buf_release(&err);
+	if (ret)
+		return ret;
+	kube_status_clear(&st);
+	if (state == CONFIGMAP_STALE) {
+		ret = json_object_set(json_object_get(want, "metadata"), "resourceVersion",
+				      (json_t *)rv) ? CADRE_ENOMEM :
+		      kube_client_replace(p->m->http, &kube_resource_configmaps,
+					  p->job.meta.namespace, name, want, NULL, &st);
+		if (!ret)
+			log_info("tj", "%s: updated ConfigMap %s to this controller's entrypoint",
+				 p->key, name);
+	} else {
+		ret = kube_client_create(p->m->http, &kube_resource_configmaps,
+					 p->job.meta.namespace, want, NULL, &st);
+	}
+	json_decref(want);
+	if (ret == CADRE_EEXIST || ret == CADRE_ECONFLICT)
+		return ret;  /* the cache is behind: the caller reads the object itself */
+	if (ret && refusal_is_final(&st))
+		return entrypoint_refused(p, name, &st) ? CADRE_ENOMEM : ret;
+	if (ret)
+		log_warn("tj", "%s: cannot write ConfigMap %s: %s", p->key, name, st.message);
+	return ret;
+}
+
+/*
+ * TJ_CREATE_ENTRYPOINT. The cache may be behind the API server (our own
+ * create not seen yet, a foreign ConfigMap without our label never
+ * cached): when a write meets an object it did not expect, the object is
+ * read and judged once more.
+ */
+static int create_entrypoint(struct tj_pass *p)
+{
+	char name[256];
+	json_t *got = NULL, *trimmed;
+	int ret;
+
+	if (build_entrypoint_name(p->job.meta.name, name, sizeof(name)))
+		return CADRE_EINVAL;
+	ret = sync_entrypoint(p, name, p->entrypoint);
+	if (ret == CADRE_EEXIST && p->entrypoint && configmap_state(p->entrypoint,
+			p->job.meta.uid) == CONFIGMAP_FOREIGN)
+		return ret;  /* the clash is already said */
+	if (ret == CADRE_EEXIST || ret == CADRE_ECONFLICT) {
+		struct kube_status st;
+
+		ret = kube_client_get(p->m->http, &kube_resource_configmaps, p->job.meta.namespace,
+				      name, &got, &st);
+		if (ret) {
+			log_warn("tj", "%s: cannot read ConfigMap %s: %s", p->key, name, st.message);
+			return ret == CADRE_ENOTFOUND ? CADRE_EAGAIN : ret;
+		}
+		trimmed = configmap_trim(got, NULL);
+		json_decref(got);
+		if (!trimmed)
+			return CADRE_ENOMEM;
+		ret = sync_entrypoint(p, name, trimmed);
+		json_decref(trimmed);
+	}
+	if (ret)
+		return ret;
+	refusals_created(p->m->refusals, p->key, name);
+	p->entrypoint_ready = true;
+	return 0;
 }
 
 /*
@@ -553,6 +701,9 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 	int ret = 0;
 
 	switch (a->kind) {
+	case TJ_CREATE_ENTRYPOINT:
+		ret = create_entrypoint(p);
+		break;
 	case TJ_CREATE_SERVICE:
 		ret = create_service(p);
 		break;
@@ -693,6 +844,15 @@ static int run_actions(struct tj_pass *p)
 		for (j = i + 1; j < n && acts[j].kind == acts[i].kind &&
 		     acts[j].after_creates == acts[i].after_creates; j++)
 			;
+		/* The pods mount the entrypoint ConfigMap: none goes out before it is made. */
+		if (acts[i].kind == TJ_CREATE_POD && !p->entrypoint_ready) {
+			log_debug("tj", "%s: no pod is created without the entrypoint ConfigMap",
+				  p->key);
+			if (!first_err)
+				first_err = CADRE_EAGAIN;
+			i = j;
+			continue;
+		}
 		/* Only when every create was answered 201 (tj_plan.h). */
 		if (acts[i].after_creates && atomic_load(&p->created) != n_creates) {
 			log_debug("tj", "%s: %d of %d creates made; the gates wait for the cache",
@@ -926,6 +1086,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	read_label_values(&p);
 	in.service_exists = store_get(m->stores[KIND_SERVICES], p.key, &svc) == 0;
 	json_decref(svc);
+	read_entrypoint(&p);
+	in.entrypoint_exists = p.entrypoint_ready;
 	in.job = &p.job;
 	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
 	in.now = time(NULL);
