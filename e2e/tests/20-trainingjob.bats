@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# A TrainingJob as a user meets it: the sample llama-pretrain becomes a headless Service
-# and a gang of pods that carry exactly the names, labels, resources, mounts and
+# A TrainingJob as a user meets it: the sample llama-pretrain becomes a headless Service,
+# an entrypoint ConfigMap and a gang of pods that carry exactly the names, labels,
+# resources, mounts and
 # environment of docs/design.md section 2; deleting the job takes its children with it; and
 # the controller never writes what the user applied, so `kubectl diff` stays empty.
 #
@@ -101,8 +102,51 @@ owner_ref_of() {
 			| any(.spec.volumes[]; .name == \$v and .persistentVolumeClaim.claimName == \"shared-checkpoints\")"
 		# Nothing else, but the service account token the API server adds.
 		json_has "$pod" "[$main.volumeMounts[].mountPath | select(startswith(\"/var/run/secrets/\") | not)]
-			| sort == [\"/cadre/bin\", \"/dev/shm\", \"/mnt/checkpoints\"]"
+			| sort == [\"/cadre/bin\", \"/cadre/entrypoint\", \"/dev/shm\", \"/mnt/checkpoints\"]"
 	done
+}
+
+@test "llama-pretrain: the entrypoint is a ConfigMap owned by the job holding exactly the script; each pod mounts it and runs one short line" {
+	llama_up
+	owner=$(owner_ref_of llama-pretrain)
+	cm=$(kubectl -n "$NS" get configmap llama-pretrain-entrypoint -o json)
+	json_has "$cm" ".metadata.ownerReferences == $owner"
+	json_has "$cm" '.metadata.labels["cadre.dev/job-name"] == "llama-pretrain"'
+	json_has "$cm" '.data | keys == ["entrypoint.sh"]'
+	# Byte for byte the script the controller embeds (a unit test keeps that equal to the file).
+	diff <(jq -j '.data["entrypoint.sh"]' <<<"$cm") "$REPO_ROOT/controller/build/entrypoint.sh"
+	for rank in 0 1; do
+		pod=$(kubectl -n "$NS" get pod "llama-pretrain-$rank" -o json)
+		json_has "$pod" '.spec.containers[0].command == ["/bin/sh", "-c", ". /cadre/entrypoint/entrypoint.sh"]'
+		json_has "$pod" '(.spec.containers[0].volumeMounts[] | select(.mountPath == "/cadre/entrypoint")) as $m
+			| $m.readOnly == true and any(.spec.volumes[]; .name == $m.name
+				and .configMap == {name: "llama-pretrain-entrypoint", defaultMode: 292,
+					items: [{key: "entrypoint.sh", path: "entrypoint.sh"}]})'
+		# The pod is small now: the script is not in it (it was 26.7 KB of 36.5).
+		size=$(jq -c . <<<"$pod" | wc -c)
+		((size < 16384)) || { echo "pod llama-pretrain-$rank is $size bytes"; false; }
+	done
+}
+
+# pair_says_configmap_clash: pair's status.message names the ConfigMap it leaves alone.
+pair_says_configmap_clash() {
+	[[ $(jp tj/pair '{.status.message}') == *"cannot create ConfigMap pair-entrypoint"*"not this TrainingJob"* ]]
+}
+
+@test "a ConfigMap named <job>-entrypoint that is not the job's is left alone, and the job makes no pod and says why" {
+	kubectl -n "$NS" create configmap pair-entrypoint --from-literal=entrypoint.sh='echo not cadre'
+	kubectl -n "$NS" apply -f "$JOBS/pair.yaml"
+	wait_for -t 60 pair_says_configmap_clash
+	json_has "$(kubectl -n "$NS" get tj pair -o json)" '.status.conditions[]
+		| select(.type == "Running") | .status == "False" and .reason == "CreateRefused"'
+	wait_for -t 30 event_recorded TrainingJob pair FailedCreate
+	events=$(events_about TrainingJob pair)
+	json_has "$events" 'any(.[]; .reason == "FailedCreate" and .type == "Warning"
+		and (.note | contains("ConfigMap pair-entrypoint")))'
+	no_job_pods
+	cm=$(kubectl -n "$NS" get configmap pair-entrypoint -o json)
+	json_has "$cm" '.data == {"entrypoint.sh": "echo not cadre"}'
+	json_has "$cm" '(.metadata.ownerReferences // []) == []'
 }
 
 @test "llama-pretrain: every injected variable of docs/design.md 2.3, exactly, on each rank" {
@@ -256,14 +300,16 @@ EOF
 		| length == 0'
 }
 
-@test "deleting a TrainingJob deletes its pods and its Service (owner references, garbage collector)" {
+@test "deleting a TrainingJob deletes its pods, its Service and its entrypoint ConfigMap (owner references, garbage collector)" {
 	kubectl -n "$NS" apply -f "$JOBS/pair.yaml"
 	wait_for -t 120 phase_is pair Running
 	[ "$(job_pods pair | wc -l)" -eq 2 ]
 	jp service/pair '{.metadata.name}'
+	jp configmap/pair-entrypoint '{.metadata.name}'
 	kubectl -n "$NS" delete tj pair --wait=false
 	wait_for -t 90 no_job_pods
 	wait_for -t 60 not kubectl -n "$NS" get service pair
+	wait_for -t 60 not kubectl -n "$NS" get configmap pair-entrypoint
 	run kubectl -n "$NS" get tj pair
 	[ "$status" -ne 0 ]
 	[[ $output == *NotFound* ]]
@@ -271,6 +317,8 @@ EOF
 	sleep 3
 	no_job_pods
 	run kubectl -n "$NS" get service pair
+	[ "$status" -ne 0 ]
+	run kubectl -n "$NS" get configmap pair-entrypoint
 	[ "$status" -ne 0 ]
 }
 
