@@ -1,0 +1,281 @@
+/*
+ * The TrainingJob reconciler against a fake API server, for what crosses the
+ * network around the entrypoint ConfigMap: it is written before any pod of
+ * the pass, no pod goes out when it could not be, one that is not the job's
+ * is never written, and an earlier controller's script is replaced, guarded
+ * by its resourceVersion. The caches are filled by hand, as the reflectors
+ * would fill them; the job runs with --gang-scheduler=none, so nothing waits
+ * for an admission.
+ */
+#include <criterion/criterion.h>
+
+#include <jansson.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "controller/build/entrypoint.h"
+#include "controller/manager/configmap_trim.h"
+#include "controller/manager/manager.h"
+#include "controller/manager/pod_trim.h"
+#include "controller/manager/reconcile.h"
+#include "controller/trainingjob/tj_plan.h"
+#include "kube/config.h"
+#include "kube/http.h"
+#include "kube/store.h"
+#include "kube/workqueue.h"
+#include "unit/support/httpd.h"
+
+#define JOB_UID "7a7a7a7a-0000-4000-8000-000000000001"
+#define CM_PATH "/api/v1/namespaces/ml/configmaps"
+#define CM_NAME_PATH CM_PATH "/llama-entrypoint"
+#define PODS_PATH "/api/v1/namespaces/ml/pods"
+
+static struct manager m;
+static struct options opts;
+static struct httpd *server;
+static struct kube_config *config;
+static pthread_mutex_t answer_lock = PTHREAD_MUTEX_INITIALIZER;
+static int configmap_post_status;      /* the answer to POST configmaps */
+static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
+
+static bool is(const struct httpd_request *req, const char *method, const char *path)
+{
+	size_t n = strlen(path);
+
+	return !strcmp(req->method, method) && !strncmp(req->target, path, n) &&
+	       (req->target[n] == '\0' || req->target[n] == '?');
+}
+
+static void answer(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
+{
+	(void)ctx;
+	pthread_mutex_lock(&answer_lock);
+	resp->status = !strcmp(req->method, "POST") ? 201 : 200;
+	resp->body = "{}";
+	if (is(req, "POST", CM_PATH)) {
+		resp->status = configmap_post_status;
+		if (resp->status == 403)
+			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+				     "\"reason\":\"Forbidden\",\"message\":\"configmaps "
+				     "\\\"llama-entrypoint\\\" is forbidden: exceeded quota: "
+				     "count/configmaps\"}";
+		else if (resp->status == 409)
+			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
+				     "\"reason\":\"AlreadyExists\",\"message\":\"configmaps "
+				     "\\\"llama-entrypoint\\\" already exists\"}";
+	} else if (is(req, "GET", CM_NAME_PATH)) {
+		resp->status = configmap_get_body ? 200 : 404;
+		resp->body = configmap_get_body ? configmap_get_body :
+			     "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}";
+	} else if (is(req, "POST", PODS_PATH)) {
+		resp->body = "{\"metadata\":{\"uid\":\"pod-uid\"}}";
+	}
+	pthread_mutex_unlock(&answer_lock);
+}
+
+static void cache(enum manager_kind kind, json_t *obj)
+{
+	cr_assert_eq(store_upsert(m.stores[kind], obj), 0);
+	json_decref(obj);
+}
+
+static void setup(void)
+{
+	memset(&m, 0, sizeof(m));
+	memset(&opts, 0, sizeof(opts));
+	opts.gang_scheduler = GANG_NONE;
+	opts.workers = 1;
+	m.opts = &opts;
+	cr_assert_eq(httpd_new(&server), 0);
+	httpd_set_handler(server, answer, NULL);
+	cr_assert_eq(kube_config_new(httpd_url(server), &config), 0);
+	cr_assert_eq(kube_http_new(config, NULL, &m.http), 0);
+	for (int k = 0; k < KIND_COUNT; k++)
+		cr_assert_not_null(m.stores[k] = store_new(NULL));
+	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
+	m.queue = wq_new(NULL);
+	m.expect = expect_new(5 * 60 * 1000);
+	m.refusals = refusals_new();
+	cr_assert(m.queue && m.expect && m.refusals);
+	configmap_post_status = 201;
+	configmap_get_body = NULL;
+	/* The two-node job llama in ml, new: no status yet. */
+	cache(KIND_TRAININGJOBS, json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:s, s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "llama", "namespace", "ml", "uid", JOB_UID,
+		"resourceVersion", "5", "generation", 1,
+		"creationTimestamp", "2026-12-01T10:00:00Z",
+		"spec", "numNodes", 2, "image", "img", "run", "train"));
+}
+
+static void teardown(void)
+{
+	for (int k = 0; k < KIND_COUNT; k++)
+		store_free(m.stores[k]);
+	wq_free(m.queue);
+	expect_free(m.expect);
+	refusals_free(m.refusals);
+	kube_http_free(m.http);
+	kube_config_free(config);
+	httpd_free(server);
+}
+
+TestSuite(tj_reconcile, .init = setup, .fini = teardown);
+
+/* The job's ConfigMap as the API server holds it: owned by owner_uid (NULL: none). */
+static json_t *configmap(const char *owner_uid, const char *script)
+{
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:s}}",
+			       "apiVersion", "v1", "kind", "ConfigMap",
+			       "metadata", "name", "llama-entrypoint", "namespace", "ml",
+			       "uid", "cm-uid", "resourceVersion", "7",
+			       "labels", "cadre.dev/job-name", "llama",
+			       "data", ENTRYPOINT_KEY, script);
+
+	cr_assert_not_null(cm);
+	if (owner_uid)
+		cr_assert_eq(json_object_set_new(json_object_get(cm, "metadata"),
+						 "ownerReferences",
+			json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
+				  "cadre.dev/v1alpha1", "kind", "TrainingJob", "name", "llama",
+				  "uid", owner_uid, "controller", 1, "blockOwnerDeletion", 1)), 0);
+	return cm;
+}
+
+/* Cache it as the ConfigMap reflector would: trimmed. */
+static void cache_configmap(json_t *cm)
+{
+	cache(KIND_CONFIGMAPS, configmap_trim(cm, NULL));
+	json_decref(cm);
+}
+
+static size_t count(const char *method, const char *path)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		n += is(httpd_request_at(server, i), method, path);
+	return n;
+}
+
+/* The index of the first such request; the request count when there is none. */
+static size_t first(const char *method, const char *path)
+{
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), method, path))
+			return i;
+	return httpd_request_count(server);
+}
+
+static json_t *body_of(size_t i)
+{
+	json_t *body = json_loads(httpd_request_at(server, i)->body, 0, NULL);
+
+	cr_assert_not_null(body, "request %zu has no JSON body", i);
+	return body;
+}
+
+static const char *script_of(const json_t *cm)
+{
+	return json_string_value(json_object_get(json_object_get(cm, "data"), ENTRYPOINT_KEY));
+}
+
+Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
+{
+	json_t *cm;
+
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", CM_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	cr_assert_lt(first("POST", CM_PATH), first("POST", PODS_PATH),
+		     "a pod create went out before the ConfigMap was answered");
+	cm = body_of(first("POST", CM_PATH));
+	cr_assert_str_eq(script_of(cm), entrypoint_script());
+	json_decref(cm);
+}
+
+Test(tj_reconcile, no_pod_is_created_when_the_entrypoint_configmap_create_is_refused)
+{
+	struct refusal r;
+
+	configmap_post_status = 403;
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "a refused create is tried again");
+	cr_assert_eq(count("POST", CM_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 0, "a pod would wait for a ConfigMap that is not there");
+	/* The next plan says why (tj_plan.h). */
+	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
+	cr_assert_str_eq(r.pod, "llama-entrypoint");
+	cr_assert(strstr(r.message, "exceeded quota"), "%s", r.message);
+}
+
+Test(tj_reconcile, a_configmap_of_the_name_that_is_not_the_jobs_is_left_alone_and_no_pod_is_made)
+{
+	static const char foreign[] =
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+		"\"llama-entrypoint\",\"namespace\":\"ml\",\"uid\":\"x\",\"resourceVersion\":\"9\"},"
+		"\"data\":{\"entrypoint.sh\":\"echo not cadre\"}}";
+	struct refusal r;
+
+	configmap_post_status = 409;
+	configmap_get_body = foreign;
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("GET", CM_NAME_PATH), 1, "the create met one the cache does not show");
+	cr_assert_eq(count("PUT", CM_NAME_PATH), 0, "someone else's ConfigMap was written");
+	cr_assert_eq(count("DELETE", CM_NAME_PATH), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0, "a pod would run someone else's script");
+	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
+	cr_assert(strstr(r.message, "ConfigMap llama-entrypoint already exists and has no owner"),
+		  "%s", r.message);
+}
+
+Test(tj_reconcile, a_cached_configmap_of_an_earlier_job_of_the_name_is_not_written)
+{
+	cache_configmap(configmap("an-earlier-uid", entrypoint_script()));
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", CM_PATH) + count("PUT", CM_NAME_PATH), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+}
+
+Test(tj_reconcile, the_job_s_own_configmap_created_by_an_earlier_pass_is_taken_as_made)
+{
+	json_t *ours = configmap(JOB_UID, entrypoint_script());
+	char *text = json_dumps(ours, 0);
+
+	configmap_post_status = 409;
+	configmap_get_body = text;
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("PUT", CM_NAME_PATH), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	free(text);
+	json_decref(ours);
+}
+
+Test(tj_reconcile, an_earlier_controllers_script_is_replaced_guarded_by_its_version_before_the_pods)
+{
+	json_t *put;
+
+	cache_configmap(configmap(JOB_UID, "# an earlier controller's entrypoint\n"));
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", CM_PATH), 0);
+	cr_assert_eq(count("PUT", CM_NAME_PATH), 1);
+	cr_assert_lt(first("PUT", CM_NAME_PATH), first("POST", PODS_PATH));
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	put = body_of(first("PUT", CM_NAME_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(put, "metadata"),
+							   "resourceVersion")), "7");
+	cr_assert_str_eq(script_of(put), entrypoint_script());
+	json_decref(put);
+}
+
+Test(tj_reconcile, the_job_s_current_configmap_in_the_cache_sends_nothing_for_it)
+{
+	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", CM_PATH) + count("PUT", CM_NAME_PATH) +
+		     count("GET", CM_NAME_PATH), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+}
