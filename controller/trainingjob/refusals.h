@@ -7,7 +7,10 @@
  * admission webhook refuses every retry. The reconciler records each
  * refusal here and passes it to the next plan (struct tj_refusal), which
  * turns it into status.message, a condition and, after the gang timeout, a
- * failure of user input.
+ * failure of user input. The job's entrypoint ConfigMap, which its pods
+ * need, is recorded the same way under its own name, with the rank
+ * TJ_REFUSAL_ENTRYPOINT (tj_plan.h): a create refused, or one of that name
+ * that is not the job's.
  *
  * Memory only: after a controller restart the next create is refused again
  * within one pass, so nothing is lost by forgetting. The manager owns the
@@ -27,7 +30,7 @@
 
 /* What one refusal said; plain data, copied out by refusals_get. */
 struct refusal {
-	char pod[254];          /* the pod that could not be created */
+	char pod[254];          /* the pod (or entrypoint ConfigMap) that could not be created */
 	int rank;
 	int attempt;            /* restarts + infraRestarts of that create */
 	char reason[64];        /* the API server's Status reason: Forbidden, Invalid, ... */

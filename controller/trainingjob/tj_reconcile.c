@@ -303,21 +303,26 @@ static int entrypoint_clash(struct tj_pass *p, const char *name, const json_t *c
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *owner = json_string_value(json_object_get(ref, "name"));
 	struct kube_status st;
+	struct buf msg;
 	int ret;
 
 	kube_status_clear(&st);
 	st.code = CADRE_EEXIST;
 	st.http_status = 409;
 	snprintf(st.reason, sizeof(st.reason), "AlreadyExists");
+	/* A message a person reads: cut with "..." to what a Status message holds. */
+	buf_init(&msg, sizeof(st.message) - 1);
 	if (ref)
-		snprintf(st.message, sizeof(st.message), "ConfigMap %.253s already exists and "
-			 "belongs to %.64s %.253s, not to this TrainingJob; cadre leaves it alone: "
-			 "delete or rename it and the job's pods are created",
-			 name, kind ? kind : "an object", owner ? owner : "");
+		buf_addf_cut(&msg, "ConfigMap %s already exists and belongs to %s %s, not to this "
+			     "TrainingJob; cadre leaves it alone: delete or rename it and the "
+			     "job's pods are created", name, kind ? kind : "an object",
+			     owner ? owner : "");
 	else
-		snprintf(st.message, sizeof(st.message), "ConfigMap %.253s already exists and "
-			 "has no owner, so it is not this TrainingJob's; cadre leaves it alone: "
-			 "delete or rename it and the job's pods are created", name);
+		buf_addf_cut(&msg, "ConfigMap %s already exists and has no owner, so it is not "
+			     "this TrainingJob's; cadre leaves it alone: delete or rename it and "
+			     "the job's pods are created", name);
+	snprintf(st.message, sizeof(st.message), "%s", buf_str(&msg));
+	buf_release(&msg);
 	ret = entrypoint_refused(p, name, &st);
 	return ret ? ret : CADRE_EEXIST;
 }
