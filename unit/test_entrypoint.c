@@ -869,6 +869,8 @@ BOTH_SHELLS(srun_forwards_sigterm_to_its_tasks)
 	ep_setenv(&e, "SRUN_PID", pidfile);
 	ep_start(&e, shell);
 	cr_assert(wait_for_text(e.out, "ready\nready\n", 30000));
+	/* The tasks can be ready before the shell that started srun has written its pid. */
+	cr_assert(wait_for_text(pidfile, "\n", 30000));
 	text = read_file(pidfile);
 	pid = strtol(text, NULL, 10);
 	free(text);
