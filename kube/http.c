@@ -781,6 +781,15 @@ static double elapsed_ms(CURL *easy)
 	return (double)us / 1000.0;
 }
 
+/* What a request ended by kube_http_cancel returns. */
+static int cancelled_error(struct kube_response *resp, const char *method,
+			   const char *path_and_query)
+{
+	return kube_status_set(&resp->error, CADRE_ECANCELED,
+			       "%s %s: cancelled: the client is shutting down", method,
+			       path_and_query);
+}
+
 int kube_http_request(struct kube_http *h, const char *method,
 		      const char *path_and_query, const char *content_type,
 		      const char *body, size_t body_len,
@@ -814,9 +823,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 		long status = 0;
 
 		if (kube_ratelimit_wait(&h->limiter, &h->cancelled) || atomic_load(&h->cancelled)) {
-			err = kube_status_set(&resp->error, CADRE_ECANCELED,
-					      "%s %s: cancelled: the client is shutting down", method,
-					      path_and_query);
+			err = cancelled_error(resp, method, path_and_query);
 			goto out;
 		}
 		err = attempt_setup(h, &t, method, path_and_query, &headers, &url, resp);
@@ -843,9 +850,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 			  rc == CURLE_OK ? "ok" : curl_easy_strerror(rc), elapsed_ms(t.easy));
 
 		if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&h->cancelled)) {
-			err = kube_status_set(&resp->error, CADRE_ECANCELED,
-					      "%s %s: cancelled: the client is shutting down", method,
-					      path_and_query);
+			err = cancelled_error(resp, method, path_and_query);
 			goto out;
 		}
 		err = request_result(h, &t, method, path_and_query, rc, status, errbuf, resp,
