@@ -380,11 +380,8 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "SLURM_SUBMIT_DIR", "/workspace" },
 			{ "SLURM_RESTART_COUNT", "2" }, { "SLURM_CLUSTER_NAME", "cadre" },
 			{ ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR },
-			{ "CADRE_PEERS",
-			  "llama-pretrain-0.llama-pretrain.research.svc "
-			  "llama-pretrain-1.llama-pretrain.research.svc "
-			  "llama-pretrain-2.llama-pretrain.research.svc "
-			  "llama-pretrain-3.llama-pretrain.research.svc" },
+			/* The peers are named from it by the entrypoint, not listed. */
+			{ "CADRE_PEER_DOMAIN", "llama-pretrain.research.svc" },
 			{ "CADRE_GANG_TIMEOUT_SECONDS", "600" },
 			{ "CADRE_WORKDIR", "/workspace" },
 			{ "CADRE_SETUP", "pip install -r requirements.txt\n" },
@@ -474,6 +471,47 @@ Test(build, a_single_node_is_a_hostlist_without_brackets)
 	cr_assert_str_eq(env_value(pod, "SLURM_TASKS_PER_NODE"), "1");
 	json_decref(pod);
 	tj_release(&tj);
+}
+
+static void most_nodes(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(1024));
+}
+
+static size_t compact_size(const json_t *pod)
+{
+	char *text = json_dumps(pod, JSON_COMPACT);
+	size_t n;
+
+	cr_assert_not_null(text);
+	n = strlen(text);
+	free(text);
+	return n;
+}
+
+/*
+ * Every watcher of pods (the scheduler, the kubelet, cadre) decodes each pod
+ * at every change, so a pod must not carry a list of its peers: a rank of
+ * a 1024-node gang is a few digits longer than a rank of a single node.
+ */
+Test(build, a_pods_size_does_not_grow_with_its_gang)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob small, large;
+	json_t *one, *many;
+
+	load_job("llama-pretrain", one_node, &small);
+	load_job("llama-pretrain", most_nodes, &large);
+	one = pod_ok(&small, 0, 0, &opts);
+	many = pod_ok(&large, 1023, 0, &opts);
+	cr_assert_str_eq(env_value(many, "CADRE_PEER_DOMAIN"), "llama-pretrain.research.svc");
+	cr_assert_null(env_value(many, "CADRE_PEERS"));
+	cr_assert_lt(compact_size(many), compact_size(one) + 64, "%zu bytes against %zu",
+		     compact_size(many), compact_size(one));
+	json_decref(one);
+	json_decref(many);
+	tj_release(&small);
+	tj_release(&large);
 }
 
 /*
@@ -1127,6 +1165,7 @@ Test(build, refuses_user_envs_that_would_shadow_the_entrypoint_inputs)
 Test(build, every_entrypoint_input_is_a_reserved_name)
 {
 	static const char *const inputs[] = {
+		ENTRYPOINT_ENV_PEER_DOMAIN, ENTRYPOINT_ENV_JOB_NAME, ENTRYPOINT_ENV_NNODES,
 		ENTRYPOINT_ENV_PEERS, ENTRYPOINT_ENV_TIMEOUT, ENTRYPOINT_ENV_WORKDIR,
 		ENTRYPOINT_ENV_SETUP, ENTRYPOINT_ENV_RUN, ENTRYPOINT_ENV_TERMINATION_LOG,
 		ENTRYPOINT_ENV_BIN_DIR,

@@ -643,7 +643,7 @@ static const char *const reserved_names[] = {
 	"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
 	"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
 	"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME", "CADRE_PEERS",
-	"CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
+	"CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
 	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 };
 
@@ -666,7 +666,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 42);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 43);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",

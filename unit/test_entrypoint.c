@@ -50,6 +50,17 @@ static void ep_setenv(struct ep *e, const char *name, const char *value)
 	e->env[e->n_env] = NULL;
 }
 
+/* The gang the controller describes: n peers job-0 ... under job.ns.svc. */
+static void ep_peers(struct ep *e, int n)
+{
+	char count[16];
+
+	snprintf(count, sizeof(count), "%d", n);
+	ep_setenv(e, ENTRYPOINT_ENV_JOB_NAME, "job");
+	ep_setenv(e, ENTRYPOINT_ENV_NNODES, count);
+	ep_setenv(e, ENTRYPOINT_ENV_PEER_DOMAIN, "job.ns.svc");
+}
+
 static void write_file(const char *path, const char *text, const char *mode)
 {
 	FILE *f = fopen(path, mode);
@@ -292,12 +303,43 @@ BOTH_SHELLS(exports_peer_ips_in_rank_order)
 		   "job-2.job.ns.svc 10.4.0.30\n"
 		   "job-0.job.ns.svc 10.4.0.10\n"
 		   "job-1.job.ns.svc 10.4.0.20\n", "w");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc job-2.job.ns.svc");
+	ep_peers(&e, 3);
 	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "30");
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "printf '[%s]' \"$SKYPILOT_NODE_IPS\"");
 	cr_assert_eq(ep_run(&e, shell), 0);
 	assert_file_eq(e.out, "[10.4.0.10\n10.4.0.20\n10.4.0.30]");
 	assert_file_has(e.err, "cadre: all 3 peers resolved");
+	ep_release(&e);
+}
+
+/* User code sees the names the script derived, as it saw the list before. */
+BOTH_SHELLS(exports_the_peers_names_in_rank_order)
+{
+	struct ep e;
+
+	ep_init(&e);
+	write_file(e.hosts,
+		   "job-0.job.ns.svc 10.4.0.10\n"
+		   "job-1.job.ns.svc 10.4.0.20\n", "w");
+	ep_peers(&e, 2);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "printf '[%s]' \"$CADRE_PEERS\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "[job-0.job.ns.svc job-1.job.ns.svc]");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(refuses_a_node_count_that_is_not_a_number)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_JOB_NAME, "job");
+	ep_setenv(&e, ENTRYPOINT_ENV_NNODES, "two");
+	ep_setenv(&e, ENTRYPOINT_ENV_PEER_DOMAIN, "job.ns.svc");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
+	assert_file_eq(e.out, "");
+	assert_file_has(e.termlog, "NNODES must be the number of nodes, not 'two'");
 	ep_release(&e);
 }
 
@@ -311,7 +353,7 @@ BOTH_SHELLS(times_out_naming_the_peers_that_never_resolved)
 	ep_init(&e);
 	snprintf(marker, sizeof(marker), "%s/run-started", e.dir);
 	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc job-2.job.ns.svc");
+	ep_peers(&e, 3);
 	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "2");
 	ep_setenv(&e, "MARKER", marker);
 	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "touch \"$MARKER\"");
@@ -338,7 +380,7 @@ BOTH_SHELLS(waits_for_a_peer_that_resolves_late)
 
 	ep_init(&e);
 	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc job-1.job.ns.svc");
+	ep_peers(&e, 2);
 	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "60");
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "printf '%s' \"$SKYPILOT_NODE_IPS\"");
 	ep_start(&e, shell);
@@ -412,7 +454,7 @@ BOTH_SHELLS(missing_workdir_fails_clearly_before_waiting_for_peers)
 
 	ep_init(&e);
 	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, "/nonexistent/workspace");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_peers(&e, 1);
 	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "600");
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
 	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_WORKDIR);
@@ -480,7 +522,7 @@ BOTH_SHELLS(user_code_falls_back_to_sh_without_bash)
 	cr_assert_eq(symlink(STUB_BIN "/getent", link), 0);
 	ep_init_path(&e, bin);
 	write_file(e.hosts, "job-0.job.ns.svc 10.4.0.10\n", "w");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_peers(&e, 1);
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"${BASH_VERSION:-no bash}\" \"$SKYPILOT_NODE_IPS\"");
 	cr_assert_eq(ep_run(&e, shell), 0);
 	assert_file_eq(e.out, "no bash 10.4.0.10\n");
@@ -552,7 +594,7 @@ BOTH_SHELLS(refuses_a_timeout_that_is_not_a_number)
 	struct ep e;
 
 	ep_init(&e);
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_peers(&e, 1);
 	ep_setenv(&e, ENTRYPOINT_ENV_TIMEOUT, "10m");
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
 	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
@@ -1002,7 +1044,7 @@ BOTH_SHELLS(an_unwritable_bin_directory_fails_before_waiting_for_peers)
 
 	ep_init(&e);
 	ep_setenv(&e, ENTRYPOINT_ENV_BIN_DIR, "/nonexistent/cadre/bin");
-	ep_setenv(&e, ENTRYPOINT_ENV_PEERS, "job-0.job.ns.svc");
+	ep_peers(&e, 1);
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
 	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
 	assert_file_eq(e.out, "");

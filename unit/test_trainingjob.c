@@ -448,8 +448,8 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
 		"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME",
 		/* controller/build/entrypoint.h; test_build checks the two agree. */
-		"CADRE_PEERS", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP",
-		"CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
+		"CADRE_PEERS", "CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR",
+		"CADRE_SETUP", "CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	};
 	size_t n = 0;
 

@@ -112,11 +112,11 @@ static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodel
 
 /*
  * The host names <job>-0 ... in rank order, compressed as Slurm does
- * (llama-pretrain-[0-1]), and the peers' DNS names for the entrypoint.
+ * (llama-pretrain-[0-1]).
  */
-static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf *peers)
+static int node_list(const struct pod_ctx *c, struct buf *nodelist)
 {
-	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	const char *name = c->job->meta.name;
 	char **hosts = calloc((size_t)c->num_nodes, sizeof(*hosts));
 	int ret = hosts ? 0 : CADRE_ENOMEM;
 
@@ -124,8 +124,7 @@ static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf 
 		struct buf host;
 
 		buf_init(&host, HOSTNAME_MAX + 1);
-		if (buf_addf(&host, "%s-%d", name, r) ||
-		    buf_addf(peers, "%s%s-%d.%s.%s.svc", r ? " " : "", name, r, name, ns))
+		if (buf_addf(&host, "%s-%d", name, r))
 			ret = CADRE_ENOMEM;
 		hosts[r] = buf_detach(&host, NULL);
 		if (!hosts[r])
@@ -148,7 +147,7 @@ static int peer_names(const struct pod_ctx *c, struct buf *nodelist, struct buf 
  */
 /* The variables cadre sets on every rank: the gang's shape, names and the entrypoint's inputs. */
 static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf *nodelist,
-			  const struct buf *peers, const struct buf *master)
+			  const struct buf *domain, const struct buf *master)
 {
 	const struct trainingjob *job = c->job;
 	const struct tj_spec *spec = &job->spec;
@@ -181,7 +180,7 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	bad |= add_slurm_env(c, env, buf_str(nodelist));
 
 	bad |= add_env(env, ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR);
-	bad |= add_env(env, ENTRYPOINT_ENV_PEERS, buf_str(peers));
+	bad |= add_env(env, ENTRYPOINT_ENV_PEER_DOMAIN, buf_str(domain));
 	bad |= add_env_int(env, ENTRYPOINT_ENV_TIMEOUT, timeout);
 	if (spec->workdir && *spec->workdir)
 		bad |= add_env(env, ENTRYPOINT_ENV_WORKDIR, spec->workdir);
@@ -234,16 +233,17 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
 static int build_env(const struct pod_ctx *c, json_t **out)
 {
 	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
-	struct buf nodelist, peers, master;
+	struct buf nodelist, domain, master;
 	json_t *env = json_array();
 	int bad = !env, ret = 0;
 
 	buf_init(&nodelist, (size_t)1 << 24);
-	buf_init(&peers, (size_t)1 << 24);
+	buf_init(&domain, 512);
 	buf_init(&master, 512);
-	bad |= peer_names(c, &nodelist, &peers) != 0;
-	bad |= buf_addf(&master, "%s-0.%s.%s.svc", name, name, ns) != 0;
-	if (bad || !add_cadre_env(c, env, &nodelist, &peers, &master)) {
+	bad |= node_list(c, &nodelist) != 0;
+	bad |= buf_addf(&domain, "%s.%s.svc", name, ns) != 0;
+	bad |= buf_addf(&master, "%s-0.%s", name, buf_str(&domain)) != 0;
+	if (bad || !add_cadre_env(c, env, &nodelist, &domain, &master)) {
 		ret = CADRE_ENOMEM;
 		goto out;
 	}
@@ -255,7 +255,7 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 out:
 	json_decref(env);
 	buf_release(&nodelist);
-	buf_release(&peers);
+	buf_release(&domain);
 	buf_release(&master);
 	return ret;
 }

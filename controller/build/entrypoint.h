@@ -18,10 +18,11 @@
  *      `cadre scancel --signal` execs: it signals the program, whose pid the
  *      entrypoint keeps in program.pid there) and puts it first on PATH
  *      (exit ENTRYPOINT_EXIT_CONFIG if it cannot be written);
- *   2. waits until every name in CADRE_PEERS resolves (getent), at most
- *      CADRE_GANG_TIMEOUT_SECONDS (exit ENTRYPOINT_EXIT_PEERS_TIMEOUT, naming
- *      the peers that never resolved), and exports SKYPILOT_NODE_IPS as their
- *      addresses, newline-separated, in rank order;
+ *   2. names the peers (see ENTRYPOINT_ENV_PEER_DOMAIN) and exports them
+ *      as ENTRYPOINT_ENV_PEERS, waits until every one resolves (getent), at
+ *      most CADRE_GANG_TIMEOUT_SECONDS (exit ENTRYPOINT_EXIT_PEERS_TIMEOUT,
+ *      naming the peers that never resolved), and exports SKYPILOT_NODE_IPS
+ *      as their addresses, newline-separated, in rank order;
  *   3. runs CADRE_SETUP, then CADRE_RUN, under bash if the image has it and
  *      sh otherwise. A setup that fails ends the pod with setup's exit code
  *      and run never starts; run's exit code is the pod's. SIGTERM and SIGINT
@@ -45,8 +46,15 @@
 #define ENTRYPOINT_KEY "entrypoint.sh"
 #define ENTRYPOINT_PATH ENTRYPOINT_DIR "/" ENTRYPOINT_KEY
 
-/* Environment variables the script reads. */
-#define ENTRYPOINT_ENV_PEERS "CADRE_PEERS"   /* space-separated DNS names, rank order */
+/*
+ * Environment variables the script reads. The peers are not listed: with
+ * CADRE_PEER_DOMAIN set (<job>.<namespace>.svc) they are
+ * CADRE_JOB_NAME-0 ... CADRE_JOB_NAME-(NNODES-1) in that domain, so a pod's
+ * size does not grow with its gang (docs/pods.md). Unset, nothing is awaited.
+ */
+#define ENTRYPOINT_ENV_PEER_DOMAIN "CADRE_PEER_DOMAIN"
+#define ENTRYPOINT_ENV_JOB_NAME "CADRE_JOB_NAME"
+#define ENTRYPOINT_ENV_NNODES "NNODES"
 #define ENTRYPOINT_ENV_TIMEOUT "CADRE_GANG_TIMEOUT_SECONDS"  /* decimal, default 600 */
 #define ENTRYPOINT_ENV_WORKDIR "CADRE_WORKDIR"  /* optional */
 #define ENTRYPOINT_ENV_SETUP "CADRE_SETUP"      /* optional shell text */
@@ -56,6 +64,8 @@
  * module into and puts first on PATH; unset, the commands are not written.
  */
 #define ENTRYPOINT_ENV_BIN_DIR "CADRE_BIN_DIR"
+/* What the script exports: the peers' DNS names, space-separated, rank order. */
+#define ENTRYPOINT_ENV_PEERS "CADRE_PEERS"
 /* Where its own failures are recorded; tests point it at a file of theirs. */
 #define ENTRYPOINT_ENV_TERMINATION_LOG "CADRE_TERMINATION_LOG"
 

@@ -38,6 +38,27 @@ case $cadre_timeout in
 	;;
 esac
 
+# The peers are <job>-0 ... <job>-(NNODES-1) under the job's headless Service,
+# CADRE_PEER_DOMAIN (<job>.<namespace>.svc). They are named here, not listed by
+# the controller, so that a pod stays the same size however large its gang.
+# CADRE_PEERS keeps them for user code, space-separated in rank order.
+CADRE_PEERS=
+if [ -n "${CADRE_PEER_DOMAIN:-}" ]; then
+	case ${NNODES:-} in
+	'' | *[!0-9]*)
+		cadre_fail 121 "NNODES must be the number of nodes, not '${NNODES:-}'"
+		;;
+	esac
+	[ -n "${CADRE_JOB_NAME:-}" ] ||
+		cadre_fail 121 "CADRE_JOB_NAME is empty; cadre needs it to name the peers"
+	cadre_r=0
+	while [ "$cadre_r" -lt "$NNODES" ]; do
+		CADRE_PEERS="$CADRE_PEERS${CADRE_PEERS:+ }$CADRE_JOB_NAME-$cadre_r.$CADRE_PEER_DOMAIN"
+		cadre_r=$((cadre_r + 1))
+	done
+fi
+export CADRE_PEERS
+
 # User code runs under bash when the image has it, as Slurm and SkyPilot
 # scripts assume; under sh otherwise.
 if command -v bash >/dev/null 2>&1; then
@@ -639,7 +660,7 @@ cadre_resolve() {
 # Wait until every peer's DNS name resolves; a peer's record appears once its
 # pod has an IP (the Service publishes not-ready addresses), so this is also
 # the moment every pod of the gang exists. Resolved peers are not asked again.
-if [ -n "${CADRE_PEERS:-}" ]; then
+if [ -n "$CADRE_PEERS" ]; then
 	command -v getent >/dev/null 2>&1 ||
 		cadre_fail 121 "getent is not in the image; cadre needs it to resolve the peers"
 	set -f
