@@ -1262,7 +1262,8 @@ static const struct tj_action *action_of(const struct tj_plan *p, enum tj_action
 	return NULL;
 }
 
-Test(tj_plan, native_mode_creates_the_pod_group_first_and_no_pod_before_it)
+/* The pods follow in the same pass, after it: one pass, not two, before the scheduler sees them. */
+Test(tj_plan, native_mode_creates_the_pod_group_first_and_the_pods_after_it)
 {
 	struct fx f;
 
@@ -1271,7 +1272,12 @@ Test(tj_plan, native_mode_creates_the_pod_group_first_and_no_pod_before_it)
 	cr_assert_not(f.plan.needs_admission);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 1);
 	cr_assert_eq(action_of(&f.plan, TJ_CREATE_PODGROUP)->attempt, 0);
-	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	for (size_t i = 0; i < f.plan.n_actions; i++)
+		cr_assert(f.plan.actions[i].kind != TJ_CREATE_POD ||
+			  action_of(&f.plan, TJ_CREATE_PODGROUP) < &f.plan.actions[i],
+			  "a pod create before the PodGroup's");
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForScheduler");
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	fx_release(&f);
@@ -1375,7 +1381,8 @@ Test(tj_plan, native_mode_a_restart_deletes_the_old_pod_group_and_creates_the_ne
 	cr_assert_eq(action_of(&f.plan, TJ_CREATE_PODGROUP)->attempt, 1);
 	/* The old PodGroup said Scheduled: that is not attempt 1's admission. */
 	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
-	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	/* Attempt 0's pods are gone: attempt 1's follow its PodGroup in the same pass. */
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
 	fx_release(&f);
 }
 
@@ -1530,9 +1537,51 @@ Test(tj_plan, a_long_start_s_progress_is_written_at_most_once_per_quiet_time)
 	cr_assert(tj_status_progress_only(stored, moved, after_write, 1030 + TJ_START_QUIET_S - 1));
 	cr_assert_not(tj_status_progress_only(stored, moved, after_write, 1030 + TJ_START_QUIET_S),
 		      "once the quiet time is over, the progress is written");
-	cr_assert_eq(tj_status_quiet_until(0, 1040), 0, "not admitted: nothing is held");
+	cr_assert_eq(tj_status_quiet_until(0, 0), 0, "not admitted, nothing written: nothing is held");
+	cr_assert_eq(tj_status_quiet_until(0, 1040), 1040,
+		     "not admitted (a native gang's wait): the quiet time after our last write");
 	json_decref(stored);
 	json_decref(moved);
+}
+
+/* A native gang counts its pods while kube-scheduler places it: that alone waits too. */
+Test(tj_plan, a_native_gang_s_pod_count_while_the_scheduler_waits_is_held_but_its_verdict_is_not)
+{
+	const char *fmt = "{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}";
+	json_t *creating = json_pack(fmt, "phase", "Queued", "message",
+				     "creating the PodGroup of attempt 0 (64 pods)", "conditions",
+				     "type", "Admitted", "status", "False", "reason",
+				     "WaitingForScheduler", "message", "creating");
+	json_t *counted = json_pack(fmt, "phase", "Queued", "message",
+				    "waiting for kube-scheduler to place pod group x (64 of 64 pods created)",
+				    "conditions", "type", "Admitted", "status", "False", "reason",
+				    "WaitingForScheduler", "message", "waiting");
+	json_t *refused = json_pack(fmt, "phase", "Queued", "message", "cannot place",
+				    "conditions", "type", "Admitted", "status", "False", "reason",
+				    "Unschedulable", "message", "cannot place");
+	json_t *capacity = json_pack(fmt, "phase", "Queued", "message", "2 of 64 nodes free",
+				     "conditions", "type", "Admitted", "status", "False", "reason",
+				     "InsufficientCapacity", "message", "2 free");
+	json_t *capacity2 = json_pack(fmt, "phase", "Queued", "message", "3 of 64 nodes free",
+				      "conditions", "type", "Admitted", "status", "False", "reason",
+				      "InsufficientCapacity", "message", "3 free");
+	/* Not admitted; our first write of the wait was at 1000 (tj_reconcile keeps it). */
+	int64_t quiet = tj_status_quiet_until(0, 1000 + TJ_START_QUIET_S);
+
+	cr_assert(tj_status_waiting_for_scheduler(creating));
+	cr_assert_not(tj_status_waiting_for_scheduler(refused));
+	cr_assert(tj_status_progress_only(creating, counted, quiet, 1001));
+	cr_assert_not(tj_status_progress_only(creating, counted, quiet, 1000 + TJ_START_QUIET_S),
+		      "once the quiet time is over, the count is written");
+	cr_assert_not(tj_status_progress_only(creating, refused, quiet, 1001),
+		      "the scheduler's verdict is written at once");
+	cr_assert_not(tj_status_progress_only(capacity, capacity2, quiet, 1001),
+		      "the built-in queue's messages are not held");
+	json_decref(creating);
+	json_decref(counted);
+	json_decref(refused);
+	json_decref(capacity);
+	json_decref(capacity2);
 }
 
 /*
@@ -1635,9 +1684,9 @@ Test(tj_plan, the_entrypoint_configmap_is_planned_before_any_pod_in_every_gang_m
 	f.in.n_podgroups = 1;
 	assert_entrypoint_first(&f, "native", 2);
 
-	/* Native mode's first pass makes the PodGroup; the ConfigMap still comes first. */
+	/* Native mode's first pass makes the PodGroup and the pods; the ConfigMap still comes first. */
 	fx_native(&f, NULL);
-	assert_entrypoint_first(&f, "native, no PodGroup yet", 0);
+	assert_entrypoint_first(&f, "native, no PodGroup yet", 2);
 }
 
 Test(tj_plan, the_entrypoint_configmap_is_not_planned_when_it_exists_or_no_pod_is_missing)

@@ -279,3 +279,56 @@ Test(tj_reconcile, the_job_s_current_configmap_in_the_cache_sends_nothing_for_it
 		     count("GET", CM_NAME_PATH), 0);
 	cr_assert_eq(count("POST", PODS_PATH), 2);
 }
+
+/* ---- native gangs ---- */
+
+#define PG_PATH "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups"
+
+static int podgroup_post_status;  /* the answer to POST podgroups */
+
+static void answer_native(void *ctx, const struct httpd_request *req,
+			  struct httpd_response *resp)
+{
+	answer(ctx, req, resp);
+	/* A server with gang scheduling on keeps the pod's group (build_pod_kept_scheduling_group). */
+	if (is(req, "POST", PODS_PATH))
+		resp->body = "{\"metadata\":{\"uid\":\"pod-uid\"},\"spec\":{\"schedulingGroup\":"
+			     "{\"podGroupName\":\"llama-attempt-0\"}}}";
+	if (is(req, "POST", PG_PATH)) {
+		resp->status = podgroup_post_status;
+		if (resp->status == 403)
+			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+				     "\"reason\":\"Forbidden\",\"message\":\"podgroups is "
+				     "forbidden\"}";
+	}
+}
+
+static void native_setup(int podgroup_status)
+{
+	opts.gang_scheduler = GANG_NATIVE;
+	m.podgroups = &kube_resource_podgroups_v1alpha2;
+	podgroup_post_status = podgroup_status;
+	httpd_set_handler(server, answer_native, NULL);
+	/* The ConfigMap exists already: the pass is the PodGroup's and the pods'. */
+	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+}
+
+/* One pass, not two: the pods follow the PodGroup's create as soon as it is answered. */
+Test(tj_reconcile, a_native_gang_creates_its_pod_group_then_its_pods_in_one_pass)
+{
+	native_setup(201);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PG_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	cr_assert_lt(first("POST", PG_PATH), first("POST", PODS_PATH),
+		     "a pod create went out before the PodGroup was answered");
+}
+
+Test(tj_reconcile, no_pod_of_a_native_gang_is_created_when_its_pod_group_create_fails)
+{
+	native_setup(403);
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "a failed create is tried again");
+	cr_assert_eq(count("POST", PG_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 0,
+		     "a pod naming a missing PodGroup never reaches the scheduler's queue");
+}

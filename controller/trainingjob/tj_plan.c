@@ -580,9 +580,11 @@ static void native_wait(struct planner *p, const char *reason, const char *msg)
 }
 
 /*
- * Before admission: the PodGroup, then every pod naming it, ungated; then
- * mirror the scheduler. Scheduled (or every pod bound, should the condition
- * lag) is the admission. Returns true when the gang is admitted.
+ * Before admission: the PodGroup, then every pod naming it, ungated, in the
+ * same pass (the reconciler sends the pods only once the group's create
+ * succeeded: a pod naming a missing group never reaches the scheduler's
+ * queue); then mirror the scheduler. Scheduled (or every pod bound, should
+ * the condition lag) is the admission. Returns true when the gang is admitted.
  */
 static bool native_admitted(struct planner *p, const struct podview **by_rank,
 			    const struct tj_refusal *refused, int64_t refused_since)
@@ -593,16 +595,20 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 	const char *reason;
 	char msg[1024];
 
+	if (refused && refusal_expired(p, refused, refused_since))
+		return false;
 	if (!pg) {
-		if (p->in->expectations_met)
+		if (p->in->expectations_met) {
 			action(p, TJ_CREATE_PODGROUP, -1, NULL);
+			for (int r = 0; r < n; r++)
+				if (!by_rank[r])
+					action(p, TJ_CREATE_POD, r, NULL);
+		}
 		snprintf(msg, sizeof(msg), "creating the PodGroup of attempt %d (%d pods)",
 			 attempt_of(&p->out->status), n);
 		native_wait(p, "WaitingForScheduler", msg);
 		return false;
 	}
-	if (refused && refusal_expired(p, refused, refused_since))
-		return false;
 	for (int r = 0; r < n; r++) {
 		if (!by_rank[r] && p->in->expectations_met)
 			action(p, TJ_CREATE_POD, r, NULL);
@@ -1385,6 +1391,7 @@ int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out)
 /* A copy of a status object without what moves while a gang starts. */
 static json_t *without_progress(const json_t *status)
 {
+	bool scheduler = tj_status_waiting_for_scheduler(status);
 	json_t *copy = json_deep_copy(status), *c;
 	size_t i;
 
@@ -1405,6 +1412,9 @@ static json_t *without_progress(const json_t *status)
 			json_object_del(c, "message");
 			json_object_del(c, "reason");
 		}
+		/* Waiting for kube-scheduler, Admitted's message counts the pods created. */
+		if (scheduler && type && !strcmp(type, "Admitted"))
+			json_object_del(c, "message");
 	}
 	return copy;
 }
@@ -1416,10 +1426,28 @@ static bool is_starting(const json_t *status)
 	return phase && !strcmp(phase, "Starting");
 }
 
+bool tj_status_waiting_for_scheduler(const json_t *status)
+{
+	const char *phase = json_string_value(json_object_get(status, "phase"));
+	const json_t *c;
+	size_t i;
+
+	if (!phase || strcmp(phase, "Queued"))
+		return false;
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
+		const char *type = json_string_value(json_object_get(c, "type"));
+		const char *reason = json_string_value(json_object_get(c, "reason"));
+
+		if (type && !strcmp(type, "Admitted"))
+			return reason && !strcmp(reason, "WaitingForScheduler");
+	}
+	return false;
+}
+
 int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until)
 {
 	if (!admitted_time)
-		return 0;
+		return last_until;
 	return last_until > admitted_time + TJ_START_QUIET_S ? last_until :
 							       admitted_time + TJ_START_QUIET_S;
 }
@@ -1437,7 +1465,10 @@ bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t q
 	json_t *a, *b;
 	bool same;
 
-	if (now >= quiet_until || !is_starting(stored) || !is_starting(want))
+	if (now >= quiet_until)
+		return false;
+	if (!(is_starting(stored) && is_starting(want)) &&
+	    !(tj_status_waiting_for_scheduler(stored) && tj_status_waiting_for_scheduler(want)))
 		return false;
 	a = without_progress(stored);
 	b = without_progress(want);

@@ -208,18 +208,25 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
  * status write (the reconciler keeps that time, expect_quiet(), and queues a
  * pass for when it ends). A start that takes a minute is so written three
  * times: Admitted, its progress at TJ_START_QUIET_S, Running; a slower one
- * shows its progress once a minute.
+ * shows its progress once a minute. A native gang waiting for kube-scheduler
+ * counts its pods in its message as they are created
+ * (tj_status_waiting_for_scheduler): the same holds there, TJ_START_QUIET_S
+ * after the first write of that wait, so the group's creation, the
+ * admission and Running are a start's three writes in native mode too.
  * True when want (a status object) differs from stored only so, both are
- * Starting, and now (Unix seconds) is before quiet_until.
+ * Starting or both wait for the scheduler, and now (Unix seconds) is before
+ * quiet_until.
  */
 #define TJ_START_QUIET_S 10
 #define TJ_PROGRESS_EVERY_S 60
 bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,
 			     int64_t now);
+/* Queued, with Admitted False for WaitingForScheduler (native mode, before the group is placed). */
+bool tj_status_waiting_for_scheduler(const json_t *status);
 /*
  * The end of that quiet time (Unix seconds): TJ_START_QUIET_S after
  * admitted_time, or last_until (the end of the quiet time after our last
- * status write; 0 for none) when later. 0 when not admitted.
+ * status write; 0 for none) when later; last_until when not admitted.
  */
 int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until);
 /*

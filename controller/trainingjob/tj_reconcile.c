@@ -840,6 +840,7 @@ static int run_actions(struct tj_pass *p)
 	const struct tj_action *acts = p->plan.actions;
 	size_t n = p->plan.n_actions, i = 0, j;
 	int first_err = 0, created, ungated, ret, n_creates;
+	bool no_group = false;
 
 	ret = count_creates(p, &n_creates);
 	if (ret)
@@ -855,6 +856,12 @@ static int run_actions(struct tj_pass *p)
 				  p->key);
 			if (!first_err)
 				first_err = CADRE_EAGAIN;
+			i = j;
+			continue;
+		}
+		/* A pod naming a PodGroup not made would never reach the scheduler's queue. */
+		if (acts[i].kind == TJ_CREATE_POD && no_group) {
+			log_debug("tj", "%s: no pod is created without its PodGroup", p->key);
 			i = j;
 			continue;
 		}
@@ -876,6 +883,8 @@ static int run_actions(struct tj_pass *p)
 					ret = r;
 			}
 		}
+		if (ret && acts[i].kind == TJ_CREATE_PODGROUP)
+			no_group = true;
 		if (ret && !first_err)
 			first_err = ret;
 		i = j;
@@ -963,6 +972,12 @@ static int write_status(struct tj_pass *p)
 
 		ret = expect_quiet(p->m->expect, p->key,
 				   manager_now_ms() + (uint64_t)(until - now) * 1000);
+	} else if (!ret && written && tj_status_waiting_for_scheduler(want)) {
+		/* A native gang's wait: its pod counts wait as a start's progress does. */
+		uint64_t s = tj_status_waiting_for_scheduler(json_object_get(p->obj, "status")) ?
+			     TJ_PROGRESS_EVERY_S : TJ_START_QUIET_S;
+
+		ret = expect_quiet(p->m->expect, p->key, manager_now_ms() + s * 1000);
 	}
 	json_decref(want);
 	return ret;
