@@ -220,6 +220,14 @@ static void validate_envs(struct decoder *d, const struct tj_spec *s)
 	}
 }
 
+/* Whether path is dir or below it: a directory cadre mounts into every pod. */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (!path[n] || path[n] == '/');
+}
+
 static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 {
 	char path[DECODE_PATH_MAX];
@@ -233,15 +241,12 @@ static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 		else if (!name_is_mount_path(m->mount_path))
 			decode_fail(d, path, "mount path must be a plain directory: no \".\", "
 				    "\"..\" or empty components, and not \"/\"");
-		else if (!strncmp(m->mount_path, "/dev/shm", 8) &&
-			 (!m->mount_path[8] || m->mount_path[8] == '/'))
+		else if (under(m->mount_path, "/dev/shm"))
 			decode_fail(d, path, "/dev/shm is mounted by cadre");
-		else if (!strncmp(m->mount_path, "/cadre/bin", 10) &&
-			 (!m->mount_path[10] || m->mount_path[10] == '/'))
+		else if (under(m->mount_path, "/cadre/bin"))
 			decode_fail(d, path, "/cadre/bin is mounted by cadre (its srun and scontrol)");
 		/* ENTRYPOINT_DIR of controller/build/entrypoint.h. */
-		else if (!strncmp(m->mount_path, "/cadre/entrypoint", 17) &&
-			 (!m->mount_path[17] || m->mount_path[17] == '/'))
+		else if (under(m->mount_path, "/cadre/entrypoint"))
 			decode_fail(d, path, "/cadre/entrypoint is mounted by cadre (its entrypoint "
 				    "script)");
 		if (m->volume && !name_is_dns1123_subdomain(m->volume))

@@ -1602,6 +1602,30 @@ Test(tj_plan, a_start_s_progress_is_written_after_the_first_quiet_time_then_once
 	cr_assert_gt(TJ_PROGRESS_EVERY_S, TJ_START_QUIET_S);
 }
 
+/* What a written status begins: a start's quiet time, a native wait's, or none. */
+Test(tj_plan, a_status_write_begins_the_quiet_time_of_a_start_or_of_a_native_wait_only)
+{
+	json_t *starting = json_pack("{s:s}", "phase", "Starting");
+	json_t *queued = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Queued", "conditions",
+				   "type", "Admitted", "status", "False", "reason",
+				   "InsufficientCapacity");
+	json_t *waiting = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Queued", "conditions",
+				    "type", "Admitted", "status", "False", "reason",
+				    "WaitingForScheduler");
+
+	cr_assert_eq(tj_status_quiet_after(queued, starting, 1000, 1004),
+		     tj_status_quiet_after_write(1000, 1004));
+	cr_assert_eq(tj_status_quiet_after(queued, waiting, 0, 1000), 1000 + TJ_START_QUIET_S,
+		     "the wait's first write begins the first quiet time");
+	cr_assert_eq(tj_status_quiet_after(waiting, waiting, 0, 1000), 1000 + TJ_PROGRESS_EVERY_S,
+		     "a later write of the wait: a minute");
+	cr_assert_eq(tj_status_quiet_after(NULL, queued, 0, 1000), 0,
+		     "the built-in queue's messages are never held");
+	json_decref(starting);
+	json_decref(queued);
+	json_decref(waiting);
+}
+
 Test(tj_plan, the_planner_s_own_progress_statuses_during_a_start_are_progress_only)
 {
 	struct fx f;

@@ -478,13 +478,18 @@ static const struct tj_refusal *live_refusal(const struct planner *p,
 	return r;
 }
 
-/* "pod <name> (rank <r>)" or "ConfigMap <name>": what a refusal could not create. */
-static void refused_object(const struct tj_refusal *r, char *out, size_t size)
+/*
+ * What a refusal could not create: "ConfigMap <name>", or "pod <name>",
+ * followed by " (rank <r>)" when with_rank.
+ */
+static void refused_object(const struct tj_refusal *r, bool with_rank, char *out, size_t size)
 {
 	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
 		snprintf(out, size, "ConfigMap %s", r->pod);
-	else
+	else if (with_rank)
 		snprintf(out, size, "pod %s (rank %d)", r->pod, r->rank);
+	else
+		snprintf(out, size, "pod %s", r->pod);
 }
 
 /*
@@ -515,7 +520,7 @@ static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64
 
 	if (p->in->now < since + timeout)
 		return false;
-	refused_object(r, what, sizeof(what));
+	refused_object(r, true, what, sizeof(what));
 	snprintf(why, sizeof(why), "the API server refused to create %s for %llds: %s",
 		 what, (long long)timeout, r->message && *r->message ? r->message : "no message");
 	/* lastFailure names a pod; a ConfigMap is named in the message only. */
@@ -530,8 +535,7 @@ static void say_refused(struct planner *p, const struct tj_refusal *r, const cha
 	char why[1024], what[320];
 
 	/* A pod's name says its rank already. */
-	snprintf(what, sizeof(what), "%s %s", r->rank == TJ_REFUSAL_ENTRYPOINT ? "ConfigMap" : "pod",
-		 r->pod);
+	refused_object(r, false, what, sizeof(what));
 	snprintf(why, sizeof(why), "cannot create %s: %s", what,
 		 r->message && *r->message ? r->message : "refused by the API server");
 	cond(p, cond_type, false, "CreateRefused", why);
@@ -1457,6 +1461,18 @@ int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now)
 	if (admitted_time && now < admitted_time + TJ_START_QUIET_S)
 		return admitted_time + TJ_START_QUIET_S;
 	return now + TJ_PROGRESS_EVERY_S;
+}
+
+int64_t tj_status_quiet_after(const json_t *stored, const json_t *written,
+			      int64_t admitted_time, int64_t now)
+{
+	if (is_starting(written))
+		return tj_status_quiet_after_write(admitted_time, now);
+	if (!tj_status_waiting_for_scheduler(written))
+		return 0;
+	/* The wait has no admission to count from: its first write starts the first quiet time. */
+	return now + (tj_status_waiting_for_scheduler(stored) ? TJ_PROGRESS_EVERY_S :
+								 TJ_START_QUIET_S);
 }
 
 bool tj_status_progress_only(const json_t *stored, const json_t *want, int64_t quiet_until,

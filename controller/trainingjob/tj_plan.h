@@ -236,6 +236,15 @@ int64_t tj_status_quiet_until(int64_t admitted_time, int64_t last_until);
  * TJ_PROGRESS_EVERY_S after now.
  */
 int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now);
+/*
+ * The end of the quiet time that writing the status object written over
+ * stored begins at now (Unix seconds), 0 for none: for a starting job
+ * tj_status_quiet_after_write(); for a native gang waiting for the scheduler
+ * TJ_START_QUIET_S after the wait's first write, TJ_PROGRESS_EVERY_S after
+ * any later one.
+ */
+int64_t tj_status_quiet_after(const json_t *stored, const json_t *written,
+			      int64_t admitted_time, int64_t now);
 void tj_plan_release(struct tj_plan *plan);
 
 /* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for

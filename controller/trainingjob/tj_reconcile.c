@@ -850,18 +850,16 @@ static int run_actions(struct tj_pass *p)
 		for (j = i + 1; j < n && acts[j].kind == acts[i].kind &&
 		     acts[j].after_creates == acts[i].after_creates; j++)
 			;
-		/* The pods mount the entrypoint ConfigMap: none goes out before it is made. */
-		if (acts[i].kind == TJ_CREATE_POD && !p->entrypoint_ready) {
-			log_debug("tj", "%s: no pod is created without the entrypoint ConfigMap",
-				  p->key);
+		/*
+		 * The pods mount the entrypoint ConfigMap, and a pod naming a PodGroup
+		 * not made would never reach the scheduler's queue: none goes out
+		 * before both are made.
+		 */
+		if (acts[i].kind == TJ_CREATE_POD && (!p->entrypoint_ready || no_group)) {
+			log_debug("tj", "%s: no pod is created without %s", p->key,
+				  no_group ? "its PodGroup" : "the entrypoint ConfigMap");
 			if (!first_err)
 				first_err = CADRE_EAGAIN;
-			i = j;
-			continue;
-		}
-		/* A pod naming a PodGroup not made would never reach the scheduler's queue. */
-		if (acts[i].kind == TJ_CREATE_POD && no_group) {
-			log_debug("tj", "%s: no pod is created without its PodGroup", p->key);
 			i = j;
 			continue;
 		}
@@ -966,18 +964,14 @@ static int write_status(struct tj_pass *p)
 		ret = expect_status_written(p->m->expect, p->key, p->job.meta.resource_version,
 					    manager_now_ms());
 	/* The next write of a start's progress alone waits its turn (tj_plan.h). */
-	if (!ret && written && p->plan.status.phase == TJ_PHASE_STARTING) {
+	if (!ret && written) {
 		int64_t now = time(NULL);
-		int64_t until = tj_status_quiet_after_write(p->plan.status.admitted_time, now);
+		int64_t until = tj_status_quiet_after(json_object_get(p->obj, "status"), want,
+						      p->plan.status.admitted_time, now);
 
-		ret = expect_quiet(p->m->expect, p->key,
-				   manager_now_ms() + (uint64_t)(until - now) * 1000);
-	} else if (!ret && written && tj_status_waiting_for_scheduler(want)) {
-		/* A native gang's wait: its pod counts wait as a start's progress does. */
-		uint64_t s = tj_status_waiting_for_scheduler(json_object_get(p->obj, "status")) ?
-			     TJ_PROGRESS_EVERY_S : TJ_START_QUIET_S;
-
-		ret = expect_quiet(p->m->expect, p->key, manager_now_ms() + s * 1000);
+		if (until > now)
+			ret = expect_quiet(p->m->expect, p->key,
+					   manager_now_ms() + (uint64_t)(until - now) * 1000);
 	}
 	json_decref(want);
 	return ret;
