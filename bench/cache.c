@@ -41,6 +41,7 @@
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/pod_trim.h"
+#include "base/slab.h"
 #include "kube/store.h"
 
 #define GO_BYTES_PER_POD (33 * 1024)
@@ -50,7 +51,8 @@ static size_t heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return mi.uordblks + mi.hblkhd;
+	/* The caches' objects are in slabs, apart from malloc (base/slab.h). */
+	return mi.uordblks + mi.hblkhd + slab_resident_bytes();
 }
 
 static json_t *load(const char *path)

@@ -2,6 +2,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/slab.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -248,8 +249,8 @@ static void index_release(struct store_index *idx)
 		struct posting *p = idx->postings.slots[i];
 
 		if (p) {
-			free(p->v);
-			free(p);
+			slab_free(p->v);
+			slab_free(p);
 		}
 	}
 	table_release(&idx->postings);
@@ -265,7 +266,7 @@ void store_free(struct store *s)
 	for (i = 0; i < s->nindexes; i++)
 		index_release(&s->indexes[i]);
 	for (i = 0; i < s->objects.cap; i++)
-		free(s->objects.slots[i]);
+		slab_free(s->objects.slots[i]);
 	table_release(&s->objects);
 	free(s->kind);
 	pthread_rwlock_destroy(&s->lock);
@@ -341,7 +342,7 @@ static int posting_add(struct store_index *idx, const char *value, struct entry 
 		size_t len = strlen(value);
 
 		if (table_reserve(&idx->postings, posting_name) ||
-		    !(p = calloc(1, sizeof(*p) + len + 1)))
+		    !(p = slab_calloc(sizeof(*p) + len + 1)))
 			return CADRE_ENOMEM;
 		p->hash = hash;
 		memcpy(p->value, value, len + 1);
@@ -350,7 +351,7 @@ static int posting_add(struct store_index *idx, const char *value, struct entry 
 	}
 	if (p->n == p->cap) {
 		uint32_t cap = p->cap ? p->cap * 2 : 2;
-		struct entry **v = realloc(p->v, cap * sizeof(*v));
+		struct entry **v = slab_realloc(p->v, p->cap * sizeof(*v), cap * sizeof(*v));
 
 		if (!v) {
 			if (!p->n)
@@ -377,8 +378,8 @@ static void posting_drop(struct store_index *idx, struct posting *p, const struc
 		return;
 	table_delete_at(&idx->postings, table_slot(&idx->postings, p->value, p->hash,
 						   posting_name));
-	free(p->v);
-	free(p);
+	slab_free(p->v);
+	slab_free(p);
 }
 
 /*
@@ -465,7 +466,7 @@ static int entry_build(struct store *s, const char *key, const json_t *obj,
 	packed_len = strlen(packed);
 	size = sizeof(*e) + n_post * sizeof(struct posting *) + round8((size_t)rec_len) +
 	       key_len + 1 + packed_len + 1;
-	e = malloc(size);
+	e = slab_alloc(size);
 	if (!e) {
 		err = CADRE_ENOMEM;
 		goto out;
@@ -521,7 +522,7 @@ static int changes_push(struct changes *c, enum change_type type, struct entry *
 		struct change *v = realloc(c->v, cap * sizeof(*v));
 
 		if (!v) {
-			free(old_e);
+			slab_free(old_e);
 			json_decref(new_obj);
 			return CADRE_ENOMEM;
 		}
@@ -576,7 +577,7 @@ static void changes_dispatch(struct store *s, struct changes *c)
 {
 	for (size_t i = 0; i < c->len; i++) {
 		dispatch_one(s, &c->v[i]);
-		free(c->v[i].old_e);
+		slab_free(c->v[i].old_e);
 	}
 	free(c->v);
 	c->v = NULL;
@@ -599,13 +600,13 @@ static int put_locked(struct store *s, struct entry *e, const json_t *values, js
 
 	if (old_e && same_entry(old_e, e)) {
 		old_e->gen = s->gen;
-		free(e);
+		slab_free(e);
 		json_decref(new_obj);
 		return 0;
 	}
 	if (!old_e) {
 		if (table_reserve(&s->objects, entry_name)) {
-			free(e);
+			slab_free(e);
 			json_decref(new_obj);
 			return CADRE_ENOMEM;
 		}
@@ -708,7 +709,7 @@ static int reindex_locked(struct store *s)
 		entry_link(s, e, values);
 		json_decref(values);
 		s->objects.slots[i] = e;
-		free(old_e);
+		slab_free(old_e);
 	}
 	return 0;
 }
@@ -789,7 +790,7 @@ int store_batch_add(struct store_batch *b, const json_t *obj)
 	old_e = table_get(&s->objects, key, e->hash, entry_name);
 	if (old_e && same_entry(old_e, e)) {
 		old_e->gen = s->gen;
-		free(e);
+		slab_free(e);
 		json_decref(values);
 		return 0;
 	}
@@ -798,7 +799,7 @@ int store_batch_add(struct store_batch *b, const json_t *obj)
 		struct pending *v = realloc(b->v, cap * sizeof(*v));
 
 		if (!v) {
-			free(e);
+			slab_free(e);
 			json_decref(values);
 			return CADRE_ENOMEM;
 		}
@@ -846,7 +847,7 @@ void store_batch_free(struct store_batch *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->n; i++) {
-		free(b->v[i].e);
+		slab_free(b->v[i].e);
 		json_decref(b->v[i].values);
 	}
 	free(b->v);

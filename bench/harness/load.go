@@ -1,8 +1,14 @@
 package main
 
-// The scale benchmark's loader: TrainingJobs with their pods and Services, cloned from one
-// job cadre started itself (so a fresh controller finds exactly what it would have built
-// and has nothing to write), plus other tenants' pods, all bound to kwok nodes.
+// The scale benchmark's loader: TrainingJobs with their pods, Services and entrypoint
+// ConfigMaps, cloned from one job cadre started itself (so a fresh controller finds exactly
+// what it would have built and has nothing to write), plus other tenants' pods, all bound to
+// kwok nodes.
+//
+// The loader writes each pod's Running status itself, the status kwok's pod-ready Stage
+// (e2e/kwok/stages.yaml) would write, so kwok leaves the pod as it is: kwok plays pods at
+// about 25 a second on two cores, an hour for the design's 80,000, where the loader's own
+// writes go as fast as the API server takes them.
 
 import (
 	"context"
@@ -65,6 +71,11 @@ func cmdTemplate(args []string) {
 	if err != nil {
 		die("template: %v", err)
 	}
+	cm, err := c.dyn.Resource(cmGVR).Namespace(*ns).Get(ctx, *job+"-entrypoint", metav1.GetOptions{})
+	if err != nil {
+		die("template: the entrypoint ConfigMap: %v", err)
+	}
+	strip(cm)
 	var podObjs, svcObjs []map[string]any
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -89,6 +100,7 @@ func cmdTemplate(args []string) {
 	writeJSON(filepath.Join(*out, "tj.json"), tj.Object)
 	writeJSON(filepath.Join(*out, "pods.json"), podObjs)
 	writeJSON(filepath.Join(*out, "services.json"), svcObjs)
+	writeJSON(filepath.Join(*out, "configmaps.json"), []map[string]any{cm.Object})
 	if err := os.WriteFile(filepath.Join(*out, "uid"), []byte(uid), 0o644); err != nil {
 		die("%v", err)
 	}
@@ -179,6 +191,7 @@ type template struct {
 	name, uid   string
 	tj          []byte
 	pods, svcs  [][]byte
+	cms         [][]byte
 	nodesPrefix string
 	nodes       int
 }
@@ -192,7 +205,8 @@ func readTemplate(dir string) *template {
 		return data
 	}
 	t := &template{name: string(read("name")), uid: string(read("uid")), tj: read("tj.json")}
-	for f, dst := range map[string]*[][]byte{"pods.json": &t.pods, "services.json": &t.svcs} {
+	for f, dst := range map[string]*[][]byte{"pods.json": &t.pods, "services.json": &t.svcs,
+		"configmaps.json": &t.cms} {
 		var list []json.RawMessage
 		if err := json.Unmarshal(read(f), &list); err != nil {
 			die("%s: %v", f, err)
@@ -237,15 +251,60 @@ func (t *template) loadJob(ctx context.Context, c clients, ns string, i int) err
 			return err
 		}
 	}
+	for _, m := range t.cms {
+		if _, err := c.dyn.Resource(cmGVR).Namespace(ns).Create(ctx, t.clone(m, name, uid), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
 	for k, p := range t.pods {
-		pod := t.clone(p, name, uid)
-		node := fmt.Sprintf("%s-%d", t.nodesPrefix, (i*len(t.pods)+k)%t.nodes)
-		_ = unstructured.SetNestedField(pod.Object, node, "spec", "nodeName")
-		if _, err := c.dyn.Resource(podsGVR).Namespace(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		n := i*len(t.pods) + k
+		var pod corev1.Pod
+		if err := json.Unmarshal(mustJSON(t.clone(p, name, uid).Object), &pod); err != nil {
+			return err
+		}
+		pod.Spec.NodeName = fmt.Sprintf("%s-%d", t.nodesPrefix, n%t.nodes)
+		if err := createRunning(ctx, c, &pod, podIP(n)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// podIP: the n-th pod's address, from 10.128.0.0/9 (kwok's own range is 10.244.0.0/16,
+// too small for the design's 80,000 pods).
+func podIP(n int) string {
+	return fmt.Sprintf("10.%d.%d.%d", 128+(n>>16)&127, (n>>8)&255, n&255)
+}
+
+// createRunning creates pod (bound to its node) and writes the status kwok's pod-ready
+// Stage would: Running, ready, every container started. An interrupted load's pod is left
+// as it is.
+func createRunning(ctx context.Context, c clients, pod *corev1.Pod, ip string) error {
+	created, err := c.cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	st := corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "127.0.0.1",
+		HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIP: ip,
+		PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now, QOSClass: created.Status.QOSClass}
+	for _, t := range []corev1.PodConditionType{corev1.PodInitialized, corev1.PodReady,
+		corev1.ContainersReady} {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t,
+			Status: corev1.ConditionTrue, LastTransitionTime: now})
+	}
+	started := true
+	for _, ctr := range created.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+			Name: ctr.Name, Image: ctr.Image, Ready: true, Started: &started,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}})
+	}
+	created.Status = st
+	_, err = c.cs.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
 }
 
 func mustJSON(v any) []byte {
@@ -268,8 +327,8 @@ func tenantPod(i int, ns, node string) *corev1.Pod {
 	}
 }
 
-// load: jobs [from, to) cloned from the template and tenant pods [tfrom, tto), then waits
-// until kwok runs every pod.
+// load: jobs [from, to) cloned from the template and tenant pods [tfrom, tto), each pod
+// Running as it is created; then waits until no pod in the cluster is in another phase.
 func cmdLoad(args []string) {
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	dir := fs.String("template", "", "directory written by template")
@@ -302,11 +361,8 @@ func cmdLoad(args []string) {
 	if err := bounded(*tto-*tfrom, *width, func(i int) error {
 		i += *tfrom
 		p := tenantPod(i, *tns, fmt.Sprintf("%s-%d", *prefix, i%*nodes))
-		_, err := c.cs.CoreV1().Pods(*tns).Create(ctx, p, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
+		// After every job's pods: 4 a job, up to the design's 10,000 jobs.
+		return createRunning(ctx, c, p, podIP(40000+i))
 	}); err != nil {
 		die("load tenant pods: %v", err)
 	}

@@ -44,6 +44,7 @@ import (
 var (
 	podsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	svcGVR   = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	cmGVR    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	jobsGVR  = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	tjGVR    = schema.GroupVersionResource{Group: "cadre.dev", Version: "v1alpha1", Resource: "trainingjobs"}
