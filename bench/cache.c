@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/fielderr.h"
 #include "api/labels.h"
@@ -202,12 +204,12 @@ static struct store *cache_new(enum manager_kind kind)
 		break;
 	case KIND_TRAININGJOBS:
 		opts.kind = "trainingjobs";
-		opts.trim = store_trim_managed_fields;
+		opts.trim = store_trim_bookkeeping;
 		opts.record = cache_record_job;
 		break;
 	default:
 		opts.kind = "nodes";
-		opts.trim = store_trim_managed_fields;
+		opts.trim = store_trim_bookkeeping;
 		opts.record = cache_record_node;
 		break;
 	}
@@ -474,6 +476,144 @@ static double mib(double bytes)
 	return bytes / (1024.0 * 1024.0);
 }
 
+/*
+ * What a list leaves resident. The reflector decodes each page of a list
+ * (500 objects) into a jansson tree and stores the page's objects, trimmed
+ * and packed, while the tree is alive; then the tree goes, and after the
+ * last page malloc_trim(0) hands back what it can. Two ways of keeping the
+ * same objects are measured, each in a child process of its own, from its
+ * VmRSS before the first page to after the trim:
+ *   - the store: its entries in slabs apart from malloc (base/slab.h);
+ *   - the same packed bytes, one malloc block an object of the size of a
+ *     store entry, as the store kept them before it had slabs (93723d1^):
+ *     the baseline.
+ */
+enum keeper { KEEP_STORE, KEEP_MALLOC };
+
+#define LIST_PAGE 500
+
+static long vm_rss_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kib = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kib;
+}
+
+/* Page [first, first + LIST_PAGE) of own pods as the API server would send it. */
+static char *list_page(const json_t *own, long first, long count)
+{
+	json_t *items = json_array(), *list;
+	char *text;
+
+	for (long i = first; i < first + LIST_PAGE && i < count; i++)
+		json_array_append_new(items, make_own_pod(own, i));
+	list = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "v1", "kind", "PodList",
+			 "metadata", "resourceVersion", "123456", "items", items);
+	text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+	json_decref(list);
+	if (!text)
+		die("out of memory");
+	return text;
+}
+
+/* In a child: the MiB a list of count own pods leaves resident, kept the way how says. */
+static double listed_child(enum keeper how, const json_t *own, long count)
+{
+	struct store *s = how == KEEP_STORE ? cache_new(KIND_PODS) : NULL;
+	struct store_batch *b = s ? store_batch_new(s) : NULL;
+	char **kept = how == KEEP_MALLOC ? calloc((size_t)count, sizeof(*kept)) : NULL;
+	long before;
+
+	if (how == KEEP_STORE ? !b : !kept)
+		die("out of memory");
+	malloc_trim(0);
+	before = vm_rss_kib();
+	for (long first = 0; first < count; first += LIST_PAGE) {
+		char *text = list_page(own, first, count);
+		json_t *page = json_loads(text, 0, NULL), *item;
+		size_t i;
+
+		free(text);
+		if (!page)
+			die("a list page does not parse");
+		json_array_foreach(json_object_get(page, "items"), i, item) {
+			json_t *trimmed;
+			char *packed;
+			size_t len;
+
+			if (b) {
+				if (store_batch_add(b, item))
+					die("cannot store a pod");
+				continue;
+			}
+			trimmed = pod_trim(item, NULL);
+			packed = trimmed ? json_dumps(trimmed, JSON_COMPACT) : NULL;
+			json_decref(trimmed);
+			if (!packed)
+				die("out of memory");
+			/* An entry's header, record and key were in the same block. */
+			len = strlen(packed);
+			kept[first + (long)i] = malloc(len + 1 + 256);
+			if (!kept[first + (long)i])
+				die("out of memory");
+			memcpy(kept[first + (long)i], packed, len + 1);
+			free(packed);
+		}
+		json_decref(page);
+	}
+	if (b && store_batch_commit(b))
+		die("cannot store the list");
+	malloc_trim(0);
+	return (double)(vm_rss_kib() - before) / 1024.0;
+}
+
+/* listed_child() in a fork, so that neither way inherits what the other left. */
+static double listed_rss(enum keeper how, const json_t *own, long count)
+{
+	double mib_listed = -1;
+	int fds[2], status;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds) || (pid = fork()) < 0)
+		die("cannot fork");
+	if (!pid) {
+		double v = listed_child(how, own, count);
+
+		close(fds[0]);
+		_exit(write(fds[1], &v, sizeof(v)) == (ssize_t)sizeof(v) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &mib_listed, sizeof(mib_listed)) != (ssize_t)sizeof(mib_listed))
+		mib_listed = -1;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (mib_listed < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("the list child failed");
+	return mib_listed;
+}
+
+static void report_listed(const json_t *own, long count)
+{
+	double store_mib = listed_rss(KEEP_STORE, own, count);
+	double malloc_mib = listed_rss(KEEP_MALLOC, own, count);
+
+	printf("\n%ld own pods listed in pages of %d, VmRSS they leave after malloc_trim:\n",
+	       count, LIST_PAGE);
+	printf("  the store (entries in slabs)                   %8.1f MiB  %6.0f bytes a pod\n",
+	       store_mib, store_mib * 1048576.0 / (double)count);
+	printf("  the same bytes kept by malloc (the baseline)   %8.1f MiB  %6.0f bytes a pod\n",
+	       malloc_mib, malloc_mib * 1048576.0 / (double)count);
+}
+
 static void report_cluster(const struct templates *t, long jobs, long own, long other)
 {
 	struct cluster c;
@@ -531,6 +671,7 @@ int main(int argc, char **argv)
 	       mib((double)GO_BYTES_PER_POD * (double)pods), pods);
 	report_cluster(&t, jobs, pods * 3 / 4, pods - pods * 3 / 4);
 	report_cluster(&t, jobs, pods, 0);
+	report_listed(own, pods);
 
 	json_decref(own);
 	json_decref(job);

@@ -108,10 +108,10 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 		  .field_selector = "involvedObject.kind=TrainingJob" },
 	};
 	const struct store_options so[DASH_MAX_REFLECTORS] = {
-		{ .kind = "trainingjobs", .trim = store_trim_managed_fields },
+		{ .kind = "trainingjobs", .trim = store_trim_bookkeeping },
 		{ .kind = "pods", .trim = pod_trim },
-		{ .kind = "nodes", .trim = store_trim_managed_fields },
-		{ .kind = "events", .trim = store_trim_managed_fields },
+		{ .kind = "nodes", .trim = store_trim_bookkeeping },
+		{ .kind = "events", .trim = store_trim_bookkeeping },
 	};
 	int e = 0;
 

@@ -1044,21 +1044,78 @@ size_t store_packed_bytes(struct store *s)
 
 /* --- trimming --- */
 
-json_t *store_trim_managed_fields(const json_t *obj, void *arg)
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+json_t *store_trim_bookkeeping(const json_t *obj, void *arg)
 {
 	json_t *meta = json_object_get(obj, "metadata"), *out, *new_meta;
+	json_t *annotations = json_object_get(meta, "annotations"), *new_annotations = NULL;
+	bool applied = json_object_get(annotations, LAST_APPLIED) != NULL;
 
 	(void)arg;
-	if (!json_object_get(meta, "managedFields"))
+	if (!json_object_get(meta, "managedFields") && !applied)
 		return json_incref((json_t *)obj);
-	/* Shallow copies: everything but the two changed objects is shared. */
+	/* Shallow copies: everything but the changed objects is shared. */
 	out = json_copy((json_t *)obj);
 	new_meta = json_copy(meta);
-	if (!out || !new_meta || json_object_del(new_meta, "managedFields") ||
-	    json_object_set_new_nocheck(out, "metadata", new_meta)) {
-		json_decref(out);
-		json_decref(new_meta);
-		return NULL;
+	if (!out || !new_meta)
+		goto fail;
+	json_object_del(new_meta, "managedFields");
+	if (applied) {
+		new_annotations = json_copy(annotations);
+		if (!new_annotations || json_object_del(new_annotations, LAST_APPLIED))
+			goto fail;
+		if (!json_object_size(new_annotations)) {
+			json_decref(new_annotations);
+			new_annotations = NULL;
+			json_object_del(new_meta, "annotations");
+		} else {
+			/* Handed on, or freed, either way. */
+			int err = json_object_set_new_nocheck(new_meta, "annotations",
+							      new_annotations);
+
+			new_annotations = NULL;
+			if (err)
+				goto fail;
+		}
+	}
+	if (json_object_set_new_nocheck(out, "metadata", new_meta)) {
+		new_meta = NULL;
+		goto fail;
 	}
 	return out;
+fail:
+	json_decref(new_annotations);
+	json_decref(new_meta);
+	json_decref(out);
+	return NULL;
+}
+
+json_t *store_trim_metadata(const json_t *obj, void *arg)
+{
+	static const char *const keep[] = { "name", "namespace", "uid", "resourceVersion",
+					    "labels", "ownerReferences", "deletionTimestamp",
+					    NULL };
+	const json_t *meta = json_object_get(obj, "metadata");
+	json_t *out = json_object(), *new_meta = json_object();
+
+	(void)arg;
+	if (!out || !new_meta)
+		goto fail;
+	for (size_t i = 0; keep[i]; i++) {
+		json_t *v = json_object_get(meta, keep[i]);
+
+		/* Shared with obj, not copied: the store packs it at once. */
+		if (v && json_object_set_nocheck(new_meta, keep[i], v))
+			goto fail;
+	}
+	if (json_object_set_new_nocheck(out, "metadata", new_meta)) {
+		new_meta = NULL;
+		goto fail;
+	}
+	return out;
+fail:
+	json_decref(new_meta);
+	json_decref(out);
+	return NULL;
 }

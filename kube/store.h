@@ -217,7 +217,20 @@ size_t store_len(struct store *s);
 /* Bytes of packed JSON stored (for measurements). */
 size_t store_packed_bytes(struct store *s);
 
-/* Generic trim: the object without metadata.managedFields (shares the rest). */
-json_t *store_trim_managed_fields(const json_t *obj, void *arg);
+/*
+ * Generic trim: the object without what the API server and kubectl keep
+ * about its writes, metadata.managedFields and the annotation
+ * kubectl.kubernetes.io/last-applied-configuration (a second copy of the
+ * applied object); it shares the rest. No controller reads either, and
+ * writes from the cache go to /status, which takes nothing but the status.
+ */
+json_t *store_trim_bookkeeping(const json_t *obj, void *arg);
+
+/*
+ * Trim for a kind whose cache only says that an object exists and whose it
+ * is: metadata {name, namespace, uid, resourceVersion, labels,
+ * ownerReferences, deletionTimestamp}, nothing else.
+ */
+json_t *store_trim_metadata(const json_t *obj, void *arg);
 
 #endif

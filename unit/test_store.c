@@ -665,3 +665,72 @@ Test(store, a_cached_own_pod_costs_under_1_KiB_of_heap)
 		     (after - before) / (size_t)n);
 	store_free(s);
 }
+
+/* What kubectl and the API server keep about writes is not cached; the rest is, whole. */
+Test(store, the_bookkeeping_trim_drops_managed_fields_and_kubectl_s_last_applied_copy)
+{
+	json_t *obj = json_pack(
+		"{s:{s:s, s:s, s:[{s:s}], s:{s:s, s:s}}, s:{s:i}}", "metadata", "name", "a",
+		"namespace", "ns", "managedFields", "manager", "kubectl",
+		"annotations", "kubectl.kubernetes.io/last-applied-configuration",
+		"{\"spec\":{\"numNodes\":2}}", "team.example/owner", "ml-infra",
+		"spec", "numNodes", 2);
+	json_t *only = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "b", "annotations",
+				 "kubectl.kubernetes.io/last-applied-configuration", "{}");
+	json_t *plain = json_pack("{s:{s:s}}", "metadata", "name", "c");
+	json_t *t = store_trim_bookkeeping(obj, NULL), *meta = json_object_get(t, "metadata");
+
+	cr_assert_null(json_object_get(meta, "managedFields"));
+	cr_assert_null(json_object_get(json_object_get(meta, "annotations"),
+				       "kubectl.kubernetes.io/last-applied-configuration"));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "annotations"),
+							   "team.example/owner")), "ml-infra");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(t, "spec"), "numNodes")),
+		     2);
+	/* The object trimmed is left as it was. */
+	cr_assert_not_null(json_object_get(json_object_get(json_object_get(obj, "metadata"),
+							   "annotations"),
+					   "kubectl.kubernetes.io/last-applied-configuration"));
+	cr_assert_not_null(json_object_get(json_object_get(obj, "metadata"), "managedFields"));
+	json_decref(t);
+	/* Annotations left empty go. */
+	t = store_trim_bookkeeping(only, NULL);
+	cr_assert_null(json_object_get(json_object_get(t, "metadata"), "annotations"));
+	json_decref(t);
+	/* Nothing to drop: the object itself. */
+	t = store_trim_bookkeeping(plain, NULL);
+	cr_assert_eq(t, plain);
+	json_decref(t);
+	json_decref(obj);
+	json_decref(only);
+	json_decref(plain);
+}
+
+/* A Service cached for its existence keeps who it is and whose, not its spec or status. */
+Test(store, the_metadata_trim_keeps_identity_labels_and_owners_only)
+{
+	json_t *svc = json_pack(
+		"{s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:[{s:s, s:s}], s:[{s:s}]},"
+		" s:{s:s, s:[{s:i}]}, s:{}}",
+		"kind", "Service", "metadata", "name", "llama", "namespace", "research", "uid",
+		"u-1", "resourceVersion", "42", "labels", LABEL_JOB_NAME, "llama", "annotations",
+		"a", "b", "ownerReferences", "kind", "TrainingJob", "uid", "tj-1", "managedFields",
+		"manager", "cadre", "spec", "clusterIP", "None", "ports", "port", 29500, "status");
+	json_t *t = store_trim_metadata(svc, NULL), *meta = json_object_get(t, "metadata");
+	const char *key;
+	json_t *v;
+
+	cr_assert_eq(json_object_size(t), 1, "%zu top-level fields", json_object_size(t));
+	json_object_foreach(meta, key, v)
+		cr_assert(!strcmp(key, "name") || !strcmp(key, "namespace") || !strcmp(key, "uid") ||
+			  !strcmp(key, "resourceVersion") || !strcmp(key, "labels") ||
+			  !strcmp(key, "ownerReferences"), "metadata.%s kept", key);
+	cr_assert_eq(json_object_size(meta), 6);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "labels"),
+							   LABEL_JOB_NAME)), "llama");
+	cr_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(meta, "ownerReferences"), 0), "uid")),
+			 "tj-1");
+	json_decref(t);
+	json_decref(svc);
+}

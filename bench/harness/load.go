@@ -302,8 +302,10 @@ func createRunning(ctx context.Context, c clients, pod *corev1.Pod, ip string) e
 			Name: ctr.Name, Image: ctr.Image, Ready: true, Started: &started,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}})
 	}
-	created.Status = st
-	_, err = c.cs.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	// A patch, not an update: kwok may get to a pod first, and either status is Running.
+	patch := mustJSON(map[string]any{"status": st})
+	_, err = c.cs.CoreV1().Pods(pod.Namespace).Patch(ctx, created.Name, types.MergePatchType,
+		patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

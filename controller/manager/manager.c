@@ -12,6 +12,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,8 +30,8 @@ struct kind_spec {
 
 static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
-				store_trim_managed_fields, true, cache_record_job },
-	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_managed_fields, true },
+				store_trim_bookkeeping, true, cache_record_job },
+	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_bookkeeping, true },
 	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true,
 			cache_record_pod },
 	/*
@@ -42,14 +43,15 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 */
 	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
 			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false, cache_record_pod },
-	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_managed_fields, false,
+	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_bookkeeping, false,
 			 cache_record_node },
-	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL,
-			    store_trim_managed_fields, true },
-	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_managed_fields, true },
-	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_managed_fields, false },
+	/* Only whether a job's Service exists, and whose it is, is read. */
+	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL, store_trim_metadata,
+			    true },
+	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_bookkeeping, true },
+	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_bookkeeping, false },
 	/* The version is the one the API server serves: manager->podgroups. */
-	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_managed_fields, true },
+	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_bookkeeping, true },
 	/* Selected like the Services; a ConfigMap of the name without the label is never cached. */
 	[KIND_CONFIGMAPS] = { &kube_resource_configmaps, LABEL_JOB_NAME, NULL, configmap_trim, true },
 };
@@ -279,6 +281,26 @@ static int run_key(struct manager *m, const char *key)
 	return CADRE_EINVAL;
 }
 
+/*
+ * A burst of reconciles (a sync, a relist, many jobs at once) decodes a tree
+ * per job and its pods, and frees them in holes among what stays; malloc
+ * gives back only the top of its heaps by itself. When the queue runs dry
+ * after at least TRIM_AFTER_RECONCILES, hand the free pages back, so the
+ * resident set after a burst is what the process holds, not its peak.
+ */
+#define TRIM_AFTER_RECONCILES 64
+
+static void give_back_after_burst(struct manager *m)
+{
+	if (atomic_fetch_add(&m->reconciles_untrimmed, 1) + 1 < TRIM_AFTER_RECONCILES ||
+	    wq_len(m->queue))
+		return;
+	atomic_store(&m->reconciles_untrimmed, 0);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 static void *worker_main(void *arg)
 {
 	struct manager *m = arg;
@@ -307,6 +329,7 @@ static void *worker_main(void *arg)
 		}
 		wq_done(m->queue, key);
 		free(key);
+		give_back_after_burst(m);
 	}
 	return NULL;
 }

@@ -100,6 +100,7 @@ struct manager {
 	bool workers_running;
 	atomic_bool stopping;
 	atomic_bool leading;
+	atomic_uint reconciles_untrimmed;      /* since the heap was last given back */
 	pthread_mutex_t lock;          /* workers_running, start/stop of workers */
 	pthread_mutex_t admission_lock; /* one admission decision at a time */
 	pthread_cond_t wake;
