@@ -1046,6 +1046,19 @@ size_t store_packed_bytes(struct store *s)
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 
+/* out with new_meta as its metadata, or NULL; takes both either way. */
+static json_t *with_metadata(json_t *out, json_t *new_meta)
+{
+	if (!out || !new_meta || json_object_set_new_nocheck(out, "metadata", new_meta)) {
+		/* json_object_set_new_nocheck() took new_meta if out and new_meta were there. */
+		if (!out)
+			json_decref(new_meta);
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 json_t *store_trim_bookkeeping(const json_t *obj, void *arg)
 {
 	json_t *meta = json_object_get(obj, "metadata"), *out, *new_meta;
@@ -1079,11 +1092,7 @@ json_t *store_trim_bookkeeping(const json_t *obj, void *arg)
 				goto fail;
 		}
 	}
-	if (json_object_set_new_nocheck(out, "metadata", new_meta)) {
-		new_meta = NULL;
-		goto fail;
-	}
-	return out;
+	return with_metadata(out, new_meta);
 fail:
 	json_decref(new_annotations);
 	json_decref(new_meta);
@@ -1109,11 +1118,7 @@ json_t *store_trim_metadata(const json_t *obj, void *arg)
 		if (v && json_object_set_nocheck(new_meta, keep[i], v))
 			goto fail;
 	}
-	if (json_object_set_new_nocheck(out, "metadata", new_meta)) {
-		new_meta = NULL;
-		goto fail;
-	}
-	return out;
+	return with_metadata(out, new_meta);
 fail:
 	json_decref(new_meta);
 	json_decref(out);
