@@ -4,35 +4,16 @@
 #include <string.h>
 
 #include "controller/build/entrypoint.h"
+#include "kube/store.h"
 
 json_t *configmap_trim(const json_t *cm, void *arg)
 {
-	static const char *const keep[] = { "name", "namespace", "uid", "resourceVersion",
-					    "labels", "ownerReferences", NULL };
-	const json_t *meta = json_object_get(cm, "metadata");
 	const char *script = json_string_value(json_object_get(json_object_get(cm, "data"),
 								ENTRYPOINT_KEY));
-	json_t *out = json_object(), *new_meta = json_object();
-	int bad = !out || !new_meta;
+	json_t *out = store_trim_metadata(cm, arg);
 
-	(void)arg;
-	for (size_t i = 0; keep[i] && !bad; i++) {
-		json_t *v = json_object_get(meta, keep[i]);
-
-		if (v)
-			bad |= json_object_set_new(new_meta, keep[i], json_deep_copy(v)) != 0;
-	}
-	if (!bad) {
-		/* Handed on, or freed, either way. */
-		bad |= json_object_set_new(out, "metadata", new_meta) != 0;
-		new_meta = NULL;
-	}
-	if (!bad)
-		bad |= json_object_set_new(out, CONFIGMAP_TRIM_CURRENT,
-					   json_boolean(script &&
-							!strcmp(script, entrypoint_script()))) != 0;
-	if (bad) {
-		json_decref(new_meta);
+	if (out && json_object_set_new(out, CONFIGMAP_TRIM_CURRENT,
+				       json_boolean(script && !strcmp(script, entrypoint_script())))) {
 		json_decref(out);
 		return NULL;
 	}

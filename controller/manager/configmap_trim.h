@@ -19,9 +19,9 @@
 
 /*
  * Trim for ConfigMaps (pass as store_options.trim; arg unused): a new
- * reference to {"metadata": {name, namespace, uid, resourceVersion, labels,
- * ownerReferences}, CONFIGMAP_TRIM_CURRENT: whether data[ENTRYPOINT_KEY] is
- * entrypoint_script()}; absent members stay absent. NULL when out of memory.
+ * reference to store_trim_metadata()'s object plus CONFIGMAP_TRIM_CURRENT:
+ * whether data[ENTRYPOINT_KEY] is entrypoint_script(). NULL when out of
+ * memory.
  */
 json_t *configmap_trim(const json_t *cm, void *arg);
 
