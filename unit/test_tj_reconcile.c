@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "controller/build/entrypoint.h"
@@ -20,8 +21,10 @@
 #include "controller/manager/pod_trim.h"
 #include "controller/manager/reconcile.h"
 #include "controller/trainingjob/tj_plan.h"
+#include "kube/client.h"
 #include "kube/config.h"
 #include "kube/http.h"
+#include "kube/resource.h"
 #include "kube/store.h"
 #include "kube/workqueue.h"
 #include "unit/support/httpd.h"
@@ -30,6 +33,7 @@
 #define CM_PATH "/api/v1/namespaces/ml/configmaps"
 #define CM_NAME_PATH CM_PATH "/llama-entrypoint"
 #define PODS_PATH "/api/v1/namespaces/ml/pods"
+#define SVC_PATH "/api/v1/namespaces/ml/services"
 
 static struct manager m;
 static struct options opts;
@@ -38,6 +42,12 @@ static struct kube_config *config;
 static pthread_mutex_t answer_lock = PTHREAD_MUTEX_INITIALIZER;
 static int configmap_post_status;      /* the answer to POST configmaps */
 static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
+/* When set, POST configmaps is answered only once a POST services has come (or after 2 s). */
+static bool hold_configmap;
+static bool service_came;              /* a POST services has come */
+static bool came_while_held;           /* ... while the ConfigMap's answer was held */
+static pthread_mutex_t came_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t came_cond = PTHREAD_COND_INITIALIZER;
 
 static bool is(const struct httpd_request *req, const char *method, const char *path)
 {
@@ -47,9 +57,30 @@ static bool is(const struct httpd_request *req, const char *method, const char *
 	       (req->target[n] == '\0' || req->target[n] == '?');
 }
 
+/* With hold_configmap, hold the ConfigMap's answer until the Service's create comes. */
+static void hold_for_service(const struct httpd_request *req)
+{
+	struct timespec deadline;
+
+	pthread_mutex_lock(&came_lock);
+	if (is(req, "POST", SVC_PATH)) {
+		service_came = true;
+		pthread_cond_broadcast(&came_cond);
+	} else if (hold_configmap && is(req, "POST", CM_PATH)) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 2;
+		while (!service_came &&
+		       pthread_cond_timedwait(&came_cond, &came_lock, &deadline) == 0)
+			;
+		came_while_held = service_came;
+	}
+	pthread_mutex_unlock(&came_lock);
+}
+
 static void answer(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
 	(void)ctx;
+	hold_for_service(req);
 	pthread_mutex_lock(&answer_lock);
 	resp->status = !strcmp(req->method, "POST") ? 201 : 200;
 	resp->body = "{}";
@@ -100,6 +131,9 @@ static void setup(void)
 	cr_assert(m.queue && m.expect && m.refusals);
 	configmap_post_status = 201;
 	configmap_get_body = NULL;
+	hold_configmap = false;
+	service_came = false;
+	came_while_held = false;
 	/* The two-node job llama in ml, new: no status yet. */
 	cache(KIND_TRAININGJOBS, json_pack(
 		"{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:s}, s:{s:i, s:s, s:s}}",
@@ -194,6 +228,33 @@ Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
 	cm = body_of(first("POST", CM_PATH));
 	cr_assert_str_eq(script_of(cm), entrypoint_script());
 	json_decref(cm);
+}
+
+/*
+ * The ConfigMap's answer is held until the Service's create comes: sent one
+ * after the other, the Service would only go once the ConfigMap was
+ * answered, two round trips before the first pod. One request first, so
+ * that the client knows this server speaks HTTP/1.1 and opens a second
+ * connection rather than wait to multiplex on the first.
+ */
+Test(tj_reconcile, a_new_job_s_configmap_and_service_go_out_together_before_its_pods)
+{
+	struct kube_status st;
+	json_t *got = NULL;
+
+	cr_assert_eq(kube_client_get(m.http, &kube_resource_configmaps, "ml", "warm", &got, &st),
+		     0);
+	json_decref(got);
+	hold_configmap = true;
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", SVC_PATH), 1);
+	cr_assert_eq(count("POST", CM_PATH), 1);
+	cr_assert_lt(first("POST", SVC_PATH), first("POST", PODS_PATH));
+	cr_assert_lt(first("POST", CM_PATH), first("POST", PODS_PATH));
+	pthread_mutex_lock(&came_lock);
+	cr_assert(came_while_held,
+		  "the Service was created only after the ConfigMap's create was answered");
+	pthread_mutex_unlock(&came_lock);
 }
 
 Test(tj_reconcile, no_pod_is_created_when_the_entrypoint_configmap_create_is_refused)

@@ -75,6 +75,7 @@ struct tj_pass {
 	atomic_int created;          /* pods created by this pass (run_actions) */
 	atomic_int ungated;          /* pods ungated by this pass */
 	atomic_bool refused;         /* the API server refused a create of this pass */
+	atomic_bool no_group;        /* native mode: this pass could not make the PodGroup */
 	struct refusal refusal;      /* the last refusal remembered (refusals.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 };
@@ -728,6 +729,8 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 		break;
 	case TJ_CREATE_PODGROUP:
 		ret = p->m->podgroups ? create_podgroup(p, a) : 0;
+		if (ret)
+			atomic_store(&p->no_group, true);
 		break;
 	case TJ_DELETE_PODGROUP:
 		ret = p->m->podgroups ? delete_podgroup(p, a) : 0;
@@ -782,7 +785,10 @@ static void *wave_worker(void *arg)
 	return NULL;
 }
 
-/* Run acts[0..n), all of one kind, in batches (see above). Returns the first error. */
+/*
+ * Run acts[0..n), all of one kind or all of what the pods wait for, in
+ * batches (see above). Returns the first error.
+ */
 static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 {
 	struct wave w = { .p = p, .acts = acts };
@@ -821,6 +827,17 @@ static bool runs_in_waves(enum tj_action_kind kind)
 	return kind == TJ_CREATE_POD || kind == TJ_UNGATE_POD || kind == TJ_DELETE_POD;
 }
 
+/*
+ * What the pods wait for. None of these waits for another, so they go out
+ * together: one after the other, the ConfigMap and the Service of a new job
+ * were two round trips before its first pod.
+ */
+static bool before_pods(enum tj_action_kind kind)
+{
+	return kind == TJ_CREATE_ENTRYPOINT || kind == TJ_CREATE_SERVICE ||
+	       kind == TJ_CREATE_PODGROUP;
+}
+
 /* How many creates the plan lists; room for their answers, by rank. 0 or CADRE_ENOMEM. */
 static int count_creates(struct tj_pass *p, int *n_creates)
 {
@@ -840,24 +857,26 @@ static int run_actions(struct tj_pass *p)
 	const struct tj_action *acts = p->plan.actions;
 	size_t n = p->plan.n_actions, i = 0, j;
 	int first_err = 0, created, ungated, ret, n_creates;
-	bool no_group = false;
 
 	ret = count_creates(p, &n_creates);
 	if (ret)
 		return ret;
 	while (i < n) {
-		/* The run of actions of one kind that starts at i. */
-		for (j = i + 1; j < n && acts[j].kind == acts[i].kind &&
-		     acts[j].after_creates == acts[i].after_creates; j++)
+		/* The run of actions of one kind that starts at i; or of what the pods wait for. */
+		for (j = i + 1; j < n && ((acts[j].kind == acts[i].kind &&
+		     acts[j].after_creates == acts[i].after_creates) ||
+		     (before_pods(acts[i].kind) && before_pods(acts[j].kind))); j++)
 			;
 		/*
 		 * The pods mount the entrypoint ConfigMap, and a pod naming a PodGroup
 		 * not made would never reach the scheduler's queue: none goes out
 		 * before both are made.
 		 */
-		if (acts[i].kind == TJ_CREATE_POD && (!p->entrypoint_ready || no_group)) {
+		if (acts[i].kind == TJ_CREATE_POD && (!p->entrypoint_ready ||
+						      atomic_load(&p->no_group))) {
 			log_debug("tj", "%s: no pod is created without %s", p->key,
-				  no_group ? "its PodGroup" : "the entrypoint ConfigMap");
+				  atomic_load(&p->no_group) ? "its PodGroup" :
+				  "the entrypoint ConfigMap");
 			if (!first_err)
 				first_err = CADRE_EAGAIN;
 			i = j;
@@ -870,7 +889,7 @@ static int run_actions(struct tj_pass *p)
 			i = j;
 			continue;
 		}
-		if (runs_in_waves(acts[i].kind)) {
+		if (runs_in_waves(acts[i].kind) || before_pods(acts[i].kind)) {
 			ret = run_wave(p, &acts[i], j - i);
 		} else {
 			ret = 0;
@@ -881,8 +900,6 @@ static int run_actions(struct tj_pass *p)
 					ret = r;
 			}
 		}
-		if (ret && acts[i].kind == TJ_CREATE_PODGROUP)
-			no_group = true;
 		if (ret && !first_err)
 			first_err = ret;
 		i = j;
