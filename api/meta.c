@@ -115,6 +115,23 @@ bool meta_has_finalizer(const struct object_meta *meta, const char *finalizer)
 	return false;
 }
 
+bool meta_owned_by(const json_t *obj, const char *uid)
+{
+	const json_t *ref;
+	size_t i;
+
+	if (!uid || !*uid)
+		return false;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"),
+			   i, ref) {
+		const char *ref_uid = json_string_value(json_object_get(ref, "uid"));
+
+		if (ref_uid && !strcmp(ref_uid, uid))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Days since 1970-01-01 of a proleptic Gregorian date, and back: Howard
  * Hinnant's civil calendar algorithms, exact over any int64 range we use

@@ -57,6 +57,13 @@ const char *meta_annotation(const struct object_meta *meta, const char *key);
 bool meta_has_finalizer(const struct object_meta *meta, const char *finalizer);
 
 /*
+ * Whether one of obj's metadata.ownerReferences has this uid: the object is
+ * that owner's, not another's of the same name. False for a NULL or empty
+ * uid and for an object without owners.
+ */
+bool meta_owned_by(const json_t *obj, const char *uid);
+
+/*
  * Parse an RFC 3339 time ("2026-11-30T01:02:03Z", "...03.123456Z",
  * "...03+02:00", lower-case t and z accepted) into Unix seconds; a
  * fraction of a second is dropped. Years 0001 to 9999. Returns 0 or

@@ -305,3 +305,21 @@ Test(name, kubernetes_name_rules)
 	cr_assert_not(name_is_mount_path("/mnt/./x"));
 	cr_assert_not(name_is_mount_path(NULL));
 }
+
+Test(meta, an_object_is_owned_by_a_uid_its_owner_references_name)
+{
+	json_t *obj = json_pack("{s:{s:s, s:[{s:s, s:s}, {s:s, s:s}]}}", "metadata", "name", "llama",
+				"ownerReferences", "kind", "Deployment", "uid", "d-1",
+				"kind", "TrainingJob", "uid", "tj-1");
+	json_t *bare = json_pack("{s:{s:s}}", "metadata", "name", "llama");
+
+	cr_assert(meta_owned_by(obj, "tj-1"), "any of the references counts");
+	cr_assert(meta_owned_by(obj, "d-1"));
+	cr_assert_not(meta_owned_by(obj, "tj-2"));
+	cr_assert_not(meta_owned_by(obj, ""), "an empty uid is nobody's");
+	cr_assert_not(meta_owned_by(obj, NULL));
+	cr_assert_not(meta_owned_by(bare, "tj-1"));
+	cr_assert_not(meta_owned_by(NULL, "tj-1"));
+	json_decref(obj);
+	json_decref(bare);
+}

@@ -1802,6 +1802,69 @@ Test(tj_plan, a_configmap_that_is_not_the_jobs_holds_every_pod_and_says_which)
 	fx_release(&f);
 }
 
+#define SERVICE_CLASH "Service llama already exists and belongs to TrainingJob llama, not to " \
+	"this TrainingJob; cadre leaves it alone: delete or rename it and the job's pods are " \
+	"created"
+
+static const struct tj_refusal service_refusal = {
+	.pod = "llama", .rank = TJ_REFUSAL_SERVICE, .attempt = 0,
+	.reason = "AlreadyExists", .message = SERVICE_CLASH, .first_time = 1000000,
+};
+
+Test(tj_plan, a_service_that_is_not_the_jobs_holds_every_pod_and_says_which)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.service_exists = false;
+	f.in.refusal = &service_refusal;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0, "no rank would find its peers");
+	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
+	/* Tried again each pass: the other Service may have gone since. */
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert_str_eq(f.plan.status.message, "cannot create Service llama: " SERVICE_CLASH);
+	cr_assert_str_eq(cond_reason(&f.plan, "Running"), "CreateRefused");
+	fx_release(&f);
+
+	/* Once the job's own Service is there, the refusal no longer holds. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	f.in.refusal = &service_refusal;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert_str_eq(f.plan.status.message, "0 of 2 pods Running");
+	fx_release(&f);
+
+	/* A gang already whole found its peers: it is not held, nor restarted, for it. */
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	f.in.service_exists = false;
+	f.in.refusal = &service_refusal;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_service_clash_past_the_gang_timeout_counts_against_max_restarts)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"maxRestarts\":0,\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	f.in.service_exists = false;
+	f.in.refusal = &service_refusal;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "CreateRefused");
+	cr_assert_null(f.plan.status.last_failure.pod, "a Service is not a pod");
+	cr_assert(strstr(f.plan.status.message, "Service llama"), "%s", f.plan.status.message);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
 Test(tj_plan, a_configmap_clash_past_the_gang_timeout_counts_against_max_restarts)
 {
 	struct fx f;

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -34,6 +35,7 @@
 #define CM_NAME_PATH CM_PATH "/llama-entrypoint"
 #define PODS_PATH "/api/v1/namespaces/ml/pods"
 #define SVC_PATH "/api/v1/namespaces/ml/services"
+#define SVC_NAME_PATH SVC_PATH "/llama"
 
 static struct manager m;
 static struct options opts;
@@ -42,6 +44,8 @@ static struct kube_config *config;
 static pthread_mutex_t answer_lock = PTHREAD_MUTEX_INITIALIZER;
 static int configmap_post_status;      /* the answer to POST configmaps */
 static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
+static int service_post_status;        /* the answer to POST services */
+static const char *service_get_body;    /* the answer to GET of the Service; NULL: 404 */
 /* When set, POST configmaps is answered only once a POST services has come (or after 2 s). */
 static bool hold_configmap;
 static bool service_came;              /* a POST services has come */
@@ -99,6 +103,20 @@ static void answer(void *ctx, const struct httpd_request *req, struct httpd_resp
 		resp->status = configmap_get_body ? 200 : 404;
 		resp->body = configmap_get_body ? configmap_get_body :
 			     "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}";
+	} else if (is(req, "POST", SVC_PATH)) {
+		resp->status = service_post_status;
+		if (resp->status == 403)
+			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+				     "\"reason\":\"Forbidden\",\"message\":\"services \\\"llama\\\" is "
+				     "forbidden: exceeded quota: count/services\"}";
+		else if (resp->status == 409)
+			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
+				     "\"reason\":\"AlreadyExists\",\"message\":\"services "
+				     "\\\"llama\\\" already exists\"}";
+	} else if (is(req, "GET", SVC_NAME_PATH)) {
+		resp->status = service_get_body ? 200 : 404;
+		resp->body = service_get_body ? service_get_body :
+			     "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}";
 	} else if (is(req, "POST", PODS_PATH)) {
 		resp->body = "{\"metadata\":{\"uid\":\"pod-uid\"}}";
 	}
@@ -131,6 +149,8 @@ static void setup(void)
 	cr_assert(m.queue && m.expect && m.refusals);
 	configmap_post_status = 201;
 	configmap_get_body = NULL;
+	service_post_status = 201;
+	service_get_body = NULL;
 	hold_configmap = false;
 	service_came = false;
 	came_while_held = false;
@@ -291,6 +311,78 @@ Test(tj_reconcile, a_configmap_of_the_name_that_is_not_the_jobs_is_left_alone_an
 	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
 	cr_assert(strstr(r.message, "ConfigMap llama-entrypoint already exists and has no owner"),
 		  "%s", r.message);
+}
+
+/* An earlier TrainingJob's Service of the name, its owner not yet collected. */
+static const char earlier_service[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"llama\","
+	"\"namespace\":\"ml\",\"uid\":\"s\",\"resourceVersion\":\"9\",\"labels\":"
+	"{\"cadre.dev/job-name\":\"llama\"},\"ownerReferences\":[{\"apiVersion\":"
+	"\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\",\"name\":\"llama\",\"uid\":"
+	"\"an-earlier-uid\",\"controller\":true}]},\"spec\":{\"clusterIP\":\"None\"}}";
+
+Test(tj_reconcile, a_service_of_the_name_that_is_not_the_jobs_is_left_alone_and_no_pod_is_made)
+{
+	struct refusal r;
+
+	service_post_status = 409;
+	service_get_body = earlier_service;
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "the create is tried again");
+	cr_assert_eq(count("GET", SVC_NAME_PATH), 1, "the create met one the cache does not show");
+	cr_assert_eq(count("PUT", SVC_NAME_PATH) + count("PATCH", SVC_NAME_PATH) +
+		     count("DELETE", SVC_NAME_PATH), 0, "someone else's Service was touched");
+	cr_assert_eq(count("POST", PODS_PATH), 0, "no rank would find its peers");
+	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert_eq(r.rank, TJ_REFUSAL_SERVICE);
+	cr_assert_str_eq(r.pod, "llama");
+	cr_assert(strstr(r.message, "Service llama already exists and belongs to TrainingJob "
+			 "llama, not to this TrainingJob"), "%s", r.message);
+}
+
+Test(tj_reconcile, the_job_s_own_service_created_by_an_earlier_pass_is_taken_as_made)
+{
+	json_t *svc = json_loads(earlier_service, 0, NULL);
+	char *body;
+
+	cr_assert_not_null(svc);
+	json_string_set(json_object_get(json_array_get(json_object_get(json_object_get(svc,
+			"metadata"), "ownerReferences"), 0), "uid"), JOB_UID);
+	body = json_dumps(svc, JSON_COMPACT);
+	json_decref(svc);
+	cr_assert_not_null(body);
+	service_post_status = 409;
+	service_get_body = body;
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("GET", SVC_NAME_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	free(body);
+}
+
+Test(tj_reconcile, no_pod_is_created_when_the_service_create_is_refused)
+{
+	struct refusal r;
+
+	service_post_status = 403;
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "a refused create is tried again");
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert_eq(r.rank, TJ_REFUSAL_SERVICE);
+	cr_assert(strstr(r.message, "exceeded quota: count/services"), "%s", r.message);
+}
+
+/* A cached Service of the name that an earlier job owns is not this job's: the create goes. */
+Test(tj_reconcile, a_cached_service_of_an_earlier_job_of_the_name_is_not_taken_as_the_jobs)
+{
+	json_t *svc = json_loads(earlier_service, 0, NULL);
+
+	cr_assert_not_null(svc);
+	cache(KIND_SERVICES, store_trim_metadata(svc, NULL));
+	json_decref(svc);
+	service_post_status = 409;
+	service_get_body = earlier_service;
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", SVC_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
 }
 
 Test(tj_reconcile, a_cached_configmap_of_an_earlier_job_of_the_name_is_not_written)

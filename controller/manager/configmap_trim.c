@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "controller/build/entrypoint.h"
 #include "kube/store.h"
 
@@ -22,20 +23,9 @@ json_t *configmap_trim(const json_t *cm, void *arg)
 
 enum configmap_state configmap_state(const json_t *cm, const char *uid)
 {
-	const json_t *ref;
-	bool ours = false;
-	size_t i;
-
 	if (!cm)
 		return CONFIGMAP_ABSENT;
-	json_array_foreach(json_object_get(json_object_get(cm, "metadata"), "ownerReferences"),
-			   i, ref) {
-		const char *ref_uid = json_string_value(json_object_get(ref, "uid"));
-
-		if (uid && *uid && ref_uid && !strcmp(ref_uid, uid))
-			ours = true;
-	}
-	if (!ours)
+	if (!meta_owned_by(cm, uid))
 		return CONFIGMAP_FOREIGN;
 	return json_is_true(json_object_get(cm, CONFIGMAP_TRIM_CURRENT)) ? CONFIGMAP_CURRENT :
 									     CONFIGMAP_STALE;

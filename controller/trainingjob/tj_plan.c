@@ -473,19 +473,29 @@ static const struct tj_refusal *live_refusal(const struct planner *p,
 		return NULL;
 	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
 		return p->in->entrypoint_exists ? NULL : r;
+	if (r->rank == TJ_REFUSAL_SERVICE) {
+		if (p->in->service_exists)
+			return NULL;
+		for (int i = 0; i < num_nodes(p); i++)
+			if (!by_rank[i])
+				return r;
+		return NULL;  /* a whole gang has found its peers already */
+	}
 	if (r->rank < 0 || r->rank >= num_nodes(p) || by_rank[r->rank])
 		return NULL;
 	return r;
 }
 
 /*
- * What a refusal could not create: "ConfigMap <name>", or "pod <name>",
- * followed by " (rank <r>)" when with_rank.
+ * What a refusal could not create: "ConfigMap <name>", "Service <name>", or
+ * "pod <name>", followed by " (rank <r>)" when with_rank.
  */
 static void refused_object(const struct tj_refusal *r, bool with_rank, char *out, size_t size)
 {
 	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
 		snprintf(out, size, "ConfigMap %s", r->pod);
+	else if (r->rank == TJ_REFUSAL_SERVICE)
+		snprintf(out, size, "Service %s", r->pod);
 	else if (with_rank)
 		snprintf(out, size, "pod %s (rank %d)", r->pod, r->rank);
 	else
@@ -523,8 +533,8 @@ static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64
 	refused_object(r, true, what, sizeof(what));
 	snprintf(why, sizeof(why), "the API server refused to create %s for %llds: %s",
 		 what, (long long)timeout, r->message && *r->message ? r->message : "no message");
-	/* lastFailure names a pod; a ConfigMap is named in the message only. */
-	restart(p, true, "CreateRefused", r->rank == TJ_REFUSAL_ENTRYPOINT ? NULL : &v, why);
+	/* lastFailure names a pod; a ConfigMap or a Service is named in the message only. */
+	restart(p, true, "CreateRefused", r->rank < 0 ? NULL : &v, why);
 	return true;
 }
 
@@ -951,6 +961,28 @@ static bool entrypoint_blocked(struct planner *p, int n, int have,
 	return true;
 }
 
+/*
+ * The job's Service, while the API server refuses it or one of its name is
+ * someone else's: its pods would never find their peers, so none is
+ * planned, and the job says why as for a refused pod. True when the pass
+ * ends here.
+ */
+static bool service_blocked(struct planner *p, const struct tj_refusal *refused, int64_t since)
+{
+	bool admitted = condition_is_true(&p->out->status.conditions, "Admitted");
+
+	if (!refused || refused->rank != TJ_REFUSAL_SERVICE)
+		return false;
+	if (p->in->expectations_met)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+	if (refusal_expired(p, refused, since))
+		return true;
+	set_phase(p, admitted ? TJ_PHASE_STARTING : TJ_PHASE_QUEUED);
+	say_refused(p, refused, admitted ? "Running" : "Admitted", since);
+	record_nodes(p);
+	return true;
+}
+
 /* One pass over an admitted (or admitting) gang: census, outcome, progress, timeout. */
 static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 {
@@ -971,7 +1003,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		return;
 	if (in->expectations_met && !c.infra_fail && gang_deleted_outside(p, by_rank, n, attempt))
 		return;
-	if (entrypoint_blocked(p, n, c.have, refused, refused_since))
+	if (entrypoint_blocked(p, n, c.have, refused, refused_since) ||
+	    service_blocked(p, refused, refused_since))
 		return;
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted") &&
 	    gang_kueue_wait(p, by_rank, n, c.have, refused, refused_since))

@@ -61,10 +61,16 @@ struct tj_volume_state {
  * that name that is not the job's (the reconciler never touches one). It
  * holds while the ConfigMap is not the job's (entrypoint_exists false), and
  * while it holds no pod is planned at all.
+ *
+ * The job's headless Service likewise, with rank TJ_REFUSAL_SERVICE: without
+ * it no rank finds its peers. It holds while the Service is not the job's
+ * (service_exists false) and a pod of the gang is missing: no pod is planned
+ * then, and a gang already whole is not stopped for it.
  */
 #define TJ_REFUSAL_ENTRYPOINT (-1)
+#define TJ_REFUSAL_SERVICE (-2)
 struct tj_refusal {
-	const char *pod;          /* rank TJ_REFUSAL_ENTRYPOINT: the ConfigMap's name */
+	const char *pod;          /* a negative rank: the ConfigMap's or the Service's name */
 	int rank;
 	int attempt;
 	const char *reason;       /* the API server's reason (Forbidden, ...); may be "" */
@@ -123,7 +129,7 @@ struct tj_input {
 	bool (*node_ok)(void *ctx, const char *node);
 	void *node_ctx;
 	struct tj_admission admission;
-	bool service_exists;
+	bool service_exists;          /* the job's Service exists and is the job's (its uid) */
 	/*
 	 * The job's entrypoint ConfigMap (build_entrypoint_configmap) exists, is
 	 * the job's (an owner reference with its uid) and holds this

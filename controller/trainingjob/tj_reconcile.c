@@ -20,6 +20,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "api/fielderr.h"
+#include "api/meta.h"
 #include "api/trainingjob.h"
 #include "controller/build/build.h"
 #include "controller/admission/cache_record.h"
@@ -76,6 +77,7 @@ struct tj_pass {
 	atomic_int ungated;          /* pods ungated by this pass */
 	atomic_bool refused;         /* the API server refused a create of this pass */
 	atomic_bool no_group;        /* native mode: this pass could not make the PodGroup */
+	atomic_bool no_service;      /* the Service of the job's name was refused or is another's */
 	struct refusal refusal;      /* the last refusal remembered (refusals.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 };
@@ -260,6 +262,80 @@ static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
 	bo->n_claim_names = p->n_volumes;
 }
 
+/*
+ * st as the API server's 409 would be, with a message that says whose the
+ * object of the job's name is instead (kind: "ConfigMap", "Service").
+ */
+static void foreign_status(struct kube_status *st, const char *kind, const char *name,
+			   const json_t *obj)
+{
+	const json_t *ref = json_array_get(json_object_get(json_object_get(obj, "metadata"),
+							   "ownerReferences"), 0);
+	const char *owner_kind = json_string_value(json_object_get(ref, "kind"));
+	const char *owner = json_string_value(json_object_get(ref, "name"));
+	struct buf msg;
+
+	kube_status_clear(st);
+	st->code = CADRE_EEXIST;
+	st->http_status = 409;
+	snprintf(st->reason, sizeof(st->reason), "AlreadyExists");
+	/* A message a person reads: cut with "..." to what a Status message holds. */
+	buf_init(&msg, sizeof(st->message) - 1);
+	if (ref)
+		buf_addf_cut(&msg, "%s %s already exists and belongs to %s %s, not to this "
+			     "TrainingJob; cadre leaves it alone: delete or rename it and the "
+			     "job's pods are created", kind, name,
+			     owner_kind ? owner_kind : "an object", owner ? owner : "");
+	else
+		buf_addf_cut(&msg, "%s %s already exists and has no owner, so it is not this "
+			     "TrainingJob's; cadre leaves it alone: delete or rename it and the "
+			     "job's pods are created", kind, name);
+	snprintf(st->message, sizeof(st->message), "%s", buf_str(&msg));
+	buf_release(&msg);
+}
+
+static int service_refused(struct tj_pass *p, const struct kube_status *st)
+{
+	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
+
+	log_warn("tj", "%s: cannot create Service %s: %s", p->key, p->job.meta.name, st->message);
+	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
+	atomic_store(&p->refused, true);
+	atomic_store(&p->no_service, true);
+	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, p->job.meta.name,
+			       TJ_REFUSAL_SERVICE, attempt, st, time(NULL));
+}
+
+/*
+ * A Service of the job's name already exists: the job's own, made by an
+ * earlier pass the cache has not shown yet, or someone else's, which is
+ * left alone and said (its selector is not the job's: no rank would find
+ * its peers through it). 0 when it is the job's.
+ */
+static int service_exists_already(struct tj_pass *p)
+{
+	const char *name = p->job.meta.name;
+	struct kube_status st;
+	json_t *got = NULL;
+	int ret;
+
+	ret = kube_client_get(p->m->http, &kube_resource_services, p->job.meta.namespace, name,
+			      &got, &st);
+	if (ret) {
+		log_warn("tj", "%s: cannot read Service %s: %s", p->key, name, st.message);
+		return ret == CADRE_ENOTFOUND ? CADRE_EAGAIN : ret;
+	}
+	if (meta_owned_by(got, p->job.meta.uid)) {
+		json_decref(got);
+		refusals_created(p->m->refusals, p->key, name);
+		return 0;
+	}
+	foreign_status(&st, "Service", name, got);
+	json_decref(got);
+	ret = service_refused(p, &st);
+	return ret ? ret : CADRE_EEXIST;
+}
+
 static int create_service(struct tj_pass *p)
 {
 	struct kube_status st;
@@ -278,9 +354,13 @@ static int create_service(struct tj_pass *p)
 				 NULL, &st);
 	json_decref(svc);
 	if (ret == CADRE_EEXIST)
-		return 0;
+		return service_exists_already(p);
+	if (ret && refusal_is_final(&st))
+		return service_refused(p, &st) ? CADRE_ENOMEM : ret;
 	if (ret)
 		log_warn("tj", "%s: cannot create Service: %s", p->key, st.message);
+	else
+		refusals_created(p->m->refusals, p->key, p->job.meta.name);
 	return ret;
 }
 
@@ -299,31 +379,10 @@ static int entrypoint_refused(struct tj_pass *p, const char *name, const struct 
 /* A ConfigMap of the job's name that is not the job's: say whose, touch nothing. */
 static int entrypoint_clash(struct tj_pass *p, const char *name, const json_t *cm)
 {
-	const json_t *ref = json_array_get(json_object_get(json_object_get(cm, "metadata"),
-							   "ownerReferences"), 0);
-	const char *kind = json_string_value(json_object_get(ref, "kind"));
-	const char *owner = json_string_value(json_object_get(ref, "name"));
 	struct kube_status st;
-	struct buf msg;
 	int ret;
 
-	kube_status_clear(&st);
-	st.code = CADRE_EEXIST;
-	st.http_status = 409;
-	snprintf(st.reason, sizeof(st.reason), "AlreadyExists");
-	/* A message a person reads: cut with "..." to what a Status message holds. */
-	buf_init(&msg, sizeof(st.message) - 1);
-	if (ref)
-		buf_addf_cut(&msg, "ConfigMap %s already exists and belongs to %s %s, not to this "
-			     "TrainingJob; cadre leaves it alone: delete or rename it and the "
-			     "job's pods are created", name, kind ? kind : "an object",
-			     owner ? owner : "");
-	else
-		buf_addf_cut(&msg, "ConfigMap %s already exists and has no owner, so it is not "
-			     "this TrainingJob's; cadre leaves it alone: delete or rename it and "
-			     "the job's pods are created", name);
-	snprintf(st.message, sizeof(st.message), "%s", buf_str(&msg));
-	buf_release(&msg);
+	foreign_status(&st, "ConfigMap", name, cm);
 	ret = entrypoint_refused(p, name, &st);
 	return ret ? ret : CADRE_EEXIST;
 }
@@ -868,14 +927,16 @@ static int run_actions(struct tj_pass *p)
 		     (before_pods(acts[i].kind) && before_pods(acts[j].kind))); j++)
 			;
 		/*
-		 * The pods mount the entrypoint ConfigMap, and a pod naming a PodGroup
-		 * not made would never reach the scheduler's queue: none goes out
-		 * before both are made.
+		 * The pods mount the entrypoint ConfigMap, find their peers through the
+		 * Service, and a pod naming a PodGroup not made would never reach the
+		 * scheduler's queue: none goes out before all are made, or while the
+		 * Service is refused.
 		 */
 		if (acts[i].kind == TJ_CREATE_POD && (!p->entrypoint_ready ||
-						      atomic_load(&p->no_group))) {
+		    atomic_load(&p->no_group) || atomic_load(&p->no_service))) {
 			log_debug("tj", "%s: no pod is created without %s", p->key,
 				  atomic_load(&p->no_group) ? "its PodGroup" :
+				  atomic_load(&p->no_service) ? "its Service" :
 				  "the entrypoint ConfigMap");
 			if (!first_err)
 				first_err = CADRE_EAGAIN;
@@ -1115,7 +1176,9 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	read_pods(&p);
 	read_volumes(&p);
 	read_label_values(&p);
-	in.service_exists = store_get(m->stores[KIND_SERVICES], p.key, &svc) == 0;
+	/* A cached Service of the name that is another's (an earlier job's) is not the job's. */
+	in.service_exists = store_get(m->stores[KIND_SERVICES], p.key, &svc) == 0 &&
+			    meta_owned_by(svc, p.job.meta.uid);
 	json_decref(svc);
 	read_entrypoint(&p);
 	in.entrypoint_exists = p.entrypoint_ready;
