@@ -1300,6 +1300,36 @@ Test(tj_plan, native_mode_creates_every_pod_once_the_pod_group_exists)
 	fx_release(&f);
 }
 
+/*
+ * The pass that makes the group sends its pods too: the wait says the same
+ * before and after the cache shows them, so it is one status write.
+ */
+Test(tj_plan, a_native_gang_s_wait_says_the_same_before_and_after_its_group_and_pods_are_seen)
+{
+	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0 };
+	struct fx f;
+	json_t *first, *later;
+
+	fx_native(&f, NULL);
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.message,
+			 "waiting for kube-scheduler to place pod group llama-attempt-0 (2 pods)");
+	first = tj_status_to_json(&f.plan.status);
+	fx_release(&f);
+
+	fx_native(&f, NULL);
+	f.in.podgroups = &pg;
+	f.in.n_podgroups = 1;
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	later = tj_status_to_json(&f.plan.status);
+	fx_release(&f);
+	cr_assert(first && later);
+	cr_assert(json_equal(first, later), "the wait was said twice");
+	json_decref(first);
+	json_decref(later);
+}
+
 Test(tj_plan, native_mode_mirrors_an_unschedulable_pod_group_with_the_schedulers_message)
 {
 	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
@@ -1621,6 +1651,8 @@ Test(tj_plan, a_status_write_begins_the_quiet_time_of_a_start_or_of_a_native_wai
 		     "a later write of the wait: a minute");
 	cr_assert_eq(tj_status_quiet_after(NULL, queued, 0, 1000), 0,
 		     "the built-in queue's messages are never held");
+	cr_assert_eq(tj_status_quiet_after(waiting, starting, 1034, 1034), 1034 + TJ_PROGRESS_EVERY_S,
+		     "a native admission after its wait: the wait had the first quiet time");
 	json_decref(starting);
 	json_decref(queued);
 	json_decref(waiting);

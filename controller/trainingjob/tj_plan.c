@@ -1,6 +1,7 @@
 #include "controller/trainingjob/tj_plan.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "controller/build/build.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -594,6 +595,27 @@ static void native_wait(struct planner *p, const char *reason, const char *msg)
 }
 
 /*
+ * What a native gang waits for: kube-scheduler to place its group (name;
+ * NULL: the current attempt's, being made). No count of the pods created:
+ * the pass that makes the group sends them all, and a count that follows
+ * only the watch catching up would be one more status write.
+ */
+static const char *scheduler_wait(struct planner *p, const char *name, int n, char *msg,
+				  size_t size)
+{
+	char made[256];
+
+	if (!name) {
+		if (build_podgroup_name(p->job->meta.name, attempt_of(&p->out->status), made,
+					sizeof(made)))
+			snprintf(made, sizeof(made), "of attempt %d", attempt_of(&p->out->status));
+		name = made;
+	}
+	snprintf(msg, size, "waiting for kube-scheduler to place pod group %s (%d pods)", name, n);
+	return msg;
+}
+
+/*
  * Before admission: the PodGroup, then every pod naming it, ungated, in the
  * same pass (the reconciler sends the pods only once the group's create
  * succeeded: a pod naming a missing group never reaches the scheduler's
@@ -618,9 +640,9 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 				if (!by_rank[r])
 					action(p, TJ_CREATE_POD, r, NULL);
 		}
-		snprintf(msg, sizeof(msg), "creating the PodGroup of attempt %d (%d pods)",
-			 attempt_of(&p->out->status), n);
-		native_wait(p, "WaitingForScheduler", msg);
+		/* Said as the wait is said once the group is seen: made in this pass, it is
+		 * the same wait, and no second write tells it. */
+		native_wait(p, "WaitingForScheduler", scheduler_wait(p, NULL, n, msg, sizeof(msg)));
 		return false;
 	}
 	for (int r = 0; r < n; r++) {
@@ -635,7 +657,9 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 		admit(p, msg);
 		return true;
 	}
-	record_nodes(p);
+	/* Placed as one, no pod of the group has a node yet: the list of them would only
+	 * follow the watch, one more write. They are listed once placed. */
+	clear_nodes(p);
 	if (refused) {
 		say_refused(p, refused, "Admitted", refused_since);
 		return false;
@@ -651,9 +675,7 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 		native_wait(p, reason, msg);
 		return false;
 	}
-	snprintf(msg, sizeof(msg), "waiting for kube-scheduler to place pod group %s "
-		 "(%d of %d pods created)", pg->name, have, n);
-	native_wait(p, "WaitingForScheduler", msg);
+	native_wait(p, "WaitingForScheduler", scheduler_wait(p, pg->name, n, msg, sizeof(msg)));
 	return false;
 }
 
@@ -1499,6 +1521,9 @@ int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now)
 int64_t tj_status_quiet_after(const json_t *stored, const json_t *written,
 			      int64_t admitted_time, int64_t now)
 {
+	/* A native gang's admission after its written wait: the wait used the first quiet time. */
+	if (is_starting(written) && tj_status_waiting_for_scheduler(stored))
+		return now + TJ_PROGRESS_EVERY_S;
 	if (is_starting(written))
 		return tj_status_quiet_after_write(admitted_time, now);
 	if (!tj_status_waiting_for_scheduler(written))

@@ -214,11 +214,13 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out);
  * status write (the reconciler keeps that time, expect_quiet(), and queues a
  * pass for when it ends). A start that takes a minute is so written three
  * times: Admitted, its progress at TJ_START_QUIET_S, Running; a slower one
- * shows its progress once a minute. A native gang waiting for kube-scheduler
- * counts its pods in its message as they are created
- * (tj_status_waiting_for_scheduler): the same holds there, TJ_START_QUIET_S
- * after the first write of that wait, so the group's creation, the
- * admission and Running are a start's three writes in native mode too.
+ * shows its progress once a minute. A native gang's wait for kube-scheduler
+ * (tj_status_waiting_for_scheduler) is the first part of its start: its
+ * message does not change while the scheduler says nothing new, the same
+ * quiet times hold there (TJ_START_QUIET_S after the wait's first write),
+ * and its admission's write begins a TJ_PROGRESS_EVERY_S one, so the wait,
+ * the admission and Running are a start's three writes in native mode too,
+ * up to a start of a minute and a half.
  * True when want (a status object) differs from stored only so, both are
  * Starting or both wait for the scheduler, and now (Unix seconds) is before
  * quiet_until.
@@ -245,9 +247,11 @@ int64_t tj_status_quiet_after_write(int64_t admitted_time, int64_t now);
 /*
  * The end of the quiet time that writing the status object written over
  * stored begins at now (Unix seconds), 0 for none: for a starting job
- * tj_status_quiet_after_write(); for a native gang waiting for the scheduler
- * TJ_START_QUIET_S after the wait's first write, TJ_PROGRESS_EVERY_S after
- * any later one.
+ * tj_status_quiet_after_write(), but TJ_PROGRESS_EVERY_S after a native
+ * gang's admission over its written wait (the wait had the first quiet
+ * time: a start of a minute is so three writes, the wait, Admitted and
+ * Running); for a native gang waiting for the scheduler TJ_START_QUIET_S
+ * after the wait's first write, TJ_PROGRESS_EVERY_S after any later one.
  */
 int64_t tj_status_quiet_after(const json_t *stored, const json_t *written,
 			      int64_t admitted_time, int64_t now);
