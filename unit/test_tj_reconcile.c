@@ -81,8 +81,29 @@ static void hold_for_service(const struct httpd_request *req)
 	pthread_mutex_unlock(&came_lock);
 }
 
+#define NOT_FOUND "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}"
+
+/* The API server's answer to a create of resource name answered status: 403 over quota, 409. */
+static const char *refused_create(int status, const char *resource, const char *name, char *buf,
+				  size_t size)
+{
+	if (status == 403)
+		snprintf(buf, size, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+			 "\"reason\":\"Forbidden\",\"message\":\"%s \\\"%s\\\" is forbidden: "
+			 "exceeded quota: count/%s\"}", resource, name, resource);
+	else if (status == 409)
+		snprintf(buf, size, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
+			 "\"reason\":\"AlreadyExists\",\"message\":\"%s \\\"%s\\\" already "
+			 "exists\"}", resource, name);
+	else
+		snprintf(buf, size, "{}");
+	return buf;
+}
+
 static void answer(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
+	char body[512];
+
 	(void)ctx;
 	hold_for_service(req);
 	pthread_mutex_lock(&answer_lock);
@@ -90,33 +111,17 @@ static void answer(void *ctx, const struct httpd_request *req, struct httpd_resp
 	resp->body = "{}";
 	if (is(req, "POST", CM_PATH)) {
 		resp->status = configmap_post_status;
-		if (resp->status == 403)
-			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
-				     "\"reason\":\"Forbidden\",\"message\":\"configmaps "
-				     "\\\"llama-entrypoint\\\" is forbidden: exceeded quota: "
-				     "count/configmaps\"}";
-		else if (resp->status == 409)
-			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
-				     "\"reason\":\"AlreadyExists\",\"message\":\"configmaps "
-				     "\\\"llama-entrypoint\\\" already exists\"}";
+		resp->body = refused_create(resp->status, "configmaps", "llama-entrypoint", body,
+					    sizeof(body));
 	} else if (is(req, "GET", CM_NAME_PATH)) {
 		resp->status = configmap_get_body ? 200 : 404;
-		resp->body = configmap_get_body ? configmap_get_body :
-			     "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}";
+		resp->body = configmap_get_body ? configmap_get_body : NOT_FOUND;
 	} else if (is(req, "POST", SVC_PATH)) {
 		resp->status = service_post_status;
-		if (resp->status == 403)
-			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
-				     "\"reason\":\"Forbidden\",\"message\":\"services \\\"llama\\\" is "
-				     "forbidden: exceeded quota: count/services\"}";
-		else if (resp->status == 409)
-			resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
-				     "\"reason\":\"AlreadyExists\",\"message\":\"services "
-				     "\\\"llama\\\" already exists\"}";
+		resp->body = refused_create(resp->status, "services", "llama", body, sizeof(body));
 	} else if (is(req, "GET", SVC_NAME_PATH)) {
 		resp->status = service_get_body ? 200 : 404;
-		resp->body = service_get_body ? service_get_body :
-			     "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}";
+		resp->body = service_get_body ? service_get_body : NOT_FOUND;
 	} else if (is(req, "POST", PODS_PATH)) {
 		resp->body = "{\"metadata\":{\"uid\":\"pod-uid\"}}";
 	}

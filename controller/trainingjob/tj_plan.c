@@ -957,6 +957,22 @@ static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
 }
 
 /*
+ * No pod is planned while an object the pods need is refused: past the
+ * gang timeout it is a failure of user input, until then the job says why
+ * in the condition it waits on.
+ */
+static void hold_for_refusal(struct planner *p, const struct tj_refusal *refused, int64_t since)
+{
+	bool admitted = condition_is_true(&p->out->status.conditions, "Admitted");
+
+	if (refusal_expired(p, refused, since))
+		return;
+	set_phase(p, admitted ? TJ_PHASE_STARTING : TJ_PHASE_QUEUED);
+	say_refused(p, refused, admitted ? "Running" : "Admitted", since);
+	record_nodes(p);
+}
+
+/*
  * The entrypoint ConfigMap the pods mount, planned before any of them
  * whenever a pod is to be created and the cache does not show it as the
  * job's with this controller's script. While a refusal of it holds (the
@@ -967,19 +983,13 @@ static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
 static bool entrypoint_blocked(struct planner *p, int n, int have,
 			       const struct tj_refusal *refused, int64_t since)
 {
-	bool admitted = condition_is_true(&p->out->status.conditions, "Admitted");
-
 	if (p->in->entrypoint_exists || have >= n)
 		return false;
 	if (p->in->expectations_met)
 		action(p, TJ_CREATE_ENTRYPOINT, -1, NULL);
 	if (!refused || refused->rank != TJ_REFUSAL_ENTRYPOINT)
 		return false;
-	if (refusal_expired(p, refused, since))
-		return true;
-	set_phase(p, admitted ? TJ_PHASE_STARTING : TJ_PHASE_QUEUED);
-	say_refused(p, refused, admitted ? "Running" : "Admitted", since);
-	record_nodes(p);
+	hold_for_refusal(p, refused, since);
 	return true;
 }
 
@@ -991,17 +1001,11 @@ static bool entrypoint_blocked(struct planner *p, int n, int have,
  */
 static bool service_blocked(struct planner *p, const struct tj_refusal *refused, int64_t since)
 {
-	bool admitted = condition_is_true(&p->out->status.conditions, "Admitted");
-
 	if (!refused || refused->rank != TJ_REFUSAL_SERVICE)
 		return false;
 	if (p->in->expectations_met)
 		action(p, TJ_CREATE_SERVICE, -1, NULL);
-	if (refusal_expired(p, refused, since))
-		return true;
-	set_phase(p, admitted ? TJ_PHASE_STARTING : TJ_PHASE_QUEUED);
-	say_refused(p, refused, admitted ? "Running" : "Admitted", since);
-	record_nodes(p);
+	hold_for_refusal(p, refused, since);
 	return true;
 }
 
