@@ -412,6 +412,23 @@ Test(tj_plan, a_lost_node_is_an_infrastructure_restart)
 	fx_release(&f);
 }
 
+/* Bound to a node that has not reported Ready yet, a pod that never ran has lost nothing. */
+Test(tj_plan, a_pod_bound_to_a_node_not_yet_ready_is_not_a_lost_node)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	f.in.node_ok = node_n1_lost;  /* rank 1 is on n1 */
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 0, "%s: %s", f.plan.status.last_failure.reason,
+		     f.plan.status.message);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	fx_release(&f);
+}
+
 Test(tj_plan, restarting_waits_for_the_old_gang_then_backs_off_in_queued)
 {
 	struct fx f;

@@ -739,8 +739,14 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 			c->start_trouble = v;
 		else if (v->trouble == POD_TROUBLE_UNSCHEDULABLE && !c->sched_trouble)
 			c->sched_trouble = v;
-		if (v->node && !pod_terminal(v) && in->node_ok && !in->node_ok(in->node_ctx, v->node) &&
-		    !c->infra_fail)
+		/*
+		 * A node that is gone or not Ready took the pod with it; but one just
+		 * bound to a node not yet Ready (or not yet in the cache) has lost
+		 * nothing: kube-scheduler may bind to a node before it reports Ready.
+		 * Should that node never come up, the pod GC or the gang timeout ends it.
+		 */
+		if (v->node && v->phase != POD_PENDING && !pod_terminal(v) && in->node_ok &&
+		    !in->node_ok(in->node_ctx, v->node) && !c->infra_fail)
 			c->infra_fail = v;
 	}
 }
