@@ -427,6 +427,16 @@ Test(tj_plan, a_pod_bound_to_a_node_not_yet_ready_is_not_a_lost_node)
 	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
 	fx_release(&f);
+
+	/* Should the node never come up, the gang timeout ends the attempt. */
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Pending", false, NULL);
+	f.in.node_ok = node_n1_lost;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "GangTimeout");
+	fx_release(&f);
 }
 
 Test(tj_plan, restarting_waits_for_the_old_gang_then_backs_off_in_queued)

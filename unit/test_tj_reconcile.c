@@ -36,6 +36,7 @@
 #define PODS_PATH "/api/v1/namespaces/ml/pods"
 #define SVC_PATH "/api/v1/namespaces/ml/services"
 #define SVC_NAME_PATH SVC_PATH "/llama"
+#define PG_PATH "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups"
 
 static struct manager m;
 static struct options opts;
@@ -46,10 +47,10 @@ static int configmap_post_status;      /* the answer to POST configmaps */
 static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
 static int service_post_status;        /* the answer to POST services */
 static const char *service_get_body;    /* the answer to GET of the Service; NULL: 404 */
-/* When set, POST configmaps is answered only once a POST services has come (or after 2 s). */
-static bool hold_configmap;
-static bool service_came;              /* a POST services has come */
-static bool came_while_held;           /* ... while the ConfigMap's answer was held */
+/* When set, a POST to held_path is answered only once one to awaited_path has come (or 2 s). */
+static const char *held_path, *awaited_path;
+static bool awaited_came;              /* a POST to awaited_path has come */
+static bool came_while_held;           /* ... while the held answer was held */
 static pthread_mutex_t came_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t came_cond = PTHREAD_COND_INITIALIZER;
 
@@ -61,24 +62,48 @@ static bool is(const struct httpd_request *req, const char *method, const char *
 	       (req->target[n] == '\0' || req->target[n] == '?');
 }
 
-/* With hold_configmap, hold the ConfigMap's answer until the Service's create comes. */
-static void hold_for_service(const struct httpd_request *req)
+/* Hold the answer to a POST to held_path until one to awaited_path comes. */
+static void hold_until_awaited(const struct httpd_request *req)
 {
 	struct timespec deadline;
 
 	pthread_mutex_lock(&came_lock);
-	if (is(req, "POST", SVC_PATH)) {
-		service_came = true;
+	if (awaited_path && is(req, "POST", awaited_path)) {
+		awaited_came = true;
 		pthread_cond_broadcast(&came_cond);
-	} else if (hold_configmap && is(req, "POST", CM_PATH)) {
+	} else if (held_path && is(req, "POST", held_path)) {
 		clock_gettime(CLOCK_REALTIME, &deadline);
 		deadline.tv_sec += 2;
-		while (!service_came &&
+		while (!awaited_came &&
 		       pthread_cond_timedwait(&came_cond, &came_lock, &deadline) == 0)
 			;
-		came_while_held = service_came;
+		came_while_held = awaited_came;
 	}
 	pthread_mutex_unlock(&came_lock);
+}
+
+/*
+ * One request first, so that the client knows this server speaks HTTP/1.1
+ * and opens a second connection rather than wait to multiplex on the first.
+ */
+static void warm_connection(void)
+{
+	struct kube_status st;
+	json_t *got = NULL;
+
+	cr_assert_eq(kube_client_get(m.http, &kube_resource_configmaps, "ml", "warm", &got, &st),
+		     0);
+	json_decref(got);
+}
+
+static bool held_answer_waited_for_the_other(void)
+{
+	bool came;
+
+	pthread_mutex_lock(&came_lock);
+	came = came_while_held;
+	pthread_mutex_unlock(&came_lock);
+	return came;
 }
 
 #define NOT_FOUND "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}"
@@ -105,7 +130,7 @@ static void answer(void *ctx, const struct httpd_request *req, struct httpd_resp
 	char body[512];
 
 	(void)ctx;
-	hold_for_service(req);
+	hold_until_awaited(req);
 	pthread_mutex_lock(&answer_lock);
 	resp->status = !strcmp(req->method, "POST") ? 201 : 200;
 	resp->body = "{}";
@@ -156,8 +181,8 @@ static void setup(void)
 	configmap_get_body = NULL;
 	service_post_status = 201;
 	service_get_body = NULL;
-	hold_configmap = false;
-	service_came = false;
+	held_path = awaited_path = NULL;
+	awaited_came = false;
 	came_while_held = false;
 	/* The two-node job llama in ml, new: no status yet. */
 	cache(KIND_TRAININGJOBS, json_pack(
@@ -258,28 +283,20 @@ Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
 /*
  * The ConfigMap's answer is held until the Service's create comes: sent one
  * after the other, the Service would only go once the ConfigMap was
- * answered, two round trips before the first pod. One request first, so
- * that the client knows this server speaks HTTP/1.1 and opens a second
- * connection rather than wait to multiplex on the first.
+ * answered, two round trips before the first pod.
  */
 Test(tj_reconcile, a_new_job_s_configmap_and_service_go_out_together_before_its_pods)
 {
-	struct kube_status st;
-	json_t *got = NULL;
-
-	cr_assert_eq(kube_client_get(m.http, &kube_resource_configmaps, "ml", "warm", &got, &st),
-		     0);
-	json_decref(got);
-	hold_configmap = true;
+	warm_connection();
+	held_path = CM_PATH;
+	awaited_path = SVC_PATH;
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", SVC_PATH), 1);
 	cr_assert_eq(count("POST", CM_PATH), 1);
 	cr_assert_lt(first("POST", SVC_PATH), first("POST", PODS_PATH));
 	cr_assert_lt(first("POST", CM_PATH), first("POST", PODS_PATH));
-	pthread_mutex_lock(&came_lock);
-	cr_assert(came_while_held,
+	cr_assert(held_answer_waited_for_the_other(),
 		  "the Service was created only after the ConfigMap's create was answered");
-	pthread_mutex_unlock(&came_lock);
 }
 
 Test(tj_reconcile, no_pod_is_created_when_the_entrypoint_configmap_create_is_refused)
@@ -440,7 +457,6 @@ Test(tj_reconcile, the_job_s_current_configmap_in_the_cache_sends_nothing_for_it
 
 /* ---- native gangs ---- */
 
-#define PG_PATH "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups"
 
 static int podgroup_post_status;  /* the answer to POST podgroups */
 
@@ -480,6 +496,20 @@ Test(tj_reconcile, a_native_gang_creates_its_pod_group_then_its_pods_in_one_pass
 	cr_assert_eq(count("POST", PODS_PATH), 2);
 	cr_assert_lt(first("POST", PG_PATH), first("POST", PODS_PATH),
 		     "a pod create went out before the PodGroup was answered");
+}
+
+/* The Service's answer is held until the PodGroup's create comes: they go out together. */
+Test(tj_reconcile, a_native_gang_s_service_and_pod_group_go_out_together)
+{
+	native_setup(201);
+	warm_connection();
+	held_path = SVC_PATH;
+	awaited_path = PG_PATH;
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PG_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	cr_assert(held_answer_waited_for_the_other(),
+		  "the PodGroup was created only after the Service's create was answered");
 }
 
 Test(tj_reconcile, no_pod_of_a_native_gang_is_created_when_its_pod_group_create_fails)

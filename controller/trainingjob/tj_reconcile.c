@@ -294,16 +294,26 @@ static void foreign_status(struct kube_status *st, const char *kind, const char 
 	buf_release(&msg);
 }
 
-static int service_refused(struct tj_pass *p, const struct kube_status *st)
+/*
+ * Remember that an object the pods need (kind "ConfigMap" or "Service", a
+ * negative rank of tj_plan.h) could not be made, for the next plan.
+ */
+static int object_refused(struct tj_pass *p, const char *kind, const char *name, int rank,
+			  const struct kube_status *st)
 {
 	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
 
-	log_warn("tj", "%s: cannot create Service %s: %s", p->key, p->job.meta.name, st->message);
+	log_warn("tj", "%s: cannot create %s %s: %s", p->key, kind, name, st->message);
 	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
 	atomic_store(&p->refused, true);
+	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, name, rank, attempt, st,
+			       time(NULL));
+}
+
+static int service_refused(struct tj_pass *p, const struct kube_status *st)
+{
 	atomic_store(&p->no_service, true);
-	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, p->job.meta.name,
-			       TJ_REFUSAL_SERVICE, attempt, st, time(NULL));
+	return object_refused(p, "Service", p->job.meta.name, TJ_REFUSAL_SERVICE, st);
 }
 
 /*
@@ -367,13 +377,7 @@ static int create_service(struct tj_pass *p)
 /* Remember that the entrypoint ConfigMap could not be made, for the next plan (tj_plan.h). */
 static int entrypoint_refused(struct tj_pass *p, const char *name, const struct kube_status *st)
 {
-	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
-
-	log_warn("tj", "%s: cannot create ConfigMap %s: %s", p->key, name, st->message);
-	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
-	atomic_store(&p->refused, true);
-	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, name,
-			       TJ_REFUSAL_ENTRYPOINT, attempt, st, time(NULL));
+	return object_refused(p, "ConfigMap", name, TJ_REFUSAL_ENTRYPOINT, st);
 }
 
 /* A ConfigMap of the job's name that is not the job's: say whose, touch nothing. */
