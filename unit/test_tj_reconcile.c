@@ -127,7 +127,8 @@ static const char *refused_create(int status, const char *resource, const char *
 
 static void answer(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
-	char body[512];
+	/* The server copies the answer after this returns, on this connection's thread. */
+	static _Thread_local char body[512];
 
 	(void)ctx;
 	hold_until_awaited(req);
