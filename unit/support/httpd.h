@@ -80,7 +80,9 @@ struct httpd_request {
 
 /*
  * Answer req (borrowed) by filling resp (zeroed before the call). Runs on a
- * connection thread; the response is copied when it returns.
+ * connection thread; the response is copied after it returns, so the text
+ * resp points to must outlive the call: static, or _Thread_local when it is
+ * made per request (never the handler's own stack).
  */
 typedef void (*httpd_handler_fn)(void *ctx, const struct httpd_request *req,
 				 struct httpd_response *resp);
