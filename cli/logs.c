@@ -6,10 +6,11 @@
  * (a rank's own lines keep their order), then printed without them. With
  * -f one thread follows each rank's log; every second the job and its pods
  * are read again: the pods of a restart are followed as they start (and the
- * old attempt's streams stopped), and once the job has ended the streams
- * get a second to drain and are stopped. The job's end, not the streams',
- * ends the command: a kubelet ends a stream when its container exits, a
- * simulated one may not.
+ * old attempt's streams stopped), a stream that ended while its container
+ * still runs is opened again from its last line (cli_log_resume), and once
+ * the job has ended the streams get a second to drain and are stopped. The
+ * job's end, not the streams', ends the command: a kubelet ends a stream
+ * when its container exits, a simulated one may not.
  */
 #include "cli/logs.h"
 
@@ -134,17 +135,157 @@ int cli_logs_merge(struct cli_log_source *srcs, size_t n, FILE *out)
 	}
 }
 
+/* ---- resuming a followed log ---- */
+
+void cli_log_resume_init(struct cli_log_resume *r)
+{
+	memset(r, 0, sizeof(*r));
+	buf_init(&r->line, CLI_PREFIX_MAX_LINE);
+}
+
+void cli_log_resume_release(struct cli_log_resume *r)
+{
+	buf_release(&r->line);
+}
+
+/* Whether a line of time ns was printed already; if not, it counts as printed now. */
+static bool printed_before(struct cli_log_resume *r, int64_t ns)
+{
+	if (r->resuming) {
+		if (ns < r->last_ns)
+			return true;
+		if (ns == r->last_ns && r->again < r->at_last) {
+			r->again++;
+			return true;
+		}
+		r->resuming = false;  /* past where the last stream stopped */
+	}
+	if (r->at_last && ns == r->last_ns) {
+		r->at_last++;
+	} else {
+		r->last_ns = ns;
+		r->at_last = 1;
+	}
+	return false;
+}
+
+/*
+ * The start of a line, [line, line + len), ended (whole) or not: false when it
+ * was printed before; else its text after the time is in [*text, end).
+ */
+static bool line_is_new(struct cli_log_resume *r, const char *line, size_t len, size_t *text)
+{
+	int64_t ns;
+
+	*text = 0;
+	/* a line without a time (not a kubelet's) is printed as it is */
+	if (cli_log_time(line, len, &ns, text)) {
+		*text = 0;
+		return true;
+	}
+	return !printed_before(r, ns);
+}
+
+static int print_whole(struct cli_log_resume *r, struct cli_prefixer *pre, const char *line,
+		       size_t len)
+{
+	size_t text;
+	int e;
+
+	if (!line_is_new(r, line, len, &text))
+		return 0;
+	if ((e = cli_prefixer_write(pre, line + text, len - text)))
+		return e;
+	return cli_prefixer_write(pre, "\n", 1);
+}
+
+int cli_log_resume_feed(struct cli_log_resume *r, struct cli_prefixer *pre,
+			const char *data, size_t len)
+{
+	int e = 0;
+
+	while (len && !e) {
+		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len, room, text;
+
+		if (r->passing || r->dropping) {
+			/* the rest of a line too long to hold, up to its newline */
+			if (r->passing)
+				e = cli_prefixer_write(pre, data, nl ? n + 1 : n);
+			if (nl)
+				r->passing = r->dropping = false;
+		} else if (n > (room = CLI_PREFIX_MAX_LINE - r->line.len)) {
+			/* too long to hold: its time decides now, and its start goes out */
+			if (!(e = buf_add(&r->line, data, room))) {
+				r->passing = line_is_new(r, r->line.data, r->line.len, &text);
+				r->dropping = !r->passing;
+				if (r->passing)
+					e = cli_prefixer_write(pre, r->line.data + text,
+							       r->line.len - text);
+			}
+			buf_reset(&r->line);
+			n = room;
+			nl = NULL;
+		} else if (!nl) {
+			e = buf_add(&r->line, data, n);
+		} else if (r->line.len) {
+			if (!(e = buf_add(&r->line, data, n)))
+				e = print_whole(r, pre, r->line.data, r->line.len);
+			buf_reset(&r->line);
+		} else {
+			e = print_whole(r, pre, data, n);
+		}
+		n += nl != NULL;
+		data += n;
+		len -= n;
+	}
+	return e;
+}
+
+bool cli_log_resume_reopen(struct cli_log_resume *r, char *since, size_t size)
+{
+	time_t sec = (time_t)(r->last_ns / 1000000000LL);
+	struct tm tm;
+
+	buf_reset(&r->line);
+	r->passing = r->dropping = false;
+	r->again = 0;
+	r->resuming = r->at_last > 0;
+	if (r->resuming && gmtime_r(&sec, &tm) &&
+	    strftime(since, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return true;
+	r->resuming = false;
+	return false;
+}
+
+int cli_log_resume_finish(struct cli_log_resume *r, struct cli_prefixer *pre)
+{
+	int e = 0;
+
+	if (r->line.len && !r->passing && !r->dropping)
+		e = print_whole(r, pre, r->line.data, r->line.len);
+	buf_reset(&r->line);
+	r->passing = r->dropping = false;
+	return e ? e : cli_prefixer_flush(pre);
+}
+
 /* ---- reading ---- */
 
-static int log_path(struct buf *path, const char *ns, const char *pod, bool follow)
+/* A follow stream's path (since: NULL, or its sinceTime), or a whole log's (follow false). */
+static int log_path(struct buf *path, const char *ns, const char *pod, bool follow,
+		    const char *since)
 {
 	struct buf q;
 	int e;
 
 	buf_init(&q, 256);
 	e = kube_path_query_add(&q, "container", LOG_CONTAINER);
+	if (!e && follow)
+		e = kube_path_query_add(&q, "follow", "true");
 	if (!e)
-		e = kube_path_query_add(&q, follow ? "follow" : "timestamps", "true");
+		e = kube_path_query_add(&q, "timestamps", "true");
+	if (!e && since)
+		e = kube_path_query_add(&q, "sinceTime", since);
 	buf_reset(path);
 	if (!e)
 		e = kube_path(path, &kube_resource_pods, ns, pod, "log", buf_str(&q));
@@ -176,7 +317,7 @@ static int read_one(struct cli_kube *k, const char *ns, const struct cli_rank_po
 
 	kube_response_init(&resp);
 	buf_init(&path, 4096);
-	e = log_path(&path, ns, p->name, false);
+	e = log_path(&path, ns, p->name, false, NULL);
 	if (!e)
 		e = kube_http_request(k->http, "GET", buf_str(&path), NULL, NULL, 0, &resp);
 	if (e) {
@@ -250,6 +391,8 @@ struct follower {
 	struct cli_kube *k;
 	pthread_mutex_t *lock;
 	struct cli_prefixer pre;
+	struct cli_log_resume resume;
+	char since[32];      /* the sinceTime of the next stream; "" for the whole log */
 	char *pod;
 	char *ns;
 	int attempt;
@@ -266,7 +409,7 @@ static int follow_data(void *ctx, const char *data, size_t len)
 	int e;
 
 	pthread_mutex_lock(f->lock);
-	e = cli_prefixer_write(&f->pre, data, len);
+	e = cli_log_resume_feed(&f->resume, &f->pre, data, len);
 	pthread_mutex_unlock(f->lock);
 	return e;
 }
@@ -278,7 +421,7 @@ static void *follow_thread(void *arg)
 	struct buf path;
 
 	buf_init(&path, 4096);
-	f->result = log_path(&path, f->ns, f->pod, true);
+	f->result = log_path(&path, f->ns, f->pod, true, *f->since ? f->since : NULL);
 	if (!f->result)
 		f->result = kube_http_stream(f->k->http, buf_str(&path), &so);
 	buf_release(&path);
@@ -327,6 +470,7 @@ static int start_follower(struct follow *fw, const char *ns, const struct cli_ra
 	f->lock = &fw->lock;
 	f->attempt = p->attempt;
 	cli_prefixer_init(&f->pre, p->rank, fw->out);
+	cli_log_resume_init(&f->resume);
 	f->pod = strdup(p->name);
 	f->ns = strdup(ns);
 	fw->v[fw->len++] = f;
@@ -357,12 +501,18 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 
 		if (!strcmp(v[i]->phase, "Pending") || !*v[i]->phase)
 			continue;
-		/* a stream the server refused while the container started is tried again */
-		if (f && atomic_load(&f->ended) && f->result && f->result != CADRE_ECANCELED &&
+		/*
+		 * A stream that ended while its container runs is opened again where it
+		 * stopped: one the server refused while the container started, and one
+		 * it ended (a kubelet or API server restarted, a connection cut).
+		 */
+		if (f && atomic_load(&f->ended) && f->result != CADRE_ECANCELED &&
 		    !strcmp(v[i]->phase, "Running")) {
 			pthread_join(f->thread, NULL);
 			f->started = false;
 			atomic_store(&f->ended, false);
+			if (!cli_log_resume_reopen(&f->resume, f->since, sizeof(f->since)))
+				*f->since = '\0';
 			if (pthread_create(&f->thread, NULL, follow_thread, f))
 				return CADRE_ENOMEM;
 			f->started = true;
@@ -451,6 +601,9 @@ static int follow_logs(struct cli_kube *k, const struct trainingjob *tj,
 	for (size_t i = 0; i < fw.len; i++) {
 		if (fw.v[i]->started)
 			pthread_join(fw.v[i]->thread, NULL);
+		/* a line the last stream left unfinished is printed as it is */
+		cli_log_resume_finish(&fw.v[i]->resume, &fw.v[i]->pre);
+		cli_log_resume_release(&fw.v[i]->resume);
 		cli_prefixer_release(&fw.v[i]->pre);
 		free(fw.v[i]->pod);
 		free(fw.v[i]->ns);

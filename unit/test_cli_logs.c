@@ -32,6 +32,9 @@ static const char job_list[] =
 static struct {
 	const char *pods;  /* the items of the pod list */
 	int log_status;    /* 0: the logs are answered */
+	bool cut;          /* rank 1's first follow stream ends after its lines */
+	int follows;       /* follow streams of rank 1 asked for */
+	int job_reads;     /* reads of the job while following */
 	char body[8192];
 } fake;
 
@@ -42,22 +45,34 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 {
 	(void)ctx;
 	resp->status = 200;
-	static const struct httpd_chunk rank0[] = { { "rank zero ", 0, 0 }, { "follows\n", 0, 50 } };
-	static const struct httpd_chunk rank1[] = { { "rank one follows\n", 0, 0 } };
+	static const struct httpd_chunk rank0[] = {
+		{ "2026-12-01T10:00:00.5Z rank zero ", 0, 0 }, { "follows\n", 0, 50 } };
+	static const struct httpd_chunk rank1[] = {
+		{ "2026-12-01T10:00:01Z rank one follows\n", 0, 0 } };
+	/* what a kubelet sends again from sinceTime=2026-12-01T10:00:01Z, then a new line */
+	static const struct httpd_chunk rank1_again[] = {
+		{ "2026-12-01T10:00:01Z rank one follows\n2026-12-01T10:00:03Z rank one goes on\n",
+		  0, 0 } };
+	const char *phase = "Succeeded";
 
 	if (!strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
 		snprintf(fake.body, sizeof(fake.body), "%s", job_list);
 	} else if (!strcmp(req->target, JOBS "/eval")) {
-		/* read again while following: the job has ended */
+		/* read again while following: the job has ended (once rank 1 is back, if cut;
+		 * a few seconds at most) */
+		if (fake.cut && __atomic_load_n(&fake.follows, __ATOMIC_SEQ_CST) < 2 &&
+		    __atomic_add_fetch(&fake.job_reads, 1, __ATOMIC_SEQ_CST) < 4)
+			phase = "Running";
 		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"eval\","
-			 "\"namespace\":\"ml\"},\"status\":{\"phase\":\"Succeeded\"}}");
+			 "\"namespace\":\"ml\"},\"status\":{\"phase\":\"%s\"}}", phase);
 	} else if (strstr(req->target, "/log?") && strstr(req->target, "follow=true")) {
-		/* a stream that never ends on its own, as kwok's */
+		/* a stream that never ends on its own, as kwok's, unless cut */
 		bool zero = strstr(req->target, "/eval-1-0/") != NULL;
+		int n = zero ? 0 : __atomic_add_fetch(&fake.follows, 1, __ATOMIC_SEQ_CST);
 
-		resp->chunks = zero ? rank0 : rank1;
+		resp->chunks = zero ? rank0 : n > 1 ? rank1_again : rank1;
 		resp->nchunks = zero ? 2 : 1;
-		resp->hold_ms = -1;
+		resp->hold_ms = fake.cut && n == 1 ? 0 : -1;
 		resp->headers = "Content-Type: text/plain\r\n";
 		return;
 	} else if (!strncmp(req->target, PODS "?", strlen(PODS) + 1)) {
@@ -139,9 +154,21 @@ Test(cli_logs, follow_prints_whole_lines_as_they_come_and_ends_when_the_job_has_
 	cr_assert(strstr(out, "0: rank zero follows\n"), "%s", out);
 	cr_assert(strstr(out, "1: rank one follows\n"), "%s", out);
 	cr_assert_eq(strlen(out), strlen("0: rank zero follows\n1: rank one follows\n"));
-	cr_assert(requested(PODS "/eval-1-1/log?container=main&follow=true"));
-	cr_assert(!requested(PODS "/eval-0-1/log?container=main&follow=true"),
+	cr_assert(requested(PODS "/eval-1-1/log?container=main&follow=true&timestamps=true"));
+	cr_assert(!requested(PODS "/eval-0-1/log?container=main&follow=true&timestamps=true"),
 		  "the old attempt's pods are not followed");
+}
+
+Test(cli_logs, follow_opens_a_stream_that_ended_again_where_it_stopped)
+{
+	fake.cut = true;
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert(requested(PODS "/eval-1-1/log?container=main&follow=true&timestamps=true"
+			    "&sinceTime=2026-12-01T10%3A00%3A01Z"), "reopened from its last line");
+	cr_assert(strstr(out, "1: rank one goes on\n"), "%s", out);
+	cr_assert_eq(strlen(out), strlen("0: rank zero follows\n1: rank one follows\n"
+					 "1: rank one goes on\n"), "no line twice: %s", out);
+	cr_assert_str_eq(err, "");
 }
 
 Test(cli_logs, logs_of_one_rank_by_name)

@@ -113,6 +113,107 @@ Test(cli_ranks, merge_of_empty_logs_prints_nothing)
 }
 
 /* line split at single spaces into v (at most 15 words). */
+/* Feed text to r split at cut, as a stream's chunks may be. */
+static void feed_split(struct cli_log_resume *r, struct cli_prefixer *p, const char *text,
+		       size_t cut)
+{
+	size_t len = strlen(text);
+
+	cut = cut < len ? cut : len;
+	cr_assert_eq(cli_log_resume_feed(r, p, text, cut), 0);
+	cr_assert_eq(cli_log_resume_feed(r, p, text + cut, len - cut), 0);
+}
+
+Test(cli_ranks, a_reopened_log_goes_on_after_its_last_line_without_repeats)
+{
+	/* The first stream ends in a line; the next, from that second, sends it all again. */
+	static const char first[] =
+		"2026-12-01T10:00:01.5Z epoch 1\n"
+		"2026-12-01T10:00:02.25Z same time a\n"
+		"2026-12-01T10:00:02.25Z same time b\n"
+		"2026-12-01T10:00:02.75Z cut off mid-li";
+	static const char second[] =
+		"2026-12-01T10:00:02.25Z same time a\n"
+		"2026-12-01T10:00:02.25Z same time b\n"
+		"2026-12-01T10:00:02.25Z same time c\n"
+		"2026-12-01T10:00:02.75Z cut off mid-line\n"
+		"2026-12-01T10:00:03Z epoch 2\n"
+		"2026-12-01T10:00:01Z an earlier time, after the resume: printed\n";
+
+	for (size_t cut = 0; cut <= sizeof(second) - 1; cut++) {
+		FILE *f = capture();
+		struct cli_log_resume r;
+		struct cli_prefixer p;
+		char since[32];
+
+		cli_prefixer_init(&p, 1, f);
+		cli_log_resume_init(&r);
+		feed_split(&r, &p, first, cut);
+		cr_assert(cli_log_resume_reopen(&r, since, sizeof(since)));
+		cr_assert_str_eq(since, "2026-12-01T10:00:02Z");
+		feed_split(&r, &p, second, cut);
+		cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
+		cli_log_resume_release(&r);
+		cli_prefixer_release(&p);
+		fclose(f);
+		cr_assert_str_eq(printed, "1: epoch 1\n1: same time a\n1: same time b\n"
+				 "1: same time c\n1: cut off mid-line\n1: epoch 2\n"
+				 "1: an earlier time, after the resume: printed\n",
+				 "split at %zu", cut);
+	}
+}
+
+Test(cli_ranks, a_log_reopened_before_any_line_is_read_from_its_start)
+{
+	FILE *f = capture();
+	struct cli_log_resume r;
+	struct cli_prefixer p;
+	char since[32] = "unchanged";
+
+	cli_prefixer_init(&p, 0, f);
+	cli_log_resume_init(&r);
+	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:01Z half", 25), 0);
+	cr_assert(!cli_log_resume_reopen(&r, since, sizeof(since)));
+	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:01Z half a line\n"
+					 "no time: as it is\n", 51), 0);
+	cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
+	cli_log_resume_release(&r);
+	cli_prefixer_release(&p);
+	fclose(f);
+	cr_assert_str_eq(printed, "0: half a line\n0: no time: as it is\n");
+}
+
+Test(cli_ranks, a_reopened_log_drops_a_repeated_line_too_long_to_hold)
+{
+	size_t len = CLI_PREFIX_MAX_LINE + 100, head = 21;
+	char *big = malloc(len + 1);
+	FILE *f = capture();
+	struct cli_log_resume r;
+	struct cli_prefixer p;
+	char since[32];
+
+	memcpy(big, "2026-12-01T10:00:01Z ", head);
+	memset(big + head, 'x', len - head - 1);
+	big[len - 1] = '\n';
+	big[len] = '\0';
+	cli_prefixer_init(&p, 0, f);
+	cli_log_resume_init(&r);
+	cr_assert_eq(cli_log_resume_feed(&r, &p, big, len), 0);
+	cr_assert(cli_log_resume_reopen(&r, since, sizeof(since)));
+	cr_assert_eq(cli_log_resume_feed(&r, &p, big, len), 0);
+	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:02Z next\n", 26), 0);
+	cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
+	cli_log_resume_release(&r);
+	cli_prefixer_release(&p);
+	fclose(f);
+	/* the long line once, without its time, then the next */
+	cr_assert_eq(printed_len, 3 + (len - head - 1) + 1 + strlen("0: next\n"), "%zu",
+		     printed_len);
+	cr_assert_eq(strncmp(printed, "0: xxx", 6), 0);
+	cr_assert_str_eq(printed + printed_len - 8, "0: next\n");
+	free(big);
+}
+
 static int split(char *line, char **v)
 {
 	int n = 0;

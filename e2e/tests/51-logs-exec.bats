@@ -113,6 +113,25 @@ pair_running() {
 	lines_seen "0: epoch 2 of $NS" 1
 }
 
+@test "cadre logs -f opens a stream the kubelet ended again where it stopped: no line lost, none twice" {
+	pair_running
+	log_line "before the cut of $NS"
+	"$CADRE" -n "$NS" logs -f pair >"$BATS_TEST_TMPDIR/follow" 2>&1 </dev/null &
+	echo "$!" >>"$BATS_TEST_TMPDIR/pids"
+	wait_for grep -qxF "0: before the cut of $NS" "$BATS_TEST_TMPDIR/follow"
+	wait_for grep -qxF "1: before the cut of $NS" "$BATS_TEST_TMPDIR/follow"
+	# kwok plays every node's kubelet: its restart ends both ranks' streams, the pods run on.
+	"$E2E_DIR/cluster" stop kwok >/dev/null
+	"$E2E_DIR/cluster" start kwok >/dev/null
+	log_line "after the cut of $NS"
+	wait_for -t 30 lines_seen "0: after the cut of $NS" 1
+	wait_for -t 30 lines_seen "1: after the cut of $NS" 1
+	sleep 1
+	lines_seen "0: before the cut of $NS" 1
+	lines_seen "1: before the cut of $NS" 1
+	lines_seen "0: after the cut of $NS" 1
+}
+
 @test "cadre exec runs the command on every rank, each line prefixed; the exit code is the worst rank's" {
 	pair_running
 	cli -n "$NS" exec pair -- hostname
