@@ -93,26 +93,6 @@ pair_running() {
 	kubectl -n "$NS" delete pods -l cadre.dev/job-name=pair --wait=false >/dev/null
 }
 
-@test "cadre logs -f follows the pods of a restart, which keep the old pods' names" {
-	kubectl -n "$NS" apply -f "$E2E_DIR/testdata/jobs/flaky.yaml" >/dev/null
-	wait_for -t 120 all_pods_running flaky 2
-	log_line "epoch 1 of $NS"
-	"$CADRE" -n "$NS" logs -f flaky >"$BATS_TEST_TMPDIR/follow" 2>&1 </dev/null &
-	echo "$!" >>"$BATS_TEST_TMPDIR/pids"
-	wait_for grep -qxF "1: epoch 1 of $NS" "$BATS_TEST_TMPDIR/follow"
-	kubectl -n "$NS" annotate pod flaky-1 e2e.cadre.dev/exit-code=3 >/dev/null
-	wait_for -t 60 field_is tj/flaky '{.status.restarts}' 1
-	wait_for -t 120 all_pods_running flaky 2
-	# kwok's log is one file: attempt 1's streams print it from its start again.
-	wait_for -t 30 lines_seen "0: epoch 1 of $NS" 2
-	wait_for -t 30 lines_seen "1: epoch 1 of $NS" 2
-	log_line "epoch 2 of $NS"
-	wait_for lines_seen "1: epoch 2 of $NS" 1
-	# the old attempt's streams were stopped: the new line comes once per rank
-	sleep 1
-	lines_seen "0: epoch 2 of $NS" 1
-}
-
 @test "cadre logs -f opens a stream the kubelet ended again where it stopped: no line lost, none twice" {
 	pair_running
 	log_line "before the cut of $NS"
