@@ -140,63 +140,52 @@ int cli_logs_merge(struct cli_log_source *srcs, size_t n, FILE *out)
 void cli_log_resume_init(struct cli_log_resume *r)
 {
 	memset(r, 0, sizeof(*r));
-	buf_init(&r->line, CLI_PREFIX_MAX_LINE);
 }
 
-void cli_log_resume_release(struct cli_log_resume *r)
-{
-	buf_release(&r->line);
-}
-
-/* Whether a line of time ns was printed already; if not, it counts as printed now. */
+/* Whether a line of time ns was printed already (a reopened stream sends it again). */
 static bool printed_before(struct cli_log_resume *r, int64_t ns)
 {
-	if (r->resuming) {
-		if (ns < r->last_ns)
-			return true;
-		if (ns == r->last_ns && r->again < r->at_last) {
-			r->again++;
-			return true;
-		}
-		r->resuming = false;  /* past where the last stream stopped */
+	if (!r->resuming)
+		return false;
+	if (ns < r->last_ns)
+		return true;
+	if (ns == r->last_ns && r->again < r->at_last) {
+		r->again++;
+		return true;
 	}
-	if (r->at_last && ns == r->last_ns) {
-		r->at_last++;
-	} else {
-		r->last_ns = ns;
-		r->at_last = 1;
-	}
+	r->resuming = false;  /* past where the last stream stopped */
 	return false;
 }
 
-/*
- * The start of a line, [line, line + len), ended (whole) or not: false when it
- * was printed before; else its text after the time is in [*text, end).
- */
-static bool line_is_new(struct cli_log_resume *r, const char *line, size_t len, size_t *text)
+/* The head read: drop the line, or send its text on (a line without a time as it is). */
+static int decide(struct cli_log_resume *r, struct cli_prefixer *pre)
 {
-	int64_t ns;
+	size_t text = 0;
 
-	*text = 0;
-	/* a line without a time (not a kubelet's) is printed as it is */
-	if (cli_log_time(line, len, &ns, text)) {
-		*text = 0;
-		return true;
-	}
-	return !printed_before(r, ns);
+	r->timed = !cli_log_time(r->head, r->head_len, &r->line_ns, &text);
+	if (!r->timed)
+		text = 0;
+	r->state = r->timed && printed_before(r, r->line_ns) ? LOG_DROPPING : LOG_PASSING;
+	r->head_len -= text;
+	memmove(r->head, r->head + text, r->head_len);
+	if (r->state == LOG_DROPPING || !r->head_len)
+		return 0;
+	return cli_prefixer_write(pre, r->head, r->head_len);
 }
 
-static int print_whole(struct cli_log_resume *r, struct cli_prefixer *pre, const char *line,
-		       size_t len)
+/* A line printed to its newline counts as printed. */
+static void line_ended(struct cli_log_resume *r)
 {
-	size_t text;
-	int e;
-
-	if (!line_is_new(r, line, len, &text))
-		return 0;
-	if ((e = cli_prefixer_write(pre, line + text, len - text)))
-		return e;
-	return cli_prefixer_write(pre, "\n", 1);
+	if (r->state == LOG_PASSING && r->timed) {
+		if (r->at_last && r->line_ns == r->last_ns) {
+			r->at_last++;
+		} else {
+			r->last_ns = r->line_ns;
+			r->at_last = 1;
+		}
+	}
+	r->state = LOG_AT_HEAD;
+	r->head_len = 0;
 }
 
 int cli_log_resume_feed(struct cli_log_resume *r, struct cli_prefixer *pre,
@@ -205,50 +194,40 @@ int cli_log_resume_feed(struct cli_log_resume *r, struct cli_prefixer *pre,
 	int e = 0;
 
 	while (len && !e) {
-		const char *nl = memchr(data, '\n', len);
-		size_t n = nl ? (size_t)(nl - data) : len, room, text;
+		const char *nl;
+		size_t n = 0;
 
-		if (r->passing || r->dropping) {
-			/* the rest of a line too long to hold, up to its newline */
-			if (r->passing)
-				e = cli_prefixer_write(pre, data, nl ? n + 1 : n);
-			if (nl)
-				r->passing = r->dropping = false;
-		} else if (n > (room = CLI_PREFIX_MAX_LINE - r->line.len)) {
-			/* too long to hold: its time decides now, and its start goes out */
-			if (!(e = buf_add(&r->line, data, room))) {
-				r->passing = line_is_new(r, r->line.data, r->line.len, &text);
-				r->dropping = !r->passing;
-				if (r->passing)
-					e = cli_prefixer_write(pre, r->line.data + text,
-							       r->line.len - text);
-			}
-			buf_reset(&r->line);
-			n = room;
-			nl = NULL;
-		} else if (!nl) {
-			e = buf_add(&r->line, data, n);
-		} else if (r->line.len) {
-			if (!(e = buf_add(&r->line, data, n)))
-				e = print_whole(r, pre, r->line.data, r->line.len);
-			buf_reset(&r->line);
+		if (r->state == LOG_AT_HEAD) {
+			/* the time ends at the first space; a line without one is not timed */
+			while (n < len && data[n] != '\n' && r->head_len < sizeof(r->head))
+				if ((r->head[r->head_len++] = data[n++]) == ' ')
+					break;
+			if ((r->head_len && r->head[r->head_len - 1] == ' ') ||
+			    r->head_len == sizeof(r->head) || (n < len && data[n] == '\n'))
+				e = decide(r, pre);
 		} else {
-			e = print_whole(r, pre, data, n);
+			nl = memchr(data, '\n', len);
+			n = nl ? (size_t)(nl - data) + 1 : len;
+			if (r->state == LOG_PASSING)
+				e = cli_prefixer_write(pre, data, n);
+			if (nl)
+				line_ended(r);
 		}
-		n += nl != NULL;
 		data += n;
 		len -= n;
 	}
 	return e;
 }
 
-bool cli_log_resume_reopen(struct cli_log_resume *r, char *since, size_t size)
+bool cli_log_resume_reopen(struct cli_log_resume *r, struct cli_prefixer *pre, char *since,
+			   size_t size)
 {
 	time_t sec = (time_t)(r->last_ns / 1000000000LL);
 	struct tm tm;
 
-	buf_reset(&r->line);
-	r->passing = r->dropping = false;
+	cli_prefixer_drop(pre);
+	r->state = LOG_AT_HEAD;
+	r->head_len = 0;
 	r->again = 0;
 	r->resuming = r->at_last > 0;
 	if (r->resuming && gmtime_r(&sec, &tm) &&
@@ -262,10 +241,12 @@ int cli_log_resume_finish(struct cli_log_resume *r, struct cli_prefixer *pre)
 {
 	int e = 0;
 
-	if (r->line.len && !r->passing && !r->dropping)
-		e = print_whole(r, pre, r->line.data, r->line.len);
-	buf_reset(&r->line);
-	r->passing = r->dropping = false;
+	if (r->state == LOG_AT_HEAD && r->head_len)
+		e = decide(r, pre);
+	if (r->state == LOG_DROPPING)
+		cli_prefixer_drop(pre);
+	r->state = LOG_AT_HEAD;
+	r->head_len = 0;
 	return e ? e : cli_prefixer_flush(pre);
 }
 
@@ -425,9 +406,7 @@ static void *follow_thread(void *arg)
 	if (!f->result)
 		f->result = kube_http_stream(f->k->http, buf_str(&path), &so);
 	buf_release(&path);
-	pthread_mutex_lock(f->lock);
-	cli_prefixer_flush(&f->pre);
-	pthread_mutex_unlock(f->lock);
+	/* a line left unfinished waits for the next stream, or the end (cli_log_resume) */
 	atomic_store(&f->ended, true);
 	return NULL;
 }
@@ -511,7 +490,8 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 			pthread_join(f->thread, NULL);
 			f->started = false;
 			atomic_store(&f->ended, false);
-			if (!cli_log_resume_reopen(&f->resume, f->since, sizeof(f->since)))
+			if (!cli_log_resume_reopen(&f->resume, &f->pre, f->since,
+						   sizeof(f->since)))
 				*f->since = '\0';
 			if (pthread_create(&f->thread, NULL, follow_thread, f))
 				return CADRE_ENOMEM;
@@ -603,7 +583,6 @@ static int follow_logs(struct cli_kube *k, const struct trainingjob *tj,
 			pthread_join(fw.v[i]->thread, NULL);
 		/* a line the last stream left unfinished is printed as it is */
 		cli_log_resume_finish(&fw.v[i]->resume, &fw.v[i]->pre);
-		cli_log_resume_release(&fw.v[i]->resume);
 		cli_prefixer_release(&fw.v[i]->pre);
 		free(fw.v[i]->pod);
 		free(fw.v[i]->ns);

@@ -40,16 +40,19 @@ int cli_logs_merge(struct cli_log_source *srcs, size_t n, FILE *out);
 /*
  * A followed rank's log, line by line, so that a stream that ends while its
  * container still runs can be opened again where it stopped: the stream is
- * read with timestamps=true, each whole line is printed without its time,
- * and the time of the last line printed is kept. The next stream asks for
- * sinceTime, that time's second (all the API takes), and the lines it sends
- * again are dropped: those before the time, and as many of the lines of
- * exactly that time as were printed already.
+ * read with timestamps=true, each line goes to the prefixer (which holds it
+ * until its newline) without its time, and the time of the last line ended
+ * is kept. The next stream asks for sinceTime, that time's second (all the
+ * API takes), and the lines it sends again are dropped: those before the
+ * time, and as many of the lines of exactly that time as were printed.
  */
+#define CLI_LOG_HEAD_MAX 40  /* "2026-12-01T13:11:33.123456789Z " and room */
 struct cli_log_resume {
-	struct buf line;   /* the line not yet ended by its newline */
-	bool passing;      /* the line outgrew the buffer: its rest is printed as it comes */
-	bool dropping;     /* ... or dropped, as its start was */
+	enum { LOG_AT_HEAD, LOG_PASSING, LOG_DROPPING } state;
+	char head[CLI_LOG_HEAD_MAX];  /* a line's start, until its time is read */
+	size_t head_len;
+	bool timed;        /* the passing line has a time: line_ns */
+	int64_t line_ns;
 	int64_t last_ns;   /* the time of the last line printed */
 	size_t at_last;    /* how many printed lines had exactly that time; 0: none yet */
 	bool resuming;     /* a new stream has not yet passed the last line printed */
@@ -57,22 +60,22 @@ struct cli_log_resume {
 };
 
 void cli_log_resume_init(struct cli_log_resume *r);
-void cli_log_resume_release(struct cli_log_resume *r);
 
 /*
- * Stream bytes in, at any boundaries; each whole line not printed before
- * goes to pre without its time. 0, CADRE_ENOMEM or CADRE_EIO.
+ * Stream bytes in, at any boundaries; each line not printed before goes to
+ * pre without its time. 0, CADRE_ENOMEM or CADRE_EIO.
  */
 int cli_log_resume_feed(struct cli_log_resume *r, struct cli_prefixer *pre,
 			const char *data, size_t len);
 
 /*
  * The stream ended and another is opened: a line it left unfinished is
- * dropped (the next stream sends it again, whole). Writes the sinceTime to
- * ask for into since ("2026-12-01T13:11:33Z") and returns true, or false
- * when no line with a time was printed yet (read from the start).
+ * dropped, from pre too (the next stream sends it again, whole). Writes the
+ * sinceTime to ask for into since ("2026-12-01T13:11:33Z") and returns true,
+ * or false when no line with a time was printed yet (read from the start).
  */
-bool cli_log_resume_reopen(struct cli_log_resume *r, char *since, size_t size);
+bool cli_log_resume_reopen(struct cli_log_resume *r, struct cli_prefixer *pre, char *since,
+			   size_t size);
 
 /* The last stream is done: a line it left unfinished is printed as it is. */
 int cli_log_resume_finish(struct cli_log_resume *r, struct cli_prefixer *pre);

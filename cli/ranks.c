@@ -196,6 +196,11 @@ int cli_prefixer_flush(struct cli_prefixer *p)
 	return e ? e : fflush(p->out) ? CADRE_EIO : 0;
 }
 
+void cli_prefixer_drop(struct cli_prefixer *p)
+{
+	buf_reset(&p->partial);
+}
+
 /* ---- options ---- */
 
 static int rank_opt(const char *cmd, const char *flag, const char *text, int *out, FILE *err)

@@ -55,6 +55,8 @@ void cli_prefixer_init(struct cli_prefixer *p, int rank, FILE *out);
 int cli_prefixer_write(struct cli_prefixer *p, const char *data, size_t len);
 /* The line that has not ended, ended with a newline. */
 int cli_prefixer_flush(struct cli_prefixer *p);
+/* Forget the line that has not ended. */
+void cli_prefixer_drop(struct cli_prefixer *p);
 void cli_prefixer_release(struct cli_prefixer *p);
 
 /* "3" into *n: a whole number 0..1000000; false for anything else. */

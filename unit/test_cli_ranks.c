@@ -149,11 +149,10 @@ Test(cli_ranks, a_reopened_log_goes_on_after_its_last_line_without_repeats)
 		cli_prefixer_init(&p, 1, f);
 		cli_log_resume_init(&r);
 		feed_split(&r, &p, first, cut);
-		cr_assert(cli_log_resume_reopen(&r, since, sizeof(since)));
+		cr_assert(cli_log_resume_reopen(&r, &p, since, sizeof(since)));
 		cr_assert_str_eq(since, "2026-12-01T10:00:02Z");
 		feed_split(&r, &p, second, cut);
 		cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
-		cli_log_resume_release(&r);
 		cli_prefixer_release(&p);
 		fclose(f);
 		cr_assert_str_eq(printed, "1: epoch 1\n1: same time a\n1: same time b\n"
@@ -173,11 +172,10 @@ Test(cli_ranks, a_log_reopened_before_any_line_is_read_from_its_start)
 	cli_prefixer_init(&p, 0, f);
 	cli_log_resume_init(&r);
 	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:01Z half", 25), 0);
-	cr_assert(!cli_log_resume_reopen(&r, since, sizeof(since)));
+	cr_assert(!cli_log_resume_reopen(&r, &p, since, sizeof(since)));
 	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:01Z half a line\n"
 					 "no time: as it is\n", 51), 0);
 	cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
-	cli_log_resume_release(&r);
 	cli_prefixer_release(&p);
 	fclose(f);
 	cr_assert_str_eq(printed, "0: half a line\n0: no time: as it is\n");
@@ -199,11 +197,10 @@ Test(cli_ranks, a_reopened_log_drops_a_repeated_line_too_long_to_hold)
 	cli_prefixer_init(&p, 0, f);
 	cli_log_resume_init(&r);
 	cr_assert_eq(cli_log_resume_feed(&r, &p, big, len), 0);
-	cr_assert(cli_log_resume_reopen(&r, since, sizeof(since)));
+	cr_assert(cli_log_resume_reopen(&r, &p, since, sizeof(since)));
 	cr_assert_eq(cli_log_resume_feed(&r, &p, big, len), 0);
 	cr_assert_eq(cli_log_resume_feed(&r, &p, "2026-12-01T10:00:02Z next\n", 26), 0);
 	cr_assert_eq(cli_log_resume_finish(&r, &p), 0);
-	cli_log_resume_release(&r);
 	cli_prefixer_release(&p);
 	fclose(f);
 	/* the long line once, without its time, then the next */

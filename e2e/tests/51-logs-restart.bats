@@ -6,9 +6,9 @@
 
 load helpers
 load controller
+load kwok_logs
 
 CADRE=$REPO_ROOT/build/cadre
-KWOK_DIR=$CADRE_E2E_STATE/kwok
 
 setup_file() {
 	crds_install
@@ -33,16 +33,6 @@ teardown() {
 		grep -F -- "$NS" "$BATS_TEST_TMPDIR/follow" || true
 	fi
 	test_cleanup
-}
-
-# log_line TEXT: TEXT appended to every container's log, as the container runtime writes it.
-log_line() {
-	printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" >>"$KWOK_DIR/containers.log"
-}
-
-# lines_seen LINE N: the follower printed LINE exactly N times.
-lines_seen() {
-	[ "$(grep -cxF -- "$1" "$BATS_TEST_TMPDIR/follow")" -eq "$2" ]
 }
 
 @test "cadre logs -f follows the pods of a restart, which keep the old pods' names" {
