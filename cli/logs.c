@@ -418,6 +418,7 @@ struct follow {
 	struct follower **v;
 	size_t len, cap;
 	FILE *out;
+	FILE *err;
 };
 
 /* A restarted gang's pods keep their names (<job>-<rank>): a pod is its name and attempt. */
@@ -493,6 +494,14 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 			if (!cli_log_resume_reopen(&f->resume, &f->pre, f->since,
 						   sizeof(f->since)))
 				*f->since = '\0';
+			/* Said on stderr, as tail -F says a file was replaced. */
+			pthread_mutex_lock(&fw->lock);
+			fprintf(fw->err, "%s: rank %d (pod %s): %s%s%s while the pod runs; "
+				"reading on from %s\n", LOGS, v[i]->rank, f->pod,
+				f->result ? "its log stream failed (" : "the server ended its log stream",
+				f->result ? cadre_strerror(f->result) : "", f->result ? ")" : "",
+				*f->since ? f->since : "the start");
+			pthread_mutex_unlock(&fw->lock);
 			if (pthread_create(&f->thread, NULL, follow_thread, f))
 				return CADRE_ENOMEM;
 			f->started = true;
@@ -562,7 +571,7 @@ static int follow_loop(struct follow *fw, const struct trainingjob *tj, FILE *er
 static int follow_logs(struct cli_kube *k, const struct trainingjob *tj,
 		       const struct cli_logs_opts *o, FILE *out, FILE *err)
 {
-	struct follow fw = { .k = k, .o = o, .out = out };
+	struct follow fw = { .k = k, .o = o, .out = out, .err = err };
 	struct sigaction sa, old_int, old_term;
 	int code;
 
