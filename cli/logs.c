@@ -162,9 +162,8 @@ static int decide(struct cli_log_resume *r, struct cli_prefixer *pre)
 {
 	size_t text = 0;
 
+	/* text stays 0 for a line without a time: it goes on as it is */
 	r->timed = !cli_log_time(r->head, r->head_len, &r->line_ns, &text);
-	if (!r->timed)
-		text = 0;
 	r->state = r->timed && printed_before(r, r->line_ns) ? LOG_DROPPING : LOG_PASSING;
 	r->head_len -= text;
 	memmove(r->head, r->head + text, r->head_len);
@@ -430,6 +429,15 @@ static struct follower *find_follower(struct follow *fw, const struct cli_rank_p
 	return NULL;
 }
 
+/* Read f's stream in a thread of its own. */
+static int run_follower(struct follower *f)
+{
+	if (pthread_create(&f->thread, NULL, follow_thread, f))
+		return CADRE_ENOMEM;
+	f->started = true;
+	return 0;
+}
+
 /* Follow p's log from now on: its container has started (it has a phase past Pending). */
 static int start_follower(struct follow *fw, const char *ns, const struct cli_rank_pod *p)
 {
@@ -456,10 +464,31 @@ static int start_follower(struct follow *fw, const char *ns, const struct cli_ra
 	fw->v[fw->len++] = f;
 	if (!f->pod || !f->ns)
 		return CADRE_ENOMEM;
-	if (pthread_create(&f->thread, NULL, follow_thread, f))
-		return CADRE_ENOMEM;
-	f->started = true;
-	return 0;
+	return run_follower(f);
+}
+
+/*
+ * Open f's ended stream again where it stopped (cli_log_resume), and say so
+ * on stderr, as tail -F says a file was replaced.
+ */
+static int reopen_follower(struct follow *fw, struct follower *f, int rank)
+{
+	char why[160];
+
+	pthread_join(f->thread, NULL);
+	f->started = false;
+	atomic_store(&f->ended, false);
+	if (!cli_log_resume_reopen(&f->resume, &f->pre, f->since, sizeof(f->since)))
+		*f->since = '\0';
+	if (f->result)
+		snprintf(why, sizeof(why), "its log stream failed (%s)", cadre_strerror(f->result));
+	else
+		snprintf(why, sizeof(why), "the server ended its log stream");
+	pthread_mutex_lock(&fw->lock);
+	fprintf(fw->err, "%s: rank %d (pod %s): %s while the pod runs; reading on from %s\n",
+		LOGS, rank, f->pod, why, *f->since ? f->since : "the start");
+	pthread_mutex_unlock(&fw->lock);
+	return run_follower(f);
 }
 
 /* Start following the chosen pods that run or ran; stop those of older attempts. */
@@ -487,27 +516,10 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 		 * it ended (a kubelet or API server restarted, a connection cut).
 		 */
 		if (f && atomic_load(&f->ended) && f->result != CADRE_ECANCELED &&
-		    !strcmp(v[i]->phase, "Running")) {
-			pthread_join(f->thread, NULL);
-			f->started = false;
-			atomic_store(&f->ended, false);
-			if (!cli_log_resume_reopen(&f->resume, &f->pre, f->since,
-						   sizeof(f->since)))
-				*f->since = '\0';
-			/* Said on stderr, as tail -F says a file was replaced. */
-			pthread_mutex_lock(&fw->lock);
-			fprintf(fw->err, "%s: rank %d (pod %s): %s%s%s while the pod runs; "
-				"reading on from %s\n", LOGS, v[i]->rank, f->pod,
-				f->result ? "its log stream failed (" : "the server ended its log stream",
-				f->result ? cadre_strerror(f->result) : "", f->result ? ")" : "",
-				*f->since ? f->since : "the start");
-			pthread_mutex_unlock(&fw->lock);
-			if (pthread_create(&f->thread, NULL, follow_thread, f))
-				return CADRE_ENOMEM;
-			f->started = true;
-		} else if (!f) {
+		    !strcmp(v[i]->phase, "Running"))
+			e = reopen_follower(fw, f, v[i]->rank);
+		else if (!f)
 			e = start_follower(fw, ns, v[i]);
-		}
 	}
 	free(v);
 	return e;
