@@ -38,7 +38,7 @@
 #include "api/fielderr.h"
 #include "api/labels.h"
 #include "api/trainingjob.h"
-#include "controller/admission/admitted.h"
+#include "controller/manager/jobmemo.h"
 #include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
@@ -374,8 +374,8 @@ static void cluster_fill(struct cluster *c, const struct templates *t, long jobs
 	fill(c->m.stores[KIND_OTHER_PODS], t->foreign, 0, other, make_foreign_pod);
 	c->heap = heap_in_use() - before;
 	fill(c->m.stores[KIND_NODES], NULL, 0, NODES, make_node);
-	c->m.admitted = admitted_new(5 * 60 * 1000);
-	if (!c->m.admitted)
+	c->m.memo = jobmemo_new(5 * 60 * 1000);
+	if (!c->m.memo)
 		die("out of memory");
 	pthread_mutex_init(&c->m.admission_lock, NULL);
 }
@@ -384,7 +384,7 @@ static void cluster_free(struct cluster *c)
 {
 	for (int k = 0; k < KIND_COUNT; k++)
 		store_free(c->m.stores[k]);
-	admitted_free(c->m.admitted);
+	jobmemo_free(c->m.memo);
 	pthread_mutex_destroy(&c->m.admission_lock);
 }
 
@@ -395,8 +395,8 @@ static double time_decision(struct cluster *c, const json_t *template, int runs)
 	struct field_errors errs;
 	struct trainingjob job;
 	struct tj_admission out;
+	struct jobmemo_admission held = { 0 };
 	double best = 1e9;
-	char msg[512];
 
 	serve(obj, "waiting", 999999);
 	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(8));
@@ -410,12 +410,13 @@ static double time_decision(struct cluster *c, const json_t *template, int runs)
 	for (int r = 0; r < runs; r++) {
 		double t0 = now_ms();
 
-		if (gang_admit(&c->m, &job, &out, msg, sizeof(msg)))
+		if (gang_admit(&c->m, &job, &out, &held))
 			die("gang_admit failed");
 		if (now_ms() - t0 < best)
 			best = now_ms() - t0;
+		jobmemo_admission_release(&held);
 		/* Decide afresh next time, not from the record of this admission. */
-		admitted_forget(c->m.admitted, "team-a/waiting");
+		jobmemo_forget(c->m.memo, "team-a/waiting");
 	}
 	tj_release(&job);
 	field_errors_release(&errs);

@@ -326,11 +326,16 @@ Test(build, llama_pretrain_pods_match_golden)
 	struct build_opts opts = llama_opts();
 	struct trainingjob tj;
 
+	static const char *const admitted_on[] = { "gpu-node-7", "gpu-node-2" };
+
 	load_job("llama-pretrain", NULL, &tj);
 	for (int rank = 0; rank < 2; rank++) {
-		json_t *pod = pod_ok(&tj, rank, 2, &opts);
+		json_t *pod;
 		char name[64];
 
+		/* As the built-in admission creates them: each on its rank's node. */
+		opts.node = admitted_on[rank];
+		pod = pod_ok(&tj, rank, 2, &opts);
 		replace_script(pod);
 		snprintf(name, sizeof(name), "llama-pretrain.pod-%d", rank);
 		assert_golden(name, pod);
@@ -567,28 +572,76 @@ Test(build, pod_names_hostnames_and_labels_follow_the_rank)
 
 static bool has_gate(const json_t *pod)
 {
-	json_t *gates = json_object_get(pod_spec(pod), "schedulingGates");
-
-	return json_array_size(gates) == 1 &&
-	       !strcmp(json_string_value(json_object_get(json_array_get(gates, 0), "name")),
-		       GANG_GATE);
+	return json_object_get(pod_spec(pod), "schedulingGates") != NULL;
 }
 
-Test(build, builtin_mode_gates_every_pod_and_adds_no_kueue_labels)
+/* The node names the pod's term i requires by matchFields metadata.name, or NULL. */
+static const char *pinned_in_term(const json_t *pod, size_t i)
+{
+	const json_t *terms = json_object_get(json_object_get(json_object_get(json_object_get(
+		pod_spec(pod), "affinity"), "nodeAffinity"),
+		"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+	const json_t *fields = json_object_get(json_array_get(terms, i), "matchFields"), *f;
+	size_t j;
+
+	json_array_foreach(fields, j, f)
+		if (!strcmp(json_string_value(json_object_get(f, "key")), "metadata.name") &&
+		    !strcmp(json_string_value(json_object_get(f, "operator")), "In") &&
+		    json_array_size(json_object_get(f, "values")) == 1)
+			return json_string_value(json_array_get(json_object_get(f, "values"), 0));
+	return NULL;
+}
+
+/*
+ * Built-in mode (docs/design.md 3.1): no gate, no Kueue labels; the pod is
+ * pinned to the node its rank was admitted on by a required node affinity
+ * (kube-scheduler still checks it there; nodeName would bypass it), with
+ * the accelerator requirement in the same term.
+ */
+Test(build, builtin_mode_pins_each_pod_to_its_admitted_node_without_a_gate)
 {
 	struct build_opts opts = llama_opts();
+	static const char *const nodes[] = { "gpu-node-7", "gpu-node-2" };
 	struct trainingjob tj;
 
 	load_job("llama-pretrain", NULL, &tj);
 	for (int rank = 0; rank < 2; rank++) {
-		json_t *pod = pod_ok(&tj, rank, 0, &opts);
+		json_t *pod;
 
-		cr_assert(has_gate(pod));
+		opts.node = nodes[rank];
+		pod = pod_ok(&tj, rank, 0, &opts);
+		cr_assert_not(has_gate(pod));
+		cr_assert_null(json_object_get(pod_spec(pod), "nodeName"),
+			       "the scheduler binds it: its checks still run");
+		cr_assert_str_eq(pinned_in_term(pod, 0), nodes[rank]);
+		cr_assert_not_null(json_object_get(json_array_get(json_object_get(json_object_get(
+			json_object_get(json_object_get(pod_spec(pod), "affinity"), "nodeAffinity"),
+			"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms"), 0),
+			"matchExpressions"), "the accelerator type stays required");
 		cr_assert_null(label(pod, BUILD_KUEUE_QUEUE_LABEL));
 		cr_assert_null(label(pod, BUILD_KUEUE_GROUP_LABEL));
 		cr_assert_null(annotation(pod, BUILD_KUEUE_COUNT_ANNOTATION));
 		json_decref(pod);
 	}
+	tj_release(&tj);
+}
+
+/* A job without accelerators is pinned too; unpinned, it has no affinity at all. */
+Test(build, a_pin_needs_no_accelerator_and_no_pin_adds_no_affinity)
+{
+	struct build_opts opts = { .mode = GANG_BUILTIN };
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("cpu-only", NULL, &tj);
+	opts.node = "cpu-3";
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(pinned_in_term(pod, 0), "cpu-3");
+	json_decref(pod);
+	opts.node = NULL;
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(json_object_get(pod_spec(pod), "affinity"));
+	json_decref(pod);
 	tj_release(&tj);
 }
 
@@ -850,6 +903,13 @@ Test(build, pod_template_merges_and_cadre_labels_win)
 	cr_assert_eq(json_array_size(json_object_get(json_array_get(terms, 0),
 						     "matchExpressions")), 2);
 	cr_assert_eq(json_array_size(json_object_get(json_array_get(terms, 1), "matchFields")), 1);
+	/* Pinned, the node is AND-ed into each term too: no term lets the pod elsewhere. */
+	json_decref(pod);
+	opts.node = "gpu-node-4";
+	pod = pod_ok(&tj, 1, 0, &opts);
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_str_eq(pinned_in_term(pod, i), "gpu-node-4", "term %zu", i);
+	spec = pod_spec(pod);
 	cr_assert_not_null(json_object_get(json_object_get(json_object_get(spec, "affinity"),
 		"nodeAffinity"), "preferredDuringSchedulingIgnoredDuringExecution"));
 	cr_assert_not_null(json_object_get(json_object_get(spec, "affinity"), "podAntiAffinity"));

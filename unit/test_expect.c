@@ -82,34 +82,6 @@ Test(expect, a_status_write_holds_the_version_it_was_based_on)
 	expect_free(e);
 }
 
-Test(expect, an_ungate_sent_is_known_by_uid_until_seen_and_holds_nothing_back)
-{
-	struct expect *e = expect_new(1000);
-
-	cr_assert_not(expect_ungating(e, "ns/job", "uid-0", 0));
-	cr_assert_eq(expect_ungate(e, "ns/job", "uid-0", 0), 0);
-	cr_assert(expect_ungating(e, "ns/job", "uid-0", 10));
-	cr_assert_not(expect_ungating(e, "ns/job", "uid-1", 10), "another pod (a new attempt)");
-	cr_assert_not(expect_ungating(e, "ns/other", "uid-0", 10));
-	cr_assert(expect_satisfied(e, "ns/job", 10), "an ungate creates nothing to wait for");
-	expect_observed_ungate(e, "ns/job", "uid-0");
-	cr_assert_not(expect_ungating(e, "ns/job", "uid-0", 10));
-	expect_free(e);
-}
-
-Test(expect, an_unseen_ungate_expires_and_goes_with_its_job)
-{
-	struct expect *e = expect_new(1000);
-
-	expect_ungate(e, "ns/job", "uid-0", 100);
-	cr_assert(expect_ungating(e, "ns/job", "uid-0", 1099));
-	cr_assert_not(expect_ungating(e, "ns/job", "uid-0", 1100));
-	expect_ungate(e, "ns/job", "uid-1", 100);
-	expect_forget(e, "ns/job");
-	cr_assert_not(expect_ungating(e, "ns/job", "uid-1", 200));
-	expect_free(e);
-}
-
 Test(expect, a_quiet_time_lasts_until_its_end_is_replaced_by_a_later_one_and_holds_nothing_back)
 {
 	struct expect *e = expect_new(1000);

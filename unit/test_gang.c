@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "api/fielderr.h"
-#include "controller/admission/admitted.h"
 #include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
@@ -44,8 +43,8 @@ static void setup(void)
 	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
 		  m.stores[KIND_OTHER_PODS]);
 	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
-	m.admitted = admitted_new(5 * 60 * 1000);
-	cr_assert_not_null(m.admitted);
+	m.memo = jobmemo_new(5 * 60 * 1000);
+	cr_assert_not_null(m.memo);
 	pthread_mutex_init(&m.admission_lock, NULL);
 }
 
@@ -53,7 +52,7 @@ static void teardown(void)
 {
 	for (int k = 0; k < KIND_COUNT; k++)
 		store_free(m.stores[k]);
-	admitted_free(m.admitted);
+	jobmemo_free(m.memo);
 	pthread_mutex_destroy(&m.admission_lock);
 }
 
@@ -156,25 +155,45 @@ static void add_other_pod(const char *ns, const char *name, const char *job, con
 	upsert(KIND_OTHER_PODS, pod);
 }
 
-/* gang_admit for the cached job ns/name. */
-static enum admit_verdict decide(const char *name, char *msg, size_t size)
+/*
+ * gang_admit for the cached job ns/name: its message into msg and, when
+ * admitted, the node of every rank, comma-separated, into nodes (may be NULL).
+ */
+static enum admit_verdict decide_on(const char *name, char *msg, size_t size, char *nodes,
+				    size_t nodes_size)
 {
 	char key[64];
 	json_t *obj = NULL;
 	struct trainingjob job;
 	struct field_errors errs;
 	struct tj_admission out;
+	struct jobmemo_admission held = { 0 };
 
 	snprintf(key, sizeof(key), "ns/%s", name);
 	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
 	tj_init(&job);
 	field_errors_init(&errs);
 	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
-	cr_assert_eq(gang_admit(&m, &job, &out, msg, size), 0);
+	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
+	snprintf(msg, size, "%s", out.message ? out.message : "");
+	if (out.verdict == ADMIT_YES)
+		cr_assert_eq(out.n_nodes, job.spec.num_nodes, "an admission places every rank");
+	if (nodes) {
+		nodes[0] = '\0';
+		for (int r = 0; r < out.n_nodes; r++)
+			snprintf(nodes + strlen(nodes), nodes_size - strlen(nodes), "%s%s",
+				 r ? "," : "", out.nodes[r]);
+	}
+	jobmemo_admission_release(&held);
 	field_errors_release(&errs);
 	tj_release(&job);
 	json_decref(obj);
 	return out.verdict;
+}
+
+static enum admit_verdict decide(const char *name, char *msg, size_t size)
+{
+	return decide_on(name, msg, size, NULL, 0);
 }
 
 static void assert_admits(const char *name)
@@ -226,14 +245,112 @@ Test(gang, a_later_gang_of_higher_priority_cannot_take_an_admitted_gangs_nodes)
 /* A status write that failed: the job is asked about again, and is still admitted. */
 Test(gang, a_gang_asked_about_again_before_its_status_is_cached_stays_admitted)
 {
-	char msg[512];
+	char msg[512], nodes[256];
 
 	add_node("gpu-0");
 	add_job("a", "uid-a", 1, 0, 10, false);
 	assert_admits("a");
 	add_pod("a", 0, false, "gpu-0");
-	cr_assert_eq(decide("a", msg, sizeof(msg)), ADMIT_YES, "%s", msg);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
 	cr_assert(strstr(msg, "gpu-0"), "the first decision's message is kept: %s", msg);
+	cr_assert_str_eq(nodes, "gpu-0", "and its nodes");
+}
+
+/* Nodes with room for GPUs of 4-GPU pods: several ranks share one, first fit packs them. */
+static void add_node_gpus(const char *name, const char *gpus)
+{
+	upsert(KIND_NODES, json_pack(
+		"{s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", name, "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3",
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", gpus, "conditions", "type", "Ready", "status", "True"));
+}
+
+/*
+ * A job of n ranks of accel each, as cached: admitted with its decision in
+ * status.nodes (ranks on nodes[r]), or Queued when nodes is NULL.
+ */
+static void add_admitted_on(const char *name, const char *uid, const char *accel,
+			    const char *const *nodes, int n)
+{
+	time_t at = time(NULL) - 10;
+	char created[32], pod[64];
+	struct tm tm;
+	json_t *job, *list = json_array();
+
+	gmtime_r(&at, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	job = job_json(name, uid, n, 0, created, nodes != NULL);
+	json_object_set_new(json_object_get(job, "spec"), "resources",
+			    json_pack("{s:s}", "accelerators", accel));
+	for (int r = 0; r < n && nodes; r++) {
+		snprintf(pod, sizeof(pod), "%s-%d", name, r);
+		json_array_append_new(list, json_pack("{s:i, s:s, s:s}", "rank", r, "pod", pod,
+						      "node", nodes[r]));
+	}
+	json_object_set_new(json_object_get(job, "status"), "nodes", list);
+	upsert(KIND_TRAININGJOBS, job);
+}
+
+Test(gang, an_admission_places_every_rank_packing_small_pods_first_fit)
+{
+	char msg[512], nodes[256];
+
+	add_node_gpus("gpu-0", "8");
+	add_node_gpus("gpu-1", "8");
+	add_admitted_on("a", "uid-a", "H100:4", NULL, 3);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0,gpu-0,gpu-1");
+}
+
+/*
+ * The decision is where the pods are pinned: an admitted gang's ranks not
+ * bound yet hold room on exactly their chosen nodes, not where a fit of the
+ * cluster as it is now would put them. Here a's two 4-GPU ranks were
+ * admitted onto gpu-1; a first fit now would count them on gpu-0 and give
+ * gpu-1 to b, whose pod could then never bind beside a's.
+ */
+Test(gang, an_admitted_gangs_unbound_ranks_hold_room_on_their_chosen_nodes)
+{
+	static const char *const on_gpu1[] = { "gpu-1", "gpu-1" };
+	char msg[512], nodes[256];
+
+	add_node_gpus("gpu-0", "8");
+	add_node_gpus("gpu-1", "8");
+	add_admitted_on("a", "uid-a", "H100:4", on_gpu1, 2);
+	add_job("b", "uid-b", 1, 0, 9, false);
+	cr_assert_eq(decide_on("b", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0");
+	/* One of a's ranks bound: it is counted where it is, the other still held. */
+	add_pod("a", 0, false, "gpu-1");
+	add_job("c", "uid-c", 1, 0, 8, false);
+	assert_waits("c");
+}
+
+/*
+ * With --namespace, another install's gang admitted and created but not
+ * bound is seen only through its pods: a pod pinned to a node by name
+ * takes its room there before it is bound.
+ */
+Test(gang, with_a_namespace_another_installs_pinned_unbound_pods_take_capacity)
+{
+	json_t *pod;
+
+	opts.namespace = "ns";
+	add_node("gpu-0");
+	pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}},"
+			" s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"metadata", "name", "x-0", "namespace", "team-b", "uid", "x-0", "labels",
+			LABEL_JOB_NAME, "x",
+			"spec", "affinity", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+			"matchFields", "key", "metadata.name", "operator", "In", "values", "gpu-0",
+			"containers", "name", "main", "resources", "requests", "nvidia.com/gpu", "8",
+			"status", "phase", "Pending");
+	upsert(KIND_OTHER_PODS, pod);
+	add_job("a", "uid-a", 1, 0, 10, false);
+	assert_waits("a");
 }
 
 /* Once the cache shows the admission, the record has done its work. */
@@ -243,11 +360,11 @@ Test(gang, the_record_goes_once_the_cache_shows_the_admission)
 	add_node("gpu-1");
 	add_job("a", "uid-a", 1, 0, 10, false);
 	assert_admits("a");
-	cr_assert_eq(admitted_len(m.admitted), 1);
+	cr_assert_eq(jobmemo_len(m.memo), 1);
 	add_job("a", "uid-a", 1, 0, 10, true);
 	add_job("b", "uid-b", 1, 0, 9, false);
 	assert_admits("b");
-	cr_assert_eq(admitted_len(m.admitted), 1, "only b's record is left");
+	cr_assert_eq(jobmemo_len(m.memo), 1, "only b's record is left");
 	add_job("c", "uid-c", 1, 0, 8, false);
 	assert_waits("c");
 }

@@ -132,9 +132,14 @@ static void fx_replan(struct fx *f)
 	fx_plan(f);
 }
 
-#define ADMITTED_AT(t) "{\"phase\":\"Starting\",\"admittedTime\":\"" t "\"," \
+/* A built-in admission stored at t, without (ADMITTED_BARE) or with its decision:
+ * rank r on node n<r>, where fx_pod binds it. */
+#define ADMITTED_BARE(t) "{\"phase\":\"Starting\",\"admittedTime\":\"" t "\"," \
 	"\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\"," \
 	"\"message\":\"\",\"lastTransitionTime\":\"" t "\"}]"
+#define DECIDED_NODES "\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\",\"node\":\"n0\"}," \
+	"{\"rank\":1,\"pod\":\"llama-1\",\"node\":\"n1\"}]"
+#define ADMITTED_AT(t) ADMITTED_BARE(t) "," DECIDED_NODES
 /* 1970-01-12T13:46:40Z is now (1000000) in the fixture. */
 #define NOW "1970-01-12T13:46:40Z"
 #define EARLIER "1970-01-12T13:40:00Z"
@@ -161,7 +166,7 @@ Test(tj_plan, a_job_that_does_not_fit_waits_in_queued_and_says_why)
 
 	fx_job(&f, NULL, NULL);
 	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
-		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
+		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room", NULL, 0 };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "InsufficientCapacity");
@@ -171,21 +176,71 @@ Test(tj_plan, a_job_that_does_not_fit_waits_in_queued_and_says_why)
 	fx_release(&f);
 }
 
-Test(tj_plan, admission_creates_every_rank_and_the_service)
+static const char *const on_n0_n1[] = { "n0", "n1" };
+
+/* The admission queue's yes, with the node of each rank. */
+#define ADMIT_ON_N0_N1(msg) (struct tj_admission){ .verdict = ADMIT_YES, .message = msg, \
+	.nodes = on_n0_n1, .n_nodes = 2 }
+
+Test(tj_plan, admission_is_a_decision_in_the_status_and_creates_every_rank_from_it)
 {
 	struct fx f;
 
 	fx_job(&f, NULL, NULL);
 	f.in.service_exists = false;
-	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
 	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_eq(f.plan.status.admitted_time, 1000000);
+	/* The decision itself, which the reconciler stores before any create. */
+	cr_assert_eq(f.plan.status.n_nodes, 2);
+	for (int r = 0; r < 2; r++) {
+		cr_assert_eq(f.plan.status.nodes[r].rank, r);
+		cr_assert_str_eq(f.plan.status.nodes[r].node, on_n0_n1[r]);
+		cr_assert_str_eq(f.plan.status.nodes[r].pod, r ? "llama-1" : "llama-0");
+		cr_assert_null(f.plan.status.nodes[r].phase, "no pod of it has been seen");
+	}
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
-	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1, "once, whoever asks for it");
 	cr_assert(f.plan.admitted_now);
 	cr_assert(has_event(&f.plan, "Admitted"));
+	fx_release(&f);
+}
+
+Test(tj_plan, an_admission_that_does_not_place_every_rank_is_refused_by_the_planner)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_YES, .message = "m",
+						.nodes = on_n0_n1, .n_nodes = 1 };
+	cr_assert_eq(tj_plan_make(&f.in, &f.plan), CADRE_EINVAL);
+	fx_release(&f);
+}
+
+/* Built-in: a job that waits has its ConfigMap and Service, and never a pod. */
+Test(tj_plan, a_queued_gang_gets_its_configmap_and_service_and_no_pod)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.service_exists = false;
+	f.in.entrypoint_exists = false;
+	fx_plan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	tj_plan_release(&f.plan);
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room",
+						NULL, 0 };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_eq(f.plan.status.n_nodes, 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
 	fx_release(&f);
 }
 
@@ -194,11 +249,10 @@ Test(tj_plan, no_pod_is_created_while_an_earlier_create_is_unseen)
 	struct fx f;
 
 	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
 	f.in.expectations_met = false;
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	f.in.expectations_met = true;
 	tj_plan_release(&f.plan);
 	fx_plan(&f);
@@ -207,98 +261,71 @@ Test(tj_plan, no_pod_is_created_while_an_earlier_create_is_unseen)
 	fx_release(&f);
 }
 
-Test(tj_plan, gates_come_off_together_only_when_every_pod_exists)
+/*
+ * An admission stored without the node of a rank whose pod is missing, or
+ * pods left gated (an earlier version kept its placement in memory and
+ * gated its pods): the gang cannot be finished as decided, so it is
+ * admitted again, without blame.
+ */
+Test(tj_plan, an_admission_stored_without_its_nodes_is_admitted_again)
 {
 	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_BARE(NOW) "}");
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "AdmissionIncomplete");
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
 
 	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
 	fx_pod(&f, 0, 0, "Pending", true, NULL);
 	fx_pod(&f, 1, 0, "Pending", true, NULL);
 	fx_plan(&f);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
-	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "AdmissionIncomplete");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
 	fx_release(&f);
-}
 
-/* Ungate actions marked after_creates, and those with a pod of that rank. */
-static size_t count_ungates_after_creates(const struct tj_plan *p)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < p->n_actions; i++)
-		if (p->actions[i].kind == TJ_UNGATE_POD && p->actions[i].after_creates)
-			n++;
-	return n;
-}
-
-Test(tj_plan, admission_plans_the_ungates_right_after_the_creates_in_the_same_pass)
-{
-	struct fx f;
-	size_t last_create = 0, first_ungate = SIZE_MAX;
-
-	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	/* A whole gang of an earlier version, ungated, runs on untouched. */
+	fx_job(&f, NULL, ADMITTED_BARE(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
 	fx_plan(&f);
-	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
-	cr_assert_eq(count_ungates_after_creates(&f.plan), 2,
-		     "no ungate may run unless every create of the pass succeeded");
-	for (size_t i = 0; i < f.plan.n_actions; i++) {
-		if (f.plan.actions[i].kind == TJ_CREATE_POD)
-			last_create = i;
-		if (f.plan.actions[i].kind == TJ_UNGATE_POD && i < first_ungate)
-			first_ungate = i;
-	}
-	cr_assert_lt(last_create, first_ungate, "the ungates come after every create");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
 	fx_release(&f);
 }
 
-Test(tj_plan, creating_the_missing_ranks_also_plans_the_gated_ones_for_after_the_creates)
+static bool only_n0_known(void *ctx, const char *node)
+{
+	(void)ctx;
+	return !strcmp(node, "n0");
+}
+
+/* A chosen node deleted before its pod was placed: requeue now, not at the gang timeout. */
+Test(tj_plan, a_chosen_node_that_is_gone_requeues_the_gang_at_once)
 {
 	struct fx f;
 
 	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	f.in.node_known = only_n0_known;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	cr_assert_str_eq(f.plan.status.last_failure.node, "n1");
+	cr_assert_eq(f.plan.status.last_failure.rank, 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+
+	/* Known, it is created there. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
-	cr_assert_eq(count_ungates_after_creates(&f.plan), 2);
-	for (size_t i = 0; i < f.plan.n_actions; i++)
-		if (f.plan.actions[i].kind == TJ_UNGATE_POD && f.plan.actions[i].rank == 0)
-			cr_assert_str_eq(f.plan.actions[i].pod, "llama-0");
-		else if (f.plan.actions[i].kind == TJ_UNGATE_POD)
-			cr_assert_null(f.plan.actions[i].pod, "rank 1 is the pod this pass creates");
-	fx_release(&f);
-}
-
-Test(tj_plan, no_ungate_after_creates_when_the_mode_does_not_gate_or_creates_wait)
-{
-	struct fx f;
-
-	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	f.in.mode = GANG_NONE;
-	fx_plan(&f);
-	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
-	fx_release(&f);
-
-	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	fx_pod(&f, 0, 0, "Pending", true, NULL);
-	f.in.expectations_met = false;
-	fx_plan(&f);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
-	fx_release(&f);
-}
-
-Test(tj_plan, gates_of_a_complete_gang_come_off_without_waiting_for_creates)
-{
-	struct fx f;
-
-	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	fx_pod(&f, 0, 0, "Pending", true, NULL);
-	fx_pod(&f, 1, 0, "Pending", true, NULL);
-	fx_plan(&f);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 2);
-	cr_assert_eq(count_ungates_after_creates(&f.plan), 0);
 	fx_release(&f);
 }
 
@@ -382,13 +409,48 @@ Test(tj_plan, a_pod_deleted_by_someone_else_is_an_infrastructure_restart)
 {
 	struct fx f;
 
-	fx_job(&f, NULL, ADMITTED_AT(NOW) ",\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\"},"
-	       "{\"rank\":1,\"pod\":\"llama-1\"}]}");
+	fx_job(&f, NULL, ADMITTED_BARE(NOW) ",\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\","
+	       "\"node\":\"n0\",\"phase\":\"Running\"},{\"rank\":1,\"pod\":\"llama-1\","
+	       "\"node\":\"n1\",\"phase\":\"Running\"}]}");
 	fx_pod(&f, 0, 0, "Running", false, NULL);
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
 	cr_assert_eq(f.plan.status.infra_restarts, 1);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	fx_release(&f);
+}
+
+/*
+ * A rank whose pod the stored status has never seen (only its admitted node
+ * is recorded: the pass that stored the admission stopped before creating
+ * it) is created, on that node, not taken for a deletion.
+ */
+Test(tj_plan, a_rank_with_only_its_admitted_node_recorded_is_created_not_restarted)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_eq(f.plan.actions[0].rank, 1);
+	/* The record it is created from survives the pass: rank 1 still on n1. */
+	cr_assert_eq(f.plan.status.n_nodes, 2);
+	cr_assert_str_eq(f.plan.status.nodes[1].node, "n1");
+	cr_assert_null(f.plan.status.nodes[1].phase);
+	fx_release(&f);
+
+	/* Once the whole gang was Running, a missing pod was deleted by someone. */
+	fx_job(&f, NULL, "{\"phase\":\"Running\",\"admittedTime\":\"" NOW "\","
+	       "\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":"
+	       "\"Admitted\",\"message\":\"\",\"lastTransitionTime\":\"" NOW "\"}],"
+	       DECIDED_NODES "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
 	fx_release(&f);
 }
 
@@ -1040,7 +1102,7 @@ Test(tj_plan, a_queued_job_is_reconciling_with_the_reason_it_waits)
 
 	fx_job(&f, NULL, NULL);
 	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
-		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
+		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room", NULL, 0 };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	assert_health(&f.plan, "True", "InsufficientCapacity", false);
@@ -1211,7 +1273,7 @@ Test(tj_plan, the_health_conditions_are_stable_so_nothing_is_written_twice)
 	struct tj_status first;
 
 	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room" };
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room", NULL, 0 };
 	fx_plan(&f);
 	cr_assert_eq(tj_status_copy(&first, &f.plan.status), 0);
 	replan_later(&f, 100);
@@ -1304,7 +1366,6 @@ Test(tj_plan, native_mode_creates_the_pod_group_first_and_the_pods_after_it)
 		cr_assert(f.plan.actions[i].kind != TJ_CREATE_POD ||
 			  action_of(&f.plan, TJ_CREATE_PODGROUP) < &f.plan.actions[i],
 			  "a pod create before the PodGroup's");
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForScheduler");
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	fx_release(&f);
@@ -1321,7 +1382,6 @@ Test(tj_plan, native_mode_creates_every_pod_once_the_pod_group_exists)
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 0);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "WaitingForScheduler");
 	fx_release(&f);
@@ -1451,7 +1511,7 @@ Test(tj_plan, other_modes_never_touch_pod_groups)
 	fx_job(&f, NULL, "{\"phase\":\"Queued\",\"restarts\":1}");
 	f.in.podgroups = &pg;
 	f.in.n_podgroups = 1;
-	f.in.admission.verdict = ADMIT_YES;
+	f.in.admission = ADMIT_ON_N0_N1("fits");
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_PODGROUP), 0);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_PODGROUP), 0);
@@ -1748,7 +1808,7 @@ Test(tj_plan, the_entrypoint_configmap_is_planned_before_any_pod_in_every_gang_m
 
 	fx_job(&f, NULL, NULL);
 	f.in.service_exists = false;
-	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
 	assert_entrypoint_first(&f, "builtin", 2);
 
 	fx_job(&f, NULL, NULL);
@@ -1777,7 +1837,7 @@ Test(tj_plan, the_entrypoint_configmap_is_not_planned_when_it_exists_or_no_pod_i
 	struct fx f;
 
 	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_YES, NULL, "fits on n1, n2" };
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 0);
@@ -1795,19 +1855,24 @@ Test(tj_plan, the_entrypoint_configmap_is_not_planned_when_it_exists_or_no_pod_i
 
 	/* Nor while an earlier pod create is unseen: no pod is created in that pass. */
 	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
-	fx_pod(&f, 0, 0, "Pending", true, NULL);
+	fx_pod(&f, 0, 0, "Pending", false, NULL);
 	f.in.entrypoint_exists = false;
 	f.in.expectations_met = false;
 	fx_plan(&f);
 	cr_assert_eq(f.plan.n_actions, 0);
 	fx_release(&f);
 
-	/* Queued, not admitted: nothing is made for a gang that may wait for hours. */
+	/*
+	 * Queued, not admitted: a built-in gang gets its ConfigMap while it
+	 * waits (so that admission has only the pods to make); a Kueue gang
+	 * only when it makes its pods, which Kueue needs to see.
+	 */
 	fx_job(&f, NULL, NULL);
 	f.in.entrypoint_exists = false;
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room" };
+	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room", NULL, 0 };
 	fx_plan(&f);
-	cr_assert_eq(f.plan.n_actions, 0);
+	cr_assert_eq(f.plan.n_actions, 1);
+	cr_assert_eq(f.plan.actions[0].kind, TJ_CREATE_ENTRYPOINT);
 	fx_release(&f);
 }
 
@@ -1829,7 +1894,6 @@ Test(tj_plan, a_configmap_that_is_not_the_jobs_holds_every_pod_and_says_which)
 	f.in.refusal = &clash_refusal;
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0, "a pod would mount another's script");
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	/* Tried again each pass: the ConfigMap may have gone since. */
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_ENTRYPOINT), 1);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
@@ -1879,7 +1943,6 @@ Test(tj_plan, a_service_that_is_not_the_jobs_holds_every_pod_and_says_which)
 	f.in.refusal = &service_refusal;
 	fx_plan(&f);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0, "no rank would find its peers");
-	cr_assert_eq(count_actions(&f.plan, TJ_UNGATE_POD), 0);
 	/* Tried again each pass: the other Service may have gone since. */
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);

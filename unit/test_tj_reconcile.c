@@ -176,8 +176,8 @@ static void setup(void)
 	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
 	m.queue = wq_new(NULL);
 	m.expect = expect_new(5 * 60 * 1000);
-	m.refusals = refusals_new();
-	cr_assert(m.queue && m.expect && m.refusals);
+	m.memo = jobmemo_new(5 * 60 * 1000);
+	cr_assert(m.queue && m.expect && m.memo);
 	configmap_post_status = 201;
 	configmap_get_body = NULL;
 	service_post_status = 201;
@@ -201,7 +201,7 @@ static void teardown(void)
 		store_free(m.stores[k]);
 	wq_free(m.queue);
 	expect_free(m.expect);
-	refusals_free(m.refusals);
+	jobmemo_free(m.memo);
 	kube_http_free(m.http);
 	kube_config_free(config);
 	httpd_free(server);
@@ -309,7 +309,7 @@ Test(tj_reconcile, no_pod_is_created_when_the_entrypoint_configmap_create_is_ref
 	cr_assert_eq(count("POST", CM_PATH), 1);
 	cr_assert_eq(count("POST", PODS_PATH), 0, "a pod would wait for a ConfigMap that is not there");
 	/* The next plan says why (tj_plan.h). */
-	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert(jobmemo_refusal(m.memo, "ml/llama", JOB_UID, 0, &r));
 	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
 	cr_assert_str_eq(r.pod, "llama-entrypoint");
 	cr_assert(strstr(r.message, "exceeded quota"), "%s", r.message);
@@ -330,7 +330,7 @@ Test(tj_reconcile, a_configmap_of_the_name_that_is_not_the_jobs_is_left_alone_an
 	cr_assert_eq(count("PUT", CM_NAME_PATH), 0, "someone else's ConfigMap was written");
 	cr_assert_eq(count("DELETE", CM_NAME_PATH), 0);
 	cr_assert_eq(count("POST", PODS_PATH), 0, "a pod would run someone else's script");
-	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert(jobmemo_refusal(m.memo, "ml/llama", JOB_UID, 0, &r));
 	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
 	cr_assert(strstr(r.message, "ConfigMap llama-entrypoint already exists and has no owner"),
 		  "%s", r.message);
@@ -355,7 +355,7 @@ Test(tj_reconcile, a_service_of_the_name_that_is_not_the_jobs_is_left_alone_and_
 	cr_assert_eq(count("PUT", SVC_NAME_PATH) + count("PATCH", SVC_NAME_PATH) +
 		     count("DELETE", SVC_NAME_PATH), 0, "someone else's Service was touched");
 	cr_assert_eq(count("POST", PODS_PATH), 0, "no rank would find its peers");
-	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert(jobmemo_refusal(m.memo, "ml/llama", JOB_UID, 0, &r));
 	cr_assert_eq(r.rank, TJ_REFUSAL_SERVICE);
 	cr_assert_str_eq(r.pod, "llama");
 	cr_assert(strstr(r.message, "Service llama already exists and belongs to TrainingJob "
@@ -388,7 +388,7 @@ Test(tj_reconcile, no_pod_is_created_when_the_service_create_is_refused)
 	service_post_status = 403;
 	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "a refused create is tried again");
 	cr_assert_eq(count("POST", PODS_PATH), 0);
-	cr_assert(refusals_get(m.refusals, "ml/llama", JOB_UID, 0, &r));
+	cr_assert(jobmemo_refusal(m.memo, "ml/llama", JOB_UID, 0, &r));
 	cr_assert_eq(r.rank, TJ_REFUSAL_SERVICE);
 	cr_assert(strstr(r.message, "exceeded quota: count/services"), "%s", r.message);
 }

@@ -17,7 +17,7 @@
 
 struct pod_hdr {
 	int64_t cpu_milli, memory_milli;
-	int32_t attempt;
+	int32_t attempt, rank;
 	uint8_t magic, phase, n_ext, bound;
 };
 
@@ -101,7 +101,8 @@ static void split_resources(const json_t *list, struct split *sp, const char **n
 int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 {
 	struct rec_out o = { rec, 0, size, 0 };
-	struct pod_hdr h = { .magic = POD_MAGIC, .phase = POD_UNKNOWN, .attempt = -1 };
+	struct pod_hdr h = { .magic = POD_MAGIC, .phase = POD_UNKNOWN, .attempt = -1,
+			     .rank = -1 };
 	const char *names[CACHE_POD_EXT_MAX], *node;
 	int64_t milli[CACHE_POD_EXT_MAX];
 	const json_t *requests;
@@ -116,10 +117,12 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 		podview_read(pod, &v);
 		h.phase = (uint8_t)v.phase;
 		h.attempt = v.attempt;
+		h.rank = v.rank;
 		node = v.node;
 		requests = json_object_get(json_object_get(c, "resources"), "requests");
 	} else {
-		node = str(pod, "nodeName");
+		/* Pinned and not yet bound, it will be there: count it there already. */
+		node = str(pod, "nodeName") ? str(pod, "nodeName") : str(pod, "pinnedNode");
 		requests = json_object_get(pod, "requests");
 	}
 	split_resources(requests, &sp, names, milli, CACHE_POD_EXT_MAX);
@@ -161,6 +164,7 @@ int cache_pod_read(const void *rec, size_t len, struct cache_pod *out)
 	out->n_ext = h.n_ext;
 	out->phase = (enum pod_phase)h.phase;
 	out->attempt = h.attempt;
+	out->rank = h.rank;
 	return 0;
 }
 

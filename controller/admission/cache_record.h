@@ -26,9 +26,10 @@
  * A pod's record (store_options.record for both pod caches; arg unused).
  * For cadre's own pods (a trimmed pod, with metadata): the requests of its
  * first container (the builders give every pod exactly one), its node,
- * phase and restart attempt as podview_read reads them. For a summary
- * (pod_trim_summary): its effective requests and node. Amounts that do
- * not parse are left out, "pods" too.
+ * phase, rank and restart attempt as podview_read reads them. For a summary
+ * (pod_trim_summary): its effective requests and node, or, when it is not
+ * bound yet, the node it is pinned to. Amounts that do not parse are left
+ * out, "pods" too.
  */
 int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg);
 
@@ -41,6 +42,7 @@ struct cache_pod {
 	int64_t ext_milli[CACHE_POD_EXT_MAX];
 	enum pod_phase phase;      /* POD_UNKNOWN for a summary */
 	int attempt;               /* -1 for a summary or a bad label */
+	int rank;                  /* -1 likewise */
 };
 
 /* Read a record made by cache_record_pod. CADRE_EINVAL when it is not one. */

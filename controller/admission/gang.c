@@ -14,7 +14,6 @@
 #include "api/fielderr.h"
 #include "api/quantity.h"
 #include "controller/admission/admission.h"
-#include "controller/admission/admitted.h"
 #include "controller/admission/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/manager/manager.h"
@@ -219,6 +218,8 @@ struct candidate {
 	int64_t since;     /* created, or requeued after its last failure */
 	bool admitted;     /* admitted earlier; some pods still need a place */
 	int unbound;
+	/* Admitted by this process, the cache not showing it yet: the decision. */
+	struct jobmemo_admission recorded;
 };
 
 /* A job that the records say waits for admission, to be decoded after the walk. */
@@ -246,12 +247,11 @@ struct collect {
  */
 static bool holds_capacity(struct collect *c, const char *key, const struct cache_job *job)
 {
-	bool recorded = c->m->admitted &&
-			admitted_pending(c->m->admitted, key, *job->uid ? job->uid : NULL,
+	bool recorded = jobmemo_admitted(c->m->memo, key, *job->uid ? job->uid : NULL,
 					 job->attempt, c->now_ms, NULL);
 
 	if (job->admitted && recorded)
-		admitted_forget(c->m->admitted, key);
+		jobmemo_admission_done(c->m->memo, key);
 	return job->admitted || recorded;
 }
 
@@ -287,8 +287,7 @@ static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 
 	if (cache_job_read(rec, len, &job) || !job.candidate) {
 		/* Finished, suspended, restarting or gone: any admission it had is over. */
-		if (c->m->admitted)
-			admitted_forget(c->m->admitted, key);
+		jobmemo_admission_done(c->m->memo, key);
 		return 0;
 	}
 	if (holds_capacity(c, key, &job)) {
@@ -351,6 +350,11 @@ static int collect_jobs(struct collect *c)
 			w->since = w->job.status.last_failure.time;
 		w->admitted = c->waiting[i].admitted;
 		w->unbound = c->waiting[i].unbound;
+		/* The cache does not show the admission yet: the decision is in the memo. */
+		if (w->admitted && !condition_is_true(&w->job.status.conditions, "Admitted"))
+			jobmemo_admitted(c->m->memo, c->waiting[i].key, w->job.meta.uid,
+					 w->job.status.restarts + w->job.status.infra_restarts,
+					 c->now_ms, &w->recorded);
 		c->n++;
 	}
 	return 0;
@@ -358,8 +362,10 @@ static int collect_jobs(struct collect *c)
 
 static void collect_release(struct collect *c)
 {
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		tj_release(&c->jobs[i].job);
+		jobmemo_admission_release(&c->jobs[i].recorded);
+	}
 	for (size_t i = 0; i < c->n_waiting; i++)
 		free(c->waiting[i].key);
 	free(c->jobs);
@@ -374,21 +380,25 @@ static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
 /*
  * A job this controller admitted whose status has not come back yet is
  * asked about again (its status write failed or was refused): it is still
- * admitted, with what was decided then.
+ * admitted, with what was decided then, on the same nodes.
  */
 static bool admitted_before(struct manager *m, const char *key, const struct trainingjob *job,
-			    uint64_t now_ms, struct tj_admission *out, char *msg, size_t size)
+			    uint64_t now_ms, struct tj_admission *out,
+			    struct jobmemo_admission *held)
 {
-	char *recorded = NULL;
+	struct jobmemo_admission recorded;
 
-	if (!m->admitted ||
-	    !admitted_pending(m->admitted, key, job->meta.uid,
+	if (!jobmemo_admitted(m->memo, key, job->meta.uid,
 			      job->status.restarts + job->status.infra_restarts, now_ms, &recorded))
 		return false;
-	snprintf(msg, size, "%s", recorded ? recorded : "admitted: the whole gang fits");
-	free(recorded);
-	out->verdict = ADMIT_YES;
-	out->reason = "Admitted";
+	if (!recorded.nodes) {
+		jobmemo_admission_release(&recorded);
+		return false;
+	}
+	jobmemo_admission_release(held);
+	*held = recorded;
+	*out = (struct tj_admission){ ADMIT_YES, "Admitted", held->message,
+				      (const char *const *)held->nodes, held->n_nodes };
 	return true;
 }
 
@@ -489,6 +499,61 @@ static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *
 	return 0;
 }
 
+struct bound_ranks {
+	int attempt, n;
+	unsigned char *bound;    /* per rank */
+};
+
+/* Mark the rank of a pod of the attempt that has a node and has not ended. */
+static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct bound_ranks *b = arg;
+	struct cache_pod p;
+
+	(void)key;
+	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt && p.node &&
+	    p.rank >= 0 && p.rank < b->n && p.phase != POD_SUCCEEDED && p.phase != POD_FAILED)
+		b->bound[p.rank] = 1;
+	return 0;
+}
+
+/* The node the stored (or recorded) admission gave rank, or NULL. */
+static const char *decided_node(const struct candidate *w, int rank)
+{
+	const struct tj_status *st = &w->job.status;
+
+	if (w->recorded.nodes)
+		return rank < w->recorded.n_nodes ? w->recorded.nodes[rank] : NULL;
+	for (size_t i = 0; i < st->n_nodes; i++)
+		if (st->nodes[i].rank == rank)
+			return st->nodes[i].node;
+	return NULL;
+}
+
+/*
+ * Room for an admitted gang's pods that have no node yet, each on the node
+ * its admission chose: that is where it is pinned, so nothing else may be
+ * admitted there. A node that is gone holds nothing (the planner restarts
+ * that gang); a rank without a chosen node (an admission of an earlier
+ * version) is placed as a fit would place it.
+ */
+static void reserve_admitted(struct manager *m, struct scratch *s, struct capacity *cap,
+			     const struct candidate *w, const struct cap_demand *d)
+{
+	int n = w->job.spec.num_nodes;
+	struct bound_ranks b = { w->job.status.restarts + w->job.status.infra_restarts, n,
+				 scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
+	char key[STORE_KEY_MAX];
+
+	if (!b.bound)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", w->job.meta.namespace, w->job.meta.name);
+	store_index_foreach_record(m->stores[KIND_PODS], "job", key, mark_bound, &b);
+	for (int r = 0; r < n; r++)
+		if (!b.bound[r])
+			capacity_reserve(cap, d, 1, decided_node(w, r), NULL);
+}
+
 /*
  * The queue: every waiting candidate in c, with its demand. Admitted gangs
  * are not in it; their pods without a node yet are reserved in cap instead.
@@ -504,8 +569,7 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 
 		demand_of(s, &w->job, &d);
 		if (w->admitted) {
-			/* Room for the admitted gang's pods that have no node yet. */
-			capacity_reserve(cap, &d, w->unbound, NULL, NULL);
+			reserve_admitted(c->m, s, cap, w, &d);
 			continue;
 		}
 		if (same_job(&w->job, job))
@@ -520,33 +584,57 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 	}
 }
 
-/* Turn job's decision into out; an admission is recorded until the cache shows it. */
-static int gang_verdict(struct manager *m, const char *key, const struct trainingjob *job,
-			const struct adm_decision *d, uint64_t now_ms, struct tj_admission *out,
-			char *msg, size_t size)
+/* A message into held, and out pointing at it. 0 or CADRE_ENOMEM. */
+static int hold_message(struct jobmemo_admission *held, struct tj_admission *out, const char *msg)
 {
-	int err = 0;
+	char *copy = strdup(msg);
 
-	snprintf(msg, size, "%s", d->message);
+	if (!copy)
+		return CADRE_ENOMEM;
+	free(held->message);
+	held->message = copy;
+	out->message = copy;
+	return 0;
+}
+
+/*
+ * Turn job's decision into out (its strings in held); an admission is
+ * recorded, with the node of every rank, until the cache shows it.
+ */
+static int gang_verdict(struct manager *m, const char *key, const struct trainingjob *job,
+			const struct capacity *cap, const struct adm_decision *d, uint64_t now_ms,
+			struct tj_admission *out, struct jobmemo_admission *held)
+{
+	int n = job->spec.num_nodes, err;
+	const char **names;
+
 	if (d->verdict != ADM_ADMIT) {
 		out->reason = d->reason == ADM_REASON_QUEUED_BEHIND ?
 			      "QueuedBehind" : "InsufficientCapacity";
-		return 0;
+		return hold_message(held, out, d->message);
 	}
+	names = calloc(n > 0 ? (size_t)n : 1, sizeof(*names));
+	if (!names)
+		return CADRE_ENOMEM;
+	for (int r = 0; r < n; r++)
+		names[r] = cap->nodes[d->nodes[r]].name;
+	jobmemo_admission_release(held);
+	err = jobmemo_admission_set(held, d->message, names, n);
 	/* Until the cache shows it, every other decision must count this gang. */
-	if (m->admitted)
-		err = admitted_record(m->admitted, key, job->meta.uid,
-				      job->status.restarts + job->status.infra_restarts, msg,
-				      now_ms);
+	if (!err)
+		err = jobmemo_admit(m->memo, key, job->meta.uid,
+				    job->status.restarts + job->status.infra_restarts, d->message,
+				    names, n, now_ms);
+	free(names);
 	if (err)
 		return err;
-	out->verdict = ADMIT_YES;
-	out->reason = "Admitted";
+	*out = (struct tj_admission){ ADMIT_YES, "Admitted", held->message,
+				      (const char *const *)held->nodes, held->n_nodes };
 	return 0;
 }
 
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
-	       char *msg, size_t size)
+	       struct jobmemo_admission *held)
 {
 	struct collect c = { .m = m, .now = time(NULL), .now_ms = manager_now_ms() };
 	char key[STORE_KEY_MAX];
@@ -563,12 +651,12 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 
 	memset(&cap, 0, sizeof(cap));
 	admission_init(&adm);
-	*out = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", msg };
-	snprintf(msg, size, "waiting for capacity");
+	*out = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity",
+				      .message = "waiting for capacity" };
 	snprintf(key, sizeof(key), "%s/%s", job->meta.namespace ? job->meta.namespace : "",
 		 job->meta.name ? job->meta.name : "");
 	pthread_mutex_lock(&m->admission_lock);
-	if (admitted_before(m, key, job, c.now_ms, out, msg, size))
+	if (admitted_before(m, key, job, c.now_ms, out, held))
 		goto out;
 	err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes);
 	if (err)
@@ -593,14 +681,17 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	}
 	if (target < 0) {
 		/* Not a candidate now (backing off, restarting): wait and say why. */
-		snprintf(msg, size, "not waiting for admission yet (phase %s)",
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "not waiting for admission yet (phase %s)",
 			 tj_phase_name(job->status.phase));
+		err = hold_message(held, out, msg);
 		goto out;
 	}
 	err = admission_decide(&adm, &cap, queue, n_queue, c.now,
 			       m->opts->starvation_seconds, decisions);
 	if (!err)
-		err = gang_verdict(m, key, job, &decisions[target], c.now_ms, out, msg, size);
+		err = gang_verdict(m, key, job, &cap, &decisions[target], c.now_ms, out, held);
 out:
 	pthread_mutex_unlock(&m->admission_lock);
 	admission_release(&adm);

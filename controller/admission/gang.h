@@ -19,16 +19,22 @@
 #include <stddef.h>
 
 #include "api/trainingjob.h"
+#include "controller/manager/jobmemo.h"
 #include "controller/trainingjob/tj_plan.h"
 
 struct manager;
 
 /*
- * Decide for job. out->message points into msg (size bytes). Returns 0 or
- * CADRE_ENOMEM.
+ * Decide for job. An admission places every rank on a node, and is
+ * recorded (jobmemo.h) until the TrainingJob cache shows the status that
+ * stores it: every later decision counts the gang on exactly those nodes.
+ * A job recorded so is admitted again with the same message and nodes (its
+ * status write failed). out's strings and node list point into held,
+ * which the caller releases (jobmemo_admission_release) after using out.
+ * Returns 0 or CADRE_ENOMEM.
  */
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
-	       char *msg, size_t size);
+	       struct jobmemo_admission *held);
 
 /*
  * The distinct values of the accelerator label on cached Nodes that match

@@ -95,6 +95,13 @@ struct build_opts {
 	 */
 	const char *const *claim_names;
 	size_t n_claim_names;
+	/*
+	 * Built-in gang mode: the node the admission chose for this pod's rank.
+	 * The pod requires it by name (node affinity matchFields metadata.name,
+	 * AND-ed into every term), so kube-scheduler still checks the pod
+	 * against it but places it nowhere else. NULL: not pinned.
+	 */
+	const char *node;
 };
 
 /*

@@ -474,29 +474,62 @@ static int member(json_t *parent, const char *key, bool array, json_t **child)
 	return json_object_set_new(parent, key, v) ? CADRE_ENOMEM : 0;
 }
 
+/* {key: metadata.name, operator: In, values: [node]}: the pod's own node, by name. */
+static int pin_field(const char *node, json_t **out)
+{
+	*out = json_pack("{s:s, s:s, s:[s]}", "key", "metadata.name", "operator", "In", "values",
+			 node);
+	return *out ? 0 : CADRE_ENOMEM;
+}
+
 /*
- * podTemplate's affinity with the accelerator requirement AND-ed in: terms
- * of nodeSelectorTerms are OR-ed by the scheduler, so the expression goes
- * into every term (a new single term when there is none). The rest of the
- * user's affinity (pod affinity, preferences) passes as given.
+ * Append a copy of item to term[key] (a list, made when absent), for every
+ * term. CADRE_EINVAL (said in err) when a term or the list has another shape.
+ */
+static int and_into_terms(const struct pod_ctx *c, json_t *terms, const char *key,
+			  const json_t *item)
+{
+	json_t *term, *list;
+	size_t i;
+	int ret;
+
+	json_array_foreach(terms, i, term) {
+		ret = json_is_object(term) ? member(term, key, true, &list) : CADRE_EINVAL;
+		if (ret == CADRE_EINVAL)
+			build_fail(c->err, ret, "spec.podTemplate.spec.affinity.nodeAffinity",
+				   "nodeSelectorTerms[%zu] must be a term with a list of %s", i, key);
+		if (!ret && json_array_append_new(list, json_deep_copy(item)))
+			ret = CADRE_ENOMEM;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * podTemplate's affinity with the accelerator requirement and the pinned
+ * node (build_opts.node) AND-ed in: terms of nodeSelectorTerms are OR-ed by
+ * the scheduler, so each goes into every term (a new single term when there
+ * is none). The rest of the user's affinity (pod affinity, preferences)
+ * passes as given.
  */
 static int build_affinity(const struct pod_ctx *c, json_t **out)
 {
 	static const char path[] = "spec.podTemplate.spec.affinity.nodeAffinity";
 	const json_t *template = c->job->spec.pod_template.affinity;
-	json_t *affinity = NULL, *expr = NULL, *node, *required, *terms, *term, *exprs;
-	size_t i;
+	json_t *affinity = NULL, *expr = NULL, *pin = NULL, *node, *required, *terms;
 	int ret;
 
 	*out = NULL;
-	if (c->gpus == 0) {
+	if (c->gpus == 0 && !c->opts->node) {
 		if (template)
 			*out = json_deep_copy(template);
 		return template && !*out ? CADRE_ENOMEM : 0;
 	}
-	ret = accel_expression(c, &expr);
-	if (ret)
+	if (c->gpus > 0 && (ret = accel_expression(c, &expr)))
 		return ret;
+	if (c->opts->node && (ret = pin_field(c->opts->node, &pin)))
+		goto out;
 	ret = CADRE_ENOMEM;
 	affinity = copy_or_new(template, false);
 	if (!affinity)
@@ -518,23 +551,16 @@ static int build_affinity(const struct pod_ctx *c, json_t **out)
 	ret = CADRE_ENOMEM;
 	if (json_array_size(terms) == 0 && json_array_append_new(terms, json_object()))
 		goto out;
-	json_array_foreach(terms, i, term) {
-		ret = json_is_object(term) ? member(term, "matchExpressions", true, &exprs) :
-		      CADRE_EINVAL;
-		if (ret == CADRE_EINVAL)
-			build_fail(c->err, ret, path, "nodeSelectorTerms[%zu] must be a term with "
-				   "a list of matchExpressions", i);
-		if (!ret && json_array_append_new(exprs, json_deep_copy(expr)))
-			ret = CADRE_ENOMEM;
-		if (ret)
-			goto out;
-	}
+	if ((expr && (ret = and_into_terms(c, terms, "matchExpressions", expr))) ||
+	    (pin && (ret = and_into_terms(c, terms, "matchFields", pin))))
+		goto out;
 	*out = affinity;
 	affinity = NULL;
 	ret = 0;
 out:
 	json_decref(affinity);
 	json_decref(expr);
+	json_decref(pin);
 	return ret;
 }
 
@@ -770,9 +796,6 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 		goto out;
 	pspec = json_object_get(pod, "spec");
 	bad = 0;
-	if (c.mode == GANG_BUILTIN)
-		bad |= json_object_set_new(pspec, "schedulingGates",
-					   json_pack("[{s:s}]", "name", GANG_GATE)) != 0;
 	if (c.mode == GANG_NATIVE) {
 		/* kube-scheduler holds the pods until the whole PodGroup fits: no gate of ours. */
 		char group[256];

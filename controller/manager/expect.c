@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS, EXPECT_UNGATE, EXPECT_QUIET };
+enum expect_kind { EXPECT_CREATE, EXPECT_DELETE, EXPECT_STATUS, EXPECT_QUIET };
 
 struct expect_item {
 	struct expect_item *next;
@@ -143,8 +143,8 @@ bool expect_satisfied(struct expect *e, const char *job, uint64_t now_ms)
 				item_free(it);
 				continue;
 			}
-			/* A pending ungate or quiet time holds nothing back (expect.h). */
-			if (it->kind != EXPECT_UNGATE && it->kind != EXPECT_QUIET)
+			/* A quiet time holds nothing back (expect.h). */
+			if (it->kind != EXPECT_QUIET)
 				satisfied = false;
 		}
 		link = &it->next;
@@ -170,23 +170,6 @@ static bool pending(struct expect *e, enum expect_kind kind, const char *job, co
 bool expect_deleting(struct expect *e, const char *job, const char *name, uint64_t now_ms)
 {
 	return pending(e, EXPECT_DELETE, job, name, now_ms);
-}
-
-int expect_ungate(struct expect *e, const char *job, const char *uid, uint64_t now_ms)
-{
-	return expect_add(e, EXPECT_UNGATE, job, uid, now_ms);
-}
-
-bool expect_ungating(struct expect *e, const char *job, const char *uid, uint64_t now_ms)
-{
-	return pending(e, EXPECT_UNGATE, job, uid, now_ms);
-}
-
-void expect_observed_ungate(struct expect *e, const char *job, const char *uid)
-{
-	pthread_mutex_lock(&e->lock);
-	remove_matching(e, job, uid, EXPECT_UNGATE);
-	pthread_mutex_unlock(&e->lock);
 }
 
 int expect_status_written(struct expect *e, const char *job, const char *rv, uint64_t now_ms)

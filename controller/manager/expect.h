@@ -57,20 +57,6 @@ bool expect_status_fresh(struct expect *e, const char *job, const char *cached_r
 			 uint64_t now_ms);
 
 /*
- * Ungates. A pass that removed the gang gate from a pod (a 200 to its PATCH)
- * must not send the same PATCH again while the cache still shows the gate:
- * the next pass would otherwise see a complete, gated gang and ungate it a
- * second time. expect_ungate() records the pod by uid (a restarted gang's
- * pods keep their names, never their uids); expect_ungating() is true while
- * that record lives (until expect_observed_ungate(), when the cache shows the
- * pod without the gate, or the timeout). Ungates never hold back
- * expect_satisfied(): they create and delete nothing.
- */
-int expect_ungate(struct expect *e, const char *job, const char *uid, uint64_t now_ms);
-bool expect_ungating(struct expect *e, const char *job, const char *uid, uint64_t now_ms);
-void expect_observed_ungate(struct expect *e, const char *job, const char *uid);
-
-/*
  * Quiet time for a starting gang's progress (tj_status_progress_only): after
  * a status write, the next write of progress alone waits until until_ms.
  * expect_quiet() records it (replacing an earlier one); expect_quiet_until()

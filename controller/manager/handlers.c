@@ -83,7 +83,7 @@ static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
 	struct manager *m = ctx;
 
 	expect_forget(m->expect, key);
-	refusals_forget(m->refusals, key);
+	jobmemo_forget(m->memo, key);
 	manager_kick_admission(m);
 	enqueue_job_volumes(m, obj);
 }

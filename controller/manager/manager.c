@@ -352,7 +352,14 @@ static void on_stopped_leading(void *ctx)
 	atomic_store(&m->leading, false);
 	metric_set(m->metrics.leader, NULL, 0);
 	if (!atomic_load(&m->stopping)) {
-		/* Another replica may be writing now: stop at once, as client-go does. */
+		/*
+		 * Another replica may be writing now: no write of ours may go out
+		 * after this, not even one a worker is in the middle of (its pass
+		 * ends as a crash would end it, which the next leader finishes
+		 * from the stored status), and the process exits, as client-go's
+		 * users do.
+		 */
+		kube_http_cancel(m->http, true);
 		log_error("leader", "lost the leader Lease; exiting so a clean process takes over");
 		manager_stop(m);
 	}
@@ -475,9 +482,8 @@ int manager_init(struct manager *m, const struct options *opts)
 	m->pod_batch_ms = MANAGER_POD_BATCH_MS;
 	m->expect = expect_new(5 * 60 * 1000);
 	/* As long as a pod create is believed (expect.h): the same window. */
-	m->admitted = admitted_new(5 * 60 * 1000);
-	m->refusals = refusals_new();
-	if (!m->queue || !m->expect || !m->admitted || !m->refusals)
+	m->memo = jobmemo_new(5 * 60 * 1000);
+	if (!m->queue || !m->expect || !m->memo)
 		return CADRE_ENOMEM;
 	err = events_new(m->http, &events_opts, &m->events);
 	if (err)
@@ -663,8 +669,7 @@ void manager_release(struct manager *m)
 		store_free(m->stores[k]);
 	wq_free(m->queue);
 	expect_free(m->expect);
-	admitted_free(m->admitted);
-	refusals_free(m->refusals);
+	jobmemo_free(m->memo);
 	registry_free(m->registry);
 	kube_http_free(m->lease_http);
 	kube_http_free(m->http);

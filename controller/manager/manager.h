@@ -2,7 +2,7 @@
  * manager.h - the controller process's moving parts, wired together.
  *
  * One manager owns: the API client, a reflector and store per watched kind,
- * the work queue and its workers, expectations, the refused pod creates,
+ * the work queue and its workers, expectations, the job memo (jobmemo.h),
  * the event recorder, the metrics registry and, with --leader-elect, the
  * elector. Store handlers turn changes into queue keys; workers take keys
  * and run the reconciler of their kind. Workers run only while this process may write: always without
@@ -25,10 +25,9 @@
 #include <stdint.h>
 
 #include "controller/kinds.h"
-#include "controller/admission/admitted.h"
 #include "controller/manager/expect.h"
+#include "controller/manager/jobmemo.h"
 #include "controller/serve/metrics.h"
-#include "controller/trainingjob/refusals.h"
 #include "controller/options.h"
 #include "kube/events.h"
 #include "kube/http.h"
@@ -91,8 +90,7 @@ struct manager {
 	 */
 	uint64_t pod_batch_ms;
 	struct expect *expect;
-	struct admitted *admitted;             /* admissions the cache does not show yet */
-	struct refusals *refusals;             /* refused pod creates, per job (refusals.h) */
+	struct jobmemo *memo;                  /* what the caches cannot show yet (jobmemo.h) */
 	struct events *events;
 	struct leader *leader;
 	pthread_t *workers;

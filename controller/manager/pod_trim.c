@@ -289,6 +289,35 @@ json_t *pod_trim(const json_t *pod, void *arg)
 	return pod_trim_summary(pod, arg);
 }
 
+const char *pod_pinned_node(const json_t *spec)
+{
+	const json_t *terms = json_object_get(json_object_get(json_object_get(json_object_get(
+		spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms");
+	const char *pinned = NULL;
+	const json_t *term, *field;
+	size_t i, j;
+
+	/* Terms are OR-ed: the pod is pinned only when every term names the same node. */
+	json_array_foreach(terms, i, term) {
+		const char *named = NULL;
+
+		json_array_foreach(json_object_get(term, "matchFields"), j, field) {
+			const json_t *values = json_object_get(field, "values");
+			const char *key = json_string_value(json_object_get(field, "key"));
+			const char *op = json_string_value(json_object_get(field, "operator"));
+
+			if (key && op && !strcmp(key, "metadata.name") && !strcmp(op, "In") &&
+			    json_array_size(values) == 1)
+				named = json_string_value(json_array_get(values, 0));
+		}
+		if (!named || (pinned && strcmp(pinned, named)))
+			return NULL;
+		pinned = named;
+	}
+	return pinned;
+}
+
 json_t *pod_trim_summary(const json_t *pod, void *arg)
 {
 	const json_t *meta = json_object_get(pod, "metadata");
@@ -321,6 +350,9 @@ json_t *pod_trim_summary(const json_t *pod, void *arg)
 		goto fail;
 	if (json_array_size(gates) &&
 	    json_object_set_new_nocheck(out, "schedulingGates", json_true()))
+		goto fail;
+	if (!json_object_get(out, "nodeName") && pod_pinned_node(spec) &&
+	    json_object_set_new_nocheck(out, "pinnedNode", json_string(pod_pinned_node(spec))))
 		goto fail;
 	json_decref(requests);
 	return out;

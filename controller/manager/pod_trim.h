@@ -27,6 +27,7 @@
  *
  * Every other pod is kept as a flat summary, enough to count what it uses:
  *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),
+ *    "pinnedNode": "..." (not bound, and pinned: pod_pinned_node),
  *    "phase": "...", "requests": {"cpu": "1500m", "memory": "1073741824",
  *    "nvidia.com/gpu": "8", ...}, "schedulingGates": true (when gated)}
  * requests is a ResourceList of the pod's effective requests as the
@@ -37,6 +38,14 @@
  * to tell it from a whole pod.
  */
 json_t *pod_trim(const json_t *pod, void *arg);
+
+/*
+ * The one node a pod's required node affinity allows by name (every term
+ * has a matchFields {metadata.name In [that node]}, as cadre's built-in
+ * gangs and DaemonSets pin their pods), or NULL. Borrowed from spec.
+ * Such a pod will take capacity there even before it is bound.
+ */
+const char *pod_pinned_node(const json_t *spec);
 
 /*
  * Trim every pod to the flat summary above, cadre's own included: for a

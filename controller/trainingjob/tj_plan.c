@@ -52,12 +52,23 @@ static void *grow(struct planner *p, void **items, size_t *n, size_t size)
 	return (char *)more + (*n)++ * size;
 }
 
+/* The objects a job has one of: planned at most once per pass, whoever asks. */
+static bool one_per_job(enum tj_action_kind kind)
+{
+	return kind == TJ_CREATE_ENTRYPOINT || kind == TJ_CREATE_SERVICE ||
+	       kind == TJ_CREATE_PODGROUP || kind == TJ_DELETE_JOB;
+}
+
 static struct tj_action *action(struct planner *p, enum tj_action_kind kind, int rank,
 				const struct podview *pod)
 {
-	struct tj_action *a = grow(p, (void **)&p->out->actions, &p->out->n_actions,
-				   sizeof(*a));
+	struct tj_action *a;
 
+	if (one_per_job(kind))
+		for (size_t i = 0; i < p->out->n_actions; i++)
+			if (p->out->actions[i].kind == kind)
+				return &p->out->actions[i];
+	a = grow(p, (void **)&p->out->actions, &p->out->n_actions, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->kind = kind;
@@ -207,33 +218,74 @@ static bool phase_was(const struct planner *p, enum tj_phase phase)
 
 static void clear_nodes(struct planner *p);
 
-/* Rebuild status.nodes and readyNodes from the pods of the current attempt. */
+/*
+ * The node the stored admission chose for rank: built-in mode keeps its
+ * decision in status.nodes (docs/design.md 3.1). NULL in the other modes,
+ * and for a rank it has none for.
+ */
+static const char *decided_node(const struct planner *p, int rank)
+{
+	const struct tj_status *st = &p->out->status;
+
+	if (p->in->mode != GANG_BUILTIN)
+		return NULL;
+	for (size_t i = 0; i < st->n_nodes; i++)
+		if (st->nodes[i].rank == rank)
+			return st->nodes[i].node;
+	return NULL;
+}
+
+static void node_status_release(struct tj_node_status *ns)
+{
+	free(ns->pod);
+	free(ns->node);
+	free(ns->ip);
+	free(ns->phase);
+}
+
+/*
+ * Rebuild status.nodes and readyNodes from the pods of the current attempt.
+ * A rank whose pod does not exist (yet) keeps the node the admission chose
+ * for it, without a phase: that is the record its pod is created from.
+ */
 static void record_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 	int n = num_nodes(p), attempt = attempt_of(st), ready = 0;
+	struct tj_node_status *fresh = calloc((size_t)n, sizeof(*fresh));
+	size_t n_fresh = 0;
 
-	clear_nodes(p);
+	if (!fresh) {
+		p->err = CADRE_ENOMEM;
+		return;
+	}
 	for (int rank = 0; rank < n; rank++) {
 		const struct podview *v = NULL;
+		const char *decided = decided_node(p, rank);
 		struct tj_node_status *ns;
+		char name[320];
 
 		for (size_t i = 0; i < p->in->n_pods; i++)
 			if (p->in->pods[i].rank == rank && p->in->pods[i].attempt == attempt)
 				v = &p->in->pods[i];
+		if (!v && !decided)
+			continue;
+		ns = &fresh[n_fresh++];
+		ns->rank = rank;
+		snprintf(name, sizeof(name), "%s-%d", p->job->meta.name ? p->job->meta.name : "",
+			 rank);
+		set_string(p, &ns->pod, v ? v->name : name);
+		set_string(p, &ns->node, v && v->node ? v->node : decided);
 		if (!v)
 			continue;
-		ns = grow(p, (void **)&st->nodes, &st->n_nodes, sizeof(*ns));
-		if (!ns)
-			return;
-		ns->rank = rank;
-		set_string(p, &ns->pod, v->name);
-		set_string(p, &ns->node, v->node);
 		set_string(p, &ns->ip, v->ip);
 		set_string(p, &ns->phase, pod_phase_name(v->phase));
 		if (v->phase == POD_RUNNING && !v->deleting)
 			ready++;
 	}
+	clear_nodes(p);
+	st->nodes = fresh;
+	st->n_nodes = n_fresh;
 	st->ready_nodes = ready;
 }
 
@@ -241,12 +293,8 @@ static void clear_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 
-	for (size_t i = 0; i < st->n_nodes; i++) {
-		free(st->nodes[i].pod);
-		free(st->nodes[i].node);
-		free(st->nodes[i].ip);
-		free(st->nodes[i].phase);
-	}
+	for (size_t i = 0; i < st->n_nodes; i++)
+		node_status_release(&st->nodes[i]);
 	free(st->nodes);
 	st->nodes = NULL;
 	st->n_nodes = 0;
@@ -699,7 +747,7 @@ static bool native_disrupted(struct planner *p)
 /* What this attempt's pods say, rank by rank: the census the gang decides on. */
 struct gang_census {
 	const struct podview *user_fail, *infra_fail, *start_trouble, *sched_trouble;
-	int running, succeeded, have, gated;
+	int running, succeeded, have;
 };
 
 /* File this attempt's pods by rank and count them. */
@@ -722,8 +770,6 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 		if (!v)
 			continue;
 		c->have++;
-		if (v->gated)
-			c->gated++;
 		if (v->phase == POD_RUNNING && !v->deleting)
 			c->running++;
 		if (v->phase == POD_SUCCEEDED)
@@ -751,16 +797,22 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 	}
 }
 
-/* A rank recorded in status.nodes whose pod is gone was deleted by someone: restart. */
+/*
+ * A rank whose pod the stored status has seen (it has a phase, or the whole
+ * gang was Running) and is gone was deleted by someone: restart. A rank
+ * with only its admitted node recorded has a pod still to be created.
+ */
 static bool gang_deleted_outside(struct planner *p, const struct podview **by_rank, int n,
 				 int attempt)
 {
+	bool was_running = p->job->status.phase == TJ_PHASE_RUNNING;
 	char why[1024];
 
 	for (size_t i = 0; i < p->job->status.n_nodes; i++) {
 		const struct tj_node_status *ns = &p->job->status.nodes[i];
+		bool seen = was_running || (ns->phase && *ns->phase);
 
-		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] &&
+		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] && seen &&
 		    attempt_of(&p->job->status) == attempt) {
 			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
 				 ns->pod ? ns->pod : "?", ns->rank);
@@ -866,8 +918,9 @@ static bool gang_outcome(struct planner *p, const struct podview **by_rank, int 
 }
 
 /*
- * Progress: create what is missing, ungate a complete gang, and say Running
- * once every pod runs. True when the gang is Running.
+ * Progress: create what is missing (built-in: each pod pinned to its rank's
+ * admitted node) and say Running once every pod runs. True when the gang
+ * is Running.
  */
 static bool gang_progress(struct planner *p, const struct podview **by_rank, int n,
 			  const struct gang_census *c)
@@ -876,27 +929,10 @@ static bool gang_progress(struct planner *p, const struct podview **by_rank, int
 	struct tj_status *st = &p->out->status;
 
 	/* Create what is missing, once every earlier create has been seen. */
-	if (c->have < n && in->expectations_met) {
+	if (c->have < n && in->expectations_met)
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])
 				action(p, TJ_CREATE_POD, r, NULL);
-		/* Built-in gating: the gates come off right after, if every create succeeds. */
-		if (in->mode == GANG_BUILTIN)
-			for (int r = 0; r < n; r++) {
-				struct tj_action *a;
-
-				if (by_rank[r] && !by_rank[r]->gated)
-					continue;
-				a = action(p, TJ_UNGATE_POD, r, by_rank[r]);
-				if (a)
-					a->after_creates = true;
-			}
-	}
-	/* All exist: remove every gate together, so the gang binds as one. */
-	if (c->have == n && c->gated > 0)
-		for (int r = 0; r < n; r++)
-			if (by_rank[r]->gated)
-				action(p, TJ_UNGATE_POD, r, by_rank[r]);
 
 	record_nodes(p);
 	if (c->running != n)
@@ -1015,6 +1051,61 @@ static bool service_blocked(struct planner *p, const struct tj_refusal *refused,
 	return true;
 }
 
+/*
+ * Built-in mode: a pod still to be created, or one an earlier version left
+ * gated, needs the node the stored admission chose for its rank. An
+ * admission stored without one (by a version that gated its pods and kept
+ * the placement in memory) cannot be finished: the gang is admitted again,
+ * without blame. True when it restarted.
+ */
+static bool builtin_record_incomplete(struct planner *p, const struct podview **by_rank, int n)
+{
+	char why[1024];
+
+	if (p->in->mode != GANG_BUILTIN)
+		return false;
+	for (int r = 0; r < n; r++) {
+		if (by_rank[r] ? !by_rank[r]->gated : decided_node(p, r) != NULL)
+			continue;
+		snprintf(why, sizeof(why), "attempt %d was admitted without a stored node for rank "
+			 "%d (an earlier cadre version kept its placement in memory); the gang is "
+			 "admitted again", attempt_of(&p->out->status), r);
+		restart(p, false, "AdmissionIncomplete", NULL, why);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Built-in mode: a node the admission chose that no longer exists will never
+ * take its rank's pod; the gang goes back to the queue at once rather than
+ * after its gang timeout. (A node that is only NotReady may come back: the
+ * gang timeout bounds that wait.) True when it restarted.
+ */
+static bool builtin_node_gone(struct planner *p, const struct podview **by_rank, int n)
+{
+	const struct tj_input *in = p->in;
+	char why[1024];
+
+	if (in->mode != GANG_BUILTIN || !in->node_known)
+		return false;
+	for (int r = 0; r < n; r++) {
+		const char *node = decided_node(p, r);
+		struct podview v = { .rank = r, .node = node, .attempt = attempt_of(&p->out->status) };
+		char name[320];
+
+		if ((by_rank[r] && by_rank[r]->node) || !node || in->node_known(in->node_ctx, node))
+			continue;
+		snprintf(name, sizeof(name), "%s-%d", p->job->meta.name ? p->job->meta.name : "", r);
+		v.name = name;
+		snprintf(why, sizeof(why), "node %s, admitted for rank %d, is gone before its pod "
+			 "was placed", node, r);
+		restart(p, false, "NodeLost", &v, why);
+		return true;
+	}
+	return false;
+}
+
 /* One pass over an admitted (or admitting) gang: census, outcome, progress, timeout. */
 static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 {
@@ -1053,6 +1144,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	if (gang_outcome(p, by_rank, n, &c))
 		return;
 	if (refused && refusal_expired(p, refused, refused_since))
+		return;
+	if (builtin_record_incomplete(p, by_rank, n) || builtin_node_gone(p, by_rank, n))
 		return;
 	if (gang_progress(p, by_rank, n, &c))
 		return;
@@ -1201,6 +1294,65 @@ static void builtin_wait(struct planner *p)
 	set_message(p, "%s", msg);
 }
 
+/*
+ * Built-in mode, while the gang waits: its entrypoint ConfigMap and Service
+ * are made now, so that admission has only the pods left to create. While
+ * either is refused the job is no candidate for admission (it would hold
+ * capacity it cannot use): it says why, and the gang timeout, counted from
+ * the first refusal, bounds the wait. True when the pass ends here.
+ */
+static bool builtin_prepare(struct planner *p)
+{
+	const struct tj_input *in = p->in;
+	const struct tj_refusal *r = in->refusal;
+
+	if (in->mode != GANG_BUILTIN)
+		return false;
+	if (!in->entrypoint_exists && in->expectations_met)
+		action(p, TJ_CREATE_ENTRYPOINT, -1, NULL);
+	if (!in->service_exists)
+		action(p, TJ_CREATE_SERVICE, -1, NULL);
+	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status) ||
+	    !((r->rank == TJ_REFUSAL_ENTRYPOINT && !in->entrypoint_exists) ||
+	      (r->rank == TJ_REFUSAL_SERVICE && !in->service_exists)))
+		return false;
+	hold_for_refusal(p, r, r->first_time);
+	return true;
+}
+
+/*
+ * The built-in admission's decision, into status.nodes: the node of every
+ * rank, which the status write stores before any pod exists and from which
+ * every pod of the attempt is created (record_nodes keeps it).
+ */
+static void record_decision(struct planner *p)
+{
+	const struct tj_admission *a = &p->in->admission;
+	struct tj_status *st = &p->out->status;
+	int n = num_nodes(p);
+
+	clear_nodes(p);
+	if (!a->nodes || a->n_nodes != n) {
+		p->err = CADRE_EINVAL;  /* the admission queue always places every rank */
+		return;
+	}
+	st->nodes = calloc((size_t)n, sizeof(*st->nodes));
+	if (!st->nodes) {
+		p->err = CADRE_ENOMEM;
+		return;
+	}
+	for (int r = 0; r < n; r++) {
+		struct tj_node_status *ns = &st->nodes[st->n_nodes++];
+		char name[320];
+
+		snprintf(name, sizeof(name), "%s-%d", p->job->meta.name ? p->job->meta.name : "",
+			 r);
+		ns->rank = r;
+		set_string(p, &ns->pod, name);
+		set_string(p, &ns->node, a->nodes[r]);
+	}
+}
+
 /* Admission by the gang scheduler in use. True when the pass ends here (not admitted). */
 static bool not_admitted(struct planner *p)
 {
@@ -1225,6 +1377,7 @@ static bool not_admitted(struct planner *p)
 		}
 		admit(p, in->admission.message ? in->admission.message :
 		      "admitted: the whole gang fits");
+		record_decision(p);
 		break;
 	}
 	return false;
@@ -1241,7 +1394,8 @@ static void plan_active(struct planner *p)
 	if (old_gang_going(p) || stale_pods_going(p, attempt))
 		return;
 	if (!condition_is_true(&st->conditions, "Admitted")) {
-		if (!volumes_ready(p) || restart_backing_off(p, attempt) || not_admitted(p))
+		if (!volumes_ready(p) || restart_backing_off(p, attempt) || builtin_prepare(p) ||
+		    not_admitted(p))
 			return;
 	}
 	plan_gang(p);

@@ -13,8 +13,12 @@
  *   Suspended:      spec.suspend; every pod deleted, the Service kept.
  *   Pending:        a Volume is missing or not Bound.
  *   Queued:         waiting for admission (capacity, priority, Kueue) or for
- *                   the restart backoff to pass.
- *   Starting:       admitted; pods created gated, then ungated together.
+ *                   the restart backoff to pass. A built-in gang has its
+ *                   Service and entrypoint ConfigMap then, and no pod.
+ *   Starting:       admitted. Built-in: the decision (Admitted, and the
+ *                   node of every rank in status.nodes) is the status the
+ *                   reconciler writes before anything else, and every pod
+ *                   is created ungated and pinned to its rank's node.
  *                   In native mode the PodGroup and the pods exist before
  *                   admission, which is kube-scheduler placing the group.
  *   Running:        every pod Running.
@@ -25,6 +29,13 @@
  * reaches the point where a built-in gang must be admitted and none was
  * given, it says so (needs_admission) and the caller asks the admission
  * queue and calls it again.
+ *
+ * Every decision the plan acts on is in its status: the admission and the
+ * nodes it chose, a restart with its counters and lastFailure, a finish.
+ * The reconciler stores that status before it makes any of the plan's
+ * writes, and makes none when the status cannot be stored, so a process
+ * that stops at any point leaves a status that says what it was doing;
+ * the next one plans from it and finishes the work (docs/design.md 3.1).
  */
 #ifndef CADRE_TJ_PLAN_H
 #define CADRE_TJ_PLAN_H
@@ -113,6 +124,13 @@ struct tj_admission {
 	enum admit_verdict verdict;
 	const char *reason;       /* ADMIT_WAIT: InsufficientCapacity | QueuedBehind | ... */
 	const char *message;      /* for a person */
+	/*
+	 * ADMIT_YES: the node of each rank, n_nodes == numNodes (a node
+	 * repeated when it takes several ranks). The plan stores them in
+	 * status.nodes, and the pods are pinned to them.
+	 */
+	const char *const *nodes;
+	int n_nodes;
 };
 
 struct tj_input {
@@ -127,6 +145,8 @@ struct tj_input {
 	size_t n_volumes;
 	/* Whether the node exists and is Ready; NULL: every node is fine. */
 	bool (*node_ok)(void *ctx, const char *node);
+	/* Whether the node exists at all, Ready or not; NULL: every node does. */
+	bool (*node_known)(void *ctx, const char *node);
 	void *node_ctx;
 	struct tj_admission admission;
 	bool service_exists;          /* the job's Service exists and is the job's (its uid) */
@@ -154,8 +174,11 @@ enum tj_action_kind {
 	 */
 	TJ_CREATE_ENTRYPOINT,
 	TJ_CREATE_SERVICE,
-	TJ_CREATE_POD,     /* rank, attempt; gated per the mode */
-	TJ_UNGATE_POD,     /* pod; NULL with after_creates: the pod this pass creates */
+	/*
+	 * rank, attempt. Built-in mode: pinned to the node status.nodes gives
+	 * the rank (the plan's status, which is stored first).
+	 */
+	TJ_CREATE_POD,
 	TJ_DELETE_POD,     /* pod, uid (precondition) */
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
 	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
@@ -168,14 +191,6 @@ struct tj_action {
 	int attempt;
 	const char *pod;   /* borrowed from the input's pod views */
 	const char *uid;
-	/*
-	 * TJ_UNGATE_POD only: done in the same pass as the creates before it, and
-	 * only when every one of them was answered 201: then the answers prove that
-	 * every pod of the attempt exists, and the gang need not wait for the
-	 * watch to show it. If any create fails or meets an existing pod, none of
-	 * these is done (the next pass, from the cache, decides).
-	 */
-	bool after_creates;
 };
 
 struct tj_event {

@@ -1,20 +1,25 @@
 /*
  * tj_reconcile.c - the TrainingJob reconciler: plumbing around the pure
- * planner (tj_plan.c). Read the caches, decide, act, write status.
+ * planner (tj_plan.c). Read the caches, decide, store the decision, act.
  *
  * The order of one pass:
  *   1. read the job, its pods, its Volumes, its Service and its entrypoint
  *      ConfigMap from the caches;
  *   2. plan; if the gang needs admitting, ask the admission queue and plan
  *      again with its verdict;
- *   3. make the writes the plan lists (the entrypoint ConfigMap before any
- *      pod, and no pod unless it was made; creates recorded as expectations
- *      first, so a second pass before the watch catches up makes none;
- *      the gates of a gang whose every create was answered 201 come off
- *      right after, each ungate recorded so no later pass repeats it);
- *   4. record the plan's events;
- *   5. PUT the status, only when it differs from what is stored (and not
- *      for a young start's progress alone: tj_status_progress_only).
+ *   3. PUT the status, when it differs from what is stored (and not for a
+ *      young start's progress alone: tj_status_progress_only). This comes
+ *      before any other write: the status carries every decision the
+ *      writes act on (an admission and the node of every rank, a restart
+ *      and its counters), so a process that stops after any write leaves
+ *      a status from which the next one finishes the work. When the status
+ *      cannot be stored (a 409, the server down), nothing else is done;
+ *   4. record the plan's events, now that its decision is stored;
+ *   5. make the writes the plan lists (the entrypoint ConfigMap and the
+ *      Service before any pod, and no pod unless they were made; creates
+ *      recorded as expectations first, so a second pass before the watch
+ *      catches up makes none);
+ *   6. count the metrics of what the stored status says happened.
  */
 #include "base/buf.h"
 #include "base/err.h"
@@ -31,7 +36,6 @@
 #include "controller/manager/status.h"
 #include "controller/trainingjob/podview.h"
 #include "controller/manager/reconcile.h"
-#include "controller/trainingjob/refusals.h"
 #include "controller/trainingjob/tj_plan.h"
 #include "kube/client.h"
 
@@ -40,13 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* A pod this pass created, from the API server's answer: enough to ungate it. */
-struct made_pod {
-	bool made;
-	int gate;                    /* index of GANG_GATE in spec.schedulingGates; -1 none */
-	char uid[64];
-};
 
 /* Everything one pass reads, owned in one place so one function frees it. */
 struct tj_pass {
@@ -70,15 +67,12 @@ struct tj_pass {
 	char **label_values;         /* accelerator label values that match */
 	size_t n_label_values;
 	struct tj_plan plan;
-	char admit_msg[1024];
-	struct made_pod *made;       /* by rank: what each 201 of this pass said */
-	int n_made;
+	struct jobmemo_admission admission;  /* the strings of the admission verdict */
 	atomic_int created;          /* pods created by this pass (run_actions) */
-	atomic_int ungated;          /* pods ungated by this pass */
 	atomic_bool refused;         /* the API server refused a create of this pass */
 	atomic_bool no_group;        /* native mode: this pass could not make the PodGroup */
 	atomic_bool no_service;      /* the Service of the job's name was refused or is another's */
-	struct refusal refusal;      /* the last refusal remembered (refusals.h) */
+	struct refusal refusal;      /* the last refusal remembered (jobmemo.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 };
 
@@ -115,6 +109,14 @@ static bool node_ok(void *ctx, const char *name)
 	}
 	json_decref(node);
 	return ok;
+}
+
+/* Whether the node is in the cache at all, Ready or not. */
+static bool node_known(void *ctx, const char *name)
+{
+	struct manager *m = ctx;
+
+	return store_contains(m->stores[KIND_NODES], name);
 }
 
 static void read_volumes(struct tj_pass *p)
@@ -165,11 +167,6 @@ static void read_pods(struct tj_pass *p)
 		podview_read(pod, v);
 		v->deleted_by_us = v->deleting && v->name &&
 				   expect_deleting(p->m->expect, p->key, v->name, manager_now_ms());
-		/* An ungate of ours the watch has not brought back is done, not to do again. */
-		if (v->uid && !v->gated)
-			expect_observed_ungate(p->m->expect, p->key, v->uid);
-		else if (v->uid && expect_ungating(p->m->expect, p->key, v->uid, manager_now_ms()))
-			v->gated = false;
 	}
 }
 
@@ -217,7 +214,7 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 	int attempt = p->job.status.restarts + p->job.status.infra_restarts;
 	struct refusal *r = &p->refusal;
 
-	if (!refusals_get(p->m->refusals, p->key, p->job.meta.uid, attempt, r))
+	if (!jobmemo_refusal(p->m->memo, p->key, p->job.meta.uid, attempt, r))
 		return;
 	p->refusal_in = (struct tj_refusal){
 		.pod = r->pod, .rank = r->rank, .attempt = r->attempt, .reason = r->reason,
@@ -229,7 +226,7 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 static void pass_release(struct tj_pass *p)
 {
 	tj_plan_release(&p->plan);
-	free(p->made);
+	jobmemo_admission_release(&p->admission);
 	for (size_t i = 0; i < p->n_volumes; i++)
 		json_decref(p->volume_objs[i]);
 	free(p->volume_objs);
@@ -306,7 +303,7 @@ static int object_refused(struct tj_pass *p, const char *kind, const char *name,
 	log_warn("tj", "%s: cannot create %s %s: %s", p->key, kind, name, st->message);
 	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
 	atomic_store(&p->refused, true);
-	return refusals_record(p->m->refusals, p->key, p->job.meta.uid, name, rank, attempt, st,
+	return jobmemo_refused(p->m->memo, p->key, p->job.meta.uid, name, rank, attempt, st,
 			       time(NULL));
 }
 
@@ -337,7 +334,7 @@ static int service_exists_already(struct tj_pass *p)
 	}
 	if (meta_owned_by(got, p->job.meta.uid)) {
 		json_decref(got);
-		refusals_created(p->m->refusals, p->key, name);
+		jobmemo_created(p->m->memo, p->key, name);
 		return 0;
 	}
 	foreign_status(&st, "Service", name, got);
@@ -370,7 +367,7 @@ static int create_service(struct tj_pass *p)
 	if (ret)
 		log_warn("tj", "%s: cannot create Service: %s", p->key, st.message);
 	else
-		refusals_created(p->m->refusals, p->key, p->job.meta.name);
+		jobmemo_created(p->m->memo, p->key, p->job.meta.name);
 	return ret;
 }
 
@@ -477,7 +474,7 @@ static int create_entrypoint(struct tj_pass *p)
 	}
 	if (ret)
 		return ret;
-	refusals_created(p->m->refusals, p->key, name);
+	jobmemo_created(p->m->memo, p->key, name);
 	p->entrypoint_ready = true;
 	return 0;
 }
@@ -558,37 +555,6 @@ static int delete_podgroup(struct tj_pass *p, const struct tj_action *a)
 	return ret;
 }
 
-/* The index of our gate in pod's spec.schedulingGates, or -1. */
-static int gate_index(const json_t *pod)
-{
-	const json_t *gate;
-	int index = -1;
-	size_t i;
-
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, gate) {
-		const char *name = json_string_value(json_object_get(gate, "name"));
-
-		if (name && !strcmp(name, GANG_GATE))
-			index = (int)i;
-	}
-	return index;
-}
-
-/* Keep what the 201 for rank said, for an ungate in the same pass. */
-static void remember_created(struct tj_pass *p, int rank, const json_t *created)
-{
-	const char *uid = json_string_value(json_object_get(json_object_get(created, "metadata"),
-							    "uid"));
-	struct made_pod *mp;
-
-	if (!p->made || rank < 0 || rank >= p->n_made || !uid || strlen(uid) >= sizeof(mp->uid))
-		return;
-	mp = &p->made[rank];
-	mp->gate = gate_index(created);
-	snprintf(mp->uid, sizeof(mp->uid), "%s", uid);
-	mp->made = true;
-}
-
 static int create_pod(struct tj_pass *p, const struct tj_action *a)
 {
 	const char *claims[p->n_volumes + 1];
@@ -604,6 +570,11 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 		claims[i] = p->volumes[i].claim_name;
 	fill_build_opts(p, &bo);
 	bo.claim_names = claims;
+	/* Built-in mode: on the node the stored admission chose for the rank. */
+	if (bo.mode == GANG_BUILTIN)
+		for (size_t i = 0; i < p->plan.status.n_nodes; i++)
+			if (p->plan.status.nodes[i].rank == a->rank)
+				bo.node = p->plan.status.nodes[i].node;
 	/* The pod carries the ids of the status about to be written (a shallow view). */
 	next.status = p->plan.status;
 	buf_init(&err, 2048);
@@ -627,13 +598,11 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	json_decref(pod);
 	if (!ret && bo.mode == GANG_NATIVE)
 		ret = check_scheduling_group(p, a, name, created, &st);
-	if (!ret)
-		remember_created(p, a->rank, created);
 	json_decref(created);
 	if (ret == CADRE_EEXIST) {
 		/* Made by an earlier pass or process; the watch will show it. */
 		expect_observed_create(p->m->expect, p->key, name);
-		refusals_created(p->m->refusals, p->key, name);
+		jobmemo_created(p->m->memo, p->key, name);
 		return 0;
 	}
 	if (ret) {
@@ -643,86 +612,15 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 		/* Nothing will appear in the caches: remember it for the next plan. */
 		if (refusal_is_final(&st)) {
 			atomic_store(&p->refused, true);
-			if (refusals_record(p->m->refusals, p->key, p->job.meta.uid, name, a->rank,
+			if (jobmemo_refused(p->m->memo, p->key, p->job.meta.uid, name, a->rank,
 					    a->attempt, &st, time(NULL)))
 				return CADRE_ENOMEM;
 		}
 		return ret;
 	}
-	refusals_created(p->m->refusals, p->key, name);
+	jobmemo_created(p->m->memo, p->key, name);
 	atomic_fetch_add(&p->created, 1);
 	return 0;
-}
-
-/*
- * Where the gate of a->pod is and which pod that is: from this pass's 201 for
- * a pod it created (a->pod NULL), else from the cache. 0 with *index -1 when
- * there is no gate to remove.
- */
-static int ungate_target(struct tj_pass *p, const struct tj_action *a, char *name,
-			 size_t name_size, char *uid, size_t uid_size, int *index)
-{
-	char pkey[STORE_KEY_MAX];
-	json_t *pod = NULL;
-
-	*index = -1;
-	if (!a->pod) {
-		const struct made_pod *mp = p->made && a->rank >= 0 && a->rank < p->n_made ?
-					    &p->made[a->rank] : NULL;
-
-		if (!mp || !mp->made)
-			return CADRE_EAGAIN;  /* not created by this pass: look again */
-		snprintf(name, name_size, "%s-%d", p->job.meta.name, a->rank);
-		snprintf(uid, uid_size, "%s", mp->uid);
-		*index = mp->gate;
-		return 0;
-	}
-	snprintf(name, name_size, "%s", a->pod);
-	snprintf(uid, uid_size, "%s", a->uid ? a->uid : "");
-	snprintf(pkey, sizeof(pkey), "%s/%s", p->job.meta.namespace, a->pod);
-	if (store_get(p->m->stores[KIND_PODS], pkey, &pod))
-		return 0;
-	*index = gate_index(pod);
-	json_decref(pod);
-	return 0;
-}
-
-/*
- * Remove our gate, and only ours, guarded by a test of its position and of
- * the pod's uid (a pod of the same name made since is not ours to release).
- * The ungate is recorded as expected (expect.h), so that no later pass
- * repeats it before the watch shows it.
- */
-static int ungate_pod(struct tj_pass *p, const struct tj_action *a)
-{
-	char name[STORE_KEY_MAX], uid[64], path[64];
-	struct kube_status st;
-	json_t *patch;
-	int ret, index;
-
-	ret = ungate_target(p, a, name, sizeof(name), uid, sizeof(uid), &index);
-	if (ret || index < 0)
-		return ret;
-	snprintf(path, sizeof(path), "/spec/schedulingGates/%d", index);
-	patch = json_pack("[{s:s, s:s+, s:s}, {s:s, s:s}]", "op", "test", "path", path, "/name",
-			  "value", GANG_GATE, "op", "remove", "path", path);
-	if (patch && *uid && json_array_insert_new(patch, 0, json_pack("{s:s, s:s, s:s}",
-			"op", "test", "path", "/metadata/uid", "value", uid))) {
-		json_decref(patch);
-		patch = NULL;
-	}
-	if (!patch)
-		return CADRE_ENOMEM;
-	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, name,
-				NULL, KUBE_PATCH_JSON, patch, NULL, &st);
-	json_decref(patch);
-	if (ret == CADRE_ENOTFOUND || ret == CADRE_EREJECTED)
-		return CADRE_EAGAIN;  /* gone or changed under us: look again */
-	if (ret) {
-		log_warn("tj", "%s: cannot ungate %s: %s", p->key, name, st.message);
-		return ret;
-	}
-	return *uid ? expect_ungate(p->m->expect, p->key, uid, manager_now_ms()) : 0;
 }
 
 static int delete_pod(struct tj_pass *p, const struct tj_action *a)
@@ -779,11 +677,6 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 	case TJ_CREATE_POD:
 		ret = create_pod(p, a);
 		break;
-	case TJ_UNGATE_POD:
-		ret = ungate_pod(p, a);
-		if (!ret)
-			atomic_fetch_add(&p->ungated, 1);
-		break;
 	case TJ_DELETE_POD:
 		ret = delete_pod(p, a);
 		break;
@@ -803,16 +696,14 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 }
 
 /*
- * Pod writes of one kind go out together: one at a time, the 64 creates and
- * 64 ungates of a gang are seconds of round trips, each waiting on etcd.
- * Creates start with one probe: a quota or an admission webhook that refuses
- * one pod refuses them all, and one refusal is enough. The admission has
- * already decided that the gang fits, so once the probe is made, the rest go
- * at once (the Job controller's doubling batches would cost a round trip per
- * doubling); a refusal among them stops the creates not yet sent. Ungates
- * and deletes touch only our own pods and all go at once, so the gates of a
- * gang come off before the scheduler, busy binding the first pods, slows the
- * API server down for the rest. At most PARALLEL_WRITES requests are in
+ * Pod writes of one kind go out together: one at a time, the 64 creates of
+ * a gang are seconds of round trips, each waiting on etcd. Creates start
+ * with one probe: a quota or an admission webhook that refuses one pod
+ * refuses them all, and one refusal is enough. The admission has already
+ * decided that the gang fits, so once the probe is made, the rest go at
+ * once (the Job controller's doubling batches would cost a round trip per
+ * doubling); a refusal among them stops the creates not yet sent. Deletes
+ * touch only our own pods and all go at once. At most PARALLEL_WRITES requests are in
  * flight; the client's QPS limit still applies to each. The limit is what
  * keeps the QPS used when the server is slow to answer: at 64, with writes
  * taking ~2 s on a loaded 2-core control plane, a 1024-node gang's creates
@@ -856,7 +747,7 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 {
 	struct wave w = { .p = p, .acts = acts };
 	pthread_t threads[PARALLEL_WRITES];
-	/* Only creates probe first; our own pods' gates and deletes all go at once. */
+	/* Only creates probe first; deletes of our own pods all go at once. */
 	bool probe = acts[0].kind == TJ_CREATE_POD;
 	size_t start = 0, batch = probe ? 1 : n;
 	pthread_attr_t attr;
@@ -887,7 +778,7 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 
 static bool runs_in_waves(enum tj_action_kind kind)
 {
-	return kind == TJ_CREATE_POD || kind == TJ_UNGATE_POD || kind == TJ_DELETE_POD;
+	return kind == TJ_CREATE_POD || kind == TJ_DELETE_POD;
 }
 
 /*
@@ -901,33 +792,15 @@ static bool before_pods(enum tj_action_kind kind)
 	       kind == TJ_CREATE_PODGROUP;
 }
 
-/* How many creates the plan lists; room for their answers, by rank. 0 or CADRE_ENOMEM. */
-static int count_creates(struct tj_pass *p, int *n_creates)
-{
-	*n_creates = 0;
-	for (size_t i = 0; i < p->plan.n_actions; i++)
-		if (p->plan.actions[i].kind == TJ_CREATE_POD)
-			(*n_creates)++;
-	if (!*n_creates)
-		return 0;
-	p->n_made = p->job.spec.num_nodes > 0 ? p->job.spec.num_nodes : 1;
-	p->made = calloc((size_t)p->n_made, sizeof(*p->made));
-	return p->made ? 0 : CADRE_ENOMEM;
-}
-
 static int run_actions(struct tj_pass *p)
 {
 	const struct tj_action *acts = p->plan.actions;
 	size_t n = p->plan.n_actions, i = 0, j;
-	int first_err = 0, created, ungated, ret, n_creates;
+	int first_err = 0, created, ret;
 
-	ret = count_creates(p, &n_creates);
-	if (ret)
-		return ret;
 	while (i < n) {
 		/* The run of actions of one kind that starts at i; or of what the pods wait for. */
-		for (j = i + 1; j < n && ((acts[j].kind == acts[i].kind &&
-		     acts[j].after_creates == acts[i].after_creates) ||
+		for (j = i + 1; j < n && (acts[j].kind == acts[i].kind ||
 		     (before_pods(acts[i].kind) && before_pods(acts[j].kind))); j++)
 			;
 		/*
@@ -947,13 +820,6 @@ static int run_actions(struct tj_pass *p)
 			i = j;
 			continue;
 		}
-		/* Only when every create was answered 201 (tj_plan.h). */
-		if (acts[i].after_creates && atomic_load(&p->created) != n_creates) {
-			log_debug("tj", "%s: %d of %d creates made; the gates wait for the cache",
-				  p->key, atomic_load(&p->created), n_creates);
-			i = j;
-			continue;
-		}
 		if (runs_in_waves(acts[i].kind) || before_pods(acts[i].kind)) {
 			ret = run_wave(p, &acts[i], j - i);
 		} else {
@@ -970,7 +836,6 @@ static int run_actions(struct tj_pass *p)
 		i = j;
 	}
 	created = atomic_load(&p->created);
-	ungated = atomic_load(&p->ungated);
 	if (created) {
 		char msg[256];
 
@@ -978,14 +843,8 @@ static int run_actions(struct tj_pass *p)
 			 created == 1 ? "" : "s",
 			 p->plan.status.restarts + p->plan.status.infra_restarts,
 			 p->m->opts->gang_scheduler == GANG_BUILTIN && !(p->job.spec.queue &&
-			 *p->job.spec.queue) ? ", gated until the whole gang exists" : "");
+			 *p->job.spec.queue) ? ", each on the node its admission chose" : "");
 		manager_event(p->m, p->obj, false, "CreatedPods", "Create", msg);
-	}
-	if (ungated) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "removed the gang gate from %d pods together", ungated);
-		manager_event(p->m, p->obj, false, "GangReleased", "Schedule", msg);
 	}
 	return first_err;
 }
@@ -1028,12 +887,19 @@ static bool progress_only(struct tj_pass *p, const json_t *want)
 	return same;
 }
 
-static int write_status(struct tj_pass *p)
+/*
+ * Store the plan's status (step 3 of a pass). *written: a PUT stored it now.
+ * 0 when the stored status is what the plan decided (written now, already
+ * so, or only progress held back); else the error, and nothing may act on
+ * the plan.
+ */
+static int write_status(struct tj_pass *p, bool *written_out)
 {
 	json_t *want = tj_status_to_json(&p->plan.status);
-	bool written;
+	bool written = false;
 	int ret;
 
+	*written_out = false;
 	if (!want)
 		return CADRE_ENOMEM;
 	if (progress_only(p, want)) {
@@ -1056,6 +922,7 @@ static int write_status(struct tj_pass *p)
 					   manager_now_ms() + (uint64_t)(until - now) * 1000);
 	}
 	json_decref(want);
+	*written_out = written;
 	return ret;
 }
 
@@ -1094,7 +961,7 @@ static int plan(struct tj_pass *p, struct tj_input *in)
 	if (ret || !p->plan.needs_admission)
 		return ret;
 	tj_plan_release(&p->plan);
-	ret = gang_admit(p->m, &p->job, &in->admission, p->admit_msg, sizeof(p->admit_msg));
+	ret = gang_admit(p->m, &p->job, &in->admission, &p->admission);
 	if (ret)
 		return ret;
 	return tj_plan_make(in, &p->plan);
@@ -1150,6 +1017,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	struct tj_pass p = { .m = m };
 	struct tj_input in = { 0 };
 	json_t *svc = NULL;
+	bool written;
 	int ret, act_err;
 
 	snprintf(p.key, sizeof(p.key), "%s/%s", ns, name);
@@ -1159,9 +1027,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	if (store_get(m->stores[KIND_TRAININGJOBS], p.key, &p.obj)) {
 		/* Deleted: owner references take its pods and Service with it. */
 		expect_forget(m->expect, p.key);
-		if (m->admitted)
-			admitted_forget(m->admitted, p.key);
-		refusals_forget(m->refusals, p.key);
+		jobmemo_forget(m->memo, p.key);
 		ret = 0;
 		goto out;
 	}
@@ -1198,6 +1064,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.volumes = p.volumes;
 	in.n_volumes = p.n_volumes;
 	in.node_ok = node_ok;
+	in.node_known = node_known;
 	in.node_ctx = m;
 	read_refusal(&p, &in);
 	read_podgroups(&p);
@@ -1209,16 +1076,20 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	ret = plan(&p, &in);
 	if (ret)
 		goto out;
-	/* The decision's events first, then what acting on it did, so that
-	 * `kubectl describe` reads in order (Admitted before CreatedPods). */
+	/* The decision is stored before anything acts on it (docs/design.md 3.1). */
+	ret = write_status(&p, &written);
+	if (ret)
+		goto out;
+	/* Then its events, then what acting on it did, so that `kubectl describe`
+	 * reads in order (Admitted before CreatedPods). */
 	send_plan_events(&p);
 	act_err = run_actions(&p);
-	record_metrics(&p);
-	ret = write_status(&p);
+	if (written)
+		record_metrics(&p);
 	if (p.plan.requeue_after_s > 0)
 		manager_enqueue_after(m, "tj", ns, name, (uint64_t)p.plan.requeue_after_s * 1000);
 	/* A spec that cannot be built waits for an edit; a refused create is tried again. */
-	if (!ret && act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
+	if (act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
 		ret = act_err;
 out:
 	pass_release(&p);
