@@ -23,6 +23,7 @@
 struct kube_http {
 	struct kube_config *cfg;        /* borrowed */
 	struct kube_http_opts opts;     /* user_agent and clock point into this struct */
+	atomic_long timeout_ms;         /* kube_http_set_timeout; 0: opts.request_timeout_ms */
 	char *user_agent;
 	char *base_url;                 /* cfg->server, or with tls-server-name as host */
 	struct curl_slist *connect_to;  /* tls-server-name: where to really connect */
@@ -400,6 +401,11 @@ void kube_http_free(struct kube_http *h)
 	free(h);
 }
 
+void kube_http_set_timeout(struct kube_http *h, long request_timeout_ms)
+{
+	atomic_store(&h->timeout_ms, request_timeout_ms > 0 ? request_timeout_ms : 0);
+}
+
 struct kube_config *kube_http_config(struct kube_http *h)
 {
 	return h->cfg;
@@ -716,7 +722,8 @@ static int request_setup(struct kube_http *h, struct transfer *t, const char *me
 	else if (strcmp(method, "GET") || body)
 		curl_easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, *headers);
-	curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, h->opts.request_timeout_ms);
+	curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, atomic_load(&h->timeout_ms) > 0 ?
+			 atomic_load(&h->timeout_ms) : h->opts.request_timeout_ms);
 	errbuf[0] = '\0';
 	curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, errbuf);
 	return 0;

@@ -101,6 +101,13 @@ void kube_http_free(struct kube_http *h);
  */
 void kube_http_cancel(struct kube_http *h, bool on);
 
+/*
+ * The timeout of every request sent from now on (ms; 0 or less: back to
+ * opts.request_timeout_ms). Thread-safe; for a client whose caller bounds
+ * each request by a deadline of its own (the leader elector's renewals).
+ */
+void kube_http_set_timeout(struct kube_http *h, long request_timeout_ms);
+
 /* The config the client was made with (borrowed). */
 struct kube_config *kube_http_config(struct kube_http *h);
 

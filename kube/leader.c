@@ -42,6 +42,13 @@ struct leader {
 	uint64_t observed_ms;   /* our clock when it was seen to change */
 	json_t *lease;          /* the Lease as last read or written */
 	uint64_t rng;
+	/*
+	 * While leading: when the renew deadline passes (our clock; 0 while
+	 * acquiring). Every request of a renewal is bounded by the time left
+	 * until then, as client-go bounds its renewal by a context with that
+	 * deadline: one request may not outlast it.
+	 */
+	uint64_t deadline_ms;
 };
 
 static uint64_t leader_now(const struct leader *l)
@@ -235,12 +242,33 @@ static json_t *lease_spec(const char *holder, long duration_s, json_t *acquire_t
 				 "leaseTransitions", transitions);
 }
 
+/*
+ * Before each request: bound it by the time left before the renew deadline.
+ * CADRE_ETIMEDOUT when none is left: this renewal has failed already.
+ */
+static int bound_request(struct leader *l)
+{
+	uint64_t now = leader_now(l);
+
+	if (!l->deadline_ms) {
+		kube_http_set_timeout(l->http, 0);
+		return 0;
+	}
+	if (now >= l->deadline_ms)
+		return CADRE_ETIMEDOUT;
+	kube_http_set_timeout(l->http, (long)(l->deadline_ms - now));
+	return 0;
+}
+
 static int create_lease(struct leader *l, uint64_t now)
 {
 	struct kube_status st;
 	json_t *obj, *created = NULL;
 	int err;
 
+	err = bound_request(l);
+	if (err)
+		return err;
 	obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1",
 			"kind", "Lease", "metadata", "name", l->name, "namespace", l->ns,
 			"spec", lease_spec(l->identity, l->lease_ms / 1000, NULL, 0));
@@ -263,9 +291,12 @@ static int create_lease(struct leader *l, uint64_t now)
 static int put_lease(struct leader *l, const json_t *lease, json_t *spec, uint64_t now)
 {
 	struct kube_status st;
-	json_t *obj = json_deep_copy(lease), *written = NULL;
-	int err;
+	json_t *obj, *written = NULL;
+	int err = bound_request(l);
 
+	if (err)
+		return err;
+	obj = json_deep_copy(lease);
 	if (!obj || json_object_set(obj, "spec", spec)) {
 		json_decref(obj);
 		return CADRE_ENOMEM;
@@ -296,6 +327,9 @@ int leader_try(struct leader *l)
 	bool self;
 	int err;
 
+	err = bound_request(l);
+	if (err)
+		return err;
 	err = kube_client_get(l->http, &kube_resource_leases, l->ns, l->name, &cur, &st);
 	if (err == CADRE_ENOTFOUND)
 		return create_lease(l, now);
@@ -405,12 +439,18 @@ static void *leader_main(void *arg)
 	if (l->cb.on_started_leading)
 		l->cb.on_started_leading(l->cb.ctx);
 
-	/* Renew every retry period; give up after the renew deadline. */
+	/*
+	 * Renew every retry period; give up after the renew deadline. Each
+	 * attempt's requests are bounded by it (bound_request), so a hung
+	 * request cannot keep a deposed leader writing past it.
+	 */
 	last_renew = leader_now(l);
 	while (!sleep_or_stop(l, (uint64_t)l->retry_ms)) {
 		uint64_t now;
-		int err = leader_try(l);
+		int err;
 
+		l->deadline_ms = last_renew + (uint64_t)l->renew_ms;
+		err = leader_try(l);
 		if (!err) {
 			last_renew = leader_now(l);
 			continue;
@@ -428,6 +468,7 @@ static void *leader_main(void *arg)
 		}
 	}
 	/* Stopped while leading: hand over at once. */
+	l->deadline_ms = 0;
 	leader_release(l);
 	if (l->cb.on_stopped_leading)
 		l->cb.on_stopped_leading(l->cb.ctx);

@@ -23,6 +23,7 @@ struct fake_lease {
 	long rv;
 	int reads, creates, puts;
 	int fail_puts;          /* answer every PUT with this status (0: don't) */
+	bool stall_gets;        /* send a GET's headers, never its body (a stalled server) */
 	bool race_next_put;     /* "third" writes just before our next PUT lands */
 	char *scratch;          /* the last response body (httpd copies it) */
 };
@@ -61,7 +62,10 @@ static void lease_handler(void *ctx, const struct httpd_request *req,
 	pthread_mutex_lock(&f->lock);
 	if (!strcmp(req->method, "GET") && !strcmp(req->target, LEASE_PATH)) {
 		f->reads++;
-		if (f->lease)
+		if (f->stall_gets) {
+			answer(f, resp, 200, json_deep_copy(f->lease));
+			resp->hold_ms = -1;
+		} else if (f->lease)
 			answer(f, resp, 200, json_deep_copy(f->lease));
 		else
 			answer(f, resp, 404, status_body(404, "NotFound"));
@@ -432,6 +436,44 @@ Test(leader, failed_renewals_past_the_deadline_stop_leading)
 	cr_assert_not(leader_is_leader(a));
 	leader_free(a);
 	cr_assert_eq(atomic_load(&g.seen.stopped), 1);
+	rig_release(&g);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * A renewal whose request hangs (the server answers its headers, never its
+ * body) gives up at the renew deadline, not when the client's own request
+ * timeout (here a minute) ends: another replica may lead once the lease
+ * duration has passed, and this one must have stopped writing before that.
+ */
+Test(leader, a_renewal_that_hangs_gives_up_at_the_renew_deadline)
+{
+	struct rig g;
+	struct leader *a;
+	uint64_t stalled_at, took;
+
+	rig_init(&g);
+	a = new_elector(&g, "a", false, 3000, 1000, 100);
+	cr_assert_eq(leader_start(a), 0);
+	cr_assert(wait_for(&g.seen.started, 1, 3000));
+	cr_assert(wait_puts(&g.fake, 2, 5000), "no renewals");
+	pthread_mutex_lock(&g.fake.lock);
+	g.fake.stall_gets = true;
+	pthread_mutex_unlock(&g.fake.lock);
+	stalled_at = mono_ms();
+	cr_assert(wait_for(&g.seen.stopped, 1, 10000), "still leading 10 s into a stall");
+	took = mono_ms() - stalled_at;
+	cr_assert_lt(took, 2500, "stopped %llu ms into the stall; the renew deadline is 1000 ms",
+		     (unsigned long long)took);
+	cr_assert_not(leader_is_leader(a));
+	leader_free(a);
 	rig_release(&g);
 }
 
