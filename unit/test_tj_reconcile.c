@@ -21,6 +21,7 @@
 #include "controller/manager/manager.h"
 #include "controller/manager/pod_trim.h"
 #include "controller/manager/reconcile.h"
+#include "controller/serve/metrics.h"
 #include "controller/trainingjob/tj_plan.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -37,6 +38,7 @@
 #define SVC_PATH "/api/v1/namespaces/ml/services"
 #define SVC_NAME_PATH SVC_PATH "/llama"
 #define PG_PATH "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups"
+#define TJ_STATUS_PATH "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs/llama/status"
 
 static struct manager m;
 static struct options opts;
@@ -46,6 +48,7 @@ static pthread_mutex_t answer_lock = PTHREAD_MUTEX_INITIALIZER;
 static int configmap_post_status;      /* the answer to POST configmaps */
 static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
 static int service_post_status;        /* the answer to POST services */
+static int status_put_conflicts;       /* answer this many PUTs of the job's status 409 */
 static const char *service_get_body;    /* the answer to GET of the Service; NULL: 404 */
 /* When set, a POST to held_path is answered only once one to awaited_path has come (or 2 s). */
 static const char *held_path, *awaited_path;
@@ -150,6 +153,11 @@ static void answer(void *ctx, const struct httpd_request *req, struct httpd_resp
 		resp->body = service_get_body ? service_get_body : NOT_FOUND;
 	} else if (is(req, "POST", PODS_PATH)) {
 		resp->body = "{\"metadata\":{\"uid\":\"pod-uid\"}}";
+	} else if (is(req, "PUT", TJ_STATUS_PATH) && status_put_conflicts > 0) {
+		status_put_conflicts--;
+		resp->status = 409;
+		resp->body = "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,"
+			     "\"reason\":\"Conflict\",\"message\":\"the object has been modified\"}";
 	}
 	pthread_mutex_unlock(&answer_lock);
 }
@@ -182,6 +190,7 @@ static void setup(void)
 	configmap_get_body = NULL;
 	service_post_status = 201;
 	service_get_body = NULL;
+	status_put_conflicts = 0;
 	held_path = awaited_path = NULL;
 	awaited_came = false;
 	came_while_held = false;
@@ -201,6 +210,7 @@ static void teardown(void)
 		store_free(m.stores[k]);
 	wq_free(m.queue);
 	expect_free(m.expect);
+	registry_free(m.registry);
 	jobmemo_free(m.memo);
 	kube_http_free(m.http);
 	kube_config_free(config);
@@ -520,4 +530,89 @@ Test(tj_reconcile, no_pod_of_a_native_gang_is_created_when_its_pod_group_create_
 	cr_assert_eq(count("POST", PG_PATH), 1);
 	cr_assert_eq(count("POST", PODS_PATH), 0,
 		     "a pod naming a missing PodGroup never reaches the scheduler's queue");
+}
+
+/* ---- every decision is stored before it is acted on ---- */
+
+/* Rank r of the running gang, cached: Running, or Failed with exit code 3. */
+static void cache_pod(int rank, bool failed)
+{
+	char name[32], rank_s[8];
+
+	snprintf(name, sizeof(name), "llama-%d", rank);
+	snprintf(rank_s, sizeof(rank_s), "%d", rank);
+	cache(KIND_PODS, json_pack(
+		"{s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s}, s:{s:s, s:s, s:[{s:s, s:o}]}}",
+		"metadata", "name", name, "namespace", "ml", "uid", name, "labels",
+		"cadre.dev/job-name", "llama", "cadre.dev/node-rank", rank_s,
+		"cadre.dev/restart-attempt", "0",
+		"spec", "nodeName", rank ? "n1" : "n0",
+		"status", "phase", failed ? "Failed" : "Running", "podIP", "10.0.0.9",
+		"containerStatuses", "name", "main", "state",
+		failed ? json_pack("{s:{s:i, s:s}}", "terminated", "exitCode", 3, "reason", "Error") :
+			 json_pack("{s:{}}", "running")));
+}
+
+/*
+ * A failed rank restarts the gang. The restart (Restarting, restarts 1,
+ * lastFailure) is stored before any pod is deleted: a status write lost to a
+ * 409 (any concurrent label or annotation of the job) deletes nothing and
+ * counts nothing, and the pass that stores it counts it once. Deleting first,
+ * the pass after the 409 would find the pods gone, "deleted outside cadre",
+ * and count an infrastructure restart with the exit code lost.
+ */
+Test(tj_reconcile, a_restart_is_stored_before_any_pod_goes_and_counted_once_after_a_conflict)
+{
+	static const char *const reason[] = { "reason", NULL };
+	static const char *const pod_failed[] = { "PodFailed" };
+	json_t *job = NULL, *body, *st;
+	size_t stored = 0;
+
+	m.registry = registry_new();
+	m.metrics.job_restarts = registry_add(m.registry, METRIC_COUNTER, "cadre_job_restarts_total",
+					      "restarts", reason, NULL, 0);
+	cr_assert_not_null(m.metrics.job_restarts);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ml/llama", &job), 0);
+	json_object_set_new(json_object_get(job, "spec"), "maxRestarts", json_integer(2));
+	json_object_set_new(job, "status", json_pack(
+		"{s:s, s:s, s:s, s:i, s:i, s:[{s:s, s:s, s:s, s:s, s:s}], s:s, s:s}",
+		"phase", "Running", "jobId", "123456789", "taskId", "t", "restarts", 0,
+		"infraRestarts", 0, "conditions", "type", "Admitted", "status", "True", "reason",
+		"Admitted", "message", "m", "lastTransitionTime", "2026-12-01T10:00:00Z",
+		"admittedTime", "2026-12-01T10:00:00Z", "startTime", "2026-12-01T10:00:05Z"));
+	cache(KIND_TRAININGJOBS, job);
+	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
+				       "llama", "namespace", "ml", "uid", "svc",
+				       "ownerReferences", "uid", JOB_UID));
+	cache_pod(0, false);
+	cache_pod(1, true);
+	status_put_conflicts = 1;
+
+	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0, "a conflict is tried again");
+	cr_assert_eq(count("PUT", TJ_STATUS_PATH), 1);
+	cr_assert_eq(count("DELETE", PODS_PATH "/llama-0") + count("DELETE", PODS_PATH "/llama-1"),
+		     0, "a pod went while the restart was not stored");
+	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 0);
+
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("PUT", TJ_STATUS_PATH), 2);
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH))
+			stored = i;
+	body = body_of(stored);
+	st = json_object_get(body, "status");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Restarting");
+	cr_assert_eq(json_integer_value(json_object_get(st, "restarts")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(st, "infraRestarts")), 0);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(st, "lastFailure"),
+							"exitCode")), 3);
+	json_decref(body);
+	cr_assert_eq(count("DELETE", PODS_PATH "/llama-0") + count("DELETE", PODS_PATH "/llama-1"),
+		     2);
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), "DELETE", PODS_PATH "/llama-0") ||
+		    is(httpd_request_at(server, i), "DELETE", PODS_PATH "/llama-1"))
+			cr_assert_gt(i, stored, "a pod was deleted before the restart was stored");
+	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 1, "counted once");
 }

@@ -636,7 +636,7 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
 	       struct jobmemo_admission *held)
 {
-	struct collect c = { .m = m, .now = time(NULL), .now_ms = manager_now_ms() };
+	struct collect c = { .m = m, .now = manager_time(m), .now_ms = manager_now_ms() };
 	char key[STORE_KEY_MAX];
 	struct scratch s = { 0 };
 	struct capacity cap;

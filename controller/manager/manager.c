@@ -447,6 +447,39 @@ int manager_discover_podgroups(struct kube_http *h, const struct kube_resource *
 	return 0;
 }
 
+int manager_stores_init(struct manager *m)
+{
+	for (int k = 0; k < KIND_COUNT; k++) {
+		if (!kind_resource(m, k))
+			continue;
+		struct store_options so = { .kind = kind_resource(m, k)->plural,
+					    .trim = kinds[k].trim, .record = kinds[k].record };
+		struct store_handlers h = manager_handlers(m, (enum manager_kind)k);
+		int err;
+
+		m->stores[k] = store_new(&so);
+		if (!m->stores[k])
+			return CADRE_ENOMEM;
+		err = store_add_handlers(m->stores[k], &h);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
+					      NULL);
+		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
+			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
+			if (!err)
+				err = store_add_index(m->stores[k], "node", pod_index_node, NULL);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int64_t manager_time(const struct manager *m)
+{
+	return m->wall_s ? m->wall_s() : (int64_t)time(NULL);
+}
+
 int manager_init(struct manager *m, const struct options *opts)
 {
 	struct kube_config_opts copts = { opts->kubeconfig, opts->context, NULL };
@@ -497,11 +530,12 @@ int manager_init(struct manager *m, const struct options *opts)
 		if (err)
 			return err;
 	}
+	err = manager_stores_init(m);
+	if (err)
+		return err;
 	for (int k = 0; k < KIND_COUNT; k++) {
-		if (!kind_resource(m, k))
+		if (!m->stores[k])
 			continue;
-		struct store_options so = { .kind = kind_resource(m, k)->plural,
-					    .trim = kinds[k].trim, .record = kinds[k].record };
 		struct reflector_options ro = {
 			.resource = kind_resource(m, k),
 			.namespace = kinds[k].namespaced_by_flag ? opts->namespace : NULL,
@@ -509,22 +543,8 @@ int manager_init(struct manager *m, const struct options *opts)
 					  kinds[k].label_selector,
 			.field_selector = kinds[k].field_selector,
 		};
-		struct store_handlers h = manager_handlers(m, (enum manager_kind)k);
 
-		m->stores[k] = store_new(&so);
-		if (!m->stores[k])
-			return CADRE_ENOMEM;
-		err = store_add_handlers(m->stores[k], &h);
-		if (!err && k == KIND_TRAININGJOBS)
-			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
-					      NULL);
-		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
-			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
-			if (!err)
-				err = store_add_index(m->stores[k], "node", pod_index_node, NULL);
-		}
-		if (!err)
-			err = reflector_new(m->http, m->stores[k], &ro, &m->reflectors[k]);
+		err = reflector_new(m->http, m->stores[k], &ro, &m->reflectors[k]);
 		if (err)
 			return err;
 	}

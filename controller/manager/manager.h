@@ -99,6 +99,8 @@ struct manager {
 	atomic_bool stopping;
 	atomic_bool leading;
 	atomic_uint reconciles_untrimmed;      /* since the heap was last given back */
+	/* Wall-clock Unix seconds for the reconcilers (manager_time); NULL: time(NULL). */
+	int64_t (*wall_s)(void);
 	pthread_mutex_t lock;          /* workers_running, start/stop of workers */
 	pthread_mutex_t admission_lock; /* one admission decision at a time */
 	pthread_cond_t wake;
@@ -168,5 +170,20 @@ const char *manager_other_pods_selector(const struct options *opts);
 
 /* Monotonic milliseconds. */
 uint64_t manager_now_ms(void);
+
+/*
+ * The wall clock the reconcilers decide by (Unix seconds): condition times,
+ * backoffs, deadlines. m->wall_s when set (tests that let minutes pass),
+ * else time(NULL).
+ */
+int64_t manager_time(const struct manager *m);
+
+/*
+ * The stores of every kind, with the trims, records, indexes and handlers
+ * the reconcilers rely on, and no reflector: for manager_init, and for
+ * tests that fill the caches themselves. m->opts must be set; native mode
+ * also needs m->podgroups. 0 or CADRE_ENOMEM.
+ */
+int manager_stores_init(struct manager *m);
 
 #endif

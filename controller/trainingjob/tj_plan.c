@@ -1548,6 +1548,15 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 		goto out;
 	}
 	if (st->phase == TJ_PHASE_SUSPENDED) {
+		/* A gang still going is not resumed under itself: the new one would adopt it. */
+		size_t live = delete_pods(&p, false, -1);
+
+		if (live) {
+			waiting(&p, "Suspending");
+			set_message(&p, "resuming once the %zu pods of the suspended gang are gone",
+				    live);
+			goto out;
+		}
 		cond(&p, "Suspended", false, "Resumed", "spec.suspend is false");
 		set_phase(&p, TJ_PHASE_QUEUED);
 		event(&p, false, "Resumed", "spec.suspend is false; queued for admission");

@@ -304,7 +304,7 @@ static int object_refused(struct tj_pass *p, const char *kind, const char *name,
 	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
 	atomic_store(&p->refused, true);
 	return jobmemo_refused(p->m->memo, p->key, p->job.meta.uid, name, rank, attempt, st,
-			       time(NULL));
+			       manager_time(p->m));
 }
 
 static int service_refused(struct tj_pass *p, const struct kube_status *st)
@@ -613,7 +613,7 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 		if (refusal_is_final(&st)) {
 			atomic_store(&p->refused, true);
 			if (jobmemo_refused(p->m->memo, p->key, p->job.meta.uid, name, a->rank,
-					    a->attempt, &st, time(NULL)))
+					    a->attempt, &st, manager_time(p->m)))
 				return CADRE_ENOMEM;
 		}
 		return ret;
@@ -876,7 +876,7 @@ static int64_t progress_quiet_until(struct tj_pass *p, int64_t now)
 /* Whether want differs from the stored status only by progress still in its quiet time. */
 static bool progress_only(struct tj_pass *p, const json_t *want)
 {
-	int64_t now = time(NULL), until = progress_quiet_until(p, now);
+	int64_t now = manager_time(p->m), until = progress_quiet_until(p, now);
 	json_t *have = canonical_status(json_object_get(p->obj, "status"));
 	bool same = have && tj_status_progress_only(have, want, until, now);
 
@@ -913,7 +913,7 @@ static int write_status(struct tj_pass *p, bool *written_out)
 					    manager_now_ms());
 	/* The next write of a start's progress alone waits its turn (tj_plan.h). */
 	if (!ret && written) {
-		int64_t now = time(NULL);
+		int64_t now = manager_time(p->m);
 		int64_t until = tj_status_quiet_after(json_object_get(p->obj, "status"), want,
 						      p->plan.status.admitted_time, now);
 
@@ -936,14 +936,14 @@ static void record_metrics(struct tj_pass *p)
 
 		if (before->has_last_failure && before->last_failure.time > since)
 			since = before->last_failure.time;
-		metric_observe(mm->admission_wait, NULL, (double)(time(NULL) - since));
+		metric_observe(mm->admission_wait, NULL, (double)(manager_time(p->m) - since));
 	}
 	if (p->plan.all_running_now) {
 		const struct condition *c = condition_find(&after->conditions, "Admitted");
 
 		if (c && c->last_transition_time)
 			metric_observe(mm->time_to_running, NULL,
-				       (double)(time(NULL) - c->last_transition_time));
+				       (double)(manager_time(p->m) - c->last_transition_time));
 	}
 	if (after->restarts + after->infra_restarts > before->restarts + before->infra_restarts) {
 		const struct condition *c = condition_find(&after->conditions, "Restarting");
@@ -1054,7 +1054,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.entrypoint_exists = p.entrypoint_ready;
 	in.job = &p.job;
 	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
-	in.now = time(NULL);
+	in.now = manager_time(m);
 	in.mode = p.job.spec.queue && *p.job.spec.queue ? GANG_KUEUE : m->opts->gang_scheduler;
 	in.pods = p.views;
 	in.n_pods = p.n_views;
