@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Built-in gang admission (docs/design.md 3.1) on the fake GPU nodes: a gang that does not fit
-# waits in Queued and says why, with no pod of it free to schedule; waiting jobs are
+# waits in Queued and says why, with no pod at all; waiting jobs are
 # admitted by priority, then age, when capacity frees; adding a node admits a gang that
 # needed it.
 #
@@ -59,9 +59,9 @@ queued_waiting() {
 		json_has "$tj" '.status.message | length > 0'
 }
 
-# no_free_pods JOB: no pod of JOB can be scheduled: each is gated and unbound, or absent.
+# no_free_pods JOB: JOB has no pod at all: a waiting gang has none (docs/design.md 3.1).
 no_free_pods() {
-	[[ $(ungated_pods "$1") == 0 ]]
+	job_pod_count_is "$1" 0
 }
 
 # waits_without_pods JOB: queued_waiting and no_free_pods together.
@@ -154,6 +154,40 @@ half_plus_one() {
 	wait_for -t 120 phase_is small Running
 	queued_waiting big
 	no_free_pods big
+}
+
+# small_ranks NAME N GPUS: a gang of N ranks of GPUS H100s each, smaller than a node.
+small_ranks() {
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: $1
+spec:
+  numNodes: $2
+  resources:
+    accelerators: "H100:$3"
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+EOF
+}
+
+# kube-scheduler on its own spreads pods over the emptiest nodes; admission packs ranks
+# smaller than a node. The pods go where admission put them (a required node affinity to
+# the node of each rank), so the gang admitted next into the room left is not cut short.
+@test "sub-node ranks run where admission packed them, and the next gang fits in the room left" {
+	nodes=$(gpu_nodes)
+	small_ranks packed 4 2
+	wait_for -t 120 phase_is packed Running
+	on_stored_nodes packed
+	[ "$(kubectl -n "$NS" get pods -l cadre.dev/job-name=packed -o json | jq '[.items[].spec.nodeName] | unique | length')" -eq 1 ]
+	json_has "$(kubectl -n "$NS" get tj packed -o json)" '[.status.nodes[].node] | unique | length == 1'
+	# Every other node, whole: it fits only if packed took a single node.
+	gpu_job rest $((nodes - 1)) 0
+	wait_for -t 120 phase_is rest Running
+	all_pods_running rest $((nodes - 1))
+	on_stored_nodes rest
+	decisions_hold
 }
 
 # Last: it adds a node to the cluster.

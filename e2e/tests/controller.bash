@@ -617,12 +617,15 @@ all_pods_running() {
 			and ((.spec.schedulingGates // []) | length) == 0)' >/dev/null
 }
 
-# ungated_pods JOB: how many of the job's pods carry no cadre.dev/gang gate or are bound.
-ungated_pods() {
-	kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1" -o json | jq '[.items[]
-		| select((any((.spec.schedulingGates // [])[]; .name == "cadre.dev/gang") | not)
-			or .spec.nodeName != null)] | length'
+# on_stored_nodes JOB: every pod of JOB is bound to the node its rank's stored decision names.
+on_stored_nodes() {
+	local tj
+	tj=$(kubectl -n "$NS" get tj "$1" -o json | jq -c '.status.nodes | map({key: (.rank | tostring), value: .node}) | from_entries')
+	kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1" -o json | jq -e --argjson d "$tj" '
+		(.items | length) > 0 and all(.items[];
+			.spec.nodeName == $d[.metadata.labels["cadre.dev/node-rank"]])' >/dev/null
 }
+
 
 # phase_watch_start JOB: records every phase the job's status goes through, from now on,
 # in $BATS_TEST_TMPDIR/phases.JOB (a watch sees each write, even one that lasts a moment).
@@ -707,4 +710,85 @@ same_for() {
 		((i < t)) && sleep 1
 	done
 	return 0
+}
+
+# ---------------------------------------------------------------------------------------
+# The invariants of a stored admission (docs/design.md 3.1), for tests that stop the
+# controller at random moments or disturb its network.
+
+# _decisions_jq: reads {p1, jobs, p2, nodes}: the namespace's pods, then its TrainingJobs,
+# then its pods again, and the nodes, each a list as `kubectl get -o json` gives it; prints
+# one line per violation:
+#   - a pod (read before the jobs, so its job's status was stored before it was made) of
+#     an attempt that the stored status neither admits nor has moved past, while the job
+#     is not stored as Suspended or finished;
+#   - a pod of the admitted attempt not pinned to (or not bound on) its rank's stored node;
+#   - a pod kube-scheduler found no room for (Unschedulable): a node promised twice;
+#   - a node whose GPUs are short of what its pods bound throughout (in both reads) and the
+#     admitted ranks not yet bound there take.
+_decisions_jq='
+def attempt($s): ($s.restarts // 0) + ($s.infraRestarts // 0);
+def admitted($s): any(($s.conditions // [])[]; .type == "Admitted" and .status == "True");
+def decided($s; $r): (($s.nodes // []) | map(select(.rank == $r)) | first | .node) // null;
+def lab($p; $k): $p.metadata.labels[$k];
+def pinned($p): ([$p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+	.nodeSelectorTerms[0].matchFields[]? | select(.key == "metadata.name") | .values[0]]
+	| first) // null;
+def ended($p): $p.status.phase == "Succeeded" or $p.status.phase == "Failed";
+def gpus($p): [$p.spec.containers[].resources.requests["nvidia.com/gpu"] // "0" | tonumber] | add;
+(.jobs.items | map({key: .metadata.name, value: .}) | from_entries) as $J
+| (.p1.items | map(.metadata.uid)) as $before
+| ([.p2.items[] | select(.spec.nodeName != null and (ended(.) | not)
+	and (.metadata.uid as $u | $before | index($u)))]) as $bound
+| ([.p1.items[], .p2.items[] | select(.spec.nodeName != null)
+	| "\(lab(.; "cadre.dev/job-name"))/\(lab(.; "cadre.dev/restart-attempt"))/\(lab(.; "cadre.dev/node-rank"))"]) as $placed
+| (
+  [.p1.items[] | . as $p | $J[lab($p; "cadre.dev/job-name")] as $j | select($j != null)
+	| ($j.status // {}) as $s
+	| (lab($p; "cadre.dev/restart-attempt") | tonumber) as $a
+	| (lab($p; "cadre.dev/node-rank") | tonumber) as $r
+	| if ((($a == attempt($s)) and admitted($s)) or ($a < attempt($s))
+		or (["Suspended", "Succeeded", "Failed"] | index($s.phase // ""))) | not then
+		"pod \($p.metadata.name) of attempt \($a) exists, but the stored status of job \($j.metadata.name) (phase \($s.phase), attempt \(attempt($s)), admitted \(admitted($s))) does not admit it"
+	  elif ($a == attempt($s)) and admitted($s) and ($j.spec.queue // "") == ""
+		and (pinned($p) != decided($s; $r)
+		or ($p.spec.nodeName != null and $p.spec.nodeName != decided($s; $r))) then
+		"pod \($p.metadata.name) is pinned to \(pinned($p)), bound to \($p.spec.nodeName), but rank \($r) was admitted on \(decided($s; $r))"
+	  else empty end]
+  + [.p2.items[] | select(any(.status.conditions[]?; .type == "PodScheduled"
+	and .status == "False" and .reason == "Unschedulable"))
+	| "pod \(.metadata.name) is unschedulable: \([.status.conditions[] | select(.type == "PodScheduled") | .message] | first)"]
+  + [.nodes.items[] | . as $n
+	| ([$bound[] | select(.spec.nodeName == $n.metadata.name) | gpus(.)] | add // 0) as $used
+	| ([$J[] | select(admitted(.status // {})) | . as $j | ($j.status // {}) as $s
+		| range(0; $j.spec.numNodes) as $r
+		| select(decided($s; $r) == $n.metadata.name)
+		| select(($placed | index("\($j.metadata.name)/\(attempt($s))/\($r)")) | not)
+		| ($j.spec.resources.accelerators // "x:0" | split(":")[1] // "1" | tonumber)]
+	  | add // 0) as $promised
+	| ($n.status.allocatable["nvidia.com/gpu"] // "0" | tonumber) as $has
+	| select($used + $promised > $has)
+	| "node \($n.metadata.name): \($used) GPUs bound and \($promised) admitted, \($has) exist"]
+  ) | .[]'
+
+# decisions_hold [NAMESPACE]: no violation of the stored admissions in NAMESPACE (default
+# $NS) now; prints each one and fails when there is any.
+decisions_hold() {
+	local ns=${1:-$NS} dir out
+	dir=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/decisions.XXXXXX")
+	if kubectl -n "$ns" get pods -o json >"$dir/p1" &&
+		kubectl -n "$ns" get trainingjobs -o json >"$dir/jobs" &&
+		kubectl -n "$ns" get pods -o json >"$dir/p2" &&
+		kubectl get nodes -o json >"$dir/nodes"; then
+		out=$(jq -n --slurpfile p1 "$dir/p1" --slurpfile jobs "$dir/jobs" \
+			--slurpfile p2 "$dir/p2" --slurpfile nodes "$dir/nodes" \
+			'{p1: $p1[0], jobs: $jobs[0], p2: $p2[0], nodes: $nodes[0]}' |
+			jq -r "$_decisions_jq") || out="decisions_hold: jq failed"
+	else
+		out=""  # the API server did not answer: nothing to judge
+	fi
+	rm -rf "$dir"
+	[[ -z $out ]] && return 0
+	echo "$out" >&2
+	return 1
 }
