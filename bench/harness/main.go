@@ -5,7 +5,8 @@
 //
 //	cadre-bench gang -mode cadre|job|ceiling -n N -f OBJECT.json ...
 //	    POSTs the TrainingJob or the Job (or, for the ceiling, sends the writes cadre sends
-//	    for a gang start itself: N gated creates, then N ungates) and watches the pods:
+//	    for a gang start itself: N creates, each pinned to the node cadre's pod of that
+//	    rank had) and watches the pods:
 //	    apply -> all N created, -> all N schedulable (no schedulingGates), -> all N Running.
 //	    Prints one JSON object; deletes the pods and waits until they are gone.
 //	cadre-bench template -job NAME -out DIR     a started job's objects, as cadre built them
@@ -33,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -432,29 +432,50 @@ func waitPhase(ctx context.Context, c clients, ns, name, phase string) {
 }
 
 // ceiling sends what cadre sends for a gang start, with nothing between the requests: N
-// creates of gated pods at once, and when every create has returned, N ungates at once.
+// creates at once, pod i pinned (required node affinity, metadata.name) to the node cadre's
+// rank i was admitted on, as saveCeilingPod recorded them.
 func ceiling(ctx context.Context, c clients, ns string, tmpl *unstructured.Unstructured, n int) error {
 	pods := c.dyn.Resource(podsGVR).Namespace(ns)
-	names := make([]string, n)
+	nodes := strings.Split(tmpl.GetAnnotations()[ceilingNodes], ",")
+	if len(nodes) != n {
+		return fmt.Errorf("the template names %d nodes for %d pods", len(nodes), n)
+	}
 	objs := make([]*unstructured.Unstructured, n)
 	for i := range objs {
 		o := tmpl.DeepCopy()
-		names[i] = fmt.Sprintf("%s-%d", tmpl.GetName(), i)
-		o.SetName(names[i])
+		o.SetName(fmt.Sprintf("%s-%d", tmpl.GetName(), i))
 		o.SetResourceVersion("")
+		ann := o.GetAnnotations()
+		delete(ann, ceilingNodes)
+		o.SetAnnotations(ann)
+		if err := pin(o, nodes[i]); err != nil {
+			return err
+		}
 		objs[i] = o
 	}
-	if err := all(n, func(i int) error {
+	return all(n, func(i int) error {
 		_, err := pods.Create(ctx, objs[i], metav1.CreateOptions{})
 		return err
-	}); err != nil {
-		return err
-	}
-	patch := []byte(`{"spec":{"schedulingGates":null}}`)
-	return all(n, func(i int) error {
-		_, err := pods.Patch(ctx, names[i], types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
 	})
+}
+
+// ceilingNodes: the template's annotation listing the node of each rank, comma-separated.
+const ceilingNodes = "bench.cadre.dev/nodes"
+
+// pin sets the metadata.name matchFields of every required node selector term to node.
+func pin(o *unstructured.Unstructured, node string) error {
+	terms, _, err := unstructured.NestedSlice(o.Object, "spec", "affinity", "nodeAffinity",
+		"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+	if err != nil || len(terms) == 0 {
+		return fmt.Errorf("the template pod is not pinned to a node")
+	}
+	for _, t := range terms {
+		term := t.(map[string]any)
+		term["matchFields"] = []any{map[string]any{"key": "metadata.name", "operator": "In",
+			"values": []any{node}}}
+	}
+	return unstructured.SetNestedSlice(o.Object, terms, "spec", "affinity", "nodeAffinity",
+		"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 }
 
 // all runs f(0..n-1) concurrently and returns the first error.
@@ -503,13 +524,23 @@ func bounded(n, width int, f func(int) error) error {
 	return nil
 }
 
-// saveCeilingPod writes one of cadre's pods as it created it (gated, unbound, no status),
+// saveCeilingPod writes one of cadre's pods as it created it (pinned, unbound, no status),
 // its cadre.dev/ labels and annotations renamed bench.cadre.dev/ and without owner, so the
-// ceiling's pods are the same size and shape while cadre takes them for another tenant's.
+// ceiling's pods are the same size and shape while cadre takes them for another tenant's;
+// and, in the annotation ceilingNodes, the node each rank was pinned to.
 func saveCeilingPod(inf cache.SharedIndexInformer, path string) {
 	objs := inf.GetStore().List()
 	if len(objs) == 0 {
 		die("save-pod: no pod")
+	}
+	nodes := make([]string, len(objs))
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		rank, err := strconv.Atoi(p.Labels["cadre.dev/node-rank"])
+		if err != nil || rank < 0 || rank >= len(nodes) {
+			die("save-pod: pod %s has rank %q", p.Name, p.Labels["cadre.dev/node-rank"])
+		}
+		nodes[rank] = p.Spec.NodeName
 	}
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(objs[0])
 	if err != nil {
@@ -531,11 +562,11 @@ func saveCeilingPod(inf cache.SharedIndexInformer, path string) {
 		return out
 	}
 	u.SetLabels(rename(u.GetLabels()))
-	u.SetAnnotations(rename(u.GetAnnotations()))
+	ann := rename(u.GetAnnotations())
+	ann[ceilingNodes] = strings.Join(nodes, ",")
+	u.SetAnnotations(ann)
 	u.SetName("ceiling")
 	u.SetKind("Pod")
 	u.SetAPIVersion("v1")
-	_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "cadre.dev/gang"}},
-		"spec", "schedulingGates")
 	writeJSON(path, u.Object)
 }

@@ -263,7 +263,11 @@ pair_says_configmap_clash() {
 			== [{key: "nvidia.com/gpu", operator: "Equal", value: "present", effect: "NoSchedule"}]'
 		json_has "$pod" '.metadata.labels.team == "research" and .metadata.annotations["example.com/owner"] == "alice"'
 		json_has "$pod" ".metadata.labels[\"cadre.dev/node-rank\"] == \"$rank\""
-		json_has "$pod" '.spec.affinity.nodeAffinity == null'
+		# No accelerator requirement: the one required term pins the pod to its rank's
+		# admitted node, nothing else.
+		json_has "$pod" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+			.nodeSelectorTerms == [{matchFields: [{key: "metadata.name", operator: "In",
+			values: [.spec.nodeName]}]}]'
 		# The setup and run texts reach the pod verbatim.
 		jq -e --argjson spec "$(kubectl -n "$NS" get tj envs -o json | jq .spec)" \
 			'[.. | strings] | index($spec.run) != null and index($spec.setup) != null' <<<"$pod" >/dev/null ||

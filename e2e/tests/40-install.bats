@@ -327,9 +327,10 @@ patch trainingjobs.cadre.dev - default
 create trainingjobs.cadre.dev - default
 delete leases.coordination.k8s.io - $INSTALL_NS
 get leases.coordination.k8s.io - default
+patch pods - default
 EOF
 	# The same question about a permission it has is answered yes: the probe is real.
-	run kubectl auth can-i patch pods --as="$INSTALL_USER" -n default
+	run kubectl auth can-i create pods --as="$INSTALL_USER" -n default
 	[ "$output" = yes ]
 	run kubectl auth can-i list nodes -A --as="$INSTALL_USER"
 	[ "$output" = yes ]
@@ -646,7 +647,7 @@ EOF
 	}
 
 	problems=()
-	for reason in Admitted CreatedPods GangReleased Running PodFailed; do
+	for reason in Admitted CreatedPods Running PodFailed; do
 		(($(first "$reason") >= 0)) || problems+=("no $reason event")
 	done
 	failed=$(first PodFailed)
@@ -656,7 +657,7 @@ EOF
 			problems+=("PodFailed does not name the pod and its exit code: ${messages[failed]}")
 		# The first run, in order, before the failure.
 		prev=-1
-		for reason in Admitted CreatedPods GangReleased Running; do
+		for reason in Admitted CreatedPods Running; do
 			at=$(first "$reason")
 			((at >= 0)) || continue
 			((at > prev)) || problems+=("$reason (row $at) is listed before ${reasons[prev]} (row $prev): the first run reads out of order")
@@ -670,9 +671,9 @@ EOF
 		elif ((requeued < failed || ages[requeued] > ages[failed])); then
 			problems+=("Requeued (row $requeued) is not after PodFailed (row $failed)")
 		fi
-		# The restart: admitted, created, released and Running again after the failure,
+		# The restart: admitted, created and Running again after the failure,
 		# as a row of its own after PodFailed, or as a repeat ("x2") last seen after it.
-		for reason in Admitted CreatedPods GangReleased Running; do
+		for reason in Admitted CreatedPods Running; do
 			again=0
 			for ((i = 0; i < ${#reasons[@]}; i++)); do
 				[[ ${reasons[i]} == "$reason" ]] || continue
