@@ -319,6 +319,7 @@ func cmdGang(args []string) {
 	cpuPid := fs.Int("cpu-pid", 0, "process whose CPU seconds the start costs (the controller)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this")
 	savePod := fs.String("save-pod", "", "cadre: write one of its pods here, as the ceiling's template")
+	pinned := fs.Bool("pin", true, "ceiling: pin pod i to the node cadre's rank i had (false: leave the scheduler to choose)")
 	_ = fs.Parse(args)
 	if *n <= 0 || *file == "" || *selector == "" {
 		die("gang: -n, -f and -l are needed")
@@ -353,7 +354,7 @@ func cmdGang(args []string) {
 	case "job":
 		_, err = c.dyn.Resource(jobsGVR).Namespace(*ns).Create(ctx, obj, metav1.CreateOptions{})
 	case "ceiling":
-		err = ceiling(ctx, c, *ns, obj, *n)
+		err = ceiling(ctx, c, *ns, obj, *n, *pinned)
 	default:
 		die("gang: unknown mode %q", *mode)
 	}
@@ -434,7 +435,8 @@ func waitPhase(ctx context.Context, c clients, ns, name, phase string) {
 // ceiling sends what cadre sends for a gang start, with nothing between the requests: N
 // creates at once, pod i pinned (required node affinity, metadata.name) to the node cadre's
 // rank i was admitted on, as saveCeilingPod recorded them.
-func ceiling(ctx context.Context, c clients, ns string, tmpl *unstructured.Unstructured, n int) error {
+func ceiling(ctx context.Context, c clients, ns string, tmpl *unstructured.Unstructured, n int,
+	pinned bool) error {
 	pods := c.dyn.Resource(podsGVR).Namespace(ns)
 	nodes := strings.Split(tmpl.GetAnnotations()[ceilingNodes], ",")
 	if len(nodes) != n {
@@ -448,7 +450,9 @@ func ceiling(ctx context.Context, c clients, ns string, tmpl *unstructured.Unstr
 		ann := o.GetAnnotations()
 		delete(ann, ceilingNodes)
 		o.SetAnnotations(ann)
-		if err := pin(o, nodes[i]); err != nil {
+		if !pinned {
+			unstructured.RemoveNestedField(o.Object, "spec", "affinity")
+		} else if err := pin(o, nodes[i]); err != nil {
 			return err
 		}
 		objs[i] = o
