@@ -57,6 +57,10 @@ static void spec_release(struct tj_spec *spec)
 	free(spec->queue);
 	free(spec->priority_class_name);
 	pod_template_release(&spec->pod_template);
+	free(spec->signal.name);
+	for (size_t i = 0; i < spec->n_failure_rules; i++)
+		free(spec->failure_rules[i].codes);
+	free(spec->failure_rules);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -94,6 +98,41 @@ void tj_default(struct tj_spec *spec)
 		spec->master_port = TJ_DEFAULT_MASTER_PORT;
 		spec->has_master_port = true;
 	}
+	if (!spec->has_max_infra_restarts) {
+		spec->max_infra_restarts = TJ_DEFAULT_MAX_INFRA_RESTARTS;
+		spec->has_max_infra_restarts = true;
+	}
+	if (spec->signal.name && !spec->signal.has_seconds_before) {
+		spec->signal.seconds_before = TJ_DEFAULT_SIGNAL_SECONDS_BEFORE;
+		spec->signal.has_seconds_before = true;
+	}
+	if (spec->hang.set && !spec->hang.has_startup_seconds && spec->hang.has_progress_seconds) {
+		spec->hang.startup_seconds = spec->hang.progress_seconds;
+		spec->hang.has_startup_seconds = true;
+	}
+}
+
+enum tj_failure_action tj_failure_action_for(const struct tj_spec *spec, int exit_code)
+{
+	for (size_t i = 0; i < spec->n_failure_rules; i++) {
+		const struct tj_failure_rule *r = &spec->failure_rules[i];
+		bool in = false;
+
+		for (size_t j = 0; j < r->n_codes; j++)
+			in |= r->codes[j] == exit_code;
+		if (in != r->not_in)
+			return r->action;
+	}
+	return TJ_FAILURE_RESTART;
+}
+
+int64_t tj_termination_grace_seconds(const struct tj_spec *spec)
+{
+	if (spec->has_termination_grace_period_seconds)
+		return spec->termination_grace_period_seconds;
+	if (spec->signal.name)
+		return spec->signal.seconds_before + TJ_SIGNAL_EXTRA_GRACE_SECONDS;
+	return -1;
 }
 
 static void parse_resources(struct decoder *d, const json_t *spec, struct tj_spec *s)
@@ -274,6 +313,117 @@ static void parse_success_policy(struct decoder *d, const json_t *spec, struct t
 	free(name);
 }
 
+/* spec.hang: {startupSeconds, progressSeconds, action}. */
+static void parse_hang(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *hang = decode_object(d, spec, "spec", "hang");
+	struct tj_hang *h = &s->hang;
+	char *action = NULL;
+
+	if (!hang)
+		return;
+	h->set = true;
+	decode_int64(d, hang, "spec.hang", "startupSeconds", &h->startup_seconds,
+		     &h->has_startup_seconds);
+	decode_int64(d, hang, "spec.hang", "progressSeconds", &h->progress_seconds,
+		     &h->has_progress_seconds);
+	if (decode_string(d, hang, "spec.hang", "action", &action)) {
+		if (!strcmp(action, "Restart"))
+			h->action = TJ_HANG_RESTART;
+		else if (!strcmp(action, "Fail"))
+			h->action = TJ_HANG_FAIL;
+		else
+			decode_fail(d, "spec.hang.action", "must be Restart or Fail, not \"%.64s\"",
+				    action);
+	}
+	free(action);
+}
+
+static void parse_signal(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *sig = decode_object(d, spec, "spec", "signal");
+
+	if (!sig)
+		return;
+	if (!decode_string(d, sig, "spec.signal", "name", &s->signal.name))
+		decode_fail(d, "spec.signal.name", "is required");
+	decode_int64(d, sig, "spec.signal", "secondsBefore", &s->signal.seconds_before,
+		     &s->signal.has_seconds_before);
+}
+
+/* One rule of spec.failurePolicy.rules at path. */
+static void parse_failure_rule(struct decoder *d, const json_t *item, const char *path,
+			       struct tj_failure_rule *r)
+{
+	char sub[DECODE_PATH_MAX], vpath[DECODE_PATH_MAX];
+	char *action = NULL, *op = NULL;
+	const json_t *on, *values, *v;
+	size_t i;
+
+	if (decode_string(d, item, path, "action", &action)) {
+		decode_path(sub, sizeof(sub), path, "action");
+		if (!strcmp(action, "Restart"))
+			r->action = TJ_FAILURE_RESTART;
+		else if (!strcmp(action, "RestartNotCounted"))
+			r->action = TJ_FAILURE_RESTART_NOT_COUNTED;
+		else if (!strcmp(action, "Fail"))
+			r->action = TJ_FAILURE_FAIL;
+		else
+			decode_fail(d, sub, "must be Restart, RestartNotCounted or Fail, not "
+				    "\"%.64s\"", action);
+	}
+	free(action);
+	on = decode_object(d, item, path, "onExitCodes");
+	decode_path(sub, sizeof(sub), path, "onExitCodes");
+	if (decode_string(d, on, sub, "operator", &op)) {
+		if (!strcmp(op, "NotIn"))
+			r->not_in = true;
+		else if (strcmp(op, "In"))
+			decode_fail(d, sub, "operator must be In or NotIn, not \"%.64s\"", op);
+	}
+	free(op);
+	values = decode_array(d, on, sub, "values");
+	if (!values || !json_array_size(values))
+		return;
+	r->codes = calloc(json_array_size(values), sizeof(*r->codes));
+	if (!r->codes) {
+		decode_nomem(d);
+		return;
+	}
+	decode_path(vpath, sizeof(vpath), sub, "values");
+	json_array_foreach(values, i, v) {
+		char ipath[DECODE_PATH_MAX];
+		int64_t code;
+
+		decode_path_index(ipath, sizeof(ipath), vpath, i);
+		if (decode_as_int64(d, v, ipath, 1, 255, &code))
+			r->codes[r->n_codes++] = (int32_t)code;
+	}
+}
+
+static void parse_failure_policy(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *policy = decode_object(d, spec, "spec", "failurePolicy");
+	const json_t *rules = decode_array(d, policy, "spec.failurePolicy", "rules");
+	char path[DECODE_PATH_MAX];
+	json_t *item;
+	size_t i;
+
+	if (!rules || !json_array_size(rules))
+		return;
+	s->failure_rules = calloc(json_array_size(rules), sizeof(*s->failure_rules));
+	if (!s->failure_rules) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(rules, i, item) {
+		decode_path_index(path, sizeof(path), "spec.failurePolicy.rules", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		parse_failure_rule(d, item, path, &s->failure_rules[s->n_failure_rules++]);
+	}
+}
+
 static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 {
 	const json_t *gang;
@@ -303,6 +453,13 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 		     &s->has_gang_timeout_seconds);
 	decode_int32(d, spec, "spec", "masterPort", &s->master_port, &s->has_master_port);
 	parse_pod_template(d, spec, s);
+	decode_int32(d, spec, "spec", "maxInfraRestarts", &s->max_infra_restarts,
+		     &s->has_max_infra_restarts);
+	parse_hang(d, spec, s);
+	parse_signal(d, spec, s);
+	decode_int64(d, spec, "spec", "terminationGracePeriodSeconds",
+		     &s->termination_grace_period_seconds, &s->has_termination_grace_period_seconds);
+	parse_failure_policy(d, spec, s);
 }
 
 /* apiVersion and kind, when present, must name this kind. */

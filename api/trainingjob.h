@@ -47,6 +47,10 @@ struct field_errors;
 #define TJ_DEFAULT_GANG_TIMEOUT_SECONDS 600
 #define TJ_DEFAULT_MASTER_PORT 29500
 #define TJ_DEFAULT_TASKS_PER_NODE 1
+#define TJ_DEFAULT_MAX_INFRA_RESTARTS 10
+#define TJ_DEFAULT_SIGNAL_SECONDS_BEFORE 60
+/* Past spec.signal.secondsBefore, the grace a pod gets when the job sets none. */
+#define TJ_SIGNAL_EXTRA_GRACE_SECONDS 30
 
 /*
  * Most tasks one node may run (Slurm's --ntasks-per-node): one per CPU
@@ -137,6 +141,42 @@ struct tj_pod_template {
 	json_t *container_security_context;
 };
 
+/* spec.hang: how a rank shows progress (docs/design.md 1.3). */
+enum tj_hang_action {
+	TJ_HANG_RESTART = 0,  /* restart the gang (the default) */
+	TJ_HANG_FAIL,         /* fail the job at once */
+};
+
+struct tj_hang {
+	bool set;                    /* spec.hang is present */
+	bool has_startup_seconds;
+	int64_t startup_seconds;     /* before the first progress; progress_seconds when unset */
+	bool has_progress_seconds;
+	int64_t progress_seconds;    /* between two signs of progress */
+	enum tj_hang_action action;
+};
+
+/* spec.signal: Slurm's --signal=NAME@SECONDS. */
+struct tj_signal {
+	char *name;                  /* "USR1", without SIG; NULL when spec.signal is absent */
+	bool has_seconds_before;
+	int64_t seconds_before;      /* default TJ_DEFAULT_SIGNAL_SECONDS_BEFORE */
+};
+
+/* spec.failurePolicy.rules[i]: what an exit code means. */
+enum tj_failure_action {
+	TJ_FAILURE_RESTART = 0,       /* restart, counted against maxRestarts */
+	TJ_FAILURE_RESTART_NOT_COUNTED,
+	TJ_FAILURE_FAIL,              /* fail the job at once */
+};
+
+struct tj_failure_rule {
+	enum tj_failure_action action;
+	bool not_in;                 /* onExitCodes.operator NotIn */
+	int32_t *codes;              /* onExitCodes.values, owned */
+	size_t n_codes;
+};
+
 struct tj_spec {
 	bool has_num_nodes;
 	int32_t num_nodes;
@@ -168,7 +208,27 @@ struct tj_spec {
 	bool has_master_port;
 	int32_t master_port;
 	struct tj_pod_template pod_template;
+	bool has_max_infra_restarts;
+	int32_t max_infra_restarts;   /* default TJ_DEFAULT_MAX_INFRA_RESTARTS */
+	struct tj_hang hang;
+	struct tj_signal signal;
+	bool has_termination_grace_period_seconds;
+	int64_t termination_grace_period_seconds;
+	struct tj_failure_rule *failure_rules;  /* spec.failurePolicy.rules, owned */
+	size_t n_failure_rules;
 };
+
+/*
+ * The action spec.failurePolicy gives exit code (the first rule that
+ * matches), TJ_FAILURE_RESTART when none does.
+ */
+enum tj_failure_action tj_failure_action_for(const struct tj_spec *spec, int exit_code);
+
+/* Whether name is a signal spec.signal.name may take ("USR1", without SIG). */
+bool tj_signal_name_ok(const char *name);
+
+/* The grace the pods get (spec.terminationGracePeriodSeconds or the default); -1: Kubernetes'. */
+int64_t tj_termination_grace_seconds(const struct tj_spec *spec);
 
 /* status.nodes[i] */
 struct tj_node_status {
@@ -178,6 +238,29 @@ struct tj_node_status {
 	char *ip;     /* owned; NULL until it has one */
 	char *phase;  /* owned pod phase: Pending, Running, Succeeded, Failed, Unknown */
 };
+
+/* status.excludedNodes[i] */
+struct tj_excluded_node {
+	char *node;
+	char *reason;
+	int64_t time;  /* Unix seconds */
+};
+
+/* status.failures[i] */
+struct tj_failure_record {
+	int32_t attempt;
+	char *reason;
+	bool infrastructure;
+	int32_t rank;     /* -1 when no rank */
+	char *node;
+	int32_t exit_code;
+	int64_t time;
+};
+
+/* At most this many status.failures are kept, the oldest dropped. */
+#define TJ_MAX_FAILURE_RECORDS 10
+/* status.excludedNodes lapse after this long. */
+#define TJ_EXCLUDED_NODE_TTL_S (24 * 3600)
 
 /* status.lastFailure */
 struct tj_failure {
@@ -207,6 +290,10 @@ struct tj_status {
 	bool has_last_failure;
 	struct tj_failure last_failure;
 	char *message;  /* why the job waits or failed, for a person */
+	struct tj_excluded_node *excluded_nodes;  /* owned array */
+	size_t n_excluded_nodes;
+	struct tj_failure_record *failures;       /* owned array, oldest first */
+	size_t n_failures;
 };
 
 struct trainingjob {

@@ -40,7 +40,76 @@ void tj_status_release(struct tj_status *status)
 	free(status->nodes);
 	failure_release(&status->last_failure);
 	free(status->message);
+	for (size_t i = 0; i < status->n_excluded_nodes; i++) {
+		free(status->excluded_nodes[i].node);
+		free(status->excluded_nodes[i].reason);
+	}
+	free(status->excluded_nodes);
+	for (size_t i = 0; i < status->n_failures; i++) {
+		free(status->failures[i].reason);
+		free(status->failures[i].node);
+	}
+	free(status->failures);
 	tj_status_init(status);
+}
+
+static void parse_excluded_nodes(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, obj, "status", "excludedNodes");
+	size_t i;
+	json_t *item;
+
+	if (!list || !json_array_size(list))
+		return;
+	st->excluded_nodes = calloc(json_array_size(list), sizeof(*st->excluded_nodes));
+	if (!st->excluded_nodes) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_excluded_node *x = &st->excluded_nodes[st->n_excluded_nodes];
+
+		decode_path_index(path, sizeof(path), "status.excludedNodes", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		st->n_excluded_nodes++;
+		decode_string(d, item, path, "node", &x->node);
+		decode_string(d, item, path, "reason", &x->reason);
+		decode_time(d, item, path, "time", &x->time);
+	}
+}
+
+static void parse_failures(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, obj, "status", "failures");
+	size_t i;
+	json_t *item;
+
+	if (!list || !json_array_size(list))
+		return;
+	st->failures = calloc(json_array_size(list), sizeof(*st->failures));
+	if (!st->failures) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_failure_record *f = &st->failures[st->n_failures];
+
+		decode_path_index(path, sizeof(path), "status.failures", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		st->n_failures++;
+		f->rank = -1;
+		decode_int32(d, item, path, "attempt", &f->attempt, NULL);
+		decode_string(d, item, path, "reason", &f->reason);
+		decode_bool(d, item, path, "infrastructure", &f->infrastructure);
+		decode_int32(d, item, path, "rank", &f->rank, NULL);
+		decode_string(d, item, path, "node", &f->node);
+		decode_int32(d, item, path, "exitCode", &f->exit_code, NULL);
+		decode_time(d, item, path, "time", &f->time);
+	}
 }
 
 static void parse_nodes(struct decoder *d, const json_t *obj, struct tj_status *st)
@@ -119,6 +188,8 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	decode_time(&d, obj, "status", "completionTime", &status->completion_time);
 	parse_nodes(&d, obj, status);
 	parse_last_failure(&d, obj, status);
+	parse_excluded_nodes(&d, obj, status);
+	parse_failures(&d, obj, status);
 	decode_string(&d, obj, "status", "message", &status->message);
 	return decode_finish(&d);
 }
@@ -179,6 +250,47 @@ static json_t *failure_to_json(const struct tj_failure *f)
 	return obj;
 }
 
+static json_t *excluded_to_json(const struct tj_status *st)
+{
+	json_t *array = json_array();
+
+	for (size_t i = 0; array && i < st->n_excluded_nodes; i++) {
+		const struct tj_excluded_node *x = &st->excluded_nodes[i];
+		json_t *obj = json_object();
+
+		if (!obj || !put_string(obj, "node", x->node) ||
+		    !put_string(obj, "reason", x->reason) || !put_time(obj, "time", x->time) ||
+		    json_array_append_new(array, obj)) {
+			json_decref(obj);
+			json_decref(array);
+			return NULL;
+		}
+	}
+	return array;
+}
+
+static json_t *failures_to_json(const struct tj_status *st)
+{
+	json_t *array = json_array();
+
+	for (size_t i = 0; array && i < st->n_failures; i++) {
+		const struct tj_failure_record *f = &st->failures[i];
+		json_t *obj = json_object();
+
+		if (!obj || !put_int(obj, "attempt", f->attempt) ||
+		    !put_string(obj, "reason", f->reason) ||
+		    json_object_set_new(obj, "infrastructure", json_boolean(f->infrastructure)) ||
+		    (f->rank >= 0 && !put_int(obj, "rank", f->rank)) ||
+		    !put_string(obj, "node", f->node) || !put_int(obj, "exitCode", f->exit_code) ||
+		    !put_time(obj, "time", f->time) || json_array_append_new(array, obj)) {
+			json_decref(obj);
+			json_decref(array);
+			return NULL;
+		}
+	}
+	return array;
+}
+
 json_t *tj_status_to_json(const struct tj_status *st)
 {
 	json_t *obj = json_object();
@@ -200,6 +312,10 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	ok = ok && !json_object_set_new(obj, "nodes", nodes_to_json(st));
 	if (ok && st->has_last_failure)
 		ok = !json_object_set_new(obj, "lastFailure", failure_to_json(&st->last_failure));
+	if (ok && st->n_excluded_nodes)
+		ok = !json_object_set_new(obj, "excludedNodes", excluded_to_json(st));
+	if (ok && st->n_failures)
+		ok = !json_object_set_new(obj, "failures", failures_to_json(st));
 	ok = ok && put_string(obj, "message", st->message);
 	if (!ok) {
 		json_decref(obj);

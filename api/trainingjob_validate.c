@@ -41,6 +41,8 @@ const char *const tj_reserved_envs[] = {
 	"CADRE_PEERS", "CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR",
 	"CADRE_SETUP", "CADRE_RUN",
 	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
+	"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
+	"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
 	NULL,
 };
 
@@ -493,6 +495,65 @@ static void validate_pod_template(struct decoder *d, const struct tj_pod_templat
 		validate_container_security(d, pt->container_security_context);
 }
 
+/* The signal names spec.signal.name may take (the CRD's enum). */
+static const char *const signal_names[] = {
+	"HUP", "INT", "QUIT", "USR1", "USR2", "ALRM", "TERM", "CONT", "URG", "WINCH", "XCPU",
+	"PWR", NULL,
+};
+
+bool tj_signal_name_ok(const char *name)
+{
+	for (size_t i = 0; name && signal_names[i]; i++)
+		if (!strcmp(name, signal_names[i]))
+			return true;
+	return false;
+}
+
+/* spec.hang, spec.signal, spec.terminationGracePeriodSeconds, spec.failurePolicy. */
+static void validate_long_runs(struct decoder *d, const struct tj_spec *s)
+{
+	if (s->has_max_infra_restarts && s->max_infra_restarts < 0)
+		decode_fail(d, "spec.maxInfraRestarts", "must be >= 0");
+	if (s->hang.set) {
+		if (!s->hang.has_progress_seconds)
+			decode_fail(d, "spec.hang.progressSeconds", "required");
+		else if (s->hang.progress_seconds < 1 || s->hang.progress_seconds > 604800)
+			decode_fail(d, "spec.hang.progressSeconds", "must be between 1 and 604800");
+		if (s->hang.has_startup_seconds &&
+		    (s->hang.startup_seconds < 1 || s->hang.startup_seconds > 604800))
+			decode_fail(d, "spec.hang.startupSeconds", "must be between 1 and 604800");
+	}
+	if (s->signal.name && !tj_signal_name_ok(s->signal.name))
+		decode_fail(d, "spec.signal.name", "\"%.32s\" is not a signal cadre can send "
+			    "(HUP, INT, QUIT, USR1, USR2, ALRM, TERM, CONT, URG, WINCH, XCPU, PWR)",
+			    s->signal.name);
+	if (s->signal.has_seconds_before &&
+	    (s->signal.seconds_before < 0 || s->signal.seconds_before > 3600))
+		decode_fail(d, "spec.signal.secondsBefore", "must be between 0 and 3600");
+	else if (s->signal.name && s->has_active_deadline_seconds &&
+		 s->signal.seconds_before >= s->active_deadline_seconds)
+		decode_fail(d, "spec.signal.secondsBefore", "must be less than "
+			    "activeDeadlineSeconds, or the signal would come before the job starts");
+	if (s->has_termination_grace_period_seconds) {
+		if (s->termination_grace_period_seconds < 0 ||
+		    s->termination_grace_period_seconds > 7200)
+			decode_fail(d, "spec.terminationGracePeriodSeconds",
+				    "must be between 0 and 7200");
+		else if (s->signal.name &&
+			 s->termination_grace_period_seconds < s->signal.seconds_before)
+			decode_fail(d, "spec.terminationGracePeriodSeconds", "must be at least "
+				    "signal.secondsBefore, the time the program has between the "
+				    "signal and SIGTERM");
+	}
+	for (size_t i = 0; i < s->n_failure_rules; i++)
+		if (!s->failure_rules[i].n_codes) {
+			char path[DECODE_PATH_MAX];
+
+			decode_path_index(path, sizeof(path), "spec.failurePolicy.rules", i);
+			decode_fail(d, path, "onExitCodes.values must list at least one exit code");
+		}
+}
+
 int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 {
 	const struct tj_spec *s = &tj->spec;
@@ -526,5 +587,6 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	if (s->master_port < 1 || s->master_port > 65535)
 		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
 	validate_pod_template(&d, &s->pod_template);
+	validate_long_runs(&d, s);
 	return decode_finish(&d);
 }

@@ -1052,3 +1052,195 @@ BOTH_SHELLS(an_unwritable_bin_directory_fails_before_waiting_for_peers)
 			"/nonexistent/cadre/bin");
 	ep_release(&e);
 }
+
+/* ---- spec.hang: the watchdog; spec.signal: the notice (docs/pods.md) ---- */
+
+/* A bin directory for srun, cadre-signal and program.pid, as the pod's emptyDir. */
+static void ep_bin(struct ep *e)
+{
+	char bin[160];
+
+	snprintf(bin, sizeof(bin), "%s/cadre-bin", e->dir);
+	cr_assert_eq(mkdir(bin, 0755), 0);
+	ep_setenv(e, ENTRYPOINT_ENV_BIN_DIR, bin);
+}
+
+/* Watch for hangs: startup and progress seconds, the heartbeat file in the scratch dir. */
+static void ep_hang(struct ep *e, const char *startup, const char *progress)
+{
+	char hb[160];
+
+	ep_bin(e);
+	snprintf(hb, sizeof(hb), "%s/heartbeat", e->dir);
+	ep_setenv(e, ENTRYPOINT_ENV_HEARTBEAT_FILE, hb);
+	ep_setenv(e, ENTRYPOINT_ENV_HANG_STARTUP, startup);
+	ep_setenv(e, ENTRYPOINT_ENV_HANG_PROGRESS, progress);
+	ep_setenv(e, "SLURM_NODEID", "3");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+BOTH_SHELLS(a_rank_silent_from_the_start_is_ended_as_hung_after_the_startup_time)
+{
+	struct ep e;
+	double t0, took;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_hang(&e, "2", "1");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "sleep 60");
+	t0 = mono_s();
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_HUNG);
+	took = mono_s() - t0;
+	cr_assert(took >= 1.5 && took < 8, "ended after %.1fs; the startup time is 2s", took);
+	assert_file_has(e.termlog, ENTRYPOINT_HUNG_MESSAGE "rank 3 no progress in the first 2s "
+			"(spec.hang.startupSeconds)");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(a_rank_that_stops_writing_is_ended_as_hung_after_the_progress_time)
+{
+	char dumps[192];
+	struct ep e;
+	double t0, took;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_hang(&e, "30", "2");
+	snprintf(dumps, sizeof(dumps), "%s/ckpt/cadre-nccl/job/attempt-0", e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_NCCL_DUMP_DIR, dumps);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo step 1; sleep 60");
+	t0 = mono_s();
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_HUNG);
+	took = mono_s() - t0;
+	cr_assert(took >= 1.5 && took < 10, "ended after %.1fs; progress time 2s, startup 30s",
+		  took);
+	assert_file_eq(e.out, "step 1\n");
+	assert_file_has(e.termlog, ENTRYPOINT_HUNG_MESSAGE "rank 3 no progress for 2s "
+			"(spec.hang.progressSeconds); NCCL flight recorder dumps, if PyTorch wrote "
+			"any: ");
+	assert_file_has(e.termlog, dumps);
+	cr_assert(file_exists(dumps), "the dump directory is made");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(output_is_progress_and_passes_through_whole_on_both_streams)
+{
+	struct ep e;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_hang(&e, "2", "1");
+	/* Four seconds of work, a line every 0.3 s: longer than both limits. */
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN,
+		  "i=0; while [ $i -lt 13 ]; do echo out $i; echo err $i >&2; sleep 0.3;"
+		  " i=$((i + 1)); done; exit 7");
+	cr_assert_eq(ep_run(&e, shell), 7, "a program making progress is never ended");
+	assert_file_eq(e.out, "out 0\nout 1\nout 2\nout 3\nout 4\nout 5\nout 6\nout 7\nout 8\n"
+		       "out 9\nout 10\nout 11\nout 12\n");
+	assert_file_has(e.err, "err 0\nerr 1\n");
+	assert_file_has(e.err, "err 12\n");
+	assert_file_lacks(e.out, "err");
+	assert_file_lacks(e.err, "hung");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(touching_the_heartbeat_file_is_progress_without_any_output)
+{
+	struct ep e;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_hang(&e, "2", "2");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN,
+		  "i=0; while [ $i -lt 10 ]; do touch \"$CADRE_HEARTBEAT_FILE\"; sleep 0.5;"
+		  " i=$((i + 1)); done");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "");
+	assert_file_lacks(e.err, "hung");
+	ep_release(&e);
+}
+
+/* The run records when a signal came (CLOCK_MONOTONIC via /proc/uptime) into the scratch dir. */
+#define RECORD_SIGNALS(extra)                                                        \
+	"rec() { read -r up idle </proc/uptime; echo \"$1 $up\" >>\"$HOME/signals\"; };" \
+	" trap 'rec USR1' USR1; trap 'rec TERM; exit 0' TERM; echo ready;"             \
+	" while :; do sleep 0.1; " extra " done"
+
+/* The uptime-clock seconds of the first line of signals naming sig, or -1. */
+static double signal_time(const struct ep *e, const char *sig)
+{
+	char path[192], *text, *at;
+	double t = -1;
+
+	snprintf(path, sizeof(path), "%s/signals", e->dir);
+	text = read_file(path);
+	at = strstr(text, sig);
+	if (at)
+		t = strtod(at + strlen(sig), NULL);
+	free(text);
+	return t;
+}
+
+static double uptime_s(void)
+{
+	char *text = read_file("/proc/uptime");
+	double t = strtod(text, NULL);
+
+	free(text);
+	return t;
+}
+
+BOTH_SHELLS(the_signal_comes_its_seconds_before_the_deadline)
+{
+	char deadline[32];
+	struct ep e;
+	double t0, got;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL, "USR1");
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL_BEFORE, "3");
+	snprintf(deadline, sizeof(deadline), "%lld", (long long)time(NULL) + 5);
+	ep_setenv(&e, ENTRYPOINT_ENV_DEADLINE, deadline);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, RECORD_SIGNALS("[ -s \"$HOME/signals\" ] && exit 0;"));
+	t0 = uptime_s();
+	cr_assert_eq(ep_run(&e, shell), 0);
+	got = signal_time(&e, "USR1") - t0;
+	/* The deadline is 5 s (in whole seconds of the wall clock) away, the notice 3 s before. */
+	cr_assert(got >= 0.8 && got < 3.5, "USR1 came %.2fs after the start, want about 2s", got);
+	assert_file_has(e.err, "sending SIGUSR1 to the program: activeDeadlineSeconds runs out "
+			"in 3s");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(on_sigterm_the_signal_comes_first_and_sigterm_its_seconds_later)
+{
+	struct ep e;
+	double sent, usr1, term;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL, "USR1");
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL_BEFORE, "2");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, RECORD_SIGNALS(""));
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	sent = uptime_s();
+	cr_assert_eq(kill(e.pid, SIGTERM), 0);
+	cr_assert_eq(ep_wait(&e), 0);
+	usr1 = signal_time(&e, "USR1") - sent;
+	term = signal_time(&e, "TERM") - sent;
+	cr_assert(usr1 >= -0.05 && usr1 < 1, "USR1 came %.2fs after SIGTERM, want at once", usr1);
+	cr_assert(term >= 1.5 && term < 4, "SIGTERM reached the program %.2fs after it came, "
+		  "want 2s (secondsBefore)", term);
+	ep_release(&e);
+}

@@ -450,6 +450,9 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		/* controller/build/entrypoint.h; test_build checks the two agree. */
 		"CADRE_PEERS", "CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR",
 		"CADRE_SETUP", "CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
+		/* The watchdog's and the signal's inputs (spec.hang, spec.signal). */
+		"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
+		"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
 	};
 	size_t n = 0;
 

@@ -48,6 +48,8 @@ struct buf;
  * into, first on PATH (docs/design.md 2.4; docs/pods.md).
  */
 #define BUILD_BIN_DIR "/cadre/bin"
+/* spec.hang: the file a program may touch to show progress (in the pod's /dev/shm). */
+#define BUILD_HEARTBEAT_FILE "/dev/shm/cadre-heartbeat"
 /*
  * The job's ConfigMap that holds the entrypoint script: "<job>" this suffix
  * (docs/pods.md). A job name fits a 61-byte host name prefix, so the

@@ -140,6 +140,97 @@ static int node_list(const struct pod_ctx *c, struct buf *nodelist)
 	return ret ? CADRE_ENOMEM : 0;
 }
 
+/* Whether spec.envs sets name (the user's value then stands). */
+static bool user_sets(const struct tj_spec *spec, const char *name)
+{
+	for (size_t i = 0; i < spec->n_envs; i++)
+		if (!strcmp(spec->envs[i].name, name))
+			return true;
+	for (size_t i = 0; i < spec->n_secret_envs; i++)
+		if (spec->secret_envs[i].name && !strcmp(spec->secret_envs[i].name, name))
+			return true;
+	return false;
+}
+
+/*
+ * PyTorch's NCCL flight recorder, for a job that asks for hang detection: a
+ * trace buffer, a dump when PyTorch's own NCCL watchdog times out, written
+ * under dir (docs/pods.md, "Hangs"). A variable the job sets itself is left
+ * to it.
+ */
+static int add_flight_recorder_env(const struct tj_spec *spec, json_t *env, const char *dir)
+{
+	struct buf file;
+	int bad = 0;
+
+	buf_init(&file, 4096);
+	bad |= buf_addf(&file, "%s/rank_", dir) != 0;
+	if (!user_sets(spec, "TORCH_NCCL_TRACE_BUFFER_SIZE"))
+		bad |= add_env(env, "TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
+	if (!user_sets(spec, "TORCH_NCCL_DUMP_ON_TIMEOUT"))
+		bad |= add_env(env, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+	if (!user_sets(spec, "TORCH_FR_DUMP_TEMP_FILE"))
+		bad |= add_env(env, "TORCH_FR_DUMP_TEMP_FILE", buf_str(&file));
+	if (!user_sets(spec, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"))
+		bad |= add_env(env, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", buf_str(&file));
+	buf_release(&file);
+	return bad;
+}
+
+/*
+ * Where a hang's NCCL dumps go: under the first Volume's mount path (in
+ * mount path order), so they outlive the pods, per job and attempt; without
+ * a Volume, in the pod (gone with it; the hang's message says so).
+ */
+static int nccl_dump_dir(const struct pod_ctx *c, struct buf *out)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	const char *first = NULL;
+
+	for (size_t i = 0; i < spec->n_volumes; i++)
+		if (!first || strcmp(spec->volumes[i].mount_path, first) < 0)
+			first = spec->volumes[i].mount_path;
+	if (!first)
+		return buf_adds(out, "/tmp/cadre-nccl");
+	return buf_addf(out, "%s/cadre-nccl/%s/attempt-%d", strcmp(first, "/") ? first : "",
+			c->job->meta.name, c->attempt);
+}
+
+/*
+ * spec.hang and spec.signal, as the entrypoint reads them (entrypoint.h).
+ * Nothing when the job asks for neither.
+ */
+static int add_long_run_env(const struct pod_ctx *c, json_t *env)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	const struct tj_status *st = &c->job->status;
+	int bad = 0;
+
+	if (spec->hang.set && spec->hang.has_progress_seconds) {
+		struct buf dir;
+
+		buf_init(&dir, 4096);
+		bad |= nccl_dump_dir(c, &dir) != 0;
+		bad |= add_env(env, ENTRYPOINT_ENV_HEARTBEAT_FILE, BUILD_HEARTBEAT_FILE);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_STARTUP,
+				   spec->hang.has_startup_seconds ? spec->hang.startup_seconds :
+				   spec->hang.progress_seconds);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_PROGRESS, spec->hang.progress_seconds);
+		bad |= add_env(env, ENTRYPOINT_ENV_NCCL_DUMP_DIR, buf_str(&dir));
+		bad |= add_flight_recorder_env(spec, env, buf_str(&dir));
+		buf_release(&dir);
+	}
+	if (spec->signal.name) {
+		bad |= add_env(env, ENTRYPOINT_ENV_SIGNAL, spec->signal.name);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_SIGNAL_BEFORE, spec->signal.seconds_before);
+		/* activeDeadlineSeconds counts from the first admission (docs/design.md 1.3). */
+		if (spec->has_active_deadline_seconds && st->admitted_time)
+			bad |= add_env_int(env, ENTRYPOINT_ENV_DEADLINE,
+					   st->admitted_time + spec->active_deadline_seconds);
+	}
+	return bad;
+}
+
 /*
  * The environment, in the order of docs/design.md 2.3, then 2.4's Slurm set,
  * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
@@ -187,6 +278,7 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	if (spec->setup && *spec->setup)
 		bad |= add_env(env, ENTRYPOINT_ENV_SETUP, spec->setup);
 	bad |= add_env(env, ENTRYPOINT_ENV_RUN, spec->run);
+	bad |= add_long_run_env(c, env);
 	return !bad;
 }
 
@@ -474,6 +566,33 @@ static int member(json_t *parent, const char *key, bool array, json_t **child)
 	return json_object_set_new(parent, key, v) ? CADRE_ENOMEM : 0;
 }
 
+/*
+ * Whether the pod must keep off the nodes status.excludedNodes lists: in the
+ * modes where cadre does not choose the node (pinned, the admission already
+ * left them out).
+ */
+static bool avoid_nodes(const struct pod_ctx *c)
+{
+	return !c->opts->node && c->job->status.n_excluded_nodes > 0;
+}
+
+/* {key: metadata.name, operator: NotIn, values: [the excluded nodes]}. */
+static int avoid_field(const struct pod_ctx *c, json_t **out)
+{
+	const struct tj_status *st = &c->job->status;
+	json_t *values = json_array();
+
+	for (size_t i = 0; values && i < st->n_excluded_nodes; i++)
+		if (st->excluded_nodes[i].node &&
+		    json_array_append_new(values, json_string(st->excluded_nodes[i].node))) {
+			json_decref(values);
+			values = NULL;
+		}
+	*out = values ? json_pack("{s:s, s:s, s:o}", "key", "metadata.name", "operator", "NotIn",
+				  "values", values) : NULL;
+	return *out ? 0 : CADRE_ENOMEM;
+}
+
 /* {key: metadata.name, operator: In, values: [node]}: the pod's own node, by name. */
 static int pin_field(const char *node, json_t **out)
 {
@@ -521,14 +640,18 @@ static int build_affinity(const struct pod_ctx *c, json_t **out)
 	int ret;
 
 	*out = NULL;
-	if (c->gpus == 0 && !c->opts->node) {
+	if (c->gpus == 0 && !c->opts->node && !avoid_nodes(c)) {
 		if (template)
 			*out = json_deep_copy(template);
 		return template && !*out ? CADRE_ENOMEM : 0;
 	}
 	if (c->gpus > 0 && (ret = accel_expression(c, &expr)))
 		return ret;
-	if (c->opts->node && (ret = pin_field(c->opts->node, &pin)))
+	if (c->opts->node)
+		ret = pin_field(c->opts->node, &pin);
+	else if (avoid_nodes(c))
+		ret = avoid_field(c, &pin);
+	if (ret)
 		goto out;
 	ret = CADRE_ENOMEM;
 	affinity = copy_or_new(template, false);
@@ -826,6 +949,9 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 					   json_deep_copy(tpl->security_context)) != 0;
 	if (spec->priority_class_name && *spec->priority_class_name)
 		bad |= set_str(pspec, "priorityClassName", spec->priority_class_name);
+	if (tj_termination_grace_seconds(spec) >= 0)
+		bad |= json_object_set_new(pspec, "terminationGracePeriodSeconds",
+					   json_integer(tj_termination_grace_seconds(spec))) != 0;
 	if (bad)
 		goto out;
 	*out = pod;

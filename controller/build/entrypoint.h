@@ -68,6 +68,30 @@
 #define ENTRYPOINT_ENV_PEERS "CADRE_PEERS"
 /* Where its own failures are recorded; tests point it at a file of theirs. */
 #define ENTRYPOINT_ENV_TERMINATION_LOG "CADRE_TERMINATION_LOG"
+/*
+ * spec.hang (docs/pods.md, "Hangs"): with CADRE_HANG_PROGRESS_SECONDS set the
+ * script watches setup and run for progress: the file CADRE_HEARTBEAT_FILE
+ * touched, or output on stdout or stderr (copied through, with the bytes
+ * counted). No progress within CADRE_HANG_STARTUP_SECONDS of the start, or
+ * within CADRE_HANG_PROGRESS_SECONDS of the last, ends the program and the
+ * pod with ENTRYPOINT_EXIT_HUNG and a termination message that starts
+ * ENTRYPOINT_HUNG_MESSAGE. CADRE_NCCL_DUMP_DIR is made, for PyTorch's NCCL
+ * flight recorder dumps. Unset, nothing is watched and nothing is copied.
+ */
+#define ENTRYPOINT_ENV_HEARTBEAT_FILE "CADRE_HEARTBEAT_FILE"
+#define ENTRYPOINT_ENV_HANG_STARTUP "CADRE_HANG_STARTUP_SECONDS"
+#define ENTRYPOINT_ENV_HANG_PROGRESS "CADRE_HANG_PROGRESS_SECONDS"
+#define ENTRYPOINT_ENV_NCCL_DUMP_DIR "CADRE_NCCL_DUMP_DIR"
+#define ENTRYPOINT_HUNG_MESSAGE "cadre: hung: "
+/*
+ * spec.signal (docs/pods.md, "Signals"): CADRE_SIGNAL (a name, USR1) reaches
+ * the program CADRE_SIGNAL_SECONDS_BEFORE seconds before CADRE_DEADLINE (Unix
+ * seconds, when activeDeadlineSeconds runs out), and at once on SIGTERM,
+ * which then follows CADRE_SIGNAL_SECONDS_BEFORE later.
+ */
+#define ENTRYPOINT_ENV_SIGNAL "CADRE_SIGNAL"
+#define ENTRYPOINT_ENV_SIGNAL_BEFORE "CADRE_SIGNAL_SECONDS_BEFORE"
+#define ENTRYPOINT_ENV_DEADLINE "CADRE_DEADLINE"
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's
@@ -79,6 +103,7 @@ enum entrypoint_exit {
 	ENTRYPOINT_EXIT_CONFIG = 121,
 	ENTRYPOINT_EXIT_WORKDIR = 122,        /* CADRE_WORKDIR is not a directory */
 	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
+	ENTRYPOINT_EXIT_HUNG = 125,           /* spec.hang: no progress in time */
 };
 
 /* The script text; static, never NULL. */

@@ -715,10 +715,58 @@ if [ -n "$CADRE_PEERS" ]; then
 	cadre_say "all $cadre_npeers peers resolved"
 fi
 
+# spec.hang and spec.signal (entrypoint.h): their inputs, checked before the
+# gang is held any longer.
+cadre_number() {
+	case $2 in
+	'' | *[!0-9]*) cadre_fail 121 "$1 must be a whole number of seconds, not '$2'" ;;
+	esac
+}
+cadre_hang=${CADRE_HANG_PROGRESS_SECONDS:-}
+if [ -n "$cadre_hang" ]; then
+	cadre_number CADRE_HANG_PROGRESS_SECONDS "$cadre_hang"
+	cadre_hang_start=${CADRE_HANG_STARTUP_SECONDS:-$cadre_hang}
+	cadre_number CADRE_HANG_STARTUP_SECONDS "$cadre_hang_start"
+	if [ -n "${CADRE_NCCL_DUMP_DIR:-}" ]; then
+		mkdir -p "$CADRE_NCCL_DUMP_DIR" 2>/dev/null ||
+			cadre_say "cannot make $CADRE_NCCL_DUMP_DIR for NCCL flight recorder dumps"
+	fi
+fi
+cadre_sig=${CADRE_SIGNAL:-}
+cadre_sig_before=${CADRE_SIGNAL_SECONDS_BEFORE:-0}
+cadre_number CADRE_SIGNAL_SECONDS_BEFORE "$cadre_sig_before"
+[ -z "${CADRE_DEADLINE:-}" ] || cadre_number CADRE_DEADLINE "$CADRE_DEADLINE"
+# The helpers' own files: the watchdog's fifos and marks, who signalled.
+cadre_work=${CADRE_BIN_DIR:-${TMPDIR:-/tmp}}/.cadre
+mkdir -p "$cadre_work" 2>/dev/null || cadre_work=
+# The signals a helper of the entrypoint must outlive: they are meant for the program.
+cadre_immune='trap "" TERM INT HUP QUIT USR1 USR2 ALRM'
+
+# Send SIG to the program and its descendants, never to this shell or its helpers.
+cadre_signal_program() {
+	if [ -n "${CADRE_BIN_DIR:-}" ] && [ -x "$CADRE_BIN_DIR/cadre-signal" ]; then
+		"$CADRE_BIN_DIR/cadre-signal" "$1" >/dev/null 2>&1 && return 0
+	fi
+	kill -s "$1" "$cadre_child" 2>/dev/null
+}
+
+# The spec.signal notice, once: by the deadline timer or on the first TERM.
+cadre_notice() {
+	[ -n "$cadre_sig" ] || return 1
+	if [ -n "$cadre_work" ]; then
+		[ -e "$cadre_work/signalled" ] && return 1
+		: >"$cadre_work/signalled"
+	fi
+	cadre_say "sending SIG$cadre_sig to the program: $1"
+	cadre_signal_program "$cadre_sig"
+}
+
 # The first TERM or INT goes on to the whole process group, so the user's
 # processes (not just their shell) can shut down cleanly; this shell is
 # usually PID 1, which would otherwise ignore it. Outside a group of our own
-# only the child is told.
+# only the child is told. With spec.signal, the program gets that signal
+# first and SIGTERM secondsBefore later (unless the notice came already, at
+# the deadline); the helpers ignore both.
 cadre_child=
 cadre_signalled=0
 cadre_stopping=0
@@ -726,15 +774,126 @@ cadre_forward() {
 	trap '' TERM INT
 	cadre_signalled=1
 	cadre_stopping=1
+	if cadre_notice "the pod is being stopped; SIGTERM follows in ${cadre_sig_before}s"; then
+		(eval "$cadre_immune"; sleep "$cadre_sig_before"
+		 kill -TERM -$$ 2>/dev/null || kill -TERM "$cadre_child" 2>/dev/null) &
+		return
+	fi
 	kill -TERM -$$ 2>/dev/null || kill -TERM "$cadre_child" 2>/dev/null
 }
 
+# Seconds of the clock the watchdog counts in (cadre_now's).
+cadre_since() {
+	cadre_now
+	cadre_el=$((cadre_t - $1))
+}
+
+# The bytes the output copiers have passed on so far (from /proc/PID/io), or
+# "" when they cannot be read.
+cadre_copied() {
+	cadre_n=0
+	for cadre_p in "$@"; do
+		cadre_w=
+		while read -r cadre_k cadre_v; do
+			[ "$cadre_k" = wchar: ] && cadre_w=$cadre_v
+		done 2>/dev/null <"/proc/$cadre_p/io"
+		[ -n "$cadre_w" ] || { cadre_n=; return; }
+		cadre_n=$((cadre_n + cadre_w))
+	done
+}
+
+# The watchdog of spec.hang, in the background for one of setup and run. No
+# progress (output passed on, the heartbeat file touched) for the startup
+# time, then for the progress time, ends the program: it writes why in
+# hung, sends SIGTERM and SIGKILL 10 s later. $1 $2: the output copiers.
+cadre_watchdog() {
+	eval "$cadre_immune"
+	cadre_hb=${CADRE_HEARTBEAT_FILE:-}
+	: >"$cadre_work/mark"
+	cadre_now
+	cadre_last=$cadre_t
+	cadre_seen=0
+	# The copiers are new with the program: what they passed on before this
+	# first look is progress too.
+	cadre_bytes=
+	[ -n "$1" ] && cadre_copied "$@" && [ -n "$cadre_n" ] && cadre_bytes=0
+	[ -n "$cadre_bytes" ] || [ -z "$1" ] ||
+		cadre_say "cannot count the program's output (/proc/<pid>/io); only $cadre_hb shows progress"
+	while kill -0 "$cadre_child" 2>/dev/null; do
+		sleep 1
+		cadre_polls=$((cadre_polls + 1))
+		cadre_moved=0
+		if [ -n "$cadre_bytes" ]; then
+			cadre_copied "$@"
+			if [ -n "$cadre_n" ] && [ "$cadre_n" != "$cadre_bytes" ]; then
+				cadre_moved=1
+				cadre_bytes=$cadre_n
+			fi
+		fi
+		if [ -n "$cadre_hb" ] && [ -e "$cadre_hb" ] && [ "$cadre_hb" -nt "$cadre_work/mark" ]; then
+			cadre_moved=1
+		fi
+		: >"$cadre_work/mark"
+		cadre_now
+		if [ "$cadre_moved" = 1 ]; then
+			cadre_last=$cadre_t
+			cadre_seen=1
+			continue
+		fi
+		# Without a way to see output, a program that never touched the
+		# heartbeat file has shown nothing the watchdog could judge.
+		[ -n "$cadre_bytes" ] || [ "$cadre_seen" = 1 ] || continue
+		cadre_limit=$cadre_hang_start
+		[ "$cadre_seen" = 1 ] && cadre_limit=$cadre_hang
+		[ $((cadre_t - cadre_last)) -ge "$cadre_limit" ] || continue
+		if [ "$cadre_seen" = 1 ]; then
+			cadre_why="no progress for ${cadre_limit}s (spec.hang.progressSeconds)"
+		else
+			cadre_why="no progress in the first ${cadre_limit}s (spec.hang.startupSeconds)"
+		fi
+		if [ -n "${CADRE_NCCL_DUMP_DIR:-}" ]; then
+			cadre_why="$cadre_why; NCCL flight recorder dumps, if PyTorch wrote any: $CADRE_NCCL_DUMP_DIR"
+		fi
+		printf 'rank %s %s\n' "${SLURM_NODEID:-?}" "$cadre_why" >"$cadre_work/hung"
+		cadre_say "rank ${SLURM_NODEID:-?} is hung: $cadre_why; stopping it"
+		cadre_signal_program TERM
+		cadre_i=0
+		while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
+			sleep 1
+			cadre_i=$((cadre_i + 1))
+		done
+		cadre_signal_program KILL
+		return 0
+	done
+}
+
 # Run $1 under the user shell and set cadre_rc to its exit status. A trapped
-# signal makes wait return early, so wait again for the real status.
+# signal makes wait return early, so wait again for the real status. With
+# spec.hang, stdout and stderr pass through fifos to copiers (cat) whose
+# byte counts are the output's progress, and a watchdog runs beside.
 cadre_exec() {
 	trap cadre_forward TERM INT
-	"$cadre_shell" -c "$1" &
-	cadre_child=$!
+	cadre_copiers=
+	cadre_dog=
+	if [ -n "$cadre_hang" ] && [ -n "$cadre_work" ]; then
+		rm -f "$cadre_work/out" "$cadre_work/err" "$cadre_work/hung"
+		if mkfifo "$cadre_work/out" "$cadre_work/err" 2>/dev/null; then
+			(eval "$cadre_immune"; exec cat "$cadre_work/out") &
+			cadre_copiers=$!
+			(eval "$cadre_immune"; exec cat "$cadre_work/err" >&2) &
+			cadre_copiers="$cadre_copiers $!"
+			"$cadre_shell" -c "$1" >"$cadre_work/out" 2>"$cadre_work/err" &
+		else
+			cadre_say "mkfifo is not in the image: only $CADRE_HEARTBEAT_FILE shows progress"
+			"$cadre_shell" -c "$1" &
+		fi
+		cadre_child=$!
+		cadre_watchdog $cadre_copiers &
+		cadre_dog=$!
+	else
+		"$cadre_shell" -c "$1" &
+		cadre_child=$!
+	fi
 	# cadre-signal (scancel --signal) finds the program here.
 	if [ -n "${CADRE_BIN_DIR:-}" ]; then
 		printf '%s\n' "$cadre_child" >"$CADRE_BIN_DIR/program.pid" 2>/dev/null || :
@@ -746,7 +905,40 @@ cadre_exec() {
 		cadre_rc=0
 		wait "$cadre_child" || cadre_rc=$?
 	done
+	if [ -n "$cadre_dog" ]; then
+		kill -KILL "$cadre_dog" 2>/dev/null
+		wait "$cadre_dog" 2>/dev/null
+	fi
+	# The copiers end with the program's output; one held open by a process
+	# the program left behind is not waited for longer than a moment.
+	for cadre_p in $cadre_copiers; do
+		cadre_i=0
+		while [ "$cadre_i" -lt 20 ] && kill -0 "$cadre_p" 2>/dev/null; do
+			sleep 0.1 2>/dev/null || sleep 1
+			cadre_i=$((cadre_i + 1))
+		done
+		kill -KILL "$cadre_p" 2>/dev/null
+		wait "$cadre_p" 2>/dev/null
+	done
+	if [ -n "$cadre_dog" ] && [ -s "$cadre_work/hung" ]; then
+		read -r cadre_hung <"$cadre_work/hung"
+		cadre_fail 125 "hung: $cadre_hung"
+	fi
 }
+
+# spec.signal before activeDeadlineSeconds: the notice secondsBefore the
+# deadline, from a timer of its own.
+cadre_timer=
+if [ -n "$cadre_sig" ] && [ -n "${CADRE_DEADLINE:-}" ]; then
+	(
+		eval "$cadre_immune"
+		cadre_at=$((CADRE_DEADLINE - cadre_sig_before))
+		cadre_epoch=$(date +%s 2>/dev/null) || exit 0
+		[ "$cadre_at" -gt "$cadre_epoch" ] && sleep $((cadre_at - cadre_epoch))
+		cadre_notice "activeDeadlineSeconds runs out in ${cadre_sig_before}s"
+	) &
+	cadre_timer=$!
+fi
 
 if [ -n "${CADRE_SETUP:-}" ]; then
 	cadre_exec "$CADRE_SETUP"
@@ -757,4 +949,5 @@ if [ -n "${CADRE_SETUP:-}" ]; then
 	[ "$cadre_stopping" = 0 ] || cadre_fail 143 "stopped during setup; run was not started"
 fi
 cadre_exec "$CADRE_RUN"
+[ -z "$cadre_timer" ] || kill -KILL "$cadre_timer" 2>/dev/null
 exit "$cadre_rc"
