@@ -106,7 +106,8 @@ void tj_default(struct tj_spec *spec)
 		spec->signal.seconds_before = TJ_DEFAULT_SIGNAL_SECONDS_BEFORE;
 		spec->signal.has_seconds_before = true;
 	}
-	if (spec->hang.set && !spec->hang.has_startup_seconds && spec->hang.has_progress_seconds) {
+	if (spec->hang.set && !spec->hang.has_startup_seconds && spec->hang.has_progress_seconds &&
+	    spec->hang.progress_seconds >= 1) {
 		spec->hang.startup_seconds = spec->hang.progress_seconds;
 		spec->hang.has_startup_seconds = true;
 	}
@@ -383,14 +384,16 @@ static void parse_failure_rule(struct decoder *d, const json_t *item, const char
 	}
 	free(op);
 	values = decode_array(d, on, sub, "values");
-	if (!values || !json_array_size(values))
+	decode_path(vpath, sizeof(vpath), sub, "values");
+	if (!values || !json_array_size(values)) {
+		decode_fail(d, vpath, "must list at least one exit code");
 		return;
+	}
 	r->codes = calloc(json_array_size(values), sizeof(*r->codes));
 	if (!r->codes) {
 		decode_nomem(d);
 		return;
 	}
-	decode_path(vpath, sizeof(vpath), sub, "values");
 	json_array_foreach(values, i, v) {
 		char ipath[DECODE_PATH_MAX];
 		int64_t code;

@@ -545,13 +545,6 @@ static void validate_long_runs(struct decoder *d, const struct tj_spec *s)
 				    "signal.secondsBefore, the time the program has between the "
 				    "signal and SIGTERM");
 	}
-	for (size_t i = 0; i < s->n_failure_rules; i++)
-		if (!s->failure_rules[i].n_codes) {
-			char path[DECODE_PATH_MAX];
-
-			decode_path_index(path, sizeof(path), "spec.failurePolicy.rules", i);
-			decode_fail(d, path, "onExitCodes.values must list at least one exit code");
-		}
 }
 
 int tj_validate(const struct trainingjob *tj, struct field_errors *errs)

@@ -1668,3 +1668,92 @@ Test(build, refuses_volumes_over_the_paths_cadre_mounts)
 	tj.spec.volumes[0].mount_path = saved;
 	tj_release(&tj);
 }
+
+/* ---- long runs (docs/pods.md, "Hangs" and "Signals") ---- */
+
+static void with_long_runs(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+
+	json_object_set_new(spec, "hang", json_pack("{s:i, s:i}", "startupSeconds", 600,
+						     "progressSeconds", 120));
+	json_object_set_new(spec, "signal", json_pack("{s:s, s:i}", "name", "USR1",
+						       "secondsBefore", 90));
+	json_object_set_new(spec, "activeDeadlineSeconds", json_integer(3600));
+	/* The job's own flight recorder buffer size stands. */
+	if (!json_object_get(spec, "envs"))
+		json_object_set_new(spec, "envs", json_object());
+	json_object_set_new(json_object_get(spec, "envs"), "TORCH_NCCL_TRACE_BUFFER_SIZE",
+			    json_string("20000"));
+	json_object_set_new(status, "admittedTime", json_string("2026-03-02T09:15:00Z"));
+}
+
+Test(build, hang_and_signal_reach_the_entrypoint_and_the_pod)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", with_long_runs, &tj);
+	opts.node = "gpu-node-7";
+	pod = pod_ok(&tj, 1, 2, &opts);
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_HANG_STARTUP), "600");
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_HANG_PROGRESS), "120");
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_HEARTBEAT_FILE), BUILD_HEARTBEAT_FILE);
+	/* The first Volume by mount path keeps the dumps, per job and attempt. */
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_NCCL_DUMP_DIR),
+			 "/mnt/checkpoints/cadre-nccl/llama-pretrain/attempt-2");
+	cr_assert_str_eq(env_value(pod, "TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
+	cr_assert_str_eq(env_value(pod, "TORCH_FR_DUMP_TEMP_FILE"),
+			 "/mnt/checkpoints/cadre-nccl/llama-pretrain/attempt-2/rank_");
+	cr_assert_str_eq(env_value(pod, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "20000",
+			 "the job's own value, once");
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_SIGNAL), "USR1");
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_SIGNAL_BEFORE), "90");
+	/* 2026-03-02T09:15:00Z + 3600 s. */
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_DEADLINE), "1772446500");
+	cr_assert_eq(json_integer_value(json_object_get(pod_spec(pod),
+							"terminationGracePeriodSeconds")), 120,
+		     "secondsBefore + 30 when the job sets no grace");
+	json_decref(pod);
+	tj_release(&tj);
+
+	/* Asking for neither costs nothing: no variable, no grace of ours. */
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 1, 0, &opts);
+	cr_assert_null(env_value(pod, ENTRYPOINT_ENV_HANG_PROGRESS));
+	cr_assert_null(env_value(pod, "TORCH_NCCL_DUMP_ON_TIMEOUT"));
+	cr_assert_null(env_value(pod, ENTRYPOINT_ENV_SIGNAL));
+	cr_assert_null(json_object_get(pod_spec(pod), "terminationGracePeriodSeconds"));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+static void with_queue_and_excluded(json_t *obj)
+{
+	with_queue(obj);
+	json_object_set_new(json_object_get(obj, "status"), "excludedNodes",
+			    json_pack("[{s:s, s:s}, {s:s, s:s}]", "node", "gpu-node-3", "reason",
+				      "NodeLost", "node", "gpu-node-9", "reason", "Hung"));
+}
+
+/* Where cadre does not choose the node (Kueue, native, none), the pod keeps off the excluded ones. */
+Test(build, where_cadre_does_not_place_the_pod_it_keeps_off_the_excluded_nodes)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod, *field;
+
+	load_job("llama-pretrain", with_queue_and_excluded, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	field = json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(
+		json_object_get(json_object_get(pod_spec(pod), "affinity"), "nodeAffinity"),
+		"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms"), 0),
+		"matchFields"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(field, "operator")), "NotIn");
+	cr_assert_eq(json_array_size(json_object_get(field, "values")), 2);
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(field, "values"), 1)),
+			 "gpu-node-9");
+	json_decref(pod);
+	tj_release(&tj);
+}

@@ -445,3 +445,28 @@ Test(gang, a_node_too_large_for_a_record_still_offers_its_capacity)
 	add_job("b", "uid-b", 1, 0, 9, false);
 	assert_waits("b");
 }
+
+/* A job's later attempts leave behind the nodes in its status.excludedNodes. */
+Test(gang, a_job_leaves_its_excluded_nodes_behind_and_says_so_when_nothing_else_fits)
+{
+	json_t *job;
+	char msg[512], nodes[256];
+
+	add_node("gpu-0");
+	add_node("gpu-1");
+	job = job_json("a", "uid-a", 1, 0, "2026-12-01T00:00:00Z", false);
+	json_object_set_new(json_object_get(job, "status"), "excludedNodes",
+			    json_pack("[{s:s, s:s}]", "node", "gpu-0", "reason", "NodeLost"));
+	upsert(KIND_TRAININGJOBS, job);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+
+	add_pod("other", 0, false, "gpu-1");
+	add_job("other", "uid-o", 1, 0, 30, true);
+	job = job_json("b", "uid-b", 1, 0, "2026-12-01T00:00:01Z", false);
+	json_object_set_new(json_object_get(job, "status"), "excludedNodes",
+			    json_pack("[{s:s, s:s}]", "node", "gpu-0", "reason", "Hung"));
+	upsert(KIND_TRAININGJOBS, job);
+	cr_assert_eq(decide("b", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "1 this job left behind after failures there"), "%s", msg);
+}

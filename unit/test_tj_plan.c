@@ -2004,3 +2004,246 @@ Test(tj_plan, a_configmap_clash_past_the_gang_timeout_counts_against_max_restart
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
 	fx_release(&f);
 }
+
+/* ---- long runs: hangs, nodes left behind, the cap on infrastructure restarts ---- */
+
+#define HUNG_STATUS ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":" \
+	"{\"exitCode\":125,\"reason\":\"Error\",\"message\":\"cadre: hung: rank 1 no progress " \
+	"for 30s (spec.hang.progressSeconds)\"}}}]"
+
+static const struct tj_excluded_node *excluded(const struct tj_plan *p, const char *node)
+{
+	for (size_t i = 0; i < p->status.n_excluded_nodes; i++)
+		if (!strcmp(p->status.excluded_nodes[i].node, node))
+			return &p->status.excluded_nodes[i];
+	return NULL;
+}
+
+Test(tj_plan, a_hung_rank_restarts_the_gang_as_the_jobs_failure_naming_rank_and_node)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"hang\":{\"progressSeconds\":30}", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, HUNG_STATUS);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Hung");
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "Hung");
+	cr_assert_eq(f.plan.status.last_failure.rank, 1);
+	cr_assert_str_eq(f.plan.status.last_failure.node, "n1");
+	cr_assert(strstr(f.plan.status.last_failure.message, "no progress for 30s"), "%s",
+		  f.plan.status.last_failure.message);
+	cr_assert(has_event(&f.plan, "Hung"));
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 0, "one hang is no evidence against a node");
+	cr_assert_eq(f.plan.status.n_failures, 1);
+	cr_assert_str_eq(f.plan.status.failures[0].reason, "Hung");
+	fx_release(&f);
+}
+
+Test(tj_plan, with_hang_action_fail_a_hung_rank_fails_the_job)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"hang\":{\"progressSeconds\":30,\"action\":\"Fail\"}", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, HUNG_STATUS);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "Hung");
+	cr_assert_eq(f.plan.status.restarts, 0);
+	fx_release(&f);
+}
+
+Test(tj_plan, the_same_node_hung_twice_in_a_row_is_left_behind_and_not_the_jobs_fault)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"hang\":{\"progressSeconds\":30}", ADMITTED_BARE(NOW) ",\"restarts\":1,"
+	       DECIDED_NODES ",\"lastFailure\":{\"rank\":1,\"node\":\"n1\",\"reason\":\"Hung\","
+	       "\"exitCode\":125}}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 1, "Failed", false, HUNG_STATUS);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_not_null(excluded(&f.plan, "n1"));
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "Hung");
+	cr_assert_str_eq(event_of(&f.plan, "NodeExcluded")->node, "n1",
+			 "the Node gets a Warning event too");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_lost_node_is_left_behind_with_its_reason_and_time)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.node_ok = node_n1_lost;
+	fx_plan(&f);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	cr_assert_not_null(excluded(&f.plan, "n1"));
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "NodeLost");
+	cr_assert_eq(excluded(&f.plan, "n1")->time, 1000000);
+	fx_release(&f);
+}
+
+Test(tj_plan, node_pressure_a_noexecute_taint_and_a_bad_device_each_leave_the_node_behind)
+{
+	static const struct { const char *status, *cond, *reason; } cases[] = {
+		{ ",\"reason\":\"Evicted\",\"message\":\"The node was low on resource: memory.\"",
+		  "Evicted", "NodePressure" },
+		{ ",\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+		  "\"reason\":\"DeletionByTaintManager\",\"message\":\"Taint manager: deleting due "
+		  "to NoExecute taint\"}]", "Evicted", "Tainted" },
+		{ ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"running\":{}},"
+		  "\"allocatedResourcesStatus\":[{\"name\":\"nvidia.com/gpu\",\"resources\":["
+		  "{\"resourceID\":\"GPU-3\",\"health\":\"Unhealthy\"}]}]}]",
+		  "DeviceUnhealthy", "DeviceUnhealthy" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx f;
+
+		fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+		fx_pod(&f, 0, 0, "Running", false, NULL);
+		fx_pod(&f, 1, 0, i == 2 ? "Running" : "Failed", false, cases[i].status);
+		fx_plan(&f);
+		cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING, "case %zu", i);
+		cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), cases[i].cond, "case %zu", i);
+		cr_assert_eq(f.plan.status.infra_restarts, 1, "case %zu", i);
+		cr_assert_not_null(excluded(&f.plan, "n1"), "case %zu", i);
+		cr_assert_str_eq(excluded(&f.plan, "n1")->reason, cases[i].reason);
+		fx_release(&f);
+	}
+	/* An eviction that says nothing of the node leaves it in use. */
+	{
+		struct fx f;
+
+		fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+		fx_pod(&f, 0, 0, "Running", false, NULL);
+		fx_pod(&f, 1, 0, "Failed", false, ",\"reason\":\"Evicted\",\"message\":\"preempted\"");
+		fx_plan(&f);
+		cr_assert_eq(f.plan.status.n_excluded_nodes, 0);
+		fx_release(&f);
+	}
+}
+
+Test(tj_plan, excluded_nodes_are_capped_at_a_quarter_of_the_gang_and_lapse_after_a_day)
+{
+	struct fx f;
+
+	/* numNodes 2: room for one; the newest replaces the oldest. */
+	fx_job(&f, NULL, ADMITTED_BARE(NOW) "," DECIDED_NODES ",\"excludedNodes\":[{\"node\":"
+	       "\"old\",\"reason\":\"NodeLost\",\"time\":\"" EARLIER "\"}]}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.node_ok = node_n1_lost;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 1);
+	cr_assert_str_eq(f.plan.status.excluded_nodes[0].node, "n1");
+	fx_release(&f);
+
+	/* 1970-01-11: more than a day before now: gone at the next look. */
+	fx_job(&f, NULL, "{\"phase\":\"Queued\",\"excludedNodes\":[{\"node\":\"stale\","
+	       "\"reason\":\"NodeLost\",\"time\":\"1970-01-11T10:00:00Z\"},{\"node\":\"fresh\","
+	       "\"reason\":\"NodeLost\",\"time\":\"" EARLIER "\"}]}");
+	fx_plan(&f);
+	cr_assert_null(excluded(&f.plan, "stale"));
+	cr_assert_not_null(excluded(&f.plan, "fresh"));
+	fx_release(&f);
+}
+
+Test(tj_plan, past_max_infra_restarts_the_job_fails_listing_them)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"maxInfraRestarts\":2", ADMITTED_BARE(NOW) ",\"infraRestarts\":2,"
+	       DECIDED_NODES ",\"failures\":[{\"attempt\":0,\"reason\":\"NodeLost\","
+	       "\"infrastructure\":true,\"rank\":1,\"node\":\"n7\"},{\"attempt\":1,\"reason\":"
+	       "\"GangTimeout\",\"infrastructure\":true}]}");
+	fx_pod(&f, 0, 2, "Running", false, NULL);
+	fx_pod(&f, 1, 2, "Running", false, NULL);
+	f.in.node_ok = node_n1_lost;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "TooManyInfraRestarts");
+	cr_assert(strstr(f.plan.status.message, "maxInfraRestarts 2"), "%s", f.plan.status.message);
+	cr_assert(strstr(f.plan.status.message, "attempt 0: NodeLost on n7 (rank 1); attempt 1: "
+			 "GangTimeout; attempt 2: NodeLost on n1 (rank 1)"), "%s",
+		  f.plan.status.message);
+	cr_assert_eq(f.plan.status.infra_restarts, 2, "not counted past the cap");
+	fx_release(&f);
+}
+
+Test(tj_plan, failure_policy_fails_at_once_or_restarts_without_counting_by_exit_code)
+{
+	struct fx f;
+	const char *policy = ",\"maxRestarts\":5,\"failurePolicy\":{\"rules\":["
+		"{\"action\":\"RestartNotCounted\",\"onExitCodes\":{\"operator\":\"In\","
+		"\"values\":[33,34]}},{\"action\":\"Fail\",\"onExitCodes\":{\"operator\":\"NotIn\","
+		"\"values\":[1]}}]}";
+
+	/* Not 33, 34 or 1: the job fails at once. */
+	fx_job(&f, policy, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"containerStatuses\":[{\"name\":\"main\",\"state\":"
+	       "{\"terminated\":{\"exitCode\":3,\"reason\":\"Error\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "FailurePolicy");
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.last_failure.exit_code, 3);
+	fx_release(&f);
+
+	/* 33: a restart that maxRestarts does not count. */
+	fx_job(&f, policy, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"containerStatuses\":[{\"name\":\"main\",\"state\":"
+	       "{\"terminated\":{\"exitCode\":33,\"reason\":\"Error\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert(strstr(f.plan.status.message, "not counted against maxRestarts "
+			 "(spec.failurePolicy"), "%s", f.plan.status.message);
+	fx_release(&f);
+
+	/* 1: no rule stops it, a counted restart. */
+	fx_job(&f, policy, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"containerStatuses\":[{\"name\":\"main\",\"state\":"
+	       "{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	fx_release(&f);
+}
+
+Test(tj_plan, status_failures_keep_the_ten_latest)
+{
+	struct fx f;
+	char status[4096];
+	size_t n = 0;
+
+	n += (size_t)snprintf(status + n, sizeof(status) - n, "%s", ADMITTED_BARE(NOW) ","
+			      DECIDED_NODES ",\"restarts\":10,\"failures\":[");
+	for (int i = 0; i < 10; i++)
+		n += (size_t)snprintf(status + n, sizeof(status) - n, "%s{\"attempt\":%d,"
+				      "\"reason\":\"PodFailed\",\"infrastructure\":false}",
+				      i ? "," : "", i);
+	snprintf(status + n, sizeof(status) - n, "]}");
+	fx_job(&f, ",\"maxRestarts\":20", status);
+	fx_pod(&f, 0, 10, "Running", false, NULL);
+	fx_pod(&f, 1, 10, "Failed", false, ",\"containerStatuses\":[{\"name\":\"main\",\"state\":"
+	       "{\"terminated\":{\"exitCode\":1}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.n_failures, 10);
+	cr_assert_eq(f.plan.status.failures[0].attempt, 1, "the oldest went");
+	cr_assert_eq(f.plan.status.failures[9].attempt, 10);
+	fx_release(&f);
+}

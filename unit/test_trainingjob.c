@@ -1161,3 +1161,60 @@ Test(trainingjob, the_document_cut_at_every_value_and_closed_parses_cleanly)
 	free(text);
 	json_decref(doc);
 }
+
+/* spec.hang, spec.signal, spec.terminationGracePeriodSeconds, spec.failurePolicy. */
+Test(trainingjob, long_run_fields_parse_default_and_refuse_bad_values_by_name)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec("{\"hang\": {\"progressSeconds\": 120}, \"signal\": "
+				    "{\"name\": \"USR1\"}, \"failurePolicy\": {\"rules\": [{\"action\":"
+				    " \"RestartNotCounted\", \"onExitCodes\": {\"operator\": \"In\","
+				    " \"values\": [33, 34]}}]}}");
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert(tj.spec.hang.set);
+	cr_assert_eq(tj.spec.hang.startup_seconds, 120, "startupSeconds defaults to progressSeconds");
+	cr_assert_eq(tj.spec.hang.action, TJ_HANG_RESTART);
+	cr_assert_eq(tj.spec.signal.seconds_before, 60, "Slurm's default");
+	cr_assert_eq(tj.spec.max_infra_restarts, 10);
+	cr_assert_eq(tj_termination_grace_seconds(&tj.spec), 90);
+	cr_assert_eq(tj_failure_action_for(&tj.spec, 34), TJ_FAILURE_RESTART_NOT_COUNTED);
+	cr_assert_eq(tj_failure_action_for(&tj.spec, 1), TJ_FAILURE_RESTART);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+
+	assert_problem("{\"hang\": {\"progressSeconds\": 0}}", "spec.hang.progressSeconds",
+		       "must be between 1 and 604800");
+	assert_problem("{\"hang\": {\"startupSeconds\": -5, \"progressSeconds\": 5}}",
+		       "spec.hang.startupSeconds", "must be between 1 and 604800");
+	assert_problem("{\"hang\": {\"progressSeconds\": 5, \"action\": \"Ignore\"}}",
+		       "spec.hang.action", "must be Restart or Fail, not \"Ignore\"");
+	assert_problem("{\"signal\": {\"name\": \"SIGFOO\"}}", "spec.signal.name",
+		       "\"SIGFOO\" is not a signal cadre can send (HUP, INT, QUIT, USR1, USR2, ALRM, TERM, "
+		       "CONT, URG, WINCH, XCPU, PWR)");
+	assert_problem("{\"signal\": {\"name\": \"USR1\", \"secondsBefore\": -1}}",
+		       "spec.signal.secondsBefore", "must be between 0 and 3600");
+	assert_problem("{\"activeDeadlineSeconds\": 60, \"signal\": {\"name\": \"USR1\","
+		       " \"secondsBefore\": 90}}", "spec.signal.secondsBefore",
+		       "must be less than activeDeadlineSeconds, or the signal would come before the job "
+		       "starts");
+	assert_problem("{\"terminationGracePeriodSeconds\": 10, \"signal\": {\"name\": \"USR1\","
+		       " \"secondsBefore\": 90}}", "spec.terminationGracePeriodSeconds",
+		       "must be at least signal.secondsBefore, the time the program has between the signal "
+		       "and SIGTERM");
+	assert_problem("{\"maxInfraRestarts\": -1}", "spec.maxInfraRestarts", "must be >= 0");
+	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Retry\", \"onExitCodes\":"
+		       " {\"operator\": \"In\", \"values\": [1]}}]}}",
+		       "spec.failurePolicy.rules[0].action",
+		       "must be Restart, RestartNotCounted or Fail, not \"Retry\"");
+	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Fail\", \"onExitCodes\":"
+		       " {\"operator\": \"In\", \"values\": [256]}}]}}",
+		       "spec.failurePolicy.rules[0].onExitCodes.values[0]", "must be between 1 and 255");
+	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Fail\", \"onExitCodes\":"
+		       " {\"operator\": \"In\", \"values\": []}}]}}",
+		       "spec.failurePolicy.rules[0].onExitCodes.values", "must list at least one exit code");
+}

@@ -23,7 +23,8 @@ enum { RES_CPU, RES_MEMORY, RES_PODS, RES_FIXED };
 #define UNLIMITED_PODS ((int64_t)INT_MAX * 1000)
 
 /* Why a node is no place for a pod; each node is counted under the first that applies. */
-enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, TAINTED, N_EXCLUSIONS };
+enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, TAINTED, AVOIDED,
+		 N_EXCLUSIONS };
 
 /*
  * Eligibility classes: which nodes a pod may use depends only on its
@@ -305,7 +306,7 @@ static int resolve(const struct capacity *c, const struct cap_demand *d, struct 
 			need->amount[need->n++] = d->accel_count * 1000;
 		}
 	}
-	need->plain = d->n_node_selector == 0 && d->n_tolerations == 0;
+	need->plain = d->n_node_selector == 0 && d->n_tolerations == 0 && d->n_avoid == 0;
 	need->cls = class_of(c, d);
 	return 0;
 }
@@ -390,6 +391,9 @@ static enum exclusion exclusion(const struct capacity *c, const struct cap_deman
 
 	if (need->plain || (why != OK && why != TAINTED))
 		return why;
+	for (size_t k = 0; k < d->n_avoid; k++)
+		if (d->avoid[k] && !strcmp(d->avoid[k], node->name))
+			return AVOIDED;
 	for (size_t k = 0; k < d->n_node_selector; k++) {
 		const char *v = d->node_selector[k].key ? label_of(node, d->node_selector[k].key) : NULL;
 		const char *want = d->node_selector[k].value ? d->node_selector[k].value : "";
@@ -494,6 +498,7 @@ int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count
 		case WRONG_ACCEL: fit->wrong_accel++; continue;
 		case SELECTOR: fit->selector_mismatch++; continue;
 		case TAINTED: fit->tainted++; continue;
+		case AVOIDED: fit->avoided++; continue;
 		case OK: break;
 		case N_EXCLUSIONS: break;
 		}
@@ -639,6 +644,8 @@ static int describe_exclusions(const struct cap_demand *d, const struct cap_fit 
 	EXCLUDED(fit->tainted, "with %s it does not tolerate",
 		 plural(fit->tainted, "a taint", "taints"));
 	EXCLUDED(fit->fenced, "held for a job that has waited longer%s", "");
+	EXCLUDED(fit->avoided, "this job left behind after failures there "
+		 "(status.excludedNodes)%s", "");
 #undef EXCLUDED
 	return ret ? CADRE_ENOMEM : 0;
 }

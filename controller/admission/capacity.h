@@ -97,6 +97,9 @@ struct cap_demand {
 	 */
 	const struct cap_toleration *tolerations;
 	size_t n_tolerations;
+	/* Nodes this job leaves behind (status.excludedNodes): never eligible. */
+	const char *const *avoid;
+	size_t n_avoid;
 };
 
 /*
@@ -117,6 +120,7 @@ struct cap_fit {
 	int wrong_accel;      /* no accelerator label, or one of another type */
 	int selector_mismatch;
 	int tainted;          /* a NoSchedule or NoExecute taint not tolerated */
+	int avoided;          /* in the demand's avoid list */
 };
 
 struct cap_memo;

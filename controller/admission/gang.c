@@ -211,6 +211,15 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 			tl[d->n_tolerations++].effect = cache_effect_parse(str(tol, "effect"));
 		}
 	d->tolerations = tl;
+	/* The nodes it left behind after failures there (docs/design.md 1.3). */
+	if (job->status.n_excluded_nodes) {
+		const char **avoid = scratch_alloc(s, job->status.n_excluded_nodes, sizeof(*avoid));
+
+		for (i = 0; avoid && i < job->status.n_excluded_nodes; i++)
+			if (job->status.excluded_nodes[i].node)
+				avoid[d->n_avoid++] = job->status.excluded_nodes[i].node;
+		d->avoid = avoid;
+	}
 }
 
 struct candidate {

@@ -264,6 +264,7 @@ static json_t *trim_own_pod(const json_t *pod)
 		goto fail;
 	json_array_foreach(json_object_get(status, "containerStatuses"), i, c) {
 		if (!(item = append_object(list)) || !share(item, c, "name") ||
+		    !share(item, c, "allocatedResourcesStatus") ||
 		    !(sub = child(item, "state", false)) ||
 		    !share_keys(sub, json_object_get(c, "state"), own_state_keys))
 			goto fail;

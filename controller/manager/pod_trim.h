@@ -23,7 +23,8 @@
  *   spec: nodeName, schedulingGates, containers[]: name, resources.requests
  *   status: phase, podIP, reason, message; conditions[] of type
  *     PodScheduled, Ready and DisruptionTarget: type, status, reason,
- *     message; containerStatuses[]: name, state.waiting, state.terminated
+ *     message; containerStatuses[]: name, state.waiting, state.terminated,
+ *     allocatedResourcesStatus (devices' health, KEP-4680)
  *
  * Every other pod is kept as a flat summary, enough to count what it uses:
  *   {"namespace": "...", "name": "...", "nodeName": "..." (when bound),

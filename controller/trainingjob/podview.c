@@ -88,6 +88,29 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
+/*
+ * KEP-4680: containerStatuses[].allocatedResourcesStatus[].resources[] of
+ * main, each {resourceID, health}. The first device reported Unhealthy, or NULL.
+ */
+static const char *unhealthy_device(const json_t *cs)
+{
+	const json_t *res, *dev;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(cs, "allocatedResourcesStatus"), i, res)
+		json_array_foreach(json_object_get(res, "resources"), j, dev)
+			if (str_at(dev, "health") && !strcmp(str_at(dev, "health"), "Unhealthy"))
+				return str_at(dev, "resourceID") ? str_at(dev, "resourceID") :
+				       str_at(res, "name");
+	return NULL;
+}
+
+/* The kubelet's eviction for node pressure says "The node was low on resource: ...". */
+static bool pressure_message(const char *message)
+{
+	return message && strstr(message, "The node was low on resource") != NULL;
+}
+
 /* Decide trouble, reason, message and exit code from the pod's status. */
 static void read_trouble(const json_t *status, struct podview *v)
 {
@@ -102,6 +125,15 @@ static void read_trouble(const json_t *status, struct podview *v)
 		v->exit_code = code > INT32_MIN && code < INT32_MAX ? (int)code : 1;
 	}
 
+	/* A device it holds went bad: the node's fault, whatever the program did since. */
+	v->device = unhealthy_device(cs);
+	if (v->device && !v->deleting) {
+		v->trouble = POD_TROUBLE_DEVICE;
+		v->evidence = POD_NODE_DEVICE;
+		v->reason = "DeviceUnhealthy";
+		v->message = NULL;
+		return;
+	}
 	/* The node or the cluster ended it: not the user's code. */
 	cond = podview_condition(status, "DisruptionTarget");
 	if (pod_reason && (!strcmp(pod_reason, "Evicted") || !strcmp(pod_reason, "Preempting") ||
@@ -109,6 +141,8 @@ static void read_trouble(const json_t *status, struct podview *v)
 		v->trouble = POD_TROUBLE_EVICTED;
 		v->reason = pod_reason;
 		v->message = str_at(status, "message");
+		if (!strcmp(pod_reason, "Evicted") && pressure_message(v->message))
+			v->evidence = POD_NODE_PRESSURE;
 		return;
 	}
 	if (pod_reason && (!strcmp(pod_reason, "NodeLost") ||
@@ -123,6 +157,8 @@ static void read_trouble(const json_t *status, struct podview *v)
 		v->trouble = POD_TROUBLE_EVICTED;
 		v->reason = str_at(cond, "reason") ? str_at(cond, "reason") : "DisruptionTarget";
 		v->message = str_at(cond, "message");
+		if (!strcmp(v->reason, "DeletionByTaintManager"))
+			v->evidence = POD_NODE_TAINT;
 		return;
 	}
 	if (v->phase == POD_FAILED) {
@@ -133,6 +169,9 @@ static void read_trouble(const json_t *status, struct podview *v)
 			     str_at(terminated, "message") : str_at(status, "message");
 		if (!terminated && !v->exit_code)
 			v->exit_code = 1;
+		/* The entrypoint's watchdog ended it (entrypoint.h, ENTRYPOINT_HUNG_MESSAGE). */
+		v->hung = v->message && !strncmp(v->message, PODVIEW_HUNG_MESSAGE,
+						 strlen(PODVIEW_HUNG_MESSAGE));
 		return;
 	}
 	if (v->phase != POD_PENDING)

@@ -19,6 +19,9 @@
 
 #include "api/labels.h"
 
+/* How the entrypoint's watchdog starts a hung rank's termination message (entrypoint.h). */
+#define PODVIEW_HUNG_MESSAGE "cadre: hung: "
+
 /* Kueue's pod webhook labels every pod it gates, and so manages, with this. */
 #define KUEUE_MANAGED_LABEL "kueue.x-k8s.io/managed"
 
@@ -32,6 +35,15 @@ enum pod_trouble {
 	POD_TROUBLE_UNSCHEDULABLE, /* the scheduler found no node: capacity */
 	POD_TROUBLE_EVICTED,       /* evicted, preempted or deleted by someone else */
 	POD_TROUBLE_NODE_LOST,     /* its node vanished or stopped answering */
+	POD_TROUBLE_DEVICE,        /* a device it holds is reported Unhealthy (KEP-4680) */
+};
+
+/* What in a pod's end points at its node rather than at the job (docs/design.md 1.3). */
+enum pod_node_evidence {
+	POD_NODE_NONE,
+	POD_NODE_PRESSURE,         /* evicted by the kubelet for node pressure */
+	POD_NODE_TAINT,            /* evicted for a NoExecute taint it does not tolerate */
+	POD_NODE_DEVICE,           /* an allocated device reported Unhealthy */
 };
 
 struct podview {
@@ -52,6 +64,9 @@ struct podview {
 	const char *reason;        /* short CamelCase: "ErrImagePull", "Error", "Evicted" */
 	const char *message;       /* the kubelet's or scheduler's words; may be NULL */
 	int exit_code;             /* of main, when it terminated; else 0 */
+	bool hung;                 /* ended by the entrypoint's watchdog (spec.hang) */
+	enum pod_node_evidence evidence;
+	const char *device;        /* POD_NODE_DEVICE: the device reported Unhealthy */
 };
 
 /*

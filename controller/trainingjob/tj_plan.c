@@ -348,20 +348,76 @@ static void plan_terminal(struct planner *p)
 	}
 }
 
+/* Whom a restart is charged to (docs/design.md 1.3). */
+enum blame {
+	BLAME_USER,        /* the job's failure: restarts, against maxRestarts */
+	BLAME_INFRA,       /* the infrastructure's: infraRestarts, against maxInfraRestarts */
+	BLAME_NOT_COUNTED, /* spec.failurePolicy RestartNotCounted: infraRestarts too, said so */
+};
+
+/* Append this failure to status.failures, dropping the oldest past the cap. */
+static void record_history(struct planner *p, const struct podview *v, const char *reason,
+			   bool infrastructure)
+{
+	struct tj_status *st = &p->out->status;
+	struct tj_failure_record *f;
+
+	if (st->n_failures == TJ_MAX_FAILURE_RECORDS) {
+		free(st->failures[0].reason);
+		free(st->failures[0].node);
+		memmove(st->failures, st->failures + 1, (st->n_failures - 1) * sizeof(*f));
+		st->n_failures--;
+		memset(&st->failures[st->n_failures], 0, sizeof(*f));
+	} else if (!grow(p, (void **)&st->failures, &st->n_failures, sizeof(*f))) {
+		return;
+	} else {
+		st->n_failures--;
+	}
+	f = &st->failures[st->n_failures++];
+	f->attempt = attempt_of(st);
+	f->infrastructure = infrastructure;
+	f->rank = v ? v->rank : -1;
+	f->exit_code = v ? v->exit_code : 0;
+	f->time = p->in->now;
+	set_string(p, &f->reason, reason);
+	set_string(p, &f->node, v ? v->node : NULL);
+}
+
+/* "attempt 2: NodeLost on gpu-3 (rank 1); attempt 3: ..." of the infrastructure failures. */
+static void list_infra_failures(const struct tj_status *st, struct buf *out)
+{
+	const char *sep = "";
+
+	for (size_t i = 0; i < st->n_failures; i++) {
+		const struct tj_failure_record *f = &st->failures[i];
+
+		if (!f->infrastructure)
+			continue;
+		buf_addf_cut(out, "%sattempt %d: %s", sep, f->attempt, f->reason ? f->reason : "?");
+		if (f->node)
+			buf_addf_cut(out, " on %s", f->node);
+		if (f->rank >= 0)
+			buf_addf_cut(out, " (rank %d)", f->rank);
+		sep = "; ";
+	}
+}
+
 /*
  * Begin a gang restart: count it, remember why, delete the gang. The job
- * stays Restarting until every pod is gone, then queues again.
+ * stays Restarting until every pod is gone, then queues again. The status
+ * that says so is stored before any pod is deleted (tj_plan.h).
  */
-static void restart(struct planner *p, bool user_fault, const char *cond_reason,
+static void restart(struct planner *p, enum blame blame, const char *cond_reason,
 		    const struct podview *v, const char *why)
 {
 	struct tj_status *st = &p->out->status;
 	const struct tj_spec *spec = &p->job->spec;
+	bool user = blame == BLAME_USER;
+	char msg[2048];
 
 	record_failure(p, v, v && v->reason ? v->reason : cond_reason, why);
-	if (user_fault && st->restarts >= spec->max_restarts) {
-		char msg[1024];
-
+	record_history(p, v, cond_reason, !user);
+	if (user && st->restarts >= spec->max_restarts) {
 		snprintf(msg, sizeof(msg), "%s; no restarts left (maxRestarts %d)", why,
 			 spec->max_restarts);
 		finish(p, false, "MaxRestartsExceeded", msg);
@@ -370,7 +426,21 @@ static void restart(struct planner *p, bool user_fault, const char *cond_reason,
 		record_nodes(p);
 		return;
 	}
-	if (user_fault)
+	if (!user && st->infra_restarts >= spec->max_infra_restarts) {
+		struct buf list;
+
+		buf_init(&list, 1024);
+		list_infra_failures(st, &list);
+		snprintf(msg, sizeof(msg), "%s; no infrastructure restarts left (maxInfraRestarts "
+			 "%d): %s", why, spec->max_infra_restarts, buf_str(&list));
+		buf_release(&list);
+		finish(p, false, "TooManyInfraRestarts", msg);
+		cond(p, "Admitted", false, "TooManyInfraRestarts", msg);
+		delete_pods(p, true, -1);
+		record_nodes(p);
+		return;
+	}
+	if (user)
 		st->restarts++;
 	else
 		st->infra_restarts++;
@@ -379,15 +449,90 @@ static void restart(struct planner *p, bool user_fault, const char *cond_reason,
 	cond_clear(p, "Running", cond_reason, why);
 	cond(p, "Admitted", false, !strcmp(cond_reason, "GangTimeout") ? "GangTimeout" : "Restarting",
 	     why);
-	if (user_fault)
+	if (user)
 		set_message(p, "%s; restarting the gang (restart %d of %d)", why, st->restarts,
 			    spec->max_restarts);
+	else if (blame == BLAME_NOT_COUNTED)
+		set_message(p, "%s; restarting the gang, not counted against maxRestarts "
+			    "(spec.failurePolicy; infrastructure restart %d of %d)", why,
+			    st->infra_restarts, spec->max_infra_restarts);
 	else
-		set_message(p, "%s; restarting the gang (infrastructure restart %d, not counted "
-			    "against maxRestarts)", why, st->infra_restarts);
+		set_message(p, "%s; restarting the gang (infrastructure restart %d of %d, not "
+			    "counted against maxRestarts)", why, st->infra_restarts,
+			    spec->max_infra_restarts);
 	event(p, true, cond_reason, "%s", p->out->status.message);
 	delete_pods(p, false, -1);
 	clear_nodes(p);
+}
+
+/* At most this many nodes a job leaves behind: a quarter of its gang, at least one. */
+static size_t excluded_cap(const struct planner *p)
+{
+	size_t cap = (size_t)num_nodes(p) / 4;
+
+	if (cap < 1)
+		cap = 1;
+	return cap < 32 ? cap : 32;
+}
+
+/* Drop excluded nodes older than TJ_EXCLUDED_NODE_TTL_S. */
+static void expire_excluded(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < st->n_excluded_nodes; i++) {
+		struct tj_excluded_node *x = &st->excluded_nodes[i];
+
+		if (x->time && p->in->now - x->time >= TJ_EXCLUDED_NODE_TTL_S) {
+			free(x->node);
+			free(x->reason);
+			continue;
+		}
+		st->excluded_nodes[kept++] = *x;
+	}
+	st->n_excluded_nodes = kept;
+}
+
+/*
+ * Leave node behind for the job's later attempts (status.excludedNodes),
+ * with reason, and say so on the Node as a Warning (never a cordon or a
+ * taint). Already there: its time is renewed. At the cap the oldest goes.
+ */
+static void exclude_node(struct planner *p, const char *node, const char *reason, int rank)
+{
+	struct tj_status *st = &p->out->status;
+	struct tj_excluded_node *x = NULL;
+	struct tj_event *e;
+
+	if (!node || !*node)
+		return;
+	for (size_t i = 0; i < st->n_excluded_nodes && !x; i++)
+		if (st->excluded_nodes[i].node && !strcmp(st->excluded_nodes[i].node, node))
+			x = &st->excluded_nodes[i];
+	if (!x) {
+		if (st->n_excluded_nodes >= excluded_cap(p)) {
+			free(st->excluded_nodes[0].node);
+			free(st->excluded_nodes[0].reason);
+			memmove(st->excluded_nodes, st->excluded_nodes + 1,
+				(st->n_excluded_nodes - 1) * sizeof(*x));
+			st->n_excluded_nodes--;
+		}
+		x = grow(p, (void **)&st->excluded_nodes, &st->n_excluded_nodes, sizeof(*x));
+		if (!x)
+			return;
+		set_string(p, &x->node, node);
+	}
+	set_string(p, &x->reason, reason);
+	x->time = p->in->now;
+	event(p, true, "NodeExcluded", "node %s is left behind by this job's next attempts: rank "
+	      "%d failed there (%s); status.excludedNodes lists it for %dh", node, rank, reason,
+	      TJ_EXCLUDED_NODE_TTL_S / 3600);
+	if (!p->out->n_events)
+		return;
+	e = &p->out->events[p->out->n_events - 1];
+	if (!strcmp(e->reason, "NodeExcluded") && !(e->node = strdup(node)))
+		p->err = CADRE_ENOMEM;
 }
 
 /*
@@ -496,7 +641,7 @@ static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
 	}
 	if (given->verdict != KUEUE_EVICT)
 		return false;
-	restart(p, false, reason_ok(given->reason) ? given->reason : "Evicted", NULL,
+	restart(p, BLAME_INFRA, reason_ok(given->reason) ? given->reason : "Evicted", NULL,
 		given->message);
 	return true;
 }
@@ -583,7 +728,7 @@ static bool refusal_expired(struct planner *p, const struct tj_refusal *r, int64
 	snprintf(why, sizeof(why), "the API server refused to create %s for %llds: %s",
 		 what, (long long)timeout, r->message && *r->message ? r->message : "no message");
 	/* lastFailure names a pod; a ConfigMap or a Service is named in the message only. */
-	restart(p, true, "CreateRefused", r->rank < 0 ? NULL : &v, why);
+	restart(p, BLAME_USER, "CreateRefused", r->rank < 0 ? NULL : &v, why);
 	return true;
 }
 
@@ -738,7 +883,7 @@ static bool native_disrupted(struct planner *p)
 	snprintf(why, sizeof(why), "kube-scheduler disrupted pod group %s: %s", pg->name,
 		 pg->disruption_message && *pg->disruption_message ? pg->disruption_message :
 		 "no message");
-	restart(p, false, "Preempted", NULL, why);
+	restart(p, BLAME_INFRA, "Preempted", NULL, why);
 	return true;
 }
 
@@ -778,8 +923,9 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 			c->infra_fail = v;
 		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
 			c->user_fail = v;
-		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST) &&
-			 !c->infra_fail)
+		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST ||
+			  v->trouble == POD_TROUBLE_DEVICE) && (!c->infra_fail ||
+			 (c->infra_fail->evidence == POD_NODE_NONE && v->evidence != POD_NODE_NONE)))
 			c->infra_fail = v;
 		else if (v->trouble == POD_TROUBLE_START && !c->start_trouble)
 			c->start_trouble = v;
@@ -816,7 +962,7 @@ static bool gang_deleted_outside(struct planner *p, const struct podview **by_ra
 		    attempt_of(&p->job->status) == attempt) {
 			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
 				 ns->pod ? ns->pod : "?", ns->rank);
-			restart(p, false, "Evicted", NULL, why);
+			restart(p, BLAME_INFRA, "Evicted", NULL, why);
 			return true;
 		}
 	}
@@ -859,23 +1005,119 @@ static bool gang_kueue_wait(struct planner *p, const struct podview **by_rank, i
 	return false;
 }
 
-/* The infrastructure took a pod (a lost node, an eviction, a delete): restart without blame. */
+/* The CamelCase reason status.excludedNodes gives a node's evidence. */
+static const char *evidence_reason(enum pod_node_evidence e)
+{
+	switch (e) {
+	case POD_NODE_PRESSURE: return "NodePressure";
+	case POD_NODE_TAINT: return "Tainted";
+	case POD_NODE_DEVICE: return "DeviceUnhealthy";
+	case POD_NODE_NONE: break;
+	}
+	return NULL;
+}
+
+/*
+ * The infrastructure took a pod (a lost node, an eviction, a bad device, a
+ * delete): restart without blame. A reason that points at the node leaves
+ * the node behind for the next attempts.
+ */
 static void gang_restart_infra(struct planner *p, const struct podview *v)
 {
 	const struct tj_input *in = p->in;
 	bool node_lost = v->trouble == POD_TROUBLE_NODE_LOST ||
 			 (v->node && in->node_ok && !in->node_ok(in->node_ctx, v->node));
+	const char *reason = node_lost ? "NodeLost" : evidence_reason(v->evidence);
 	char why[1024];
 
 	if (node_lost)
 		snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
 			 v->node ? v->node : "?", v->rank, v->name);
+	else if (v->trouble == POD_TROUBLE_DEVICE)
+		snprintf(why, sizeof(why), "device %s of rank %d (pod %s) on node %s is reported "
+			 "Unhealthy", v->device ? v->device : "?", v->rank, v->name,
+			 v->node ? v->node : "?");
 	else
 		snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", v->name, v->rank,
 			 v->deleting && v->trouble == POD_TROUBLE_NONE ?
 			 "deleted outside cadre" : "evicted or preempted",
 			 v->message ? ": " : "", v->message ? v->message : "");
-	restart(p, false, node_lost ? "NodeLost" : "Evicted", v, why);
+	if (reason)
+		exclude_node(p, v->node, reason, v->rank);
+	restart(p, BLAME_INFRA, node_lost ? "NodeLost" : v->trouble == POD_TROUBLE_DEVICE ?
+		"DeviceUnhealthy" : "Evicted", v, why);
+}
+
+/*
+ * A rank the watchdog ended (spec.hang): the job's failure, or with action
+ * Fail its end; but the same node hung in the attempt before too, and that
+ * points at the node: left behind, and an infrastructure restart.
+ */
+static void gang_hung(struct planner *p, const struct podview *v)
+{
+	const struct tj_failure *last = &p->job->status.last_failure;
+	bool again = p->job->status.has_last_failure && last->reason && v->node && last->node &&
+		     !strcmp(last->reason, "Hung") && !strcmp(last->node, v->node);
+	const char *what = v->message && strlen(v->message) > strlen(PODVIEW_HUNG_MESSAGE) ?
+			   v->message + strlen(PODVIEW_HUNG_MESSAGE) : "no progress";
+	char why[1024];
+
+	snprintf(why, sizeof(why), "rank %d (pod %s) on node %s is hung: %s", v->rank, v->name,
+		 v->node ? v->node : "?", what);
+	if (p->job->spec.hang.action == TJ_HANG_FAIL) {
+		struct podview hung = *v;
+
+		hung.reason = "Hung";
+		record_failure(p, &hung, "Hung", why);
+		record_history(p, &hung, "Hung", false);
+		finish(p, false, "Hung", why);
+		cond(p, "Admitted", false, "Hung", why);
+		delete_pods(p, true, -1);
+		record_nodes(p);
+		return;
+	}
+	if (again) {
+		struct podview hung = *v;
+
+		hung.reason = "Hung";
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; it hung on the same node "
+			 "in the attempt before");
+		exclude_node(p, v->node, "Hung", v->rank);
+		restart(p, BLAME_INFRA, "Hung", &hung, why);
+		return;
+	}
+	{
+		struct podview hung = *v;
+
+		hung.reason = "Hung";
+		restart(p, BLAME_USER, "Hung", &hung, why);
+	}
+}
+
+/*
+ * A rank's program exited non-zero: spec.failurePolicy says what its exit
+ * code means; without a rule for it, a restart counted against maxRestarts.
+ */
+static void gang_user_failure(struct planner *p, const struct podview *v)
+{
+	enum tj_failure_action action = tj_failure_action_for(&p->job->spec, v->exit_code);
+	char why[1024];
+
+	snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s", v->rank,
+		 v->name, v->exit_code, v->message ? ": " : "", v->message ? v->message : "");
+	if (action == TJ_FAILURE_FAIL) {
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; spec.failurePolicy fails "
+			 "the job on exit code %d", v->exit_code);
+		record_failure(p, v, v->reason ? v->reason : "Error", why);
+		record_history(p, v, "PodFailed", false);
+		finish(p, false, "FailurePolicy", why);
+		cond(p, "Admitted", false, "FailurePolicy", why);
+		delete_pods(p, true, -1);
+		record_nodes(p);
+		return;
+	}
+	restart(p, action == TJ_FAILURE_RESTART_NOT_COUNTED ? BLAME_NOT_COUNTED : BLAME_USER,
+		"PodFailed", v, why);
 }
 
 /*
@@ -903,11 +1145,17 @@ static bool gang_outcome(struct planner *p, const struct podview **by_rank, int 
 		record_nodes(p);
 		return true;
 	}
+	/* A node that went bad under a rank explains whatever the rank did next. */
+	if (c->infra_fail && c->infra_fail->evidence != POD_NODE_NONE) {
+		gang_restart_infra(p, c->infra_fail);
+		return true;
+	}
+	if (v && v->hung) {
+		gang_hung(p, v);
+		return true;
+	}
 	if (v) {
-		snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s",
-			 v->rank, v->name, v->exit_code, v->message ? ": " : "",
-			 v->message ? v->message : "");
-		restart(p, true, "PodFailed", v, why);
+		gang_user_failure(p, v);
 		return true;
 	}
 	if (c->infra_fail) {
@@ -990,12 +1238,12 @@ static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
 		snprintf(why, sizeof(why), "rank %d (pod %s) could not start within %llds: %s: %s",
 			 start->rank, start->name, (long long)spec->gang_timeout_seconds,
 			 start->reason, start->message ? start->message : "");
-		restart(p, true, "PodFailed", start, why);
+		restart(p, BLAME_USER, "PodFailed", start, why);
 		return;
 	}
 	snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
 		 c->running, n, (long long)spec->gang_timeout_seconds);
-	restart(p, false, "GangTimeout", c->sched_trouble, why);
+	restart(p, BLAME_INFRA, "GangTimeout", c->sched_trouble, why);
 }
 
 /*
@@ -1070,7 +1318,7 @@ static bool builtin_record_incomplete(struct planner *p, const struct podview **
 		snprintf(why, sizeof(why), "attempt %d was admitted without a stored node for rank "
 			 "%d (an earlier cadre version kept its placement in memory); the gang is "
 			 "admitted again", attempt_of(&p->out->status), r);
-		restart(p, false, "AdmissionIncomplete", NULL, why);
+		restart(p, BLAME_INFRA, "AdmissionIncomplete", NULL, why);
 		return true;
 	}
 	return false;
@@ -1100,7 +1348,7 @@ static bool builtin_node_gone(struct planner *p, const struct podview **by_rank,
 		v.name = name;
 		snprintf(why, sizeof(why), "node %s, admitted for rank %d, is gone before its pod "
 			 "was placed", node, r);
-		restart(p, false, "NodeLost", &v, why);
+		restart(p, BLAME_INFRA, "NodeLost", &v, why);
 		return true;
 	}
 	return false;
@@ -1513,6 +1761,7 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 
 	if (job->meta.deleting)
 		goto out;
+	expire_excluded(&p);
 	if (in->invalid) {
 		if (st->phase != TJ_PHASE_FAILED) {
 			char msg[2048];
@@ -1575,8 +1824,10 @@ void tj_plan_release(struct tj_plan *plan)
 {
 	tj_status_release(&plan->status);
 	free(plan->actions);
-	for (size_t i = 0; i < plan->n_events; i++)
+	for (size_t i = 0; i < plan->n_events; i++) {
 		free(plan->events[i].message);
+		free(plan->events[i].node);
+	}
 	free(plan->events);
 	memset(plan, 0, sizeof(*plan));
 }

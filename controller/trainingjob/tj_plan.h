@@ -197,6 +197,7 @@ struct tj_event {
 	bool warning;
 	const char *reason;  /* static */
 	char *message;       /* owned */
+	char *node;          /* owned; set: the event is about this Node, not the job */
 };
 
 struct tj_plan {

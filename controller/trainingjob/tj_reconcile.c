@@ -995,12 +995,40 @@ static void validate_job(struct tj_pass *p)
 		}
 }
 
-/* The plan's events, recorded on the job and logged. */
+/*
+ * An event about a Node (a job leaves it behind): the object events.h wants,
+ * with the node's uid when the cache has it. New reference, or NULL.
+ */
+static json_t *node_ref(struct tj_pass *p, const char *name)
+{
+	json_t *node = NULL, *ref;
+	const char *uid = NULL;
+
+	if (!store_get(p->m->stores[KIND_NODES], name, &node))
+		uid = json_string_value(json_object_get(json_object_get(node, "metadata"), "uid"));
+	ref = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Node", "metadata",
+			"name", name);
+	if (ref && uid)
+		json_object_set_new(json_object_get(ref, "metadata"), "uid", json_string(uid));
+	json_decref(node);
+	return ref;
+}
+
+/* The plan's events, recorded on the job (or a Node the job leaves behind) and logged. */
 static void send_plan_events(struct tj_pass *p)
 {
 	for (size_t i = 0; i < p->plan.n_events; i++) {
 		const struct tj_event *e = &p->plan.events[i];
 
+		if (e->node) {
+			json_t *ref = node_ref(p, e->node);
+			char msg[1024];
+
+			snprintf(msg, sizeof(msg), "TrainingJob %s: %s", p->key, e->message);
+			if (ref)
+				manager_event(p->m, ref, true, e->reason, "Exclude", msg);
+			json_decref(ref);
+		}
 		manager_event(p->m, p->obj, e->warning, e->reason, "Reconcile", e->message);
 		if (e->warning)
 			log_warn("tj", "%s: %s: %s", p->key, e->reason, e->message);

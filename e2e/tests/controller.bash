@@ -700,6 +700,11 @@ json_has() {
 	fi
 }
 
+# json_has_now JOB JQ_EXPR: json_has of the TrainingJob JOB as the API server holds it now.
+json_has_now() {
+	json_has "$(kubectl -n "$NS" get tj "$1" -o json)" "$2"
+}
+
 # same_for SECONDS COMMAND...: COMMAND keeps succeeding, checked every second for SECONDS
 # seconds (for "stays Queued", "never ungated").
 same_for() {
