@@ -5,7 +5,7 @@
 #include "cli/dash_server.h"
 
 #include "base/err.h"
-#include "controller/kinds.h"
+#include "cli/kube.h"
 #include "kube/client.h"
 #include "kube/resource.h"
 #include "kube/store.h"

@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "kube/reflector.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
 #include <errno.h>

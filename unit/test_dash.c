@@ -10,7 +10,7 @@
 #include "cli/dash_server.h"
 
 #include "base/buf.h"
-#include "controller/kinds.h"
+#include "cli/kube.h"
 #include "kube/config.h"
 #include "kube/http.h"
 #include "kube/reflector.h"

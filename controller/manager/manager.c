@@ -1,6 +1,6 @@
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "controller/manager/configmap_trim.h"
 #include "base/clock.h"
 #include "base/err.h"
