@@ -20,7 +20,12 @@
 
 int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube *k, FILE *err)
 {
-	struct kube_config_opts copts = { .kubeconfig = g->kubeconfig, .context = g->context };
+	/*
+	 * A person runs this: an exec plugin may ask them at the terminal (a
+	 * device-code login) and take the time they need.
+	 */
+	struct kube_config_opts copts = { .kubeconfig = g->kubeconfig, .context = g->context,
+					  .exec_terminal = true, .exec_timeout_ms = -1 };
 	struct kube_http_opts hopts;
 	struct kube_status st;
 	int e;

@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "kube/proxy.h"
 
 /*
  * Idle easy handles kept for reuse; more are freed. They hold no connection
@@ -26,6 +27,9 @@ struct kube_http {
 	char *user_agent;
 	char *base_url;                 /* cfg->server, or with tls-server-name as host */
 	struct curl_slist *connect_to;  /* tls-server-name: where to really connect */
+	char proxy[2048];               /* the proxy URL for libcurl, "" for none (kube/proxy.h) */
+	bool proxy_https;               /* an https:// proxy: its certificate is verified too */
+	char proxy_error[700];          /* why the environment's proxy cannot be used, or "" */
 	struct kube_ratelimit_clock clock;
 	struct kube_ratelimit limiter;
 
@@ -158,6 +162,30 @@ out:
 	curl_url_cleanup(u);
 	buf_release(&b);
 	return err;
+}
+
+/*
+ * The proxy for this client's server (kube/proxy.h), chosen once: the
+ * kubeconfig's proxy-url, else the environment. A proxy from the
+ * environment that cannot be used fails each request with the reason
+ * (kube_config_load has refused a bad proxy-url already).
+ */
+static void choose_proxy(struct kube_http *h)
+{
+	struct kube_proxy_env env;
+	char why[128], shown[512];
+	const char *from;
+
+	kube_proxy_env_get(&env);
+	if (kube_proxy_select(h->cfg->server, h->cfg->proxy_url, &env, h->proxy, sizeof(h->proxy),
+			      why, sizeof(why))) {
+		from = h->cfg->proxy_url ? h->cfg->proxy_url
+		       : !strncmp(h->cfg->server, "https://", 8) ? env.https_proxy : env.http_proxy;
+		kube_proxy_redact(from, shown, sizeof(shown));
+		snprintf(h->proxy_error, sizeof(h->proxy_error), "proxy %s: %s", shown, why);
+		h->proxy[0] = '\0';
+	}
+	h->proxy_https = !strncasecmp(h->proxy, "https://", 8);
 }
 
 static void share_lock(CURL *easy, curl_lock_data data,
@@ -343,6 +371,7 @@ int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 	err = setup_server_name(h);
 	if (err)
 		goto out;
+	choose_proxy(h);
 	err = CADRE_ENOMEM;
 	pthread_mutex_init(&h->io_lock, NULL);
 	pthread_cond_init(&h->io_cond, NULL);
@@ -561,8 +590,35 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 }
 
 /*
+ * The proxy of kube/proxy.h, and nothing else: an empty CURLOPT_PROXY turns
+ * libcurl's own reading of the environment off, and an empty
+ * CURLOPT_NOPROXY its reading of NO_PROXY (which proxy.c has applied
+ * already, as Go does, and which does not apply to a kubeconfig's
+ * proxy-url). An https:// proxy's certificate is verified as client-go's
+ * transport does it, with the cluster's TLS settings (its CA, or the
+ * system's; insecure-skip-tls-verify skips it).
+ */
+static void setup_proxy(struct kube_http *h, CURL *easy, const struct kube_config_creds *creds)
+{
+	curl_easy_setopt(easy, CURLOPT_PROXY, h->proxy);
+	curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+	if (!h->proxy_https)
+		return;
+	if (creds->ca_pem) {
+		struct curl_blob blob = { creds->ca_pem, creds->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(easy, CURLOPT_PROXY_CAINFO_BLOB, &blob);
+	}
+	if (h->cfg->insecure) {
+		curl_easy_setopt(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+	}
+}
+
+/*
  * Set the options every request shares: URL, TLS material, credentials,
- * timeouts. *headers receives the list to free after the transfer.
+ * proxy, impersonation, timeouts. *headers receives the list to free after
+ * the transfer.
  */
 static int setup_common(struct kube_http *h, struct transfer *t,
 			const char *path, const struct kube_config_creds *creds,
@@ -591,8 +647,10 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 10L);
-	curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+	if (!cfg->disable_compression)
+		curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	setup_proxy(h, easy, creds);
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -600,8 +658,8 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 	if (h->connect_to)
 		curl_easy_setopt(easy, CURLOPT_CONNECT_TO, h->connect_to);
 
-	if (cfg->ca_pem) {
-		struct curl_blob blob = { cfg->ca_pem, cfg->ca_len, CURL_BLOB_COPY };
+	if (creds->ca_pem) {
+		struct curl_blob blob = { creds->ca_pem, creds->ca_len, CURL_BLOB_COPY };
 
 		curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
 	}
@@ -631,6 +689,8 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 			memset(auth.data, 0, auth.len);
 		buf_release(&auth);
 	}
+	for (size_t i = 0; next && i < cfg->nimpersonate; i++)
+		next = curl_slist_append(list, cfg->impersonate[i]);
 	if (!next) {
 		curl_slist_free_all(list);
 		return CADRE_ENOMEM;
@@ -681,9 +741,12 @@ static int attempt_setup(struct kube_http *h, struct transfer *t, const char *me
 			 struct buf *url, struct kube_response *resp)
 {
 	struct kube_config_creds creds = { 0 };
-	int err = kube_config_credentials(h->cfg, &creds, &resp->error);
+	int err;
 
-	if (err)
+	if (h->proxy_error[0])
+		return kube_status_set(&resp->error, CADRE_EINVAL, "%s %s: %s", method,
+				       path_and_query, h->proxy_error);
+	if ((err = kube_config_credentials(h->cfg, &creds, &resp->error)))
 		return err;
 	err = setup_common(h, t, path_and_query, &creds, headers, url);
 	kube_config_creds_release(&creds);

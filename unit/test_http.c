@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <strings.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -1066,4 +1067,143 @@ Test(http, tls_without_a_client_certificate_is_refused_by_the_server)
 	kube_config_free(cfg);
 	kube_response_release(&resp);
 	tls_peer_stop(&peer);
+}
+
+/* ---- what a kubeconfig says reaches every request ---- */
+
+static int record_chunks(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+/* A client for the kubeconfig text written to a temporary file (removed at once). */
+static struct kube_http *kubeconfig_client(const char *text, struct kube_config **cfg)
+{
+	char path[] = "/tmp/cadre-http-kubeconfig-XXXXXX";
+	struct kube_status st;
+	struct kube_http *http;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	cr_assert_eq(kube_config_from_kubeconfig(path, NULL, cfg, &st), 0, "%s", st.message);
+	unlink(path);
+	cr_assert_eq(kube_http_new(*cfg, NULL, &http), 0);
+	return http;
+}
+
+Test(http, impersonation_in_the_kubeconfig_is_sent_with_every_request_and_stream)
+{
+	struct httpd *server;
+	struct kube_config *cfg;
+	struct kube_http *http;
+	struct kube_response resp;
+	struct kube_stream_opts so = { .on_data = record_chunks };
+	char text[1024];
+
+	cr_assert_eq(httpd_new(&server), 0);
+	snprintf(text, sizeof(text),
+		 "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+		 "clusters: [{name: k, cluster: {server: '%s'}}]\n"
+		 "users: [{name: u, user: {token: t, as: jane, as-groups: [devs, ops], "
+		 "as-user-extra: {reason: [debugging]}}}]\n", httpd_url(server));
+	http = kubeconfig_client(text, &cfg);
+	kube_response_init(&resp);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api/v1/pods", NULL, NULL, 0, &resp), 0);
+	cr_assert_eq(kube_http_stream(http, "/api/v1/pods?watch=1", &so), 0);
+	for (size_t i = 0; i < 2; i++) {
+		const struct httpd_request *req = httpd_request_at(server, i);
+		size_t groups = 0;
+
+		cr_assert_str_eq(httpd_request_header(req, "Impersonate-User"), "jane");
+		cr_assert_str_eq(httpd_request_header(req, "Impersonate-Extra-reason"), "debugging");
+		for (size_t h = 0; h < req->nheaders; h++)
+			if (!strcasecmp(req->names[h], "Impersonate-Group"))
+				cr_assert_str_eq(req->values[h], groups++ ? "ops" : "devs");
+		cr_assert_eq(groups, 2, "request %zu", i);
+	}
+	kube_response_release(&resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	httpd_free(server);
+}
+
+/* GET through a client for server (the proxy, when there is one, is the fake server). */
+static int get_through(const char *server_url, const char *proxy_line, struct httpd *proxy,
+		       struct kube_response *resp)
+{
+	struct kube_config *cfg;
+	struct kube_http *http;
+	char text[1024];
+	int e;
+
+	snprintf(text, sizeof(text),
+		 "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+		 "clusters: [{name: k, cluster: {server: '%s'%s}}]\n", server_url, proxy_line);
+	http = kubeconfig_client(text, &cfg);
+	httpd_push(proxy, &(struct httpd_response){ .status = 200, .body = "{}" });
+	e = kube_http_request(http, "GET", "/version", NULL, NULL, 0, resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	return e;
+}
+
+Test(http, a_proxy_url_carries_every_request_whatever_the_environment)
+{
+	struct httpd *proxy;
+	struct kube_response resp;
+	char line[256];
+
+	cr_assert_eq(httpd_new(&proxy), 0);
+	kube_response_init(&resp);
+	setenv("NO_PROXY", "*", 1);
+	snprintf(line, sizeof(line), ", proxy-url: '%s'", httpd_url(proxy));
+	/* a name that resolves nowhere: only the proxy can reach it */
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", line, proxy, &resp), 0, "%s",
+		     resp.error.message);
+	cr_assert_str_eq(httpd_request_at(proxy, 0)->target, "http://cadre-unit.invalid:6443/version");
+	kube_response_release(&resp);
+	httpd_free(proxy);
+}
+
+Test(http, the_environments_proxy_is_chosen_as_client_go_chooses_it)
+{
+	struct httpd *proxy, *server;
+	struct kube_response resp;
+
+	cr_assert_eq(httpd_new(&proxy), 0);
+	cr_assert_eq(httpd_new(&server), 0);
+	kube_response_init(&resp);
+	/* libcurl alone reads only http_proxy in lower case: Go reads HTTP_PROXY */
+	unsetenv("http_proxy");
+	unsetenv("NO_PROXY");
+	unsetenv("no_proxy");
+	setenv("HTTP_PROXY", httpd_url(proxy), 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), 0, "%s",
+		     resp.error.message);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	/* NO_PROXY exempts the domain: straight to a name that resolves nowhere */
+	setenv("NO_PROXY", "other.example, .invalid", 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), CADRE_EIO);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	/* a loopback server is never sent through a proxy from the environment */
+	unsetenv("NO_PROXY");
+	cr_assert_eq(get_through(httpd_url(server), "", server, &resp), 0, "%s", resp.error.message);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	cr_assert_str_eq(httpd_request_at(server, 0)->target, "/version");
+	/* one that cannot be used is said, with the variable's value and without its password */
+	setenv("HTTP_PROXY", "ftp://me:pw@proxy:21", 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), CADRE_EINVAL);
+	cr_assert(strstr(resp.error.message, "proxy ftp://proxy:21: the scheme must be"), "%s",
+		  resp.error.message);
+	unsetenv("HTTP_PROXY");
+	kube_response_release(&resp);
+	httpd_free(proxy);
+	httpd_free(server);
 }
