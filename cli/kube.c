@@ -44,6 +44,9 @@ int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube 
 	hopts.max_retries = 2;
 	hopts.max_retry_after_ms = 5000;
 	hopts.user_agent = "cadre-cli";
+	/* a person waits: a connection that stopped answering is given up in seconds */
+	hopts.liveness_idle_ms = 5000;
+	hopts.liveness_timeout_ms = 5000;
 	if ((e = kube_http_new(k->cfg, &hopts, &k->http))) {
 		fprintf(err, "%s: %s: server %s: %s\n", cmd, k->cfg->source, k->cfg->server,
 			cadre_strerror(e));

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <strings.h>
@@ -1205,5 +1206,150 @@ Test(http, the_environments_proxy_is_chosen_as_client_go_chooses_it)
 	unsetenv("HTTP_PROXY");
 	kube_response_release(&resp);
 	httpd_free(proxy);
+	httpd_free(server);
+}
+
+/* ---- a connection that stops answering ---- */
+
+/*
+ * A TCP relay in front of the fake server that can stop forwarding: after
+ * relay_freeze, it still accepts and reads, but nothing reaches either side
+ * (a proxy that hangs, a peer gone without closing), so no RST or FIN ever
+ * tells the client.
+ */
+struct relay {
+	int listen_fd, port, target_port;
+	pthread_t thread;
+	atomic_bool frozen, stop;
+};
+
+static int connect_to(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *r = arg;
+	struct pollfd fds[1 + 2 * 16];
+	int peer[1 + 2 * 16];
+	nfds_t n = 1;
+
+	fds[0] = (struct pollfd){ .fd = r->listen_fd, .events = POLLIN };
+	while (!atomic_load(&r->stop)) {
+		if (poll(fds, n, 50) <= 0)
+			continue;
+		if ((fds[0].revents & POLLIN) && n + 2 <= sizeof(fds) / sizeof(fds[0])) {
+			int c = accept(r->listen_fd, NULL, NULL), s = c >= 0 ? connect_to(r->target_port) : -1;
+
+			if (s >= 0) {
+				fds[n] = (struct pollfd){ .fd = c, .events = POLLIN };
+				peer[n++] = s;
+				fds[n] = (struct pollfd){ .fd = s, .events = POLLIN };
+				peer[n++] = c;
+			} else if (c >= 0) {
+				close(c);
+			}
+		}
+		for (nfds_t i = 1; i < n; i++) {
+			char buf[16384];
+			ssize_t got;
+
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			got = read(fds[i].fd, buf, sizeof(buf));
+			if (got <= 0) {
+				fds[i].fd = -1;
+				continue;
+			}
+			if (!atomic_load(&r->frozen))
+				(void)!write(peer[i], buf, (size_t)got);
+		}
+	}
+	for (nfds_t i = 0; i < n; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	return NULL;
+}
+
+static void relay_start(struct relay *r, int target_port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	memset(r, 0, sizeof(*r));
+	r->target_port = target_port;
+	r->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_eq(bind(r->listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(r->listen_fd, 16), 0);
+	getsockname(r->listen_fd, (struct sockaddr *)&a, &len);
+	r->port = ntohs(a.sin_port);
+	pthread_create(&r->thread, NULL, relay_main, r);
+}
+
+static void relay_stop(struct relay *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+}
+
+Test(http, a_connection_that_stops_answering_is_noticed_at_the_check_not_at_the_timeout,
+     .timeout = 60)
+{
+	struct httpd *server;
+	struct relay relay;
+	struct kube_config *cfg;
+	struct kube_http *http;
+	struct kube_http_opts opts;
+	struct kube_response resp;
+	char url[64];
+	int64_t t0, took;
+
+	cr_assert_eq(httpd_new(&server), 0);
+	relay_start(&relay, httpd_port(server));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", relay.port);
+	cr_assert_eq(kube_config_new(url, &cfg), 0);
+	kube_http_opts_init(&opts);
+	opts.request_timeout_ms = 30000;
+	opts.liveness_idle_ms = 300;
+	opts.liveness_timeout_ms = 300;
+	cr_assert_eq(kube_http_new(cfg, &opts, &http), 0);
+	kube_response_init(&resp);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), 0, "%s",
+		     resp.error.message);
+
+	atomic_store(&relay.frozen, true);
+	t0 = mono_ms();
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), CADRE_ETIMEDOUT);
+	took = mono_ms() - t0;
+	/* twice idle and check (a GET goes once more), not the 30 s request timeout */
+	cr_assert_lt(took, 5000, "noticed after %lld ms", (long long)took);
+	cr_assert(strstr(resp.error.message, "stopped answering"), "%s", resp.error.message);
+	cr_assert_eq(resp.attempts, 2);
+	/* a POST is not sent twice: it may have been done */
+	t0 = mono_ms();
+	cr_assert_eq(kube_http_request(http, "POST", "/api/v1/namespaces/ml/pods", NULL, "{}", 2,
+				       &resp), CADRE_ETIMEDOUT);
+	cr_assert_eq(resp.attempts, 1);
+	cr_assert_lt(mono_ms() - t0, 3000);
+
+	/* forwarding again: the next request answers, on a new connection */
+	atomic_store(&relay.frozen, false);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), 0, "%s",
+		     resp.error.message);
+	kube_response_release(&resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	relay_stop(&relay);
 	httpd_free(server);
 }
