@@ -39,7 +39,7 @@ teardown() {
 # dashboard_start [FLAGS...]: runs cadre dashboard for $NS; sets URL (with its one-time
 # code) and HP (host:port).
 dashboard_start() {
-	"$CADRE" -n "$NS" "$@" dashboard >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
+	"$CADRE" -n "$NS" dashboard "$@" >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
 	track_pid $!
 	wait_for -t 30 grep -q 'code=' "$BATS_TEST_TMPDIR/dash.out"
 	URL=$(grep -o 'http://[^ ]*code=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out" | head -n 1)
