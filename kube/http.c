@@ -677,6 +677,7 @@ struct transfer {
 	const struct kube_stream_opts *stream;
 	int callback_err;
 	bool stream_2xx;
+	bool stopped;                /* the stop flag was seen in the write callback */
 	bool status_known;
 	bool connected;              /* the request is on its way: idle time counts */
 	int64_t last_data_ns;
@@ -739,7 +740,21 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 		}
 		t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
 		if (t->stream_2xx) {
-			int err = t->stream->on_data(t->stream->ctx, data, len);
+			int err;
+
+			/*
+			 * Stopped: nothing more is handed on, not even what came in the
+			 * same read. The flag is looked at between reads too, but bytes
+			 * that arrive before that look (up to STREAM_TICK_MS after it
+			 * was set) would reach a reader that has been told to be done:
+			 * cadre logs -f printed a line of an old attempt's stream after
+			 * the new attempt's follower had printed it.
+			 */
+			if (t->stream->stop && atomic_load(t->stream->stop)) {
+				t->stopped = true;
+				return 0;
+			}
+			err = t->stream->on_data(t->stream->ctx, data, len);
 
 			if (err) {
 				t->callback_err = err < 0 ? err : CADRE_ECANCELED;
@@ -1200,7 +1215,7 @@ static int stream_result(struct kube_http *h, const struct transfer *t,
 {
 	int err;
 
-	if (end->stopped)
+	if (end->stopped || t->stopped)
 		return kube_status_set(&resp->error, CADRE_ECANCELED, "GET %s: stopped",
 				       path_and_query);
 	if (t->callback_err)

@@ -154,7 +154,8 @@ struct kube_stream_opts {
 	void *ctx;
 	/*
 	 * Set from any thread to end the stream: seen within ~100 ms (the
-	 * transfer is driven in slices that long). May be NULL.
+	 * transfer is driven in slices that long), and once it is set on_data
+	 * is not called again, whatever arrives meanwhile. May be NULL.
 	 */
 	const atomic_bool *stop;
 	/*

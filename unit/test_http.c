@@ -782,6 +782,44 @@ Test(http, a_stream_stops_when_another_thread_sets_the_flag, .timeout = 60)
 	env_stop(&e);
 }
 
+/* Keeps what arrives and sets the stop flag once "first" is in. */
+struct stop_on_first {
+	struct buf data;
+	atomic_bool stop;
+};
+
+static int stop_after_first(void *ctx, const char *data, size_t len)
+{
+	struct stop_on_first *s = ctx;
+
+	buf_add(&s->data, data, len);
+	if (strstr(buf_str(&s->data), "first"))
+		atomic_store(&s->stop, true);
+	return 0;
+}
+
+Test(http, a_stopped_stream_hands_on_nothing_more_not_even_what_came_in_the_same_read,
+     .timeout = 60)
+{
+	static const struct httpd_chunk chunks[] = { { "first\n", 0, 0 }, { "second\n", 0, 0 },
+						     { "third\n", 0, 0 } };
+	struct kube_http_opts opts;
+	struct stop_on_first s = { .stop = false };
+	struct env e;
+	struct kube_stream_opts so = { .on_data = stop_after_first, .ctx = &s, .stop = &s.stop };
+
+	kube_http_opts_init(&opts);
+	opts.clock = &kube_ratelimit_clock_real;
+	env_start(&e, &opts);
+	buf_init(&s.data, 1 << 20);
+	httpd_push(e.server, &(struct httpd_response){ .status = 200,
+		   .chunks = chunks, .nchunks = 3, .hold_ms = -1 });
+	cr_assert_eq(kube_http_stream(e.http, "/w", &so), CADRE_ECANCELED);
+	cr_assert_str_eq(buf_str(&s.data), "first\n");
+	buf_release(&s.data);
+	env_stop(&e);
+}
+
 Test(http, a_torn_chunk_is_an_io_error_not_a_crash, .timeout = 60)
 {
 	static const struct httpd_chunk chunks[] = {
