@@ -1705,8 +1705,9 @@ int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, lon
 		kube_response_release(&scratch);
 		return err;
 	}
+	/* connecting has its own timeout; the answer may wait for the kubelet's */
 	deadline = h->clock.now_ns(h->clock.ctx) / NS_PER_MS +
-		   (timeout_ms > 0 ? timeout_ms : h->opts.connect_timeout_ms);
+		   (timeout_ms > 0 ? timeout_ms : h->opts.request_timeout_ms);
 	for (;;) {
 		int running = 0, nfds = 0;
 		bool connecting = false;

@@ -204,7 +204,8 @@ struct kube_upgrade {
  * the answer's head. Per upgrade, st says how it went: 0 for 101; the mapped
  * code (with the Status's reason and message, as for any request) for
  * another answer; CADRE_EIO / CADRE_ETIMEDOUT when there was none within
- * timeout_ms (0: the client's connect timeout), CADRE_ECANCELED when *stop
+ * timeout_ms (0: the client's request timeout; connecting has the connect
+ * timeout within it), CADRE_ECANCELED when *stop
  * (may be NULL) was set. A 401 refreshes dynamic credentials (token file,
  * exec plugin) and tries once more, as a request does. Returns 0, or
  * CADRE_ENOMEM / CADRE_EINVAL (n is 0) with nothing connected.

@@ -121,7 +121,7 @@ struct podexec_session {
 
 /* How the sessions are serviced. May be NULL for the defaults. */
 struct podexec_opts {
-	long connect_timeout_ms;     /* TCP + TLS + upgrade; 0: the client's connect timeout */
+	long connect_timeout_ms;     /* TCP + TLS + upgrade; 0: the client's request timeout */
 	const atomic_bool *stop;     /* set from anywhere (a signal handler): abandon them */
 	/* Set from a SIGWINCH handler; then get_size is asked and channel 4 sent (tty only). */
 	atomic_bool *resized;
