@@ -442,7 +442,8 @@ int manager_discover_podgroups(struct kube_http *h, const struct kube_resource *
 
 int manager_init(struct manager *m, const struct options *opts)
 {
-	struct kube_config_opts copts = { .kubeconfig = opts->kubeconfig, .context = opts->context };
+	struct kube_config_opts copts = { .kubeconfig = opts->kubeconfig,
+					  .context = opts->context };
 	struct events_options events_opts = { .reporting_controller = EVENTS_CONTROLLER };
 	struct kube_http_opts hopts;
 	struct kube_status st;

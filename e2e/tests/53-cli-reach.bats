@@ -252,14 +252,15 @@ tunnels() {
 	! grep -lF "${token:0:64}" /proc/[0-9]*/cmdline 2>/dev/null
 }
 
-@test "cadre logs reads a 200 MiB log in bounded memory, and prints every line of both ranks" {
+@test "cadre logs reads a 200 MiB log in bounded memory, and prints every line of it" {
 	local log=$KWOK_DIR/containers.log size lines rss counts rc=0
 	pair_running
 	size=$(stat -c %s "$log")
 	# 200 MiB of CRI lines (under kwok every container's log is this one file), put back after.
 	python3 "$E2E_DIR/proxy/cri-log-lines.py" 200 >>"$log"
 	lines=$(($(wc -l <"$log") - $(head -c "$size" "$log" | wc -l)))
-	/usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" "$CADRE" -n "$NS" logs pair \
+	# One rank: the merge of several in bounded memory is unit test_cli_ranks's; here the size.
+	/usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" "$CADRE" -n "$NS" logs pair --rank 0 \
 		2>"$BATS_TEST_TMPDIR/err" | awk '/^0: x/ { z++ } /^1: x/ { o++ } END { print z + 0, o + 0 }' \
 		>"$BATS_TEST_TMPDIR/counts" || rc=$?
 	truncate -s "$size" "$log"
@@ -267,9 +268,9 @@ tunnels() {
 	[ "$rc" -eq 0 ]
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 	rss=$(tail -n 1 "$BATS_TEST_TMPDIR/rss")
-	echo "# cadre logs read 2 x 200 MiB ($lines lines a rank) with a peak RSS of $((rss / 1024)) MiB ($rss KiB)" >&3
+	echo "# cadre logs read 200 MiB ($lines lines) with a peak RSS of $((rss / 1024)) MiB ($rss KiB)" >&3
 	counts=$(<"$BATS_TEST_TMPDIR/counts")
-	[ "$counts" = "$lines $lines" ]
+	[ "$counts" = "$lines 0" ]
 	[ "$rss" -lt $((64 * 1024)) ]
 }
 
