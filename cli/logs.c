@@ -660,7 +660,9 @@ struct follower {
  * a gang restart makes a new pod of the same name. A stream's first bytes
  * come only after the API server picked the pod; if that pod's uid is still
  * f's after them, the stream is f's pod's (a uid never comes back). 0, or
- * CADRE_ENOTFOUND when it is another's.
+ * CADRE_ENOTFOUND when the name is another pod's or nobody's now. A pod
+ * that cannot be read (a role with list but not get on pods, the server
+ * away) cannot be told apart: its stream goes on as before this check.
  */
 static int verify_pod(struct follower *f)
 {
@@ -675,8 +677,9 @@ static int verify_pod(struct follower *f)
 	if (!e && (!uid || strcmp(uid, f->uid)))
 		e = CADRE_ENOTFOUND;
 	json_decref(pod);
-	if (e == CADRE_ENOTFOUND)
-		atomic_store(&f->gone, true);
+	if (e != CADRE_ENOTFOUND)
+		return 0;
+	atomic_store(&f->gone, true);
 	return e;
 }
 

@@ -38,6 +38,7 @@ static const char job_list[] =
 static struct {
 	const char *pods;  /* the items of the pod list */
 	const char *now_uid;  /* the uid GET pods/eval-1-1 answers: who holds the name now */
+	int pod_get_status;   /* 0: GET pods/NAME is answered; else this status */
 	int log_status;    /* 0: the logs are answered */
 	bool cut;          /* rank 1's first follow stream ends after its lines */
 	int follows;       /* follow streams of rank 1 asked for */
@@ -82,6 +83,11 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 		resp->hold_ms = fake.cut && n == 1 ? 0 : -1;
 		resp->headers = "Content-Type: text/plain\r\n";
 		return;
+	} else if ((!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) &&
+		   fake.pod_get_status) {
+		resp->status = fake.pod_get_status;
+		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+			 "\"reason\":\"Forbidden\",\"message\":\"cannot get pods\",\"code\":403}");
 	} else if (!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) {
 		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}",
 			 req->target + strlen(PODS) + 1,
@@ -205,6 +211,18 @@ Test(cli_logs, follow_prints_nothing_of_a_pod_that_took_the_name_it_followed)
 	cr_assert_str_eq(out, "0: rank zero follows\n");
 	cr_assert(requested(PODS "/eval-1-1"), "the name's pod is asked for once the stream answers");
 	cr_assert_eq(fake.follows, 1, "nor is that stream opened again");
+}
+
+Test(cli_logs, follow_prints_a_pod_it_may_not_get_as_before_the_check)
+{
+	/* a role with list and pods/log but not get on pods: the check cannot tell, the lines come */
+	fake.pods = POD_UID("eval-1-1", "u11", "1", "1", "Running") ","
+		    POD_UID("eval-1-0", "u10", "0", "1", "Running");
+	fake.pod_get_status = 403;
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert(strstr(out, "1: rank one follows\n"), "%s", out);
+	cr_assert(strstr(out, "0: rank zero follows\n"), "%s", out);
+	cr_assert_str_eq(err, "");
 }
 
 Test(cli_logs, logs_of_one_rank_by_name)
