@@ -42,7 +42,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "base/slab.h"
 #include "kube/store.h"
 

@@ -277,25 +277,33 @@ static const struct command commands[] = {
 	  "  cadre scancel --signal=USR1 4242\n",
 	  run_scancel, true },
 	{ "logs", "every rank's log, each line prefixed by its rank",
-	  "Usage: cadre logs ID|NAME [-f] [--rank N] [--attempt N]\n"
+	  "Usage: cadre logs ID|NAME [-f] [--rank R] [--attempt N] [--tail N] [--since T]\n"
+	  "                  [--limit-bytes N] [--timestamps]\n"
 	  "\n"
 	  "Prints the container log of every rank of the job (its Slurm job id or name),\n"
 	  "read through the API server, merged in time order, each line prefixed \"N: \" by\n"
 	  "its rank as srun --label prints it. The latest attempt's pods unless --attempt\n"
-	  "says which (a restart makes a new attempt).\n"
+	  "says which (a restart makes a new attempt). The ranks' logs are streamed and\n"
+	  "merged as they arrive, so a log of any size takes the same memory.\n"
 	  "\n"
 	  "With -f the logs are followed as they grow; the pods of a restart are followed as\n"
 	  "they start, and the command ends when the job ends (or on Ctrl-C).\n"
 	  "\n"
 	  "Flags:\n"
 	  "  -f, --follow                follow the logs until the job ends\n"
-	  "      --rank N                only rank N\n"
+	  "      --rank R                only these ranks: 3, 0-3, 0,2,5-7\n"
 	  "      --attempt N             the pods of attempt N (0: the first run)\n"
+	  "      --tail N                the last N lines of each rank\n"
+	  "      --since T               lines newer than T: a duration (90s, 10m, 1h30m) or\n"
+	  "                              an RFC 3339 time (2026-12-01T10:00:00Z)\n"
+	  "      --limit-bytes N         at most N bytes of each rank's log\n"
+	  "      --timestamps            each line's time after its rank\n"
 	  DAILY_FLAGS
 	  "\n"
 	  "Examples:\n"
 	  "  cadre logs 4242\n"
-	  "  cadre logs -f llama-pretrain --rank 0\n",
+	  "  cadre logs -f llama-pretrain --rank 0\n"
+	  "  cadre logs 4242 --rank 0-3 --since 10m --timestamps\n",
 	  run_logs, true },
 	{ "exec", "run a command on every rank, or a shell on one",
 	  "Usage: cadre exec ID|NAME [--rank N] [-it] -- COMMAND [ARG...]\n"

@@ -8,8 +8,9 @@
  *                  hold them) in, the JSON the page reads out. What reaches
  *                  the page is only the fields named here: no environment,
  *                  no Secret, no credential ever does.
- *   dash_auth.c    pure: the access token, its cookie, and the Host and
- *                  Origin checks that stop CSRF and DNS rebinding.
+ *   dash_auth.c    the one-time code, the sessions it is traded for, and
+ *                  the Host and Origin checks that stop CSRF and DNS
+ *                  rebinding.
  *   dash_server.c  libwebsockets: the HTTP routes, the WebSocket that
  *                  pushes a snapshot then coalesced deltas, the actions.
  *   dashboard.c    the command: flags, stores, reflectors, the URL.
@@ -142,18 +143,47 @@ bool dash_health_needs_probe(const struct dash_health *h, uint64_t failures);
  */
 bool dash_health_step(struct dash_health *h, uint64_t failures, bool probe_ok);
 
-/* ---- access (dash_auth.c): pure but for dash_token_new ---- */
+/* ---- access (dash_auth.c): pure but for dash_token_new and dash_names_for ---- */
 
-/* The token: 32 random bytes as 64 lowercase hex digits. */
+/*
+ * A random secret: 32 random bytes as 64 lowercase hex digits. The printed
+ * URL carries a one-time code; a browser that brings it gets a session of
+ * its own (a cookie), and the code is spent: a new one is made for the
+ * next browser. So what a URL leaks (a shell history, a screen) opens
+ * nothing once used, and the cookie that does is no secret ever printed.
+ */
 #define DASH_TOKEN_LEN 64
-/* The cookie that keeps it after the first visit. */
+/* The session's cookie. */
 #define DASH_COOKIE "cadre_dashboard"
+/* Browsers with a session at once; a new one past this ends the oldest's. */
+#define DASH_MAX_SESSIONS 32
 
-/* A new random token into out (DASH_TOKEN_LEN + 1 bytes). 0 or CADRE_EIO. */
+/* A new random secret into out (DASH_TOKEN_LEN + 1 bytes). 0 or CADRE_EIO. */
 int dash_token_new(char out[DASH_TOKEN_LEN + 1]);
 
 /* Whether given equals token, in time that does not depend on where they differ. */
 bool dash_token_equal(const char *given, const char *token);
+
+/* The one-time code and the sessions it was traded for. Not thread-safe: the service thread's. */
+struct dash_auth {
+	char code[DASH_TOKEN_LEN + 1];
+	char sessions[DASH_MAX_SESSIONS][DASH_TOKEN_LEN + 1];
+	size_t nsessions, oldest;
+};
+
+/* No session, and code as the first code (copied; NULL: a random one). 0 or CADRE_EIO. */
+int dash_auth_init(struct dash_auth *a, const char *code);
+
+/*
+ * Trade code for a new session: 0 with the session (the cookie's value) in
+ * session, and a new code in a->code; CADRE_EUNAUTHORIZED when code is not
+ * the one outstanding (used already, or never this dashboard's);
+ * CADRE_EIO without random bytes.
+ */
+int dash_auth_redeem(struct dash_auth *a, const char *code, char session[DASH_TOKEN_LEN + 1]);
+
+/* Whether a Cookie header (may be NULL) carries one of a's sessions as DASH_COOKIE. */
+bool dash_auth_cookie_ok(const struct dash_auth *a, const char *cookie);
 
 /*
  * Whether a Cookie header carries DASH_COOKIE=token (among other cookies,
@@ -162,25 +192,49 @@ bool dash_token_equal(const char *given, const char *token);
 bool dash_cookie_ok(const char *cookie, const char *token);
 
 /*
- * The Set-Cookie value that keeps token: HttpOnly (no script reads it),
- * SameSite=Strict (no other site's page sends it), Path=/.
+ * The Set-Cookie value that keeps a session: HttpOnly (no script reads
+ * it), SameSite=Strict (no other site's page sends it), Path=/.
  */
-int dash_cookie_header(const char *token, char *out, size_t size);
+int dash_cookie_header(const char *session, char *out, size_t size);
 
 /*
- * Whether a Host header names the address the server is bound to:
- * "<address>:<port>" exactly (case-insensitive), and for a loopback
- * address also "localhost:<port>". A DNS-rebinding page's Host is its own
- * name, so it is refused. host may be NULL (refused).
+ * The names a request's Host may carry: what the server listens on is
+ * reachable by these, and a DNS-rebinding page's own name is none of them.
  */
-bool dash_host_ok(const char *host, const char *address, int port);
+#define DASH_MAX_NAMES 64
+struct dash_names {
+	char v[DASH_MAX_NAMES][256];
+	size_t n;
+};
+
+/* Add name (once; cut when longer than 255 bytes). */
+void dash_names_add(struct dash_names *names, const char *name);
+
+/*
+ * The names for a server bound to address: the address itself; with a
+ * loopback address also localhost and 127.0.0.1; with a wildcard address
+ * (0.0.0.0, or :: for both families) every address of this machine's
+ * interfaces (getifaddrs: IPv4 for 0.0.0.0, both for ::), its host name
+ * (gethostname) and that name's canonical form, and localhost. Not pure:
+ * it asks the system.
+ */
+void dash_names_for(const char *address, struct dash_names *out);
+
+/* Whether address listens on every interface (0.0.0.0, ::). */
+bool dash_is_wildcard(const char *address);
+
+/*
+ * Whether a Host header is "<name>:<port>" for one of names (case-insensitive;
+ * an IPv6 address in brackets). host may be NULL (refused).
+ */
+bool dash_host_ok(const char *host, const struct dash_names *names, int port);
 
 /*
  * Whether an Origin header is the page's own: "http://" plus a Host that
  * dash_host_ok accepts. NULL or "null" is refused: a WebSocket or POST
  * from a browser always carries one.
  */
-bool dash_origin_ok(const char *origin, const char *address, int port);
+bool dash_origin_ok(const char *origin, const struct dash_names *names, int port);
 
 /* Whether address is a loopback address (127.0.0.0/8, ::1, localhost). */
 bool dash_is_loopback(const char *address);
@@ -195,9 +249,13 @@ struct dash_server;
 #define DASH_MAX_REFLECTORS 4
 
 struct dash_server_opts {
-	const char *address;      /* the bound address, also what Host must name */
+	const char *address;      /* the bound address */
 	int port;                 /* 0: the kernel picks one */
-	const char *token;        /* DASH_TOKEN_LEN hex digits; copied */
+	const struct dash_names *names;  /* what Host may name (copied); NULL: dash_names_for */
+	const char *code;         /* the first one-time code (copied); NULL: a random one */
+	/* Called on the service thread with each new code once the last was used. May be NULL. */
+	void (*on_code)(void *ctx, const char *code);
+	void *code_ctx;
 	const char *scope;        /* the namespace read, or "" for every one; copied */
 	struct kube_http *http;   /* borrowed: actions, logs and probes, user's credentials */
 	/* borrowed stores: TrainingJobs, cadre's pods (indexed "job"), nodes, Events */
@@ -227,6 +285,12 @@ int dash_server_run(struct dash_server *srv, const _Atomic bool *stop);
 
 /* Whether the page is told the API server answers (for tests). Thread-safe. */
 bool dash_server_connected(struct dash_server *srv);
+
+/* The one-time code outstanding now (the printed URL's). Service thread, or before run. */
+const char *dash_server_code(const struct dash_server *srv);
+
+/* The names Host may carry (for the startup line). */
+const struct dash_names *dash_server_names(const struct dash_server *srv);
 
 /* Free; not while dash_server_run runs. NULL is a no-op. */
 void dash_server_free(struct dash_server *srv);

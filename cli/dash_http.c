@@ -1,14 +1,18 @@
 /*
- * dash_http.c - the dashboard's HTTP routes: the token's first visit, the
- * embedded page, the actions on a job; and who may ask.
+ * dash_http.c - the dashboard's HTTP routes: the one-time code's visit, the
+ * embedded page, the actions on a job (each on a thread of its own); and who
+ * may ask.
  */
 #include "cli/dash_server.h"
 
 #include "base/err.h"
-#include "controller/kinds.h"
+#include "cli/kube.h"
 #include "kube/client.h"
 #include "kube/resource.h"
 #include "kube/store.h"
+
+#include <openssl/crypto.h>
+#include <pthread.h>
 
 #define MAX_BODY (4u << 20)
 
@@ -23,18 +27,18 @@ static const char *header(struct lws *wsi, enum lws_token_indexes h, char *out, 
 
 const char *dash_http_refusal(struct dash_server *srv, struct lws *wsi, bool need_origin)
 {
-	char host[320], origin[400], cookie[2048];
+	char host[320], origin[400], cookie[4096];
 	const char *o;
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
+	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), &srv->names,
 			  srv->port))
-		return "403 this dashboard answers only to the address it listens on";
+		return "403 this dashboard answers only to the names it listens on";
 	o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin));
-	if ((need_origin || o) && !dash_origin_ok(o, srv->address, srv->port))
+	if ((need_origin || o) && !dash_origin_ok(o, &srv->names, srv->port))
 		return "403 requests from other sites' pages are refused";
-	if (!dash_cookie_ok(header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
-			    srv->token))
-		return "401 open the URL cadre dashboard printed (it carries the token)";
+	if (!dash_auth_cookie_ok(&srv->auth, header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie,
+						    sizeof(cookie))))
+		return "401 open the URL cadre dashboard printed last (each one opens one browser)";
 	return NULL;
 }
 
@@ -87,22 +91,35 @@ static int respond_text(struct lws *wsi, struct dash_http *h, const char *refusa
 		       n > 0 ? (size_t)n : 0);
 }
 
-/* The printed URL's first visit: the token becomes the cookie, and the URL loses it. */
+/*
+ * The printed URL's visit: its one-time code becomes a session cookie of
+ * this browser's own, the URL loses the code, and the next browser needs
+ * the next code (printed through opts.on_code).
+ */
 static int first_visit(struct dash_server *srv, struct lws *wsi, struct dash_http *h)
 {
-	char host[320], token[DASH_TOKEN_LEN + 8], cookie[200];
+	char host[320], code[DASH_TOKEN_LEN + 8], session[DASH_TOKEN_LEN + 1], cookie[200];
 	const char *given;
+	int e;
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
+	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), &srv->names,
 			  srv->port))
-		return respond_text(wsi, h, "403 this dashboard answers only to the address it "
+		return respond_text(wsi, h, "403 this dashboard answers only to the names it "
 					    "listens on");
-	given = lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token));
-	if (!given || !dash_token_equal(given, srv->token))
-		return respond_text(wsi, h, "401 the token is not this dashboard's");
-	if (dash_cookie_header(srv->token, cookie, sizeof(cookie)))
+	given = lws_get_urlarg_by_name(wsi, "code=", code, (int)sizeof(code));
+	e = given ? dash_auth_redeem(&srv->auth, given, session) : CADRE_EUNAUTHORIZED;
+	OPENSSL_cleanse(code, sizeof(code));
+	if (e == CADRE_EUNAUTHORIZED)
+		return respond_text(wsi, h, "401 this link was used already or is not this "
+					    "dashboard's: open the one cadre dashboard printed last");
+	if (e || dash_cookie_header(session, cookie, sizeof(cookie)))
 		return -1;
-	return respond(wsi, h, 303, "text/plain; charset=utf-8", cookie, "/", NULL, 0);
+	OPENSSL_cleanse(session, sizeof(session));
+	if (srv->opts.on_code)
+		srv->opts.on_code(srv->opts.code_ctx, srv->auth.code);
+	e = respond(wsi, h, 303, "text/plain; charset=utf-8", cookie, "/", NULL, 0);
+	OPENSSL_cleanse(cookie, sizeof(cookie));
+	return e;
 }
 
 static const struct kube_resource *tj_res(void)
@@ -110,39 +127,104 @@ static const struct kube_resource *tj_res(void)
 	return &kube_resource_trainingjobs;
 }
 
-/* POST /api/jobs/NS/NAME/ACTION with the user's credentials. */
+/* An action's API call, on its own thread; the answer is the service thread's to send. */
+static void *action_main(void *arg)
+{
+	struct dash_action *a = arg;
+	struct dash_server *srv = a->srv;
+	struct kube_status st;
+	json_t *patch = NULL, *answer;
+	int e;
+
+	kube_status_clear(&st);
+	if (!strcmp(a->verb, "cancel")) {
+		e = kube_client_delete(srv->opts.http, tj_res(), a->ns, a->name, NULL, NULL, &st);
+	} else {
+		patch = json_pack("{s:{s:b}}", "spec", "suspend", !strcmp(a->verb, "suspend"));
+		e = patch ? kube_client_patch(srv->opts.http, tj_res(), a->ns, a->name, NULL,
+					      KUBE_PATCH_MERGE, patch, NULL, &st) : CADRE_ENOMEM;
+		json_decref(patch);
+	}
+	a->status = e ? (st.http_status >= 400 ? (unsigned)st.http_status : 502) : 200;
+	answer = json_pack("{s:b, s:i, s:s, s:s}", "ok", !e, "status", (int)a->status,
+			   "reason", st.reason, "message",
+			   e ? (*st.message ? st.message : cadre_strerror(e)) : "");
+	a->answer = answer ? json_dumps(answer, JSON_COMPACT) : NULL;
+	json_decref(answer);
+	atomic_store(&a->done, true);
+	dash_server_wake(srv);
+	return NULL;
+}
+
+/*
+ * POST /api/jobs/NS/NAME/ACTION with the user's credentials: the call goes
+ * to a thread of its own (up to the client's 30 s against a slow API
+ * server), and this transaction is answered when it returns.
+ */
 static int action(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
 		  const char *path)
 {
-	char ns[64], name[254], verb[16], *text;
-	struct kube_status st;
-	json_t *patch = NULL, *answer;
-	int e = CADRE_EINVAL;
-	unsigned status;
+	struct dash_action *a = calloc(1, sizeof(*a));
 
-	kube_status_clear(&st);
-	if (sscanf(path, "/api/jobs/%63[^/]/%253[^/]/%15s", ns, name, verb) != 3)
-		return respond_text(wsi, h, "404 no such action");
-	if (!strcmp(verb, "cancel")) {
-		e = kube_client_delete(srv->opts.http, tj_res(), ns, name, NULL, NULL, &st);
-	} else if (!strcmp(verb, "suspend") || !strcmp(verb, "resume")) {
-		patch = json_pack("{s:{s:b}}", "spec", "suspend", !strcmp(verb, "suspend"));
-		e = patch ? kube_client_patch(srv->opts.http, tj_res(), ns, name, NULL,
-					      KUBE_PATCH_MERGE, patch, NULL, &st) : CADRE_ENOMEM;
-		json_decref(patch);
-	} else {
+	if (!a)
+		return -1;
+	if (sscanf(path, "/api/jobs/%63[^/]/%253[^/]/%15s", a->ns, a->name, a->verb) != 3 ||
+	    (strcmp(a->verb, "cancel") && strcmp(a->verb, "suspend") && strcmp(a->verb, "resume"))) {
+		free(a);
 		return respond_text(wsi, h, "404 no such action");
 	}
-	status = e ? (st.http_status >= 400 ? (unsigned)st.http_status : 502) : 200;
-	answer = json_pack("{s:b, s:i, s:s, s:s}", "ok", !e, "status", (int)status,
-			   "reason", st.reason, "message",
-			   e ? (*st.message ? st.message : cadre_strerror(e)) : "");
-	text = answer ? json_dumps(answer, JSON_COMPACT) : NULL;
-	json_decref(answer);
-	if (!text)
+	a->srv = srv;
+	a->wsi = wsi;
+	if (pthread_create(&a->thread, NULL, action_main, a)) {
+		free(a);
+		return respond_text(wsi, h, "503 the dashboard cannot start the action now");
+	}
+	a->next = srv->actions;
+	srv->actions = a;
+	h->action = a;
+	return 0;
+}
+
+void dash_actions_reap(struct dash_server *srv, bool all)
+{
+	for (struct dash_action **p = &srv->actions; *p;) {
+		struct dash_action *a = *p;
+
+		if (!all && !atomic_load(&a->done)) {
+			p = &a->next;
+			continue;
+		}
+		if (a->wsi && !all) {
+			/* its answer goes out from the connection's writeable callback */
+			lws_callback_on_writable(a->wsi);
+			p = &a->next;
+			continue;
+		}
+		pthread_join(a->thread, NULL);
+		if (a->wsi) {
+			struct dash_http *h = lws_wsi_user(a->wsi);
+
+			if (h)
+				h->action = NULL;
+		}
+		*p = a->next;
+		free(a->answer);
+		free(a);
+	}
+}
+
+/* The action this transaction waited for is done: its answer, and the action lets go of it. */
+static int answer_action(struct lws *wsi, struct dash_http *h)
+{
+	struct dash_action *a = h->action;
+	int e;
+
+	h->action = NULL;
+	a->wsi = NULL;
+	if (!a->answer)
 		return -1;
-	e = respond(wsi, h, status, "application/json", NULL, NULL, text, strlen(text));
-	free(text);
+	e = respond(wsi, h, a->status, "application/json", NULL, NULL, a->answer,
+		    strlen(a->answer));
 	return e;
 }
 
@@ -152,10 +234,10 @@ static int route(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
 	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
 	const struct dash_asset *a;
 	const char *refusal;
-	char token[DASH_TOKEN_LEN + 8];
+	char code[DASH_TOKEN_LEN + 8];
 
 	if (!post && !strcmp(path, "/") &&
-	    lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token)))
+	    lws_get_urlarg_by_name(wsi, "code=", code, (int)sizeof(code)))
 		return first_visit(srv, wsi, h);
 	if ((refusal = dash_http_refusal(srv, wsi, post)))
 		return respond_text(wsi, h, refusal);
@@ -207,15 +289,24 @@ int dash_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		 */
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (h && h->action && atomic_load(&h->action->done) && !h->body)
+			return answer_action(wsi, h);
 		return h && h->body ? send_some(wsi, h) : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		if (h) {
 			free(h->body);
 			h->body = NULL;
+			/* gone before its action's answer: the action is joined without it */
+			if (h->action)
+				h->action->wsi = NULL;
+			h->action = NULL;
 		}
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		/* an action's thread woke the service: its answer can go */
+		if (srv)
+			dash_actions_reap(srv, false);
 		return 0;
 	default:
 		return lws_callback_http_dummy(wsi, reason, user, in, len);

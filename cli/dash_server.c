@@ -2,17 +2,20 @@
  * dash_server.c - the dashboard's HTTP and WebSocket server on
  * libwebsockets, on the command's own thread.
  *
- * Routes (every one checks Host first, then the token):
- *   GET  /?token=T       the printed URL: sets the cookie, 303 to /
+ * Routes (every one checks Host first, then the session):
+ *   GET  /?code=C        the printed URL: its one-time code becomes a
+ *                        session cookie, 303 to /; a new code is made
+ *                        (opts.on_code) for the next browser
  *   GET  /, /app.js, ..  the embedded page (web/dashboard/)
  *   POST /api/jobs/NS/NAME/{cancel,suspend,resume}
- *                        the action with the user's credentials; the answer
- *                        has the API server's status, and its words in
+ *                        the action with the user's credentials, on a thread
+ *                        of its own (the pushes go on); the answer has the
+ *                        API server's status, and its words in
  *                        {"ok", "status", "reason", "message"}
  *   WS   /ws (subprotocol "cadre-dash")
  *                        a snapshot, then deltas; {"watch": "ns/name"}
  *                        asks for that job's page and its logs
- * A request without the cookie is 401, a foreign Host or Origin 403;
+ * A request without a session's cookie is 401, a foreign Host or Origin 403;
  * each refusal is a short text/plain answer. POST and the WebSocket also need
  * the page's own Origin.
  *
@@ -28,6 +31,7 @@
 #include "kube/reflector.h"
 #include "kube/store.h"
 
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +348,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 	if (atomic_exchange(&srv->dirty, false) || srv->sent_connected != atomic_load(&srv->connected))
 		rebuild(srv, false);
 	dash_logs_drain(srv);
+	dash_actions_reap(srv, false);
 	lws_sul_schedule(srv->ctx, 0, &srv->sul, tick, TICK_US);
 }
 
@@ -475,8 +480,11 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 		srv->opts.probe = probe_version;
 		srv->opts.probe_ctx = opts->http;
 	}
-	snprintf(srv->token, sizeof(srv->token), "%s", opts->token);
 	snprintf(srv->address, sizeof(srv->address), "%s", opts->address);
+	if (opts->names)
+		srv->names = *opts->names;
+	else
+		dash_names_for(srv->address, &srv->names);
 	snprintf(srv->scope, sizeof(srv->scope), "%s", opts->scope ? opts->scope : "");
 	atomic_store(&srv->connected, true);
 	srv->sent_connected = true;
@@ -488,12 +496,17 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	srv->job_map = json_object();
 	srv->queue = json_array();
 	srv->gpu_nodes = json_array();
+	if (dash_auth_init(&srv->auth, opts->code)) {
+		e = CADRE_EIO;
+		goto fail;
+	}
 	lws_set_log_level(LLL_ERR, lws_quiet);
 	memset(&info, 0, sizeof(info));
 	info.port = opts->port;
 	info.iface = srv->address;
 	info.protocols = protocols;
 	info.user = srv;
+	/* "::" takes IPv4 too (IPV6_V6ONLY off), as every listener on "::" does by default */
 	info.options = strchr(srv->address, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
 	if (!srv->job_map || !srv->queue || !srv->gpu_nodes || !srv->phases)
 		goto fail;
@@ -512,6 +525,16 @@ fail:
 int dash_server_port(const struct dash_server *srv)
 {
 	return srv->port;
+}
+
+const char *dash_server_code(const struct dash_server *srv)
+{
+	return srv->auth.code;
+}
+
+const struct dash_names *dash_server_names(const struct dash_server *srv)
+{
+	return &srv->names;
 }
 
 int dash_server_run(struct dash_server *srv, const _Atomic bool *stop)
@@ -547,12 +570,15 @@ void dash_server_free(struct dash_server *srv)
 	atomic_store(&srv->stopping, true);
 	if (srv->health_started)
 		pthread_join(srv->health, NULL);
+	/* actions end at their API call's end; their connections still exist */
+	dash_actions_reap(srv, true);
 	if (srv->ctx)
 		lws_context_destroy(srv->ctx);  /* closes every connection: conn_release */
 	json_decref(srv->job_map);
 	json_decref(srv->queue);
 	json_decref(srv->gpu_nodes);
 	json_decref(srv->phases);
+	OPENSSL_cleanse(&srv->auth, sizeof(srv->auth));
 	pthread_mutex_destroy(&srv->log_lock);
 	pthread_mutex_destroy(&srv->phase_lock);
 	free(srv);

@@ -53,15 +53,35 @@ struct dash_conn {
 	struct dash_log *logs[DASH_MAX_LOG_RANKS];
 };
 
+/*
+ * An action on a job (cancel, suspend, resume) in flight: its API call runs
+ * on a thread of its own, so the service thread (the pushes, every other
+ * request) never waits for the API server. The thread fills the answer and
+ * wakes the service thread, which sends it on the connection that asked, if
+ * it is still open, and joins the thread.
+ */
+struct dash_action {
+	struct dash_server *srv;
+	struct lws *wsi;          /* service thread: the asking connection; NULL once it closed */
+	char ns[64], name[254], verb[16];
+	pthread_t thread;
+	atomic_bool done;         /* status and answer are set */
+	unsigned status;
+	char *answer;             /* JSON */
+	struct dash_action *next; /* srv->actions */
+};
+
 /* An HTTP transaction's answer, sent in pieces. */
 struct dash_http {
 	char *body;
 	size_t len, sent;
+	struct dash_action *action;  /* an action this transaction waits for */
 };
 
 struct dash_server {
 	struct dash_server_opts opts;
-	char token[DASH_TOKEN_LEN + 1];
+	struct dash_auth auth;    /* service thread */
+	struct dash_names names;  /* what Host may name */
 	char address[64];
 	char scope[64];
 	int port;
@@ -87,7 +107,11 @@ struct dash_server {
 	json_t *job_map, *queue, *gpu_nodes;
 	struct dash_history history;
 	time_t last_sample;
+	struct dash_action *actions;  /* service thread: in flight, or done and not yet joined */
 };
+
+/* Send the answers of actions that are done; join those whose answer is sent (service thread). */
+void dash_actions_reap(struct dash_server *srv, bool all);
 
 /* Queue msg (a reference it takes) for c. 0, CADRE_ENOMEM, CADRE_ETOOBIG (c closes). */
 int dash_conn_send(struct dash_conn *c, json_t *msg);

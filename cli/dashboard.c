@@ -12,12 +12,19 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "kube/reflector.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define DASHBOARD "cadre dashboard"
 
@@ -126,13 +133,145 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 	return e;
 }
 
-static void open_browser(const char *url, FILE *err)
-{
-	char *argv[] = { "xdg-open", (char *)url, NULL };
-	pid_t pid;
+/* Where the URL is printed, and how its host is spelt; for the codes that follow. */
+struct url_printer {
+	FILE *out;
+	char host[300];   /* "127.0.0.1", "[::1]", "vm" */
+	int port;
+};
 
+static int url_of(const struct url_printer *p, const char *code, char *url, size_t size)
+{
+	int n = snprintf(url, size, "http://%s:%d/?code=%s", p->host, p->port, code);
+
+	return n < 0 || (size_t)n >= size ? CADRE_ETOOBIG : 0;
+}
+
+/* A browser used the printed URL: the next one gets another, printed here. */
+static void print_next_code(void *ctx, const char *code)
+{
+	struct url_printer *p = ctx;
+	char url[400];
+
+	if (url_of(p, code, url, sizeof(url)))
+		return;
+	fprintf(p->out, "%s: that URL is used up; for another browser:\n%s\n", DASHBOARD, url);
+	fflush(p->out);
+	OPENSSL_cleanse(url, sizeof(url));
+}
+
+/*
+ * The host the printed URL names: the address; for a wildcard one a name
+ * another machine can reach it by: the first of the names that is not
+ * loopback (the host name when it resolves to an address of this machine's
+ * interfaces, else an interface's address).
+ */
+static void url_host(const char *address, const struct dash_names *names, char *out,
+		     size_t size)
+{
+	const char *host = address;
+
+	if (dash_is_wildcard(address)) {
+		host = "127.0.0.1";
+		for (size_t i = 0; i < names->n; i++) {
+			const char *n = names->v[i];
+			struct addrinfo *res = NULL;
+			bool reachable = false;
+
+			if (dash_is_wildcard(n) || dash_is_loopback(n))
+				continue;
+			/* a name: only when it leads away from loopback */
+			if (!getaddrinfo(n, NULL, NULL, &res) && res) {
+				char text[INET6_ADDRSTRLEN] = "";
+				const struct sockaddr *sa = res->ai_addr;
+
+				if (sa->sa_family == AF_INET)
+					inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+						  text, sizeof(text));
+				else if (sa->sa_family == AF_INET6)
+					inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+						  text, sizeof(text));
+				reachable = *text && !dash_is_loopback(text);
+			}
+			if (res)
+				freeaddrinfo(res);
+			if (reachable) {
+				host = n;
+				break;
+			}
+		}
+	}
+	snprintf(out, size, strchr(host, ':') ? "[%s]" : "%s", host);
+}
+
+/*
+ * --open: xdg-open gets a file that sends the browser to the URL, never the
+ * URL: every local user can read any process's arguments
+ * (/proc/PID/cmdline), and the file is the user's own (0600, in a 0700
+ * directory). The code in it opens one browser; the file goes when the
+ * dashboard stops. *dir gets the directory to remove.
+ */
+static void open_browser(const char *url, char *dir, size_t dir_size, FILE *err)
+{
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	char path[512], *argv[] = { "xdg-open", path, NULL };
+	FILE *f = NULL;
+	pid_t pid;
+	int fd;
+
+	snprintf(dir, dir_size, "%s/cadre-dashboard-XXXXXX",
+		 runtime && *runtime && !access(runtime, W_OK) ? runtime : "/tmp");
+	if (!mkdtemp(dir)) {
+		*dir = '\0';
+		fprintf(err, "%s: --open: cannot make a directory for the page; open the URL "
+			"above\n", DASHBOARD);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/open.html", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		f = fdopen(fd, "w");
+	if (!f || fprintf(f, "<!doctype html><meta charset=utf-8>"
+			  "<meta http-equiv=refresh content=\"0;url=%s\">"
+			  "<title>cadre dashboard</title><a href=\"%s\">cadre dashboard</a>\n",
+			  url, url) < 0 || fclose(f)) {
+		if (!f && fd >= 0)
+			close(fd);
+		fprintf(err, "%s: --open: cannot write %s; open the URL above\n", DASHBOARD, path);
+		return;
+	}
 	if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ))
 		fprintf(err, "%s: --open: cannot run xdg-open; open the URL above\n", DASHBOARD);
+}
+
+static void remove_open_page(const char *dir)
+{
+	char path[512];
+
+	if (!*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/open.html", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* "vm, 192.0.2.2, [fd00::2]": the names other than the wildcard, for the startup line. */
+static void names_text(const struct dash_names *names, char *out, size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < names->n && used < size; i++) {
+		int n;
+
+		if (dash_is_wildcard(names->v[i]))
+			continue;
+		n = snprintf(out + used, size - used, strchr(names->v[i], ':') ? "%s[%s]" : "%s%s",
+			     used ? ", " : "", names->v[i]);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
 }
 
 static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cache *c,
@@ -141,9 +280,10 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 	struct dash_server_opts o = { .address = f->address, .port = f->port_n,
 				      .scope = f->all ? "" : k->ns, .http = k->http,
 				      .n_reflectors = DASH_MAX_REFLECTORS };
+	struct url_printer printer = { .out = out };
 	struct dash_server *srv = NULL;
 	struct store_handlers h, jh;
-	char token[DASH_TOKEN_LEN + 1], url[256];
+	char url[400], names[2048], open_dir[512] = "";
 	int e;
 
 	o.jobs = c->stores[0];
@@ -152,14 +292,12 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 	o.events = c->stores[3];
 	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
 		o.reflectors[i] = c->reflectors[i];
-	if (dash_token_new(token)) {
-		fprintf(err, "%s: no random bytes for the token\n", DASHBOARD);
-		return CLI_EXIT_FAILED;
-	}
-	o.token = token;
+	o.on_code = print_next_code;
+	o.code_ctx = &printer;
 	if ((e = dash_server_start(&o, &srv))) {
 		fprintf(err, "%s: cannot listen on %s:%d: %s\n", DASHBOARD, f->address, f->port_n,
-			cadre_strerror(e));
+			e == CADRE_EIO ? "the address is not this machine's, or the port is taken"
+				       : cadre_strerror(e));
 		return CLI_EXIT_FAILED;
 	}
 	dash_server_handlers(srv, &h);
@@ -168,20 +306,25 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 		e = store_add_handlers(c->stores[i], i == 0 ? &jh : &h);
 	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++)
 		e = reflector_start(c->reflectors[i]);
-	snprintf(url, sizeof(url), strchr(f->address, ':') ? "http://[%s]:%d/?token=%s" :
-		 "http://%s:%d/?token=%s", f->address, dash_server_port(srv), token);
+	printer.port = dash_server_port(srv);
+	url_host(f->address, dash_server_names(srv), printer.host, sizeof(printer.host));
+	url_of(&printer, dash_server_code(srv), url, sizeof(url));
+	names_text(dash_server_names(srv), names, sizeof(names));
 	if (!dash_is_loopback(f->address))
-		fprintf(err, "%s: warning: listening on %s, reachable from other machines; "
-			"whoever has the URL acts as you\n", DASHBOARD, f->address);
+		fprintf(err, "%s: warning: listening on %s port %d, reachable from other machines "
+			"as %s; whoever opens the URL acts as you\n", DASHBOARD, f->address,
+			printer.port, names);
 	fprintf(out, "%s: serving %s (namespace %s) at\n%s\n", DASHBOARD,
 		k->cfg->server, f->all ? "all" : k->ns, url);
 	fflush(out);
 	if (f->open)
-		open_browser(url, err);
+		open_browser(url, open_dir, sizeof(open_dir), err);
+	OPENSSL_cleanse(url, sizeof(url));
 	e = e ? e : dash_server_run(srv, &stop_flag);
 	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
 		reflector_stop(c->reflectors[i]);
 	dash_server_free(srv);
+	remove_open_page(open_dir);
 	if (e)
 		fprintf(err, "%s: %s\n", DASHBOARD, cadre_strerror(e));
 	return e ? CLI_EXIT_FAILED : 0;

@@ -19,20 +19,25 @@ int cli_dashboard(const struct cli_globals *g, char **args, int n, FILE *out, FI
 	"read with your kubeconfig through watches: the job list with phase, nodes\n" \
 	"ready/total, accelerators, queue position and why a job waits; a job's ranks,\n" \
 	"conditions, events and live logs; the GPU nodes and the admission queue. Cancel,\n" \
-	"suspend and resume act with your credentials. Prints the URL, which carries a\n" \
-	"random token: only a browser that opened it may use the page. Ctrl-C stops it.\n" \
+	"suspend and resume act with your credentials. Prints a URL with a one-time\n" \
+	"code: the browser that opens it gets a session of its own, and another URL is\n" \
+	"printed for the next browser. Ctrl-C stops it.\n" \
 	"\n" \
 	"Flags:\n" \
 	"      --port N            the port (default 0: a free one)\n" \
-	"      --address ADDR      the address to listen on (default 127.0.0.1)\n" \
+	"      --address ADDR      the address to listen on (default 127.0.0.1; 0.0.0.0 or ::\n" \
+	"                          for every one: the page answers to this machine's\n" \
+	"                          names and addresses, said at start)\n" \
 	"      --allow-remote      allow an --address other than loopback (the page acts\n" \
-	"                          as you for whoever has the URL)\n" \
-	"      --open              open the URL with xdg-open\n" \
+	"                          as you for whoever opens the URL)\n" \
+	"      --open              open the page with xdg-open (given a file that leads\n" \
+	"                          there, never the URL: other users see its arguments)\n" \
 	"  -A, --all-namespaces    every namespace\n" \
 	"      --help              this help\n" \
 	"\n" \
 	"Examples:\n" \
 	"  cadre dashboard --open\n" \
-	"  cadre -n ml dashboard --port 8765\n"
+	"  cadre -n ml dashboard --port 8765\n" \
+	"  cadre dashboard --allow-remote --address 0.0.0.0 --port 8765\n"
 
 #endif

@@ -142,7 +142,7 @@ int cli_exec_ranks(struct cli_kube *k, const struct trainingjob *tj, int rank, c
 						 .container = EXEC_CONTAINER, .argv = argv, .argc = (size_t)argc, .stdin_fd = -1,
 						 .on_output = prefixed_output, .ctx = &outs[i] };
 	}
-	if (podexec_run(k->cfg, s, n, &po)) {
+	if (podexec_run(k->http, s, n, &po)) {
 		code = rank_failure(k, v[0], &s[0], err);
 		goto out;
 	}
@@ -225,7 +225,7 @@ static int exec_interactive(struct cli_kube *k, const struct trainingjob *tj,
 		restored = tcsetattr(STDIN_FILENO, TCSANOW, &raw) != 0;
 	}
 	set_handler(SIGWINCH, on_winch, &old_winch);
-	code = podexec_run(k->cfg, &s, 1, &po);
+	code = podexec_run(k->http, &s, 1, &po);
 	sigaction(SIGWINCH, &old_winch, NULL);
 	if (!restored)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
@@ -256,7 +256,6 @@ int cli_exec(const struct cli_globals *g, char **args, int n, FILE *out, FILE *e
 	}
 	if ((code = cli_kube_open(&o.g, EXEC, &k, err)))
 		return code;
-	podexec_quiet();
 	if ((code = cli_jobs_list(&k, o.all, &jobs, err)))
 		goto out;
 	if (!(tj = cli_jobs_find(&jobs, o.job))) {

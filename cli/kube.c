@@ -20,7 +20,12 @@
 
 int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube *k, FILE *err)
 {
-	struct kube_config_opts copts = { .kubeconfig = g->kubeconfig, .context = g->context };
+	/*
+	 * A person runs this: an exec plugin may ask them at the terminal (a
+	 * device-code login) and take the time they need.
+	 */
+	struct kube_config_opts copts = { .kubeconfig = g->kubeconfig, .context = g->context,
+					  .exec_terminal = true, .exec_timeout_ms = -1 };
 	struct kube_http_opts hopts;
 	struct kube_status st;
 	int e;
@@ -39,6 +44,9 @@ int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube 
 	hopts.max_retries = 2;
 	hopts.max_retry_after_ms = 5000;
 	hopts.user_agent = "cadre-cli";
+	/* a person waits: a connection that stopped answering is given up in seconds */
+	hopts.liveness_idle_ms = 5000;
+	hopts.liveness_timeout_ms = 5000;
 	if ((e = kube_http_new(k->cfg, &hopts, &k->http))) {
 		fprintf(err, "%s: %s: server %s: %s\n", cmd, k->cfg->source, k->cfg->server,
 			cadre_strerror(e));

@@ -14,9 +14,13 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "api/kinds.h"
 #include "cli/cli.h"
-#include "controller/kinds.h"
 #include "kube/client.h"
+
+/* cadre's kinds for the CLI's client (api/kinds.h names them; the controller has its own). */
+static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
+static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
 
 struct cli_kube {
 	struct kube_config *cfg;

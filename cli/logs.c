@@ -26,7 +26,8 @@
 #define LOG_CONTAINER "main"
 #define FOLLOW_POLL_MS 1000
 #define FOLLOW_DRAIN_MS 1000
-#define LOG_MAX_BODY ((size_t)64 << 20)
+/* Each rank's bytes waiting for the merge: what the memory of a read of any size is. */
+#define LOG_QUEUE_BYTES ((size_t)64 << 10)
 
 /* ---- the pure merge ---- */
 
@@ -84,55 +85,252 @@ int cli_log_time(const char *line, size_t len, int64_t *ns, size_t *text_at)
 	return 0;
 }
 
-/* The next line of src as [*line, *line + *len) without its newline; false at the end. */
-static bool next_line(struct cli_log_source *src, const char **line, size_t *len)
-{
-	const char *p = src->text + src->at, *nl;
-	size_t rest = src->len - src->at;
+/* ---- the merge, with bounded memory ---- */
 
-	if (!rest)
+/* One rank's bytes not yet printed: a ring of cap bytes. */
+struct log_queue {
+	char *ring;
+	size_t head, len;    /* the first byte, and how many */
+	bool ended;
+	/* the merge's view of the line at the head */
+	bool head_known;     /* its time is read */
+	int64_t head_ns;
+	size_t text_at;      /* where its text starts (after "TIME ") */
+	int64_t last_ns;     /* the time of this rank's last line printed */
+	char prefix[24];     /* "3: " */
+};
+
+struct cli_log_merge {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;     /* bytes came, room was made, or a queue ended */
+	struct log_queue *q;
+	size_t n, cap;
+	bool timestamps, stopped;
+	FILE *out;
+};
+
+struct cli_log_merge *cli_log_merge_new(size_t n, const int *ranks, size_t queue_cap,
+					bool timestamps, FILE *out)
+{
+	struct cli_log_merge *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->q = calloc(n ? n : 1, sizeof(*m->q));
+	m->n = n;
+	m->cap = queue_cap < CLI_LOG_HEAD_MAX ? CLI_LOG_HEAD_MAX : queue_cap;
+	m->timestamps = timestamps;
+	m->out = out;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	for (size_t i = 0; m->q && i < n; i++) {
+		snprintf(m->q[i].prefix, sizeof(m->q[i].prefix), "%d: ", ranks[i]);
+		if (!(m->q[i].ring = malloc(m->cap))) {
+			cli_log_merge_free(m);
+			return NULL;
+		}
+	}
+	if (!m->q) {
+		cli_log_merge_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void cli_log_merge_free(struct cli_log_merge *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; m->q && i < m->n; i++)
+		free(m->q[i].ring);
+	free(m->q);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+int cli_log_merge_push(struct cli_log_merge *m, size_t i, const char *data, size_t len)
+{
+	struct log_queue *q = &m->q[i];
+	int e = 0;
+
+	pthread_mutex_lock(&m->lock);
+	while (len) {
+		size_t room = m->cap - q->len, tail = (q->head + q->len) % m->cap, n;
+
+		if (m->stopped) {
+			e = CADRE_ECANCELED;
+			break;
+		}
+		if (!room) {
+			pthread_cond_wait(&m->cond, &m->lock);
+			continue;
+		}
+		/* up to the ring's end, then from its start */
+		n = len < room ? len : room;
+		if (n > m->cap - tail)
+			n = m->cap - tail;
+		memcpy(q->ring + tail, data, n);
+		q->len += n;
+		data += n;
+		len -= n;
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return e;
+}
+
+void cli_log_merge_end(struct cli_log_merge *m, size_t i)
+{
+	pthread_mutex_lock(&m->lock);
+	m->q[i].ended = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void cli_log_merge_stop(struct cli_log_merge *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stopped = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static char ring_at(const struct cli_log_merge *m, const struct log_queue *q, size_t k)
+{
+	return q->ring[(q->head + k) % m->cap];
+}
+
+static void ring_drop(const struct cli_log_merge *m, struct log_queue *q, size_t n)
+{
+	q->head = (q->head + n) % m->cap;
+	q->len -= n;
+}
+
+/*
+ * Read the time of the line at q's head, once enough of it is there: its
+ * newline, or as much as a time takes, or the end. False while it must wait.
+ */
+static bool head_ready(struct cli_log_merge *m, struct log_queue *q)
+{
+	char head[CLI_LOG_HEAD_MAX];
+	size_t n = 0;
+
+	if (q->head_known)
+		return true;
+	while (n < q->len && n < sizeof(head) && (head[n] = ring_at(m, q, n)) != '\n')
+		n++;
+	if (n == q->len && n < sizeof(head) && !q->ended)
 		return false;
-	nl = memchr(p, '\n', rest);
-	*line = p;
-	*len = nl ? (size_t)(nl - p) : rest;
+	if (cli_log_time(head, n, &q->head_ns, &q->text_at)) {
+		q->head_ns = q->last_ns;  /* a line without a time goes with the one before */
+		q->text_at = 0;
+	}
+	q->head_known = true;
 	return true;
 }
 
-int cli_logs_merge(struct cli_log_source *srcs, size_t n, FILE *out)
+/*
+ * Copy q's bytes into out (at most size), through the first newline: how
+ * many; *nl says whether the newline was among them. The ring holds them in
+ * at most two runs: its end, then its start.
+ */
+static size_t ring_take_line(const struct cli_log_merge *m, struct log_queue *q, char *out,
+			     size_t size, bool *nl)
 {
-	for (;;) {
-		size_t best = n, best_len = 0, best_text = 0;
-		int64_t best_ns = 0;
-		const char *best_line = NULL;
+	size_t got = 0;
 
-		for (size_t i = 0; i < n; i++) {
-			const char *line;
-			size_t len, text_at;
-			int64_t t;
+	*nl = false;
+	while (got < size && q->len && !*nl) {
+		size_t run = m->cap - q->head, n;
+		const char *p = q->ring + q->head, *end;
 
-			if (!next_line(&srcs[i], &line, &len))
-				continue;
-			/* a line without a time goes with the one before it */
-			if (cli_log_time(line, len, &t, &text_at)) {
-				t = srcs[i].last_ns;
-				text_at = 0;
-			}
-			if (best == n || t < best_ns) {
-				best = i;
-				best_ns = t;
-				best_line = line;
-				best_len = len;
-				best_text = text_at;
-			}
-		}
-		if (best == n)
-			return fflush(out) ? CADRE_EIO : 0;
-		srcs[best].last_ns = best_ns;
-		srcs[best].at += best_len + (srcs[best].at + best_len < srcs[best].len);
-		if (fprintf(out, "%d: %.*s\n", srcs[best].rank, (int)(best_len - best_text),
-			    best_line + best_text) < 0)
-			return CADRE_EIO;
+		if (run > q->len)
+			run = q->len;
+		if (run > size - got)
+			run = size - got;
+		end = memchr(p, '\n', run);
+		n = end ? (size_t)(end - p) + 1 : run;
+		memcpy(out + got, p, n);
+		got += n;
+		*nl = end != NULL;
+		q->head = (q->head + n) % m->cap;
+		q->len -= n;
 	}
+	return got;
+}
+
+/*
+ * Print the line at q's head from its text (or its time, with
+ * --timestamps) to its newline, waiting for the rest as it comes; the lock
+ * is held on entry and on return, and let go while writing. A queue that
+ * ends inside a line gives it its newline.
+ */
+static int print_line(struct cli_log_merge *m, struct log_queue *q)
+{
+	char chunk[16384];
+	bool line_done = false;
+	int e = 0;
+
+	ring_drop(m, q, m->timestamps ? 0 : q->text_at);
+	pthread_mutex_unlock(&m->lock);
+	if (fputs(q->prefix, m->out) < 0)
+		e = CADRE_EIO;
+	pthread_mutex_lock(&m->lock);
+	while (!e && !line_done) {
+		size_t n;
+
+		while (!q->len && !q->ended)
+			pthread_cond_wait(&m->cond, &m->lock);
+		n = ring_take_line(m, q, chunk, sizeof(chunk), &line_done);
+		if (!n) {
+			chunk[n++] = '\n';
+			line_done = true;
+		}
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		if (fwrite(chunk, 1, n, m->out) != n)
+			e = CADRE_EIO;
+		pthread_mutex_lock(&m->lock);
+	}
+	q->last_ns = q->head_ns;
+	q->head_known = false;
+	return e;
+}
+
+int cli_log_merge_run(struct cli_log_merge *m)
+{
+	int e = 0;
+
+	pthread_mutex_lock(&m->lock);
+	while (!e && !m->stopped) {
+		struct log_queue *best = NULL;
+		bool waiting = false;
+
+		for (size_t i = 0; i < m->n; i++) {
+			struct log_queue *q = &m->q[i];
+
+			if (q->ended && !q->len)
+				continue;
+			if (!head_ready(m, q)) {
+				waiting = true;
+				break;
+			}
+			if (!best || q->head_ns < best->head_ns)
+				best = q;
+		}
+		if (waiting) {
+			pthread_cond_wait(&m->cond, &m->lock);
+			continue;
+		}
+		if (!best)
+			break;
+		e = print_line(m, best);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (e)
+		cli_log_merge_stop(m);
+	return e ? e : fflush(m->out) ? CADRE_EIO : 0;
 }
 
 /* ---- resuming a followed log ---- */
@@ -165,20 +363,27 @@ static int decide(struct cli_log_resume *r, struct cli_prefixer *pre)
 	/* text stays 0 for a line without a time: it goes on as it is */
 	r->timed = !cli_log_time(r->head, r->head_len, &r->line_ns, &text);
 	r->state = r->timed && printed_before(r, r->line_ns) ? LOG_DROPPING : LOG_PASSING;
-	r->head_len -= text;
-	memmove(r->head, r->head + text, r->head_len);
+	if (!r->keep_time) {
+		r->head_len -= text;
+		memmove(r->head, r->head + text, r->head_len);
+	}
 	if (r->state == LOG_DROPPING || !r->head_len)
 		return 0;
 	return cli_prefixer_write(pre, r->head, r->head_len);
 }
 
-/* A line printed to its newline counts as printed. */
+/*
+ * A line printed to its newline counts as printed. The resume point is the
+ * greatest time printed, not the last: a line after it with an earlier time
+ * was printed too, and a stream opened from the last line's time would send
+ * the greater one again, past the drop.
+ */
 static void line_ended(struct cli_log_resume *r)
 {
 	if (r->state == LOG_PASSING && r->timed) {
 		if (r->at_last && r->line_ns == r->last_ns) {
 			r->at_last++;
-		} else {
+		} else if (!r->at_last || r->line_ns > r->last_ns) {
 			r->last_ns = r->line_ns;
 			r->at_last = 1;
 		}
@@ -251,14 +456,19 @@ int cli_log_resume_finish(struct cli_log_resume *r, struct cli_prefixer *pre)
 
 /* ---- reading ---- */
 
-/* A follow stream's path (since: NULL, or its sinceTime), or a whole log's (follow false). */
+/*
+ * The path of a pods/log stream with timestamps. A first stream (since
+ * NULL) takes --tail, --since and --limit-bytes; a stream opened again takes
+ * its sinceTime and the bytes of --limit-bytes still owed (limit > 0).
+ */
 static int log_path(struct buf *path, const char *ns, const char *pod, bool follow,
-		    const char *since)
+		    const struct cli_logs_opts *o, const char *since, long long limit)
 {
+	char num[32];
 	struct buf q;
 	int e;
 
-	buf_init(&q, 256);
+	buf_init(&q, 1024);
 	e = kube_path_query_add(&q, "container", LOG_CONTAINER);
 	if (!e && follow)
 		e = kube_path_query_add(&q, "follow", "true");
@@ -266,6 +476,20 @@ static int log_path(struct buf *path, const char *ns, const char *pod, bool foll
 		e = kube_path_query_add(&q, "timestamps", "true");
 	if (!e && since)
 		e = kube_path_query_add(&q, "sinceTime", since);
+	if (!e && !since && o->tail >= 0) {
+		snprintf(num, sizeof(num), "%ld", o->tail);
+		e = kube_path_query_add(&q, "tailLines", num);
+	}
+	if (!e && !since && o->since_seconds > 0) {
+		snprintf(num, sizeof(num), "%ld", o->since_seconds);
+		e = kube_path_query_add(&q, "sinceSeconds", num);
+	}
+	if (!e && !since && *o->since_time)
+		e = kube_path_query_add(&q, "sinceTime", o->since_time);
+	if (!e && limit > 0) {
+		snprintf(num, sizeof(num), "%lld", limit);
+		e = kube_path_query_add(&q, "limitBytes", num);
+	}
 	buf_reset(path);
 	if (!e)
 		e = kube_path(path, &kube_resource_pods, ns, pod, "log", buf_str(&q));
@@ -273,7 +497,7 @@ static int log_path(struct buf *path, const char *ns, const char *pod, bool foll
 	return e;
 }
 
-/* The pods of attempt (or the latest) and rank (or all) into v; how many. */
+/* The pods of attempt (or the latest) and the ranks asked for into v; how many. */
 static size_t chosen(const struct cli_rank_pods *pods, const struct cli_logs_opts *o,
 		     const struct cli_rank_pod **v)
 {
@@ -282,76 +506,119 @@ static size_t chosen(const struct cli_rank_pods *pods, const struct cli_logs_opt
 
 	for (size_t i = 0; i < pods->len; i++)
 		if (pods->items[i].attempt == attempt &&
-		    (o->rank < 0 || pods->items[i].rank == o->rank))
+		    cli_rank_set_has(&o->ranks, pods->items[i].rank))
 			v[n++] = &pods->items[i];
 	return n;
 }
 
-static int read_one(struct cli_kube *k, const char *ns, const struct cli_rank_pod *p,
-		    struct cli_log_source *src, FILE *err)
-{
-	struct kube_response resp;
-	struct buf path;
-	char what[320];
-	int e, code = 0;
+/* One rank's log read into the merge, on a thread of its own. */
+struct rank_reader {
+	struct cli_kube *k;
+	const struct cli_logs_opts *o;
+	const char *ns;
+	const struct cli_rank_pod *p;
+	struct cli_log_merge *m;
+	size_t i;
+	struct kube_response resp;  /* why it failed */
+	int result;
+	pthread_t thread;
+	bool started;
+};
 
-	kube_response_init(&resp);
-	buf_init(&path, 4096);
-	e = log_path(&path, ns, p->name, false, NULL);
-	if (!e)
-		e = kube_http_request(k->http, "GET", buf_str(&path), NULL, NULL, 0, &resp);
-	if (e) {
-		snprintf(what, sizeof(what), "the log of rank %d (pod %s)", p->rank, p->name);
-		if (!resp.error.code)
-			resp.error.code = e;
-		code = cli_kube_error(k, what, &resp.error, err);
-	} else {
-		src->rank = p->rank;
-		src->len = resp.body.len;
-		src->text = resp.body.data;
-		resp.body.data = NULL;  /* src owns the bytes now */
-		resp.body.len = resp.body.cap = 0;
-	}
-	buf_release(&path);
-	kube_response_release(&resp);
-	return code;
+static int reader_data(void *ctx, const char *data, size_t len)
+{
+	struct rank_reader *r = ctx;
+
+	return cli_log_merge_push(r->m, r->i, data, len);
 }
 
+static void *reader_main(void *arg)
+{
+	struct rank_reader *r = arg;
+	struct kube_stream_opts so = { .on_data = reader_data, .ctx = r, .resp = &r->resp };
+	struct buf path;
+
+	buf_init(&path, 4096);
+	r->result = log_path(&path, r->ns, r->p->name, false, r->o, NULL, r->o->limit_bytes);
+	if (!r->result)
+		r->result = kube_http_stream(r->k->http, buf_str(&path), &so);
+	buf_release(&path);
+	cli_log_merge_end(r->m, r->i);
+	return NULL;
+}
+
+/*
+ * Every chosen rank's log, streamed at once and merged in time order as it
+ * arrives (cli_log_merge): memory is a queue per rank, whatever the logs'
+ * size. A rank whose log cannot be read says so after the merged lines.
+ */
 static int print_logs(struct cli_kube *k, const struct trainingjob *tj,
 		      const struct cli_logs_opts *o, FILE *out, FILE *err)
 {
 	struct cli_rank_pods pods;
 	struct kube_status st;
 	const struct cli_rank_pod **v = NULL;
-	struct cli_log_source *srcs = NULL;
+	struct rank_reader *r = NULL;
+	struct cli_log_merge *m = NULL;
+	int *ranks = NULL;
 	size_t n = 0;
-	int code = 0, worst = 0;
+	int worst = 0;
 
 	kube_status_clear(&st);
 	if (cli_rank_pods_list(k, tj->meta.namespace, tj->meta.name, &pods, &st))
 		return cli_kube_error(k, "list the job's pods", &st, err);
 	v = calloc(pods.len + 1, sizeof(*v));
-	srcs = calloc(pods.len + 1, sizeof(*srcs));
-	if (!v || !srcs) {
+	r = calloc(pods.len + 1, sizeof(*r));
+	ranks = calloc(pods.len + 1, sizeof(*ranks));
+	if (!v || !r || !ranks) {
 		worst = CLI_EXIT_FAILED;
 		goto out;
 	}
 	if (!(n = chosen(&pods, o, v))) {
 		fprintf(err, "%s: job \"%s\" has no pods%s (state %s)\n", LOGS, tj->meta.name,
-			o->rank >= 0 || o->attempt >= 0 ? " of that rank and attempt" : "",
+			o->ranks.n || o->attempt >= 0 ? " of that rank and attempt" : "",
 			tj_phase_name(tj->status.phase));
 		worst = CLI_EXIT_FAILED;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((code = read_one(k, tj->meta.namespace, v[i], &srcs[i], err)))
-			worst = code;
-	if (cli_logs_merge(srcs, n, out))
+		ranks[i] = v[i]->rank;
+	if (!(m = cli_log_merge_new(n, ranks, LOG_QUEUE_BYTES, o->timestamps, out))) {
 		worst = CLI_EXIT_FAILED;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r[i] = (struct rank_reader){ .k = k, .o = o, .ns = tj->meta.namespace, .p = v[i],
+					     .m = m, .i = i };
+		kube_response_init(&r[i].resp);
+		if (pthread_create(&r[i].thread, NULL, reader_main, &r[i])) {
+			r[i].result = CADRE_ENOMEM;
+			cli_log_merge_end(m, i);
+		} else {
+			r[i].started = true;
+		}
+	}
+	if (cli_log_merge_run(m))
+		worst = CLI_EXIT_FAILED;
+	for (size_t i = 0; i < n; i++) {
+		char what[320];
+
+		if (r[i].started)
+			pthread_join(r[i].thread, NULL);
+		if (r[i].result && r[i].result != CADRE_ECANCELED) {
+			snprintf(what, sizeof(what), "the log of rank %d (pod %s)", v[i]->rank,
+				 v[i]->name);
+			if (!r[i].resp.error.code)
+				kube_status_set(&r[i].resp.error, r[i].result, "%s",
+						cadre_strerror(r[i].result));
+			worst = cli_kube_error(k, what, &r[i].resp.error, err);
+		}
+		kube_response_release(&r[i].resp);
+	}
 out:
-	for (size_t i = 0; srcs && i < n; i++)
-		free((char *)srcs[i].text);
-	free(srcs);
+	cli_log_merge_free(m);
+	free(ranks);
+	free(r);
 	free(v);
 	cli_rank_pods_release(&pods);
 	return worst;
@@ -369,13 +636,18 @@ static void on_stop(int sig)
 
 struct follower {
 	struct cli_kube *k;
+	const struct cli_logs_opts *o;
 	pthread_mutex_t *lock;
 	struct cli_prefixer pre;
 	struct cli_log_resume resume;
 	char since[32];      /* the sinceTime of the next stream; "" for the whole log */
 	char *pod;
+	char *uid;           /* the pod this follows: its name may come to be another's */
 	char *ns;
 	int attempt;
+	bool verified;       /* the stream is the pod's (service thread: its own) */
+	atomic_bool gone;    /* the name is another pod's now: never opened again */
+	long long bytes;     /* read so far, against --limit-bytes */
 	atomic_bool stop;
 	atomic_bool ended;   /* the thread is done */
 	int result;          /* kube_http_stream's */
@@ -383,11 +655,45 @@ struct follower {
 	bool started;
 };
 
+/*
+ * Whether the pod named f->pod is still f's pod: pods/log goes by name, and
+ * a gang restart makes a new pod of the same name. A stream's first bytes
+ * come only after the API server picked the pod; if that pod's uid is still
+ * f's after them, the stream is f's pod's (a uid never comes back). 0, or
+ * CADRE_ENOTFOUND when the name is another pod's or nobody's now. A pod
+ * that cannot be read (a role with list but not get on pods, the server
+ * away) cannot be told apart: its stream goes on as before this check.
+ */
+static int verify_pod(struct follower *f)
+{
+	struct kube_status st;
+	json_t *pod = NULL;
+	const char *uid;
+	int e;
+
+	kube_status_clear(&st);
+	e = kube_client_get(f->k->http, &kube_resource_pods, f->ns, f->pod, &pod, &st);
+	uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+	if (!e && (!uid || strcmp(uid, f->uid)))
+		e = CADRE_ENOTFOUND;
+	json_decref(pod);
+	if (e != CADRE_ENOTFOUND)
+		return 0;
+	atomic_store(&f->gone, true);
+	return e;
+}
+
 static int follow_data(void *ctx, const char *data, size_t len)
 {
 	struct follower *f = ctx;
 	int e;
 
+	if (!f->verified && *f->uid) {
+		if ((e = verify_pod(f)))
+			return e;
+		f->verified = true;
+	}
+	f->bytes += (long long)len;
 	pthread_mutex_lock(f->lock);
 	e = cli_log_resume_feed(&f->resume, &f->pre, data, len);
 	pthread_mutex_unlock(f->lock);
@@ -398,10 +704,12 @@ static void *follow_thread(void *arg)
 {
 	struct follower *f = arg;
 	struct kube_stream_opts so = { .on_data = follow_data, .ctx = f, .stop = &f->stop };
+	long long limit = f->o->limit_bytes ? f->o->limit_bytes - f->bytes : 0;
 	struct buf path;
 
 	buf_init(&path, 4096);
-	f->result = log_path(&path, f->ns, f->pod, true, *f->since ? f->since : NULL);
+	f->verified = false;
+	f->result = log_path(&path, f->ns, f->pod, true, f->o, *f->since ? f->since : NULL, limit);
 	if (!f->result)
 		f->result = kube_http_stream(f->k->http, buf_str(&path), &so);
 	buf_release(&path);
@@ -420,11 +728,12 @@ struct follow {
 	FILE *err;
 };
 
-/* A restarted gang's pods keep their names (<job>-<rank>): a pod is its name and attempt. */
+/* A restarted gang's pods keep their names (<job>-<rank>): a pod is its name, attempt and uid. */
 static struct follower *find_follower(struct follow *fw, const struct cli_rank_pod *p)
 {
 	for (size_t i = 0; i < fw->len; i++)
-		if (fw->v[i]->attempt == p->attempt && !strcmp(fw->v[i]->pod, p->name))
+		if (fw->v[i]->attempt == p->attempt && !strcmp(fw->v[i]->pod, p->name) &&
+		    !strcmp(fw->v[i]->uid, p->uid))
 			return fw->v[i];
 	return NULL;
 }
@@ -455,14 +764,17 @@ static int start_follower(struct follow *fw, const char *ns, const struct cli_ra
 	if (!(f = calloc(1, sizeof(*f))))
 		return CADRE_ENOMEM;
 	f->k = fw->k;
+	f->o = fw->o;
 	f->lock = &fw->lock;
 	f->attempt = p->attempt;
 	cli_prefixer_init(&f->pre, p->rank, fw->out);
 	cli_log_resume_init(&f->resume);
+	f->resume.keep_time = fw->o->timestamps;
 	f->pod = strdup(p->name);
+	f->uid = strdup(p->uid);
 	f->ns = strdup(ns);
 	fw->v[fw->len++] = f;
-	if (!f->pod || !f->ns)
+	if (!f->pod || !f->uid || !f->ns)
 		return CADRE_ENOMEM;
 	return run_follower(f);
 }
@@ -513,10 +825,14 @@ static int follow_pods(struct follow *fw, const char *ns, const struct cli_rank_
 		/*
 		 * A stream that ended while its container runs is opened again where it
 		 * stopped: one the server refused while the container started, and one
-		 * it ended (a kubelet or API server restarted, a connection cut).
+		 * it ended (a kubelet or API server restarted, a connection cut). Not a
+		 * pod being deleted (its name may be the next attempt's pod's by the
+		 * time the stream is asked for), not one whose name was found to be
+		 * another pod's, nor one that has sent all --limit-bytes allowed.
 		 */
 		if (f && atomic_load(&f->ended) && f->result != CADRE_ECANCELED &&
-		    !strcmp(v[i]->phase, "Running"))
+		    !strcmp(v[i]->phase, "Running") && !v[i]->deleting && !atomic_load(&f->gone) &&
+		    !(fw->o->limit_bytes && f->bytes >= fw->o->limit_bytes))
 			e = reopen_follower(fw, f, v[i]->rank);
 		else if (!f)
 			e = start_follower(fw, ns, v[i]);
@@ -606,6 +922,7 @@ static int follow_logs(struct cli_kube *k, const struct trainingjob *tj,
 		cli_log_resume_finish(&fw.v[i]->resume, &fw.v[i]->pre);
 		cli_prefixer_release(&fw.v[i]->pre);
 		free(fw.v[i]->pod);
+		free(fw.v[i]->uid);
 		free(fw.v[i]->ns);
 		free(fw.v[i]);
 	}

@@ -5,12 +5,14 @@
 #include "cli/ranks.h"
 
 #include "base/err.h"
+#include "kube/exec.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define LABEL_JOB "cadre.dev/job-name"
 #define LABEL_RANK "cadre.dev/node-rank"
@@ -50,6 +52,7 @@ static int collect_pod(void *ctx, json_t *item)
 	const json_t *meta = json_object_get(item, "metadata");
 	const json_t *labels = json_object_get(meta, "labels");
 	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *uid = json_string_value(json_object_get(meta, "uid"));
 	const char *phase = json_string_value(json_object_get(json_object_get(item, "status"),
 							      "phase"));
 	struct cli_rank_pod *p;
@@ -70,9 +73,11 @@ static int collect_pod(void *ctx, json_t *item)
 	p->attempt = label_number(labels, LABEL_ATTEMPT);
 	p->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	p->name = strdup(name);
+	p->uid = strdup(uid ? uid : "");
 	p->phase = strdup(phase ? phase : "");
-	if (!p->name || !p->phase) {
+	if (!p->name || !p->uid || !p->phase) {
 		free(p->name);
+		free(p->uid);
 		free(p->phase);
 		return CADRE_ENOMEM;
 	}
@@ -117,6 +122,7 @@ void cli_rank_pods_release(struct cli_rank_pods *pods)
 {
 	for (size_t i = 0; i < pods->len; i++) {
 		free(pods->items[i].name);
+		free(pods->items[i].uid);
 		free(pods->items[i].phase);
 	}
 	free(pods->items);
@@ -214,26 +220,147 @@ static int rank_opt(const char *cmd, const char *flag, const char *text, int *ou
 	return 0;
 }
 
+bool cli_rank_set_parse(const char *text, struct cli_rank_set *set)
+{
+	const char *p = text;
+
+	set->n = 0;
+	if (!p || !*p)
+		return false;
+	for (;;) {
+		char word[32], *dash;
+		size_t len = strcspn(p, ",");
+		int lo, hi;
+
+		if (!len || len >= sizeof(word) || set->n == CLI_RANK_RANGES)
+			return false;
+		memcpy(word, p, len);
+		word[len] = '\0';
+		dash = strchr(word, '-');
+		if (dash)
+			*dash = '\0';
+		if (!cli_parse_count(word, &lo) || (dash && !cli_parse_count(dash + 1, &hi)))
+			return false;
+		if (!dash)
+			hi = lo;
+		if (hi < lo)
+			return false;
+		set->lo[set->n] = lo;
+		set->hi[set->n++] = hi;
+		p += len;
+		if (!*p)
+			return true;
+		p++;
+	}
+}
+
+bool cli_rank_set_has(const struct cli_rank_set *set, int rank)
+{
+	if (!set->n)
+		return true;
+	for (size_t i = 0; i < set->n; i++)
+		if (rank >= set->lo[i] && rank <= set->hi[i])
+			return true;
+	return false;
+}
+
+/*
+ * --since: a duration as kubectl takes it ("90s", "10m", "1h30m": a number
+ * and a unit, h, m or s, one or more times) into seconds, else an RFC 3339
+ * time into o->since_time in UTC. false for anything else.
+ */
+static bool since_parse(const char *text, struct cli_logs_opts *o)
+{
+	const char *p = text;
+	long long total = 0;
+	int64_t ms;
+
+	while (*p >= '0' && *p <= '9') {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+		int unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : *end == 's' ? 1 : 0;
+
+		if (!unit || v > 100LL * 365 * 86400)
+			break;
+		total += v * unit;
+		p = end + 1;
+		if (!*p) {
+			if (total <= 0 || total > 100LL * 365 * 86400)
+				return false;
+			o->since_seconds = (long)total;
+			return true;
+		}
+	}
+	if (kube_exec_parse_time(text, &ms) == 0) {
+		time_t sec = (time_t)(ms / 1000);
+		struct tm tm;
+
+		return gmtime_r(&sec, &tm) &&
+		       strftime(o->since_time, sizeof(o->since_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	return false;
+}
+
+/* A whole number of at least min, at most max, into *v. */
+static bool parse_whole(const char *text, long long min, long long max, long long *v)
+{
+	char *end;
+
+	if (!text || !*text || *text == '+' || *text == ' ')
+		return false;
+	errno = 0;
+	*v = strtoll(text, &end, 10);
+	return !errno && !*end && *v >= min && *v <= max;
+}
+
 int cli_logs_parse(char **args, int n, struct cli_logs_opts *o, FILE *err)
 {
-	const char *rank = NULL, *attempt = NULL;
+	const char *rank = NULL, *attempt = NULL, *tail = NULL, *since = NULL, *limit = NULL;
 	const struct cli_opt opts[] = {
 		{ "follow", 'f', NULL, &o->follow }, { "rank", 0, &rank, NULL },
-		{ "attempt", 0, &attempt, NULL }, { NULL, 0, NULL, NULL },
+		{ "attempt", 0, &attempt, NULL }, { "tail", 0, &tail, NULL },
+		{ "since", 0, &since, NULL }, { "limit-bytes", 0, &limit, NULL },
+		{ "timestamps", 0, NULL, &o->timestamps }, { NULL, 0, NULL, NULL },
 	};
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 	int n_pos = 0, code;
+	long long v;
 
-	o->rank = o->attempt = -1;
+	o->attempt = -1;
+	o->tail = -1;
+	o->ranks.n = 0;
 	if (!pos)
 		return CLI_EXIT_FAILED;
 	code = cli_opts_parse("cadre logs", opts, args, n, &o->g, &o->all, &o->help, pos, &n_pos,
 			      err);
-	if (!code)
-		code = rank_opt("cadre logs", "--rank", rank, &o->rank, err);
+	if (!code && rank && !cli_rank_set_parse(rank, &o->ranks)) {
+		fprintf(err, "cadre logs: --rank: not a rank, a range or a list of them (3, 0-3, "
+			"0,2,5-7): \"%s\"\n", rank);
+		code = CLI_EXIT_USAGE;
+	}
 	if (!code && attempt && !cli_parse_count(attempt, &o->attempt)) {
 		fprintf(err, "cadre logs: --attempt: not an attempt number: \"%s\"\n", attempt);
 		code = CLI_EXIT_USAGE;
+	}
+	if (!code && tail) {
+		if (!parse_whole(tail, 0, 1LL << 40, &v)) {
+			fprintf(err, "cadre logs: --tail: not a number of lines: \"%s\"\n", tail);
+			code = CLI_EXIT_USAGE;
+		}
+		o->tail = (long)v;
+	}
+	if (!code && since && !since_parse(since, o)) {
+		fprintf(err, "cadre logs: --since: not a duration (90s, 10m, 1h30m) nor an RFC 3339 "
+			"time (2026-12-01T10:00:00Z): \"%s\"\n", since);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && limit) {
+		if (!parse_whole(limit, 1, 1LL << 50, &v)) {
+			fprintf(err, "cadre logs: --limit-bytes: not a number of bytes above 0: "
+				"\"%s\"\n", limit);
+			code = CLI_EXIT_USAGE;
+		}
+		o->limit_bytes = v;
 	}
 	if (!code && !o->help && n_pos != 1) {
 		fprintf(err, n_pos ? "cadre logs: one job at a time (got %d)\n" :

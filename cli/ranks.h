@@ -18,6 +18,7 @@ struct cli_rank_pod {
 	int rank;
 	int attempt;
 	char *name;
+	char *uid;    /* metadata.uid: which pod of that name it is ("" when absent) */
 	char *phase;  /* "Running", ...; "" when absent */
 	bool deleting;
 };
@@ -62,12 +63,30 @@ void cli_prefixer_release(struct cli_prefixer *p);
 /* "3" into *n: a whole number 0..1000000; false for anything else. */
 bool cli_parse_count(const char *text, int *n);
 
+/* Ranks as --rank takes them: "3", "0-3", "0,2,5-7". No range: every rank. */
+#define CLI_RANK_RANGES 64
+struct cli_rank_set {
+	int lo[CLI_RANK_RANGES], hi[CLI_RANK_RANGES];
+	size_t n;
+};
+
+/* Parse text into set (reset first); false for anything else, or more than 64 ranges. */
+bool cli_rank_set_parse(const char *text, struct cli_rank_set *set);
+
+/* Whether set holds rank (an empty set holds every rank). */
+bool cli_rank_set_has(const struct cli_rank_set *set, int rank);
+
 struct cli_logs_opts {
 	struct cli_globals g;
 	const char *job;
 	bool follow, all, help;
-	int rank;     /* -1: every rank */
-	int attempt;  /* -1: the latest */
+	bool timestamps;            /* each line's time after its rank */
+	struct cli_rank_set ranks;  /* empty: every rank */
+	int attempt;                /* -1: the latest */
+	long tail;                  /* the last N lines of each rank; -1: all */
+	long since_seconds;         /* --since 10m: 600; 0: none */
+	char since_time[32];        /* --since 2026-12-01T10:00:00Z, in UTC; "": none */
+	long long limit_bytes;      /* at most this much of each rank's log; 0: no limit */
 };
 
 /* Read `cadre logs` args into o. 0, or CLI_EXIT_USAGE after one line on err. */

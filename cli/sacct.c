@@ -257,7 +257,6 @@ int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE
 	if ((code = cli_kube_open(&gl, SCANCEL, &k, err)))
 		goto done;
 	if (signal) {
-		podexec_quiet();
 		code = each_named_job(&k, all, pos, n_pos, signal_act, sig, out, err);
 	} else {
 		code = each_named_job(&k, all, pos, n_pos, cancel_act, NULL, out, err);

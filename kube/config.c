@@ -3,7 +3,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +16,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "kube/proxy.h"
 
 /* Kubeconfigs, PEM files and tokens are small; these caps are generous. */
 #define MAX_KUBECONFIG (16u << 20)
@@ -407,10 +412,12 @@ static const char *kc_current_context(const struct kc_set *set)
 /*
  * PEM from either "<field>-data" (base64) or "<field>" (a file relative to
  * the kubeconfig). The data form wins when both are set, as in client-go.
+ * For the file form *file_out (when not NULL) gets its resolved path, so it
+ * can be read again when it changes.
  */
 static int load_pem(const struct kc_file *file, const json_t *obj,
 		    const char *what, const char *name, const char *field,
-		    char **pem, size_t *len, struct kube_status *st)
+		    char **pem, size_t *len, char **file_out, struct kube_status *st)
 {
 	char data_field[64], *path = NULL;
 	const char *data, *ref;
@@ -438,8 +445,45 @@ static int load_pem(const struct kc_file *file, const json_t *obj,
 		kube_status_set(st, err, "kubeconfig %s: %s \"%s\": %s %s: %s", file->path,
 				what, name, field, path,
 				err == CADRE_ENOTFOUND ? "no such file" : "cannot read it");
+	if (!err && file_out) {
+		*file_out = path;
+		path = NULL;
+	}
 	free(path);
 	return err;
+}
+
+/*
+ * Refuse a field of obj that is not in known (NULL-terminated): what cadre
+ * does not know it cannot honour, and a kubeconfig is never half-read.
+ * what and name say where ("user \"bob\""). 0 or CADRE_EINVAL.
+ */
+static int known_fields(const struct kc_file *file, const char *what, const char *name,
+			const json_t *obj, const char *const *known, struct kube_status *st)
+{
+	const char *key;
+	json_t *value;
+
+	json_object_foreach((json_t *)obj, key, value) {
+		size_t i = 0;
+
+		while (known[i] && strcmp(known[i], key))
+			i++;
+		if (!known[i])
+			return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: %s \"%s\": field "
+					       "\"%s\" is not one cadre knows, so it cannot honour it",
+					       file->path, what, name, key);
+	}
+	return 0;
+}
+
+/* A value that goes into a header line must not end it. */
+static bool header_safe(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\r' || *s == '\n' || (unsigned char)*s < 0x20)
+			return false;
+	return true;
 }
 
 static int load_exec(const struct kc_file *file, const char *user,
@@ -455,7 +499,16 @@ static int load_exec(const struct kc_file *file, const char *user,
 	size_t i;
 	int err = CADRE_ENOMEM;
 
+	static const char *const known[] = { "command", "args", "env", "apiVersion",
+					     "installHint", "provideClusterInfo", "interactiveMode",
+					     NULL };
+	const char *mode = get_str(exec, "interactiveMode");
+	enum kube_exec_interactive interactive = KUBE_EXEC_IF_AVAILABLE;
+
 	*out = NULL;
+	if ((err = known_fields(file, "exec of user", user, exec, known, st)))
+		return err;
+	err = CADRE_ENOMEM;
 	if (!command)
 		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec has no command",
 				       file->path, user);
@@ -464,6 +517,19 @@ static int load_exec(const struct kc_file *file, const char *user,
 				       "kubeconfig %s: user \"%s\": exec apiVersion \"%s\" is not supported "
 				       "(use %s or %s)", file->path, user, version ? version : "",
 				       KUBE_EXEC_V1, KUBE_EXEC_V1BETA1);
+	/* client-go: v1 must say; v1beta1 defaults to IfAvailable */
+	if (mode && !strcmp(mode, "Never"))
+		interactive = KUBE_EXEC_NEVER;
+	else if (mode && !strcmp(mode, "Always"))
+		interactive = KUBE_EXEC_ALWAYS;
+	else if (mode && strcmp(mode, "IfAvailable"))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
+				       "interactiveMode \"%s\" is not Never, IfAvailable or Always",
+				       file->path, user, mode);
+	else if (!mode && !strcmp(version, KUBE_EXEC_V1))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
+				       "interactiveMode must be set for %s (Never, IfAvailable or "
+				       "Always)", file->path, user, KUBE_EXEC_V1);
 	if ((args && !json_is_array(args) && !json_is_null(args)) ||
 	    (env && !json_is_array(env) && !json_is_null(env)))
 		return kube_status_set(st, CADRE_EPARSE,
@@ -474,6 +540,7 @@ static int load_exec(const struct kc_file *file, const char *user,
 		goto out;
 	kube_exec_init(spec);
 	spec->provide_cluster_info = json_is_true(json_object_get(exec, "provideClusterInfo"));
+	spec->interactive = interactive;
 	/* A relative command with a '/' is relative to the kubeconfig (client-go). */
 	spec->command = (strchr(command, '/') && command[0] != '/')
 		? resolve(file->dir, command) : strdup(command);
@@ -544,8 +611,16 @@ static struct kube_config *config_alloc(void)
 		free(cfg);
 		return NULL;
 	}
+	if (pthread_cond_init(&cfg->exec_done, NULL)) {
+		pthread_mutex_destroy(&cfg->lock);
+		free(cfg);
+		return NULL;
+	}
 	kube_exec_cred_init(&cfg->exec_cred);
+	kube_status_clear(&cfg->exec_error);
 	cfg->token_read_ms = INT64_MIN;
+	cfg->files_checked_ms = INT64_MIN;
+	cfg->exec_timeout_ms = KUBE_EXEC_TIMEOUT_MS;
 	cfg->now_ms = real_now_ms;
 	return cfg;
 }
@@ -568,8 +643,17 @@ void kube_config_free(struct kube_config *cfg)
 		free(cfg->exec);
 	}
 	free(cfg->tls_server_name);
+	free(cfg->proxy_url);
+	for (size_t i = 0; i < cfg->nimpersonate; i++)
+		free(cfg->impersonate[i]);
+	free(cfg->impersonate);
+	free(cfg->exec_cluster_config);
+	free(cfg->ca_file);
+	free(cfg->cert_file);
+	free(cfg->key_file);
 	free_secret(cfg->cached_token, cfg->cached_token ? strlen(cfg->cached_token) : 0);
 	kube_exec_cred_release(&cfg->exec_cred);
+	pthread_cond_destroy(&cfg->exec_done);
 	pthread_mutex_destroy(&cfg->lock);
 	free(cfg);
 }
@@ -611,27 +695,148 @@ static void trim_server(char *server)
 		server[--n] = '\0';
 }
 
+/* Append the header line "<name>: <value>" (value checked) to cfg->impersonate. */
+static int add_impersonate(struct kube_config *cfg, const char *name, const char *value)
+{
+	char **v = realloc(cfg->impersonate, (cfg->nimpersonate + 1) * sizeof(*v));
+	struct buf b;
+
+	if (!v)
+		return CADRE_ENOMEM;
+	cfg->impersonate = v;
+	buf_init(&b, 1u << 20);
+	if (buf_addf(&b, "%s: %s", name, value)) {
+		buf_release(&b);
+		return CADRE_ENOMEM;
+	}
+	v[cfg->nimpersonate++] = buf_detach(&b, NULL);
+	return v[cfg->nimpersonate - 1] ? 0 : CADRE_ENOMEM;
+}
+
+/*
+ * An as-user-extra key in a header name, as client-go escapes it: every
+ * byte that is not a token character, and '%', as %XX.
+ */
+static int extra_header_name(const char *key, struct buf *out)
+{
+	static const char token[] = "!#$&'*+-.^_`|~";
+	int err = buf_adds(out, "Impersonate-Extra-");
+
+	for (const unsigned char *k = (const unsigned char *)key; *k && !err; k++)
+		err = isalnum(*k) || (*k < 0x80 && strchr(token, *k))
+			? buf_add(out, (const char *)k, 1) : buf_addf(out, "%%%02X", *k);
+	return err;
+}
+
+/*
+ * The user's impersonation fields into header lines (cfg->impersonate), as
+ * client-go sends them: Impersonate-User, -Uid, one Impersonate-Group per
+ * group, one Impersonate-Extra-<key> per value.
+ */
+static int load_impersonation(struct kube_config *cfg, const struct kc_file *file,
+			      const char *user_name, const json_t *user, struct kube_status *st)
+{
+	const json_t *as = json_object_get(user, "as"), *uid = json_object_get(user, "as-uid");
+	const json_t *groups = json_object_get(user, "as-groups");
+	const json_t *extra = json_object_get(user, "as-user-extra");
+	const char *key, *bad = "as";
+	json_t *v, *item;
+	size_t i, j;
+	int err = 0;
+
+	if (json_is_null(as))
+		as = NULL;
+	if (json_is_null(uid))
+		uid = NULL;
+	if ((as && !json_is_string(as)) || (uid && !json_is_string(uid)) ||
+	    (groups && !json_is_null(groups) && !json_is_array(groups)) ||
+	    (extra && !json_is_null(extra) && !json_is_object(extra)))
+		return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: user \"%s\": as and as-uid "
+				       "must be strings, as-groups a list, as-user-extra a map of "
+				       "lists", file->path, user_name);
+	if (!as && (uid || json_array_size(groups) || json_object_size(extra)))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": %s without as: "
+				       "a uid, groups or extra are only sent with the user to act as",
+				       file->path, user_name, uid ? "as-uid" : json_array_size(groups)
+				       ? "as-groups" : "as-user-extra");
+	if (as) {
+		bad = "as";
+		err = header_safe(json_string_value(as))
+			? add_impersonate(cfg, "Impersonate-User", json_string_value(as)) : CADRE_EINVAL;
+	}
+	if (!err && uid) {
+		bad = "as-uid";
+		err = header_safe(json_string_value(uid))
+			? add_impersonate(cfg, "Impersonate-Uid", json_string_value(uid)) : CADRE_EINVAL;
+	}
+	bad = err ? bad : "as-groups";
+	json_array_foreach(groups, i, item) {
+		if (err)
+			break;
+		err = json_is_string(item) && header_safe(json_string_value(item))
+			? add_impersonate(cfg, "Impersonate-Group", json_string_value(item))
+			: CADRE_EINVAL;
+	}
+	bad = err ? bad : "as-user-extra";
+	json_object_foreach((json_t *)extra, key, v) {
+		struct buf name;
+
+		if (err)
+			break;
+		if (!json_is_array(v)) {
+			err = CADRE_EINVAL;
+			break;
+		}
+		buf_init(&name, 64 * 1024);
+		err = extra_header_name(key, &name);
+		json_array_foreach(v, j, item) {
+			if (err)
+				break;
+			err = json_is_string(item) && header_safe(json_string_value(item))
+				? add_impersonate(cfg, name.data, json_string_value(item)) : CADRE_EINVAL;
+		}
+		buf_release(&name);
+	}
+	if (err == CADRE_ENOMEM)
+		return kube_status_set(st, err, "out of memory");
+	if (err)
+		return kube_status_set(st, err, "kubeconfig %s: user \"%s\": %s: every value must be "
+				       "a string without line breaks", file->path, user_name, bad);
+	return 0;
+}
+
 /* The users[] entry's credentials into cfg. */
 static int load_user(struct kube_config *cfg, const struct kc_file *user_file,
 		     const char *user_name, const json_t *user,
 		     struct kube_status *st)
 {
+	static const char *const known[] = {
+		"client-certificate", "client-certificate-data", "client-key", "client-key-data",
+		"token", "tokenFile", "as", "as-uid", "as-groups", "as-user-extra", "exec",
+		"extensions", "username", "password", "auth-provider", NULL };
 	const char *token, *token_file;
 	const json_t *exec;
 	int err;
 
-	if (get_str(user, "username") || get_str(user, "password") ||
-	    json_object_get(user, "auth-provider"))
+	if (get_str(user, "username") || get_str(user, "password"))
 		return kube_status_set(st, CADRE_EINVAL,
-				       "kubeconfig %s: user \"%s\": %s is not supported; use a token, "
-				       "a client certificate or an exec plugin", user_file->path,
-				       user_name, json_object_get(user, "auth-provider")
-				       ? "auth-provider" : "basic authentication");
+				       "kubeconfig %s: user \"%s\": %s: basic authentication is not "
+				       "supported; use a token, a client certificate or an exec plugin",
+				       user_file->path, user_name,
+				       get_str(user, "username") ? "username" : "password");
+	if (json_object_get(user, "auth-provider"))
+		return kube_status_set(st, CADRE_EINVAL,
+				       "kubeconfig %s: user \"%s\": auth-provider is not supported "
+				       "(kubectl dropped its gcp and azure providers in 1.26); use the "
+				       "provider's exec plugin (gke-gcloud-auth-plugin, kubelogin)",
+				       user_file->path, user_name);
+	if ((err = known_fields(user_file, "user", user_name, user, known, st)))
+		return err;
 	err = load_pem(user_file, user, "user", user_name, "client-certificate",
-		       &cfg->cert_pem, &cfg->cert_len, st);
+		       &cfg->cert_pem, &cfg->cert_len, &cfg->cert_file, st);
 	if (!err)
 		err = load_pem(user_file, user, "user", user_name, "client-key",
-			       &cfg->key_pem, &cfg->key_len, st);
+			       &cfg->key_pem, &cfg->key_len, &cfg->key_file, st);
 	if (err)
 		return err;
 	if (!cfg->cert_pem != !cfg->key_pem)
@@ -642,6 +847,9 @@ static int load_user(struct kube_config *cfg, const struct kc_file *user_file,
 				       cfg->cert_pem ? "key" : "certificate");
 	token = get_str(user, "token");
 	token_file = get_str(user, "tokenFile");
+	if (token && !header_safe(token))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": token has a "
+				       "line break in it", user_file->path, user_name);
 	if (token && (err = set_str(&cfg->token, token, st)))
 		return err;
 	if (token_file) {
@@ -649,18 +857,132 @@ static int load_user(struct kube_config *cfg, const struct kc_file *user_file,
 		if (!cfg->token_file)
 			return kube_status_set(st, CADRE_ENOMEM, "out of memory");
 	}
+	if ((err = load_impersonation(cfg, user_file, user_name, user, st)))
+		return err;
 	exec = json_object_get(user, "exec");
+	if (exec && !json_is_null(exec) && !json_is_object(exec))
+		return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: user \"%s\": exec is not "
+				       "a map", user_file->path, user_name);
 	if (json_is_object(exec))
 		return load_exec(user_file, user_name, exec, &cfg->exec, st);
+	return 0;
+}
+
+/* The cluster's exec extension (extensions[] entry "client.authentication.k8s.io/exec"). */
+static int load_exec_extension(struct kube_config *cfg, const struct kc_file *file,
+			       const char *cluster_name, const json_t *cluster,
+			       struct kube_status *st)
+{
+	const json_t *list = json_object_get(cluster, "extensions");
+	json_t *item;
+	size_t i;
+
+	if (list && !json_is_null(list) && !json_is_array(list))
+		return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: cluster \"%s\": extensions "
+				       "must be a list", file->path, cluster_name);
+	json_array_foreach(list, i, item) {
+		const char *name = get_str(item, "name");
+
+		if (!name || strcmp(name, "client.authentication.k8s.io/exec"))
+			continue;
+		cfg->exec_cluster_config = json_dumps(json_object_get(item, "extension"),
+						      JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!cfg->exec_cluster_config && json_object_get(item, "extension"))
+			return kube_status_set(st, CADRE_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* proxy-url: the schemes kubectl takes (http, https, socks5). */
+static int load_proxy(struct kube_config *cfg, const struct kc_file *file,
+		      const char *cluster_name, const json_t *cluster, struct kube_status *st)
+{
+	const char *url = get_str(cluster, "proxy-url");
+	char why[128], shown[512];
+
+	if (!url)
+		return 0;
+	kube_proxy_redact(url, shown, sizeof(shown));
+	if (!strncasecmp(url, "socks5h://", 10))
+		snprintf(why, sizeof(why), "the scheme must be http, https or socks5");
+	else if (!kube_proxy_check(url, why, sizeof(why)))
+		return set_str(&cfg->proxy_url, url, st);
+	return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\": proxy-url \"%s\": "
+			       "%s", file->path, cluster_name, shown, why);
+}
+
+/* A true/false field: absent is false; anything but a YAML boolean is refused, as kubectl does. */
+static int get_bool(const struct kc_file *file, const char *what, const char *name,
+		    const json_t *obj, const char *field, bool *out, struct kube_status *st)
+{
+	const json_t *v = json_object_get(obj, field);
+
+	*out = json_is_true(v);
+	if (!v || json_is_boolean(v) || json_is_null(v))
+		return 0;
+	return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: %s \"%s\": %s must be true or "
+			       "false%s", file->path, what, name, field,
+			       json_is_string(v) ? " (unquoted: a quoted one is a string)" : "");
+}
+
+/* The clusters[] entry into cfg. */
+static int load_cluster(struct kube_config *cfg, const struct kc_file *file, const char *name,
+			const json_t *cluster, struct kube_status *st)
+{
+	static const char *const known[] = {
+		"server", "certificate-authority", "certificate-authority-data",
+		"insecure-skip-tls-verify", "tls-server-name", "proxy-url", "disable-compression",
+		"extensions", NULL };
+	const char *server = get_str(cluster, "server"), *sni = get_str(cluster, "tls-server-name");
+	int err;
+
+	if ((err = known_fields(file, "cluster", name, cluster, known, st)))
+		return err;
+	if (!server)
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\" has no server",
+				       file->path, name);
+	if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
+		return kube_status_set(st, CADRE_EINVAL,
+				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL",
+				       file->path, name, server);
+	if ((err = set_str(&cfg->server, server, st)))
+		return err;
+	trim_server(cfg->server);
+	if (sni && !header_safe(sni))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\": "
+				       "tls-server-name is not a name", file->path, name);
+	if (sni && (err = set_str(&cfg->tls_server_name, sni, st)))
+		return err;
+	if ((err = get_bool(file, "cluster", name, cluster, "insecure-skip-tls-verify",
+			    &cfg->insecure, st)) ||
+	    (err = get_bool(file, "cluster", name, cluster, "disable-compression",
+			    &cfg->disable_compression, st)) ||
+	    (err = load_proxy(cfg, file, name, cluster, st)) ||
+	    (err = load_exec_extension(cfg, file, name, cluster, st)))
+		return err;
+	err = load_pem(file, cluster, "cluster", name, "certificate-authority", &cfg->ca_pem,
+		       &cfg->ca_len, &cfg->ca_file, st);
+	if (err)
+		return err;
+	if (cfg->insecure && cfg->ca_pem)
+		/* kubectl refuses this combination too: which one was meant? */
+		return kube_status_set(st, CADRE_EINVAL,
+				       "kubeconfig %s: cluster \"%s\" sets both a certificate authority "
+				       "and insecure-skip-tls-verify", file->path, name);
+	if (cfg->insecure)
+		log_warn("config", "kubeconfig %s: cluster \"%s\" sets insecure-skip-tls-verify: "
+			 "the server's certificate will not be verified", file->path, name);
 	return 0;
 }
 
 static int config_from_set(const struct kc_set *set, const char *context_name,
 			   struct kube_config **out, struct kube_status *st)
 {
+	static const char *const known_context[] = { "cluster", "user", "namespace",
+						     "extensions", NULL };
 	const struct kc_file *ctx_file = NULL, *cluster_file = NULL, *user_file = NULL;
 	const json_t *ctx, *cluster, *user = NULL;
-	const char *cluster_name, *user_name, *server, *ns;
+	const char *cluster_name, *user_name, *ns;
 	struct kube_config *cfg = NULL;
 	const char *label = set->label;
 	int err;
@@ -676,6 +998,8 @@ static int config_from_set(const struct kc_set *set, const char *context_name,
 	if (!ctx)
 		return kube_status_set(st, CADRE_ENOTFOUND, "%s: context \"%s\" is not defined",
 				       label, context_name);
+	if ((err = known_fields(ctx_file, "context", context_name, ctx, known_context, st)))
+		return err;
 	cluster_name = get_str(ctx, "cluster");
 	if (!cluster_name)
 		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: context \"%s\" names no cluster",
@@ -693,45 +1017,15 @@ static int config_from_set(const struct kc_set *set, const char *context_name,
 					       "kubeconfig %s: context \"%s\" names user \"%s\" which is not defined",
 					       ctx_file->path, context_name, user_name);
 	}
-	server = get_str(cluster, "server");
-	if (!server)
-		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\" has no server",
-				       cluster_file->path, cluster_name);
-	if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
-		return kube_status_set(st, CADRE_EINVAL,
-				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL",
-				       cluster_file->path, cluster_name, server);
-
 	cfg = config_alloc();
 	if (!cfg)
 		return kube_status_set(st, CADRE_ENOMEM, "out of memory");
 	ns = get_str(ctx, "namespace");
-	if ((err = set_str(&cfg->server, server, st)) ||
-	    (err = set_str(&cfg->source, label, st)) ||
+	if ((err = set_str(&cfg->source, label, st)) ||
 	    (err = set_str(&cfg->context, context_name, st)) ||
-	    (err = set_str(&cfg->namespace, ns ? ns : "default", st)))
+	    (err = set_str(&cfg->namespace, ns ? ns : "default", st)) ||
+	    (err = load_cluster(cfg, cluster_file, cluster_name, cluster, st)))
 		goto out;
-	trim_server(cfg->server);
-	if (get_str(cluster, "tls-server-name") &&
-	    (err = set_str(&cfg->tls_server_name, get_str(cluster, "tls-server-name"), st)))
-		goto out;
-
-	cfg->insecure = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
-	err = load_pem(cluster_file, cluster, "cluster", cluster_name,
-		       "certificate-authority", &cfg->ca_pem, &cfg->ca_len, st);
-	if (err)
-		goto out;
-	if (cfg->insecure && cfg->ca_pem) {
-		/* kubectl refuses this combination too: which one was meant? */
-		err = kube_status_set(st, CADRE_EINVAL,
-				      "kubeconfig %s: cluster \"%s\" sets both a certificate authority "
-				      "and insecure-skip-tls-verify", cluster_file->path, cluster_name);
-		goto out;
-	}
-	if (cfg->insecure)
-		log_warn("config", "kubeconfig %s: cluster \"%s\" sets insecure-skip-tls-verify: "
-			 "the server's certificate will not be verified",
-			 cluster_file->path, cluster_name);
 	if (user) {
 		err = load_user(cfg, user_file, user_name, user, st);
 		if (err)
@@ -744,7 +1038,7 @@ out:
 	return err;
 }
 
-static int from_paths(const char *paths, bool split, const char *context,
+static int from_paths(const char *paths, bool split, const struct kube_config_opts *opts,
 		      struct kube_config **out, struct kube_status *st)
 {
 	struct kc_set set;
@@ -756,8 +1050,13 @@ static int from_paths(const char *paths, bool split, const char *context,
 	err = kc_set_load(&set, paths, split, st);
 	if (err)
 		return err;
-	err = config_from_set(&set, context, out, st);
+	err = config_from_set(&set, opts ? opts->context : NULL, out, st);
 	kc_set_release(&set);
+	if (!err && opts) {
+		(*out)->exec_terminal = opts->exec_terminal;
+		(*out)->exec_timeout_ms = opts->exec_timeout_ms ? opts->exec_timeout_ms
+								: KUBE_EXEC_TIMEOUT_MS;
+	}
 	if (!err && (*out)->token_file) {
 		struct kube_config_creds creds;
 
@@ -775,7 +1074,9 @@ static int from_paths(const char *paths, bool split, const char *context,
 int kube_config_from_kubeconfig(const char *paths, const char *context,
 				struct kube_config **out, struct kube_status *st)
 {
-	return from_paths(paths, true, context, out, st);
+	struct kube_config_opts opts = { .context = context };
+
+	return from_paths(paths, true, &opts, out, st);
 }
 
 /* Read a service account file, trimmed; NULL-safe error text in st. */
@@ -883,15 +1184,14 @@ int kube_config_load(const struct kube_config_opts *opts,
 		     struct kube_config **out, struct kube_status *st)
 {
 	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
-	const char *context = opts ? opts->context : NULL;
 	struct buf path;
 	int err;
 
 	*out = NULL;
 	if (opts && opts->kubeconfig && *opts->kubeconfig)
-		return from_paths(opts->kubeconfig, false, context, out, st);
+		return from_paths(opts->kubeconfig, false, opts, out, st);
 	if (env && *env)
-		return from_paths(env, true, context, out, st);
+		return from_paths(env, true, opts, out, st);
 	if (getenv("KUBERNETES_SERVICE_HOST"))
 		return kube_config_in_cluster(opts ? opts->sa_dir : NULL, out, st);
 	if (!home || !*home)
@@ -902,7 +1202,7 @@ int kube_config_load(const struct kube_config_opts *opts,
 	if (err)
 		err = kube_status_set(st, err, "out of memory");
 	else
-		err = from_paths(path.data, false, context, out, st);
+		err = from_paths(path.data, false, opts, out, st);
 	buf_release(&path);
 	return err;
 }
@@ -958,22 +1258,171 @@ static int refresh_token_file(struct kube_config *cfg, int64_t now,
 	return 0;
 }
 
-/* Run the exec plugin when its credential is missing or expired; lock held. */
-static int refresh_exec(struct kube_config *cfg, int64_t now,
-			struct kube_status *st)
+/*
+ * Run the exec plugin when its credential is missing or expired; lock held
+ * on entry and on return, but not while the plugin runs (a person may take
+ * minutes over a device-code login): one run at a time, and the callers
+ * that need its credential meanwhile wait for it on exec_done, while every
+ * other use of the config goes on. Waiters of a run that failed get its
+ * error rather than running the plugin once more each.
+ */
+static int refresh_exec(struct kube_config *cfg, struct kube_status *st)
 {
+	struct kube_exec_cluster cluster = {
+		.server = cfg->server, .tls_server_name = cfg->tls_server_name,
+		.insecure = cfg->insecure, .ca_pem = cfg->ca_pem, .proxy_url = cfg->proxy_url,
+		.disable_compression = cfg->disable_compression,
+		.config = cfg->exec_cluster_config };
+	struct kube_exec_run_opts opts = { .cluster = &cluster, .terminal = cfg->exec_terminal,
+					   .timeout_ms = cfg->exec_timeout_ms };
 	struct kube_exec_cred fresh;
+	struct kube_status run_st;
+	unsigned long runs = cfg->exec_runs;
+	char *ca = NULL;
 	int err;
 
-	if (cfg->exec_valid && (!cfg->exec_cred.expires_ms || now < cfg->exec_cred.expires_ms))
+	while (cfg->exec_running)
+		pthread_cond_wait(&cfg->exec_done, &cfg->lock);
+	if (cfg->exec_runs != runs && cfg->exec_error.code) {
+		if (st)
+			*st = cfg->exec_error;
+		return cfg->exec_error.code;
+	}
+	if (cfg->exec_valid && (!cfg->exec_cred.expires_ms ||
+				cfg->now_ms(cfg->clock_ctx) < cfg->exec_cred.expires_ms))
 		return 0;
-	err = kube_exec_run(cfg->exec, cfg->server, cfg->ca_pem, &fresh, st);
-	if (err)
+	/* The CA may be replaced while the lock is out: the plugin gets a copy. */
+	if (cfg->ca_pem && !(ca = strdup(cfg->ca_pem)))
+		return kube_status_set(st, CADRE_ENOMEM, "out of memory");
+	cluster.ca_pem = ca;
+	cfg->exec_running = true;
+	pthread_mutex_unlock(&cfg->lock);
+	kube_status_clear(&run_st);
+	err = kube_exec_run(cfg->exec, &opts, &fresh, &run_st);
+	free(ca);
+	pthread_mutex_lock(&cfg->lock);
+	cfg->exec_running = false;
+	cfg->exec_runs++;
+	cfg->exec_error = run_st;
+	cfg->exec_error.code = err;
+	pthread_cond_broadcast(&cfg->exec_done);
+	if (err) {
+		if (st)
+			*st = run_st;
 		return err;
+	}
 	kube_exec_cred_release(&cfg->exec_cred);
 	cfg->exec_cred = fresh;
 	cfg->exec_valid = true;
 	return 0;
+}
+
+/* What the file at path is now (present false when it cannot be looked at). */
+static struct kube_file_stamp file_stamp(const char *path)
+{
+	struct kube_file_stamp fs = { 0 };
+	struct stat sb;
+
+	if (!stat(path, &sb)) {
+		fs.present = true;
+		fs.dev = (unsigned long long)sb.st_dev;
+		fs.ino = (unsigned long long)sb.st_ino;
+		fs.size = (unsigned long long)sb.st_size;
+		fs.mtime_ns = (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+	}
+	return fs;
+}
+
+static bool stamp_equal(const struct kube_file_stamp *a, const struct kube_file_stamp *b)
+{
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+	       a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
+
+/* Whether a certificate PEM and a key PEM belong together (a rotation half done does not). */
+static bool pair_matches(const char *cert, size_t cert_len, const char *key, size_t key_len)
+{
+	BIO *cb = BIO_new_mem_buf(cert, (int)cert_len), *kb = BIO_new_mem_buf(key, (int)key_len);
+	X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+	bool ok = x && k && X509_check_private_key(x, k) == 1;
+
+	X509_free(x);
+	EVP_PKEY_free(k);
+	BIO_free(cb);
+	BIO_free(kb);
+	ERR_clear_error();
+	return ok;
+}
+
+/*
+ * Read the CA, client certificate and key files again when they changed
+ * (certificates rotated by cert-manager or a node agent); lock held. A file
+ * that cannot be read, or a new certificate whose key has not been written
+ * yet, keeps the previous one in use (with a warning) and is looked at again
+ * on the next check: a rotation is seldom one atomic step.
+ */
+static void refresh_files(struct kube_config *cfg, int64_t now)
+{
+	struct kube_file_stamp ca, cert, key;
+	char *data = NULL, *kdata = NULL;
+	size_t len, klen;
+
+	if (!cfg->ca_file && !cfg->cert_file)
+		return;
+	if (cfg->files_checked_ms != INT64_MIN && now >= cfg->files_checked_ms &&
+	    now - cfg->files_checked_ms < KUBE_CONFIG_FILE_CHECK_MS)
+		return;
+	if (cfg->files_checked_ms == INT64_MIN) {
+		/* the files were read at load: remember what they were */
+		if (cfg->ca_file)
+			cfg->ca_stamp = file_stamp(cfg->ca_file);
+		if (cfg->cert_file)
+			cfg->cert_stamp = file_stamp(cfg->cert_file);
+		if (cfg->key_file)
+			cfg->key_stamp = file_stamp(cfg->key_file);
+		cfg->files_checked_ms = now;
+		return;
+	}
+	cfg->files_checked_ms = now;
+	if (cfg->ca_file)
+		ca = file_stamp(cfg->ca_file);
+	if (cfg->ca_file && !stamp_equal(&ca, &cfg->ca_stamp)) {
+		if (!read_file(cfg->ca_file, MAX_PEM, &data, &len)) {
+			free(cfg->ca_pem);
+			cfg->ca_pem = data;
+			cfg->ca_len = len;
+			cfg->ca_stamp = ca;
+			log_info("config", "%s: read again: it changed", cfg->ca_file);
+		} else {
+			log_warn("config", "%s changed but cannot be read; the previous one stays "
+				 "in use", cfg->ca_file);
+		}
+	}
+	if (!cfg->cert_file || !cfg->key_file)
+		return;
+	cert = file_stamp(cfg->cert_file);
+	key = file_stamp(cfg->key_file);
+	if (stamp_equal(&cert, &cfg->cert_stamp) && stamp_equal(&key, &cfg->key_stamp))
+		return;
+	if (read_file(cfg->cert_file, MAX_PEM, &data, &len) ||
+	    read_file(cfg->key_file, MAX_PEM, &kdata, &klen) ||
+	    !pair_matches(data, len, kdata, klen)) {
+		log_warn("config", "%s or %s changed, and they are not a certificate and its key "
+			 "yet; the previous pair stays in use", cfg->cert_file, cfg->key_file);
+		free(data);
+		free_secret(kdata, kdata ? klen : 0);
+		return;
+	}
+	free(cfg->cert_pem);
+	free_secret(cfg->key_pem, cfg->key_len);
+	cfg->cert_pem = data;
+	cfg->cert_len = len;
+	cfg->key_pem = kdata;
+	cfg->key_len = klen;
+	cfg->cert_stamp = cert;
+	cfg->key_stamp = key;
+	log_info("config", "%s and %s: read again: they changed", cfg->cert_file, cfg->key_file);
 }
 
 static int dup_bytes(char **dst, size_t *dst_len, const char *src, size_t len)
@@ -995,32 +1444,39 @@ int kube_config_credentials(struct kube_config *cfg,
 			    struct kube_config_creds *creds,
 			    struct kube_status *st)
 {
-	const char *token = NULL, *cert = cfg->cert_pem, *key = cfg->key_pem;
-	size_t cert_len = cfg->cert_len, key_len = cfg->key_len;
+	const char *token = NULL, *cert, *key;
+	size_t cert_len, key_len;
 	int64_t now;
 	int err = 0;
 
 	memset(creds, 0, sizeof(*creds));
 	pthread_mutex_lock(&cfg->lock);
 	now = cfg->now_ms(cfg->clock_ctx);
+	refresh_files(cfg, now);
 	if (cfg->token) {
 		token = cfg->token;
 	} else if (cfg->token_file) {
 		err = refresh_token_file(cfg, now, st);
 		token = cfg->cached_token;
 	} else if (cfg->exec) {
-		err = refresh_exec(cfg, now, st);
-		if (!err) {
-			token = cfg->exec_cred.token;
-			if (!cert && cfg->exec_cred.cert_pem) {
-				cert = cfg->exec_cred.cert_pem;
-				cert_len = cfg->exec_cred.cert_len;
-				key = cfg->exec_cred.key_pem;
-				key_len = cfg->exec_cred.key_len;
-			}
+		err = refresh_exec(cfg, st);
+	}
+	/* after the plugin ran, the lock was out: read what is there now */
+	cert = cfg->cert_pem;
+	cert_len = cfg->cert_len;
+	key = cfg->key_pem;
+	key_len = cfg->key_len;
+	if (!err && !cfg->token && !cfg->token_file && cfg->exec) {
+		token = cfg->exec_cred.token;
+		if (!cert && cfg->exec_cred.cert_pem) {
+			cert = cfg->exec_cred.cert_pem;
+			cert_len = cfg->exec_cred.cert_len;
+			key = cfg->exec_cred.key_pem;
+			key_len = cfg->exec_cred.key_len;
 		}
 	}
 	if (!err && (dup_bytes(&creds->token, NULL, token, token ? strlen(token) : 0) ||
+		     dup_bytes(&creds->ca_pem, &creds->ca_len, cfg->ca_pem, cfg->ca_len) ||
 		     dup_bytes(&creds->cert_pem, &creds->cert_len, cert, cert_len) ||
 		     dup_bytes(&creds->key_pem, &creds->key_len, key, key_len)))
 		err = kube_status_set(st, CADRE_ENOMEM, "out of memory");
@@ -1033,6 +1489,7 @@ int kube_config_credentials(struct kube_config *cfg,
 void kube_config_creds_release(struct kube_config_creds *creds)
 {
 	free_secret(creds->token, creds->token ? strlen(creds->token) : 0);
+	free(creds->ca_pem);
 	free(creds->cert_pem);
 	free_secret(creds->key_pem, creds->key_len);
 	memset(creds, 0, sizeof(*creds));

@@ -22,12 +22,17 @@
  * libcurl as blobs; they are never written to temporary files.
  *
  * Credentials that change while the process runs - a token file (projected
- * service account tokens rotate) and exec plugin output - are cached inside
+ * service account tokens rotate), exec plugin output, and certificate, key
+ * and CA files (rotated by cert-manager or a node agent) - are cached inside
  * the config behind a mutex: kube_config_credentials() returns a private
- * copy, re-reading the token file when the copy is a minute old and
- * re-running the exec plugin when its credential has expired;
- * kube_config_invalidate() (called by kube/http.c after a 401) forces both
- * on the next call.
+ * copy, re-reading the token file when the copy is a minute old, the PEM
+ * files when they changed, and re-running the exec plugin when its
+ * credential has expired; kube_config_invalidate() (called by kube/http.c
+ * after a 401) forces the token file and the plugin on the next call.
+ *
+ * Every field of a kubeconfig's cluster, user and context entries is either
+ * honoured or refused with an error naming it (docs/kube-client.md has the
+ * list): nothing a kubeconfig says is silently ignored.
  *
  * Lifetime: a config is created by one of the constructors, used (read-only
  * fields, plus the locked credential cache) by any number of threads, and
@@ -48,9 +53,22 @@
 
 /* Token files are re-read at least this often (client-go: one minute). */
 #define KUBE_CONFIG_TOKEN_REREAD_MS 60000
+/*
+ * Certificate and key files are looked at (stat) at most this often, and
+ * read again when they changed: rotated certificates are used without a
+ * restart.
+ */
+#define KUBE_CONFIG_FILE_CHECK_MS 1000
 
 /* The service account directory inside a pod. */
 #define KUBE_CONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* What a file was when it was read last: a change of any of these reads it again. */
+struct kube_file_stamp {
+	bool present;
+	unsigned long long dev, ino, size;
+	long long mtime_ns;
+};
 
 struct kube_config {
 	/* Read-only after construction. */
@@ -58,17 +76,44 @@ struct kube_config {
 	char *source;          /* "kubeconfig /path" or "in-cluster /dir", for messages */
 	char *context;         /* context name used, NULL in-cluster */
 	char *namespace;       /* the context's / service account's namespace, or "default" */
+	char *token;           /* static bearer token, or NULL */
+	char *token_file;      /* file holding the bearer token, or NULL */
+	struct kube_exec *exec;/* exec credential plugin, or NULL */
+	char *tls_server_name; /* SNI / name to verify instead of the URL's host, or NULL */
+	bool insecure;         /* insecure-skip-tls-verify: only ever from a kubeconfig */
+	/*
+	 * The cluster's proxy-url (http, https or socks5), as written; NULL: the
+	 * environment decides (kube/proxy.h). A URL may carry a password:
+	 * kube_proxy_redact it for messages.
+	 */
+	char *proxy_url;
+	bool disable_compression;  /* the cluster's disable-compression */
+	/*
+	 * Impersonation (the user's as, as-uid, as-groups, as-user-extra) as the
+	 * header lines every request carries: "Impersonate-User: bob", ...
+	 */
+	char **impersonate;
+	size_t nimpersonate;
+	/* The cluster's extension "client.authentication.k8s.io/exec" (JSON), or NULL. */
+	char *exec_cluster_config;
+	/* How an exec plugin may run (kube_config_opts). */
+	bool exec_terminal;
+	long exec_timeout_ms;      /* <= 0: no limit */
+	/* The files of the PEMs below, re-read when they change; NULL for *-data. */
+	char *ca_file;
+	char *cert_file;
+	char *key_file;
+
+	/*
+	 * The PEMs: set before the config is shared (a constructor, or a test),
+	 * then read and replaced only under lock (kube_config_credentials).
+	 */
 	char *ca_pem;          /* CA bundle PEM, or NULL for the system store */
 	size_t ca_len;
 	char *cert_pem;        /* client certificate PEM, or NULL */
 	size_t cert_len;
 	char *key_pem;         /* client key PEM, or NULL */
 	size_t key_len;
-	char *token;           /* static bearer token, or NULL */
-	char *token_file;      /* file holding the bearer token, or NULL */
-	struct kube_exec *exec;/* exec credential plugin, or NULL */
-	char *tls_server_name; /* SNI / name to verify instead of the URL's host, or NULL */
-	bool insecure;         /* insecure-skip-tls-verify: only ever from a kubeconfig */
 
 	/* The credential cache; private to config.c. */
 	pthread_mutex_t lock;
@@ -76,6 +121,13 @@ struct kube_config {
 	int64_t token_read_ms;      /* when cached_token was read; INT64_MIN = must re-read */
 	struct kube_exec_cred exec_cred;
 	bool exec_valid;
+	/* One plugin run at a time, outside the lock: the others wait on exec_done. */
+	pthread_cond_t exec_done;
+	bool exec_running;
+	unsigned long exec_runs;    /* runs finished */
+	struct kube_status exec_error; /* the last run's failure (code 0: it succeeded) */
+	struct kube_file_stamp ca_stamp, cert_stamp, key_stamp;
+	int64_t files_checked_ms;   /* when the files were last looked at */
 	int64_t (*now_ms)(void *ctx);  /* wall clock, replaceable for tests */
 	void *clock_ctx;
 };
@@ -83,6 +135,8 @@ struct kube_config {
 /* A snapshot of the credentials to send with one request. Owned by the struct. */
 struct kube_config_creds {
 	char *token;           /* bearer token, or NULL */
+	char *ca_pem;          /* CA bundle PEM, or NULL for the system store */
+	size_t ca_len;
 	char *cert_pem;        /* client certificate PEM (from the config or exec), or NULL */
 	size_t cert_len;
 	char *key_pem;
@@ -94,6 +148,17 @@ struct kube_config_opts {
 	const char *context;     /* --context: overrides current-context */
 	const char *sa_dir;      /* in-cluster directory; NULL = $CADRE_SA_DIR, else
 				    KUBE_CONFIG_SA_DIR */
+	/*
+	 * An exec plugin whose interactiveMode allows it gets this process's
+	 * terminal as its stdin (a device-code login prints a URL and waits).
+	 * For a command a person runs; a daemon leaves it false.
+	 */
+	bool exec_terminal;
+	/*
+	 * How long a plugin may run before it is killed: 0 for
+	 * KUBE_EXEC_TIMEOUT_MS, < 0 for no limit (a person may be logging in).
+	 */
+	long exec_timeout_ms;
 };
 
 /*

@@ -56,6 +56,7 @@ int kube_exec_copy(struct kube_exec *dst, const struct kube_exec *src)
 
 	kube_exec_init(dst);
 	dst->provide_cluster_info = src->provide_cluster_info;
+	dst->interactive = src->interactive;
 	err = dup_opt(&dst->command, src->command);
 	if (!err)
 		err = dup_opt(&dst->api_version, src->api_version);
@@ -287,44 +288,76 @@ static char *base64(const char *data, size_t len)
 	return out;
 }
 
-/* KUBERNETES_EXEC_INFO=<ExecCredential with spec only> */
-static char *exec_info(const struct kube_exec *spec, const char *server,
-		       const char *ca_pem)
+/*
+ * spec.cluster, as client-go's clientauthentication.Cluster: the server,
+ * its TLS and proxy settings, and the cluster's exec extension as "config".
+ */
+static json_t *cluster_info(const struct kube_exec_cluster *c)
 {
-	json_t *info, *sp;
-	char *json = NULL, *ca64 = NULL, *var = NULL;
-	struct buf b;
+	json_t *cluster = json_pack("{s:s}", "server", c->server), *config;
+	char *ca64 = NULL;
+	int e = 0;
 
-	buf_init(&b, 4u << 20);
+	if (!cluster)
+		return NULL;
+	if (c->tls_server_name)
+		e |= json_object_set_new(cluster, "tls-server-name", json_string(c->tls_server_name));
+	if (c->insecure)
+		e |= json_object_set_new(cluster, "insecure-skip-tls-verify", json_true());
+	if (c->ca_pem) {
+		ca64 = base64(c->ca_pem, strlen(c->ca_pem));
+		e |= ca64 ? json_object_set_new(cluster, "certificate-authority-data",
+						json_string(ca64)) : -1;
+	}
+	if (c->proxy_url)
+		e |= json_object_set_new(cluster, "proxy-url", json_string(c->proxy_url));
+	if (c->disable_compression)
+		e |= json_object_set_new(cluster, "disable-compression", json_true());
+	if (c->config) {
+		config = json_loads(c->config, JSON_DECODE_ANY, NULL);
+		e |= config ? json_object_set_new(cluster, "config", config) : -1;
+	}
+	free(ca64);
+	if (e) {
+		json_decref(cluster);
+		return NULL;
+	}
+	return cluster;
+}
+
+char *kube_exec_info(const struct kube_exec *spec, const struct kube_exec_cluster *cluster,
+		     bool interactive)
+{
+	json_t *info, *sp, *c;
+	char *json = NULL;
+
 	info = json_pack("{s:s, s:s, s:{s:b}}", "apiVersion", spec->api_version,
-			 "kind", "ExecCredential", "spec", "interactive", 0);
+			 "kind", "ExecCredential", "spec", "interactive", interactive);
 	if (!info)
-		goto out;
+		return NULL;
 	sp = json_object_get(info, "spec");
-	if (spec->provide_cluster_info && server) {
-		json_t *cluster = json_pack("{s:s}", "server", server);
-
-		if (!cluster)
+	if (spec->provide_cluster_info && cluster && cluster->server) {
+		c = cluster_info(cluster);
+		if (!c || json_object_set_new(sp, "cluster", c))
 			goto out;
-		if (ca_pem) {
-			ca64 = base64(ca_pem, strlen(ca_pem));
-			if (!ca64) {
-				json_decref(cluster);
-				goto out;
-			}
-			json_object_set_new(cluster, "certificate-authority-data",
-					    json_string(ca64));
-		}
-		json_object_set_new(sp, "cluster", cluster);
 	}
 	json = json_dumps(info, JSON_COMPACT);
-	if (!json || buf_addf(&b, "KUBERNETES_EXEC_INFO=%s", json))
-		goto out;
-	var = buf_detach(&b, NULL);
 out:
-	free(json);
-	free(ca64);
 	json_decref(info);
+	return json;
+}
+
+/* KUBERNETES_EXEC_INFO=<ExecCredential with spec only> */
+static char *exec_info(const struct kube_exec *spec, const struct kube_exec_cluster *cluster,
+		       bool interactive)
+{
+	char *json = kube_exec_info(spec, cluster, interactive), *var = NULL;
+	struct buf b;
+
+	buf_init(&b, 8u << 20);
+	if (json && !buf_addf(&b, "KUBERNETES_EXEC_INFO=%s", json))
+		var = buf_detach(&b, NULL);
+	free(json);
 	buf_release(&b);
 	return var;
 }
@@ -432,8 +465,8 @@ static int64_t mono_ms(void)
 }
 
 /*
- * Read the child's stdout until EOF, the cap or the deadline. Returns 0,
- * CADRE_ETOOBIG, CADRE_ETIMEDOUT or CADRE_EIO.
+ * Read the child's stdout until EOF, the cap or the deadline (0: none).
+ * Returns 0, CADRE_ETOOBIG, CADRE_ETIMEDOUT or CADRE_EIO.
  */
 static int read_output(int fd, struct buf *out, int64_t deadline)
 {
@@ -441,13 +474,13 @@ static int read_output(int fd, struct buf *out, int64_t deadline)
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline ? deadline - mono_ms() : -1;
 		ssize_t n;
 		int r;
 
-		if (left <= 0)
+		if (deadline && left <= 0)
 			return CADRE_ETIMEDOUT;
-		r = poll(&pfd, 1, (int)left);
+		r = poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -467,15 +500,15 @@ static int read_output(int fd, struct buf *out, int64_t deadline)
 }
 
 /*
- * Read the running plugin's output (at most MAX_OUTPUT, within
- * KUBE_EXEC_TIMEOUT_MS) and reap it; killed when it overruns either. 0 when
- * it exited with status 0, else the error (set in st). pid is reaped either way.
+ * Read the running plugin's output (at most MAX_OUTPUT, within timeout_ms
+ * when > 0) and reap it; killed when it overruns either. 0 when it exited
+ * with status 0, else the error (set in st). pid is reaped either way.
  */
-static int exec_collect(const struct kube_exec *spec, pid_t pid, int fd, struct buf *out,
-			struct kube_status *st)
+static int exec_collect(const struct kube_exec *spec, pid_t pid, int fd, long timeout_ms,
+			struct buf *out, struct kube_status *st)
 {
 	const char *hint = spec->install_hint ? spec->install_hint : "";
-	int err = read_output(fd, out, mono_ms() + KUBE_EXEC_TIMEOUT_MS), wstatus = 0;
+	int err = read_output(fd, out, timeout_ms > 0 ? mono_ms() + timeout_ms : 0), wstatus = 0;
 
 	if (err) {
 		kill(pid, SIGKILL);
@@ -499,15 +532,33 @@ static int exec_collect(const struct kube_exec *spec, pid_t pid, int fd, struct 
 			       spec->command, WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
 }
 
-int kube_exec_run(const struct kube_exec *spec, const char *server,
-		  const char *ca_pem, struct kube_exec_cred *cred,
-		  struct kube_status *st)
+/*
+ * Whether the plugin gets the terminal: its interactiveMode, and whether the
+ * caller has one to give (client-go: stdin is a terminal). 0, or
+ * CADRE_EINVAL when it must have one and there is none.
+ */
+static int wants_terminal(const struct kube_exec *spec, const struct kube_exec_run_opts *o,
+			  bool *terminal, struct kube_status *st)
+{
+	bool have = o && o->terminal && isatty(STDIN_FILENO);
+
+	*terminal = spec->interactive != KUBE_EXEC_NEVER && have;
+	if (spec->interactive == KUBE_EXEC_ALWAYS && !have)
+		return kube_status_set(st, CADRE_EINVAL, "exec plugin %s: its interactiveMode is "
+				       "Always, and %s", spec->command, o && o->terminal
+				       ? "standard input is not a terminal"
+				       : "this program does not give a plugin its terminal");
+	return 0;
+}
+
+int kube_exec_run(const struct kube_exec *spec, const struct kube_exec_run_opts *opts,
+		  struct kube_exec_cred *cred, struct kube_status *st)
 {
 	posix_spawn_file_actions_t actions;
 	char **argv = NULL, **envp = NULL, **owned = NULL, *info = NULL, *file = NULL;
 	size_t nowned = 0;
 	int pipefd[2] = { -1, -1 }, err, wstatus = 0, spawn_err;
-	bool actions_ready = false;
+	bool actions_ready = false, terminal = false;
 	pid_t pid = -1;
 	struct buf out;
 	const char *hint = spec->install_hint ? spec->install_hint : "";
@@ -518,8 +569,10 @@ int kube_exec_run(const struct kube_exec *spec, const char *server,
 		err = kube_status_set(st, CADRE_EINVAL, "exec plugin: no command or apiVersion");
 		goto out;
 	}
+	if ((err = wants_terminal(spec, opts, &terminal, st)))
+		goto out;
 	argv = calloc(spec->nargs + 2, sizeof(*argv));
-	info = exec_info(spec, server, ca_pem);
+	info = exec_info(spec, opts ? opts->cluster : NULL, terminal);
 	if (argv && info)
 		envp = build_env(spec, info, &owned, &nowned);
 	if (!envp) {
@@ -534,10 +587,13 @@ int kube_exec_run(const struct kube_exec *spec, const char *server,
 				      spec->command, strerror(errno));
 		goto out;
 	}
-	/* Not interactive: stdin is empty; stderr is ours, for the person. */
+	/*
+	 * stdin: the terminal when the plugin may ask the person something (a
+	 * device-code login), else empty; stderr is ours, for the person.
+	 */
 	actions_ready = !posix_spawn_file_actions_init(&actions);
 	if (!actions_ready ||
-	    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) ||
+	    (!terminal && posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) ||
 	    posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1)) {
 		err = kube_status_set(st, CADRE_ENOMEM, "exec plugin: out of memory");
 		goto out;
@@ -556,7 +612,8 @@ int kube_exec_run(const struct kube_exec *spec, const char *server,
 				      *hint ? "; " : "", hint);
 		goto out;
 	}
-	err = exec_collect(spec, pid, pipefd[0], &out, st);
+	err = exec_collect(spec, pid, pipefd[0], opts ? opts->timeout_ms : KUBE_EXEC_TIMEOUT_MS,
+			   &out, st);
 	pid = -1;
 	if (err)
 		goto out;

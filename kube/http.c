@@ -3,11 +3,14 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "kube/proxy.h"
 
 /*
  * Idle easy handles kept for reuse; more are freed. They hold no connection
@@ -27,6 +30,9 @@ struct kube_http {
 	char *user_agent;
 	char *base_url;                 /* cfg->server, or with tls-server-name as host */
 	struct curl_slist *connect_to;  /* tls-server-name: where to really connect */
+	char proxy[2048];               /* the proxy URL for libcurl, "" for none (kube/proxy.h) */
+	bool proxy_https;               /* an https:// proxy: its certificate is verified too */
+	char proxy_error[700];          /* why the environment's proxy cannot be used, or "" */
 	struct kube_ratelimit_clock clock;
 	struct kube_ratelimit limiter;
 
@@ -52,6 +58,14 @@ struct kube_http {
 	struct submitted *submitted;    /* handed over, not yet added to multi */
 	struct submitted *inflight;     /* added to multi, not yet done (io thread only) */
 	bool io_stop;
+	/*
+	 * The liveness check (io thread only): when any request's transfer last
+	 * received a byte, and the probe sent to see whether the connection
+	 * still answers (NULL when none is out).
+	 */
+	uint64_t last_rx_ms;
+	CURL *probe;
+	char *probe_url;
 	atomic_bool cancelled;          /* kube_http_cancel */
 
 	pthread_mutex_t stats_lock;
@@ -64,6 +78,8 @@ struct submitted {
 	CURL *easy;
 	CURLcode rc;
 	bool done;
+	bool lost;                      /* ended by the liveness check: no answer came */
+	uint64_t sent_ms;               /* when its request went out; 0: not yet */
 	struct submitted *next;
 	struct submitted *next_inflight, **prev_inflight;
 };
@@ -91,6 +107,8 @@ void kube_http_opts_init(struct kube_http_opts *opts)
 	opts->max_body = 64u << 20;
 	opts->max_retries = 5;
 	opts->max_retry_after_ms = 60000;
+	opts->liveness_idle_ms = 15000;
+	opts->liveness_timeout_ms = 10000;
 }
 
 void kube_response_init(struct kube_response *resp)
@@ -161,6 +179,30 @@ out:
 	return err;
 }
 
+/*
+ * The proxy for this client's server (kube/proxy.h), chosen once: the
+ * kubeconfig's proxy-url, else the environment. A proxy from the
+ * environment that cannot be used fails each request with the reason
+ * (kube_config_load has refused a bad proxy-url already).
+ */
+static void choose_proxy(struct kube_http *h)
+{
+	struct kube_proxy_env env;
+	char why[128], shown[512];
+	const char *from;
+
+	kube_proxy_env_get(&env);
+	if (kube_proxy_select(h->cfg->server, h->cfg->proxy_url, &env, h->proxy, sizeof(h->proxy),
+			      why, sizeof(why))) {
+		from = h->cfg->proxy_url ? h->cfg->proxy_url
+		       : !strncmp(h->cfg->server, "https://", 8) ? env.https_proxy : env.http_proxy;
+		kube_proxy_redact(from, shown, sizeof(shown));
+		snprintf(h->proxy_error, sizeof(h->proxy_error), "proxy %s: %s", shown, why);
+		h->proxy[0] = '\0';
+	}
+	h->proxy_https = !strncasecmp(h->proxy, "https://", 8);
+}
+
 static void share_lock(CURL *easy, curl_lock_data data,
 		       curl_lock_access access, void *ctx)
 {
@@ -207,6 +249,20 @@ static void io_end(struct kube_http *h, struct submitted *req, CURLcode rc)
 	io_finish(h, req, rc);
 }
 
+/* libcurl is about to send a request of the I/O thread's: from now on it waits for an answer. */
+static int io_sending(void *ctx, char *conn_primary_ip, char *conn_local_ip,
+		      int conn_primary_port, int conn_local_port)
+{
+	struct submitted *req = ctx;
+
+	(void)conn_primary_ip;
+	(void)conn_local_ip;
+	(void)conn_primary_port;
+	(void)conn_local_port;
+	req->sent_ms = clock_mono_ms();
+	return CURL_PREREQFUNC_OK;
+}
+
 /* Add what callers handed over; while cancelled, end it (and all in flight) at once. */
 static void io_admit(struct kube_http *h, struct submitted *add)
 {
@@ -220,6 +276,8 @@ static void io_admit(struct kube_http *h, struct submitted *add)
 			continue;
 		}
 		curl_easy_setopt(add->easy, CURLOPT_PRIVATE, add);
+		curl_easy_setopt(add->easy, CURLOPT_PREREQFUNCTION, io_sending);
+		curl_easy_setopt(add->easy, CURLOPT_PREREQDATA, add);
 		if (curl_multi_add_handle(h->multi, add->easy) != CURLM_OK)
 			io_finish(h, add, CURLE_OUT_OF_MEMORY);
 		else
@@ -229,15 +287,129 @@ static void io_admit(struct kube_http *h, struct submitted *add)
 		io_end(h, h->inflight, CURLE_ABORTED_BY_CALLBACK);
 }
 
+static size_t probe_data(char *data, size_t size, size_t n, void *ctx)
+{
+	struct kube_http *h = ctx;
+
+	(void)data;
+	h->last_rx_ms = clock_mono_ms();
+	return size * n;
+}
+
+/*
+ * Ask the connection a request waits on whether it still answers: GET
+ * /version as a copy of that request (so libcurl sends it on the same
+ * connection: HTTP/2 multiplexes it beside the others), with its own short
+ * timeout. Any answer, even a 401, says the connection is alive. client-go
+ * does the same with an HTTP/2 PING after 30 s without a frame, which
+ * libcurl 7.88 cannot send.
+ */
+static void probe_start(struct kube_http *h, struct submitted *stuck)
+{
+	CURL *probe = curl_easy_duphandle(stuck->easy);
+
+	if (!probe)
+		return;
+	curl_easy_setopt(probe, CURLOPT_SHARE, h->share);
+	curl_easy_setopt(probe, CURLOPT_URL, h->probe_url);
+	curl_easy_setopt(probe, CURLOPT_POSTFIELDS, NULL);
+	curl_easy_setopt(probe, CURLOPT_CUSTOMREQUEST, NULL);
+	curl_easy_setopt(probe, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(probe, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(probe, CURLOPT_HEADERFUNCTION, probe_data);
+	curl_easy_setopt(probe, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(probe, CURLOPT_WRITEFUNCTION, probe_data);
+	curl_easy_setopt(probe, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(probe, CURLOPT_PREREQFUNCTION, NULL);
+	curl_easy_setopt(probe, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(probe, CURLOPT_PRIVATE, NULL);
+	curl_easy_setopt(probe, CURLOPT_TIMEOUT_MS, h->opts.liveness_timeout_ms);
+	/*
+	 * An HTTP/2 connection is shared without waiting; one whose kind is not
+	 * known yet would keep a waiting probe pending (and past its timeout)
+	 * until it answers.
+	 */
+	curl_easy_setopt(probe, CURLOPT_PIPEWAIT, 0L);
+	if (curl_multi_add_handle(h->multi, probe) != CURLM_OK) {
+		curl_easy_cleanup(probe);
+		return;
+	}
+	log_debug("http", "no answer for %ld ms: asking the connection whether it is alive",
+		  h->opts.liveness_idle_ms);
+	h->probe = probe;
+}
+
+static void probe_end(struct kube_http *h)
+{
+	if (!h->probe)
+		return;
+	curl_multi_remove_handle(h->multi, h->probe);
+	curl_easy_cleanup(h->probe);
+	h->probe = NULL;
+}
+
+/*
+ * The connection did not answer the probe: it is dead though its socket is
+ * open (a peer gone without a FIN, a proxy that stopped forwarding). Every
+ * request in flight ends now, as lost (kube_http_request sends an idempotent
+ * one once more), and the multi handle is replaced, so that its connections
+ * close and the next request opens a fresh one. The swap happens under
+ * io_lock, which every curl_multi_wakeup from another thread holds.
+ */
+static void io_lost(struct kube_http *h)
+{
+	CURLM *fresh = curl_multi_init(), *old;
+
+	probe_end(h);
+	log_warn("http", "%s stopped answering (nothing for %ld ms, then no answer to a check "
+		 "in %ld ms): its requests end, the next ones go on a new connection",
+		 h->cfg->server, h->opts.liveness_idle_ms, h->opts.liveness_timeout_ms);
+	while (h->inflight) {
+		h->inflight->lost = true;
+		io_end(h, h->inflight, CURLE_OPERATION_TIMEDOUT);
+	}
+	if (!fresh)
+		return;  /* keep the old one: later requests time out as they did */
+	curl_multi_setopt(fresh, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	pthread_mutex_lock(&h->io_lock);
+	old = h->multi;
+	h->multi = fresh;
+	pthread_mutex_unlock(&h->io_lock);
+	curl_multi_cleanup(old);
+	h->last_rx_ms = clock_mono_ms();
+}
+
+/*
+ * When requests have waited liveness_idle_ms for an answer and nothing at
+ * all arrived meanwhile, probe the connection; a probe that fails (its
+ * timeout, or any transport error) means the connection is lost.
+ */
+static void io_liveness(struct kube_http *h)
+{
+	uint64_t now = clock_mono_ms();
+	struct submitted *stuck = NULL;
+
+	if (h->opts.liveness_idle_ms <= 0 || h->probe)
+		return;
+	if (!h->inflight || now - h->last_rx_ms < (uint64_t)h->opts.liveness_idle_ms)
+		return;
+	for (struct submitted *r = h->inflight; r; r = r->next_inflight)
+		if (r->sent_ms && now - r->sent_ms >= (uint64_t)h->opts.liveness_idle_ms)
+			stuck = r;
+	if (stuck)
+		probe_start(h, stuck);
+}
+
 static void *io_main(void *arg)
 {
 	struct kube_http *h = arg;
 
+	h->last_rx_ms = clock_mono_ms();
 	for (;;) {
 		struct submitted *add;
 		int running = 0, queued;
 		CURLMsg *msg;
-		bool stop;
+		bool stop, lost = false;
 
 		pthread_mutex_lock(&h->io_lock);
 		add = h->submitted;
@@ -255,34 +427,49 @@ static void *io_main(void *arg)
 			if (msg->msg != CURLMSG_DONE)
 				continue;
 			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &req);
+			if (!req) {  /* the probe */
+				lost = msg->data.result != CURLE_OK;
+				probe_end(h);
+				continue;
+			}
 			io_end(h, (struct submitted *)req, msg->data.result);
 		}
-		curl_multi_poll(h->multi, NULL, 0, 1000, NULL);
+		if (lost)
+			io_lost(h);
+		io_liveness(h);
+		curl_multi_poll(h->multi, NULL, 0, h->inflight ? 250 : 1000, NULL);
 	}
+	probe_end(h);
 	return NULL;
 }
 
+/* The I/O thread may replace the multi handle (io_lost): wake it under io_lock. */
 void kube_http_cancel(struct kube_http *h, bool on)
 {
 	atomic_store(&h->cancelled, on);
-	if (on && h->multi)
+	if (on && h->io_started) {
+		pthread_mutex_lock(&h->io_lock);
 		curl_multi_wakeup(h->multi);
+		pthread_mutex_unlock(&h->io_lock);
+	}
 }
 
-/* curl_easy_perform, through the shared multi handle. */
-static CURLcode io_perform(struct kube_http *h, CURL *easy)
+/*
+ * curl_easy_perform, through the shared multi handle. *lost says the
+ * liveness check ended it (the connection stopped answering).
+ */
+static CURLcode io_perform(struct kube_http *h, CURL *easy, bool *lost)
 {
 	struct submitted req = { .easy = easy, .rc = CURLE_OK };
 
 	pthread_mutex_lock(&h->io_lock);
 	req.next = h->submitted;
 	h->submitted = &req;
-	pthread_mutex_unlock(&h->io_lock);
 	curl_multi_wakeup(h->multi);
-	pthread_mutex_lock(&h->io_lock);
 	while (!req.done)
 		pthread_cond_wait(&h->io_cond, &h->io_lock);
 	pthread_mutex_unlock(&h->io_lock);
+	*lost = req.lost;
 	return req.rc;
 }
 
@@ -344,6 +531,11 @@ int kube_http_new(struct kube_config *cfg, const struct kube_http_opts *opts,
 	err = setup_server_name(h);
 	if (err)
 		goto out;
+	choose_proxy(h);
+	if (!(h->probe_url = malloc(strlen(h->base_url) + sizeof("/version"))))
+		goto out;
+	memcpy(h->probe_url, h->base_url, strlen(h->base_url));
+	memcpy(h->probe_url + strlen(h->base_url), "/version", sizeof("/version"));
 	err = CADRE_ENOMEM;
 	pthread_mutex_init(&h->io_lock, NULL);
 	pthread_cond_init(&h->io_cond, NULL);
@@ -375,8 +567,8 @@ void kube_http_free(struct kube_http *h)
 	if (h->io_started) {
 		pthread_mutex_lock(&h->io_lock);
 		h->io_stop = true;
-		pthread_mutex_unlock(&h->io_lock);
 		curl_multi_wakeup(h->multi);
+		pthread_mutex_unlock(&h->io_lock);
 		pthread_join(h->io_thread, NULL);
 	}
 	/* Easy handles first: they hold references to the share. */
@@ -397,6 +589,7 @@ void kube_http_free(struct kube_http *h)
 	free(h->stats);
 	free(h->user_agent);
 	free(h->base_url);
+	free(h->probe_url);
 	curl_slist_free_all(h->connect_to);
 	free(h);
 }
@@ -490,6 +683,7 @@ struct transfer {
 	const struct kube_stream_opts *stream;
 	int callback_err;
 	bool stream_2xx;
+	bool stopped;                /* the stop flag was seen in the write callback */
 	bool status_known;
 	bool connected;              /* the request is on its way: idle time counts */
 	int64_t last_data_ns;
@@ -504,6 +698,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 	/* Header bytes are bytes too: the connection is alive. */
 	if (t->stream)
 		t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
+	else
+		t->h->last_rx_ms = clock_mono_ms();  /* on the I/O thread */
 	/* A new status line (after a 100 Continue) starts a new header set. */
 	if (len >= 5 && !strncmp(data, "HTTP/", 5))
 		t->retry_after_s = -1;
@@ -550,7 +746,21 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 		}
 		t->last_data_ns = t->h->clock.now_ns(t->h->clock.ctx);
 		if (t->stream_2xx) {
-			int err = t->stream->on_data(t->stream->ctx, data, len);
+			int err;
+
+			/*
+			 * Stopped: nothing more is handed on, not even what came in the
+			 * same read. The flag is looked at between reads too, but bytes
+			 * that arrive before that look (up to STREAM_TICK_MS after it
+			 * was set) would reach a reader that has been told to be done:
+			 * cadre logs -f printed a line of an old attempt's stream after
+			 * the new attempt's follower had printed it.
+			 */
+			if (t->stream->stop && atomic_load(t->stream->stop)) {
+				t->stopped = true;
+				return 0;
+			}
+			err = t->stream->on_data(t->stream->ctx, data, len);
 
 			if (err) {
 				t->callback_err = err < 0 ? err : CADRE_ECANCELED;
@@ -558,6 +768,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 			}
 			return len;
 		}
+	} else {
+		t->h->last_rx_ms = clock_mono_ms();  /* on the I/O thread */
 	}
 	if (buf_add(t->body, data, len)) {
 		t->too_big = true;
@@ -567,8 +779,35 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 }
 
 /*
+ * The proxy of kube/proxy.h, and nothing else: an empty CURLOPT_PROXY turns
+ * libcurl's own reading of the environment off, and an empty
+ * CURLOPT_NOPROXY its reading of NO_PROXY (which proxy.c has applied
+ * already, as Go does, and which does not apply to a kubeconfig's
+ * proxy-url). An https:// proxy's certificate is verified as client-go's
+ * transport does it, with the cluster's TLS settings (its CA, or the
+ * system's; insecure-skip-tls-verify skips it).
+ */
+static void setup_proxy(struct kube_http *h, CURL *easy, const struct kube_config_creds *creds)
+{
+	curl_easy_setopt(easy, CURLOPT_PROXY, h->proxy);
+	curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+	if (!h->proxy_https)
+		return;
+	if (creds->ca_pem) {
+		struct curl_blob blob = { creds->ca_pem, creds->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(easy, CURLOPT_PROXY_CAINFO_BLOB, &blob);
+	}
+	if (h->cfg->insecure) {
+		curl_easy_setopt(easy, CURLOPT_PROXY_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(easy, CURLOPT_PROXY_SSL_VERIFYHOST, 0L);
+	}
+}
+
+/*
  * Set the options every request shares: URL, TLS material, credentials,
- * timeouts. *headers receives the list to free after the transfer.
+ * proxy, impersonation, timeouts. *headers receives the list to free after
+ * the transfer.
  */
 static int setup_common(struct kube_http *h, struct transfer *t,
 			const char *path, const struct kube_config_creds *creds,
@@ -597,8 +836,10 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 10L);
-	curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+	if (!cfg->disable_compression)
+		curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	setup_proxy(h, easy, creds);
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -606,8 +847,8 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 	if (h->connect_to)
 		curl_easy_setopt(easy, CURLOPT_CONNECT_TO, h->connect_to);
 
-	if (cfg->ca_pem) {
-		struct curl_blob blob = { cfg->ca_pem, cfg->ca_len, CURL_BLOB_COPY };
+	if (creds->ca_pem) {
+		struct curl_blob blob = { creds->ca_pem, creds->ca_len, CURL_BLOB_COPY };
 
 		curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
 	}
@@ -637,6 +878,8 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 			memset(auth.data, 0, auth.len);
 		buf_release(&auth);
 	}
+	for (size_t i = 0; next && i < cfg->nimpersonate; i++)
+		next = curl_slist_append(list, cfg->impersonate[i]);
 	if (!next) {
 		curl_slist_free_all(list);
 		return CADRE_ENOMEM;
@@ -687,9 +930,12 @@ static int attempt_setup(struct kube_http *h, struct transfer *t, const char *me
 			 struct buf *url, struct kube_response *resp)
 {
 	struct kube_config_creds creds = { 0 };
-	int err = kube_config_credentials(h->cfg, &creds, &resp->error);
+	int err;
 
-	if (err)
+	if (h->proxy_error[0])
+		return kube_status_set(&resp->error, CADRE_EINVAL, "%s %s: %s", method,
+				       path_and_query, h->proxy_error);
+	if ((err = kube_config_credentials(h->cfg, &creds, &resp->error)))
 		return err;
 	err = setup_common(h, t, path_and_query, &creds, headers, url);
 	kube_config_creds_release(&creds);
@@ -806,7 +1052,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 	char errbuf[CURL_ERROR_SIZE];
 	struct transfer t;
 	struct buf url;
-	bool auth_retried = false, answered;
+	bool auth_retried = false, lost_retried = false, answered, lost;
 	int err;
 
 	buf_init(&url, 64 * 1024);
@@ -846,7 +1092,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 		resp->attempts++;
 		/* Wait for the HTTP/2 connection in use rather than open another. */
 		curl_easy_setopt(t.easy, CURLOPT_PIPEWAIT, 1L);
-		rc = io_perform(h, t.easy);
+		rc = io_perform(h, t.easy, &lost);
 		curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
 		curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, NULL);
 		curl_slist_free_all(headers);
@@ -858,6 +1104,17 @@ int kube_http_request(struct kube_http *h, const char *method,
 
 		if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&h->cancelled)) {
 			err = cancelled_error(resp, method, path_and_query);
+			goto out;
+		}
+		if (lost) {
+			/* no answer came: one that changes nothing goes once more, on a new connection */
+			if (idempotent(method) && !lost_retried) {
+				lost_retried = true;
+				continue;
+			}
+			err = kube_status_set(&resp->error, CADRE_ETIMEDOUT, "%s %s: the connection "
+					      "stopped answering (no answer to a check within %ld ms)",
+					      method, path_and_query, h->opts.liveness_timeout_ms);
 			goto out;
 		}
 		err = request_result(h, &t, method, path_and_query, rc, status, errbuf, resp,
@@ -965,7 +1222,7 @@ static int stream_result(struct kube_http *h, const struct transfer *t,
 {
 	int err;
 
-	if (end->stopped)
+	if (end->stopped || t->stopped)
 		return kube_status_set(&resp->error, CADRE_ECANCELED, "GET %s: stopped",
 				       path_and_query);
 	if (t->callback_err)
@@ -1071,4 +1328,454 @@ out:
 	if (resp == &local)
 		kube_response_release(&local);
 	return err;
+}
+
+/* ---- upgraded connections (pods/exec) ---- */
+
+/* The head of an answer is small; its body (a Status) too. */
+#define UPGRADE_MAX_HEAD (64u << 10)
+#define UPGRADE_MAX_BODY (1u << 20)
+#define UPGRADE_TICK_MS 100
+
+enum upgrade_state { UP_CONNECTING, UP_SENDING, UP_READING, UP_BODY, UP_DONE };
+
+/* The connections of one kube_http_upgrade share a multi handle; the last one out frees it. */
+struct upgrade_group {
+	CURLM *multi;
+	size_t refs;
+};
+
+struct upgrade_priv {
+	struct upgrade_group *group;
+	struct transfer t;
+	struct curl_slist *headers;  /* libcurl's list from setup_common (unused but freed) */
+	struct buf url;
+	struct buf out;              /* the request, then nothing */
+	size_t sent;
+	struct buf in;               /* the answer's head, then its body */
+	size_t head_len;             /* bytes of in that are the head (after UP_READING) */
+	long status;
+	long long content_length;    /* -1: until the connection closes */
+	enum upgrade_state state;
+	bool added, retried;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static CURL *upgrade_easy(const struct kube_upgrade *u)
+{
+	const struct upgrade_priv *p = u->priv;
+
+	return p ? p->t.easy : NULL;
+}
+
+int kube_upgrade_fd(const struct kube_upgrade *u)
+{
+	curl_socket_t fd = CURL_SOCKET_BAD;
+	CURL *easy = upgrade_easy(u);
+
+	if (!easy || curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK)
+		return -1;
+	return fd == CURL_SOCKET_BAD ? -1 : (int)fd;
+}
+
+int kube_upgrade_send(struct kube_upgrade *u, const void *data, size_t len, size_t *done)
+{
+	CURL *easy = upgrade_easy(u);
+	CURLcode rc;
+
+	*done = 0;
+	if (!easy)
+		return CADRE_EIO;
+	rc = curl_easy_send(easy, data, len, done);
+	return rc == CURLE_OK ? 0 : rc == CURLE_AGAIN ? CADRE_EAGAIN : CADRE_EIO;
+}
+
+int kube_upgrade_recv(struct kube_upgrade *u, void *data, size_t size, size_t *done)
+{
+	CURL *easy = upgrade_easy(u);
+	CURLcode rc;
+
+	*done = 0;
+	if (!easy)
+		return CADRE_EIO;
+	rc = curl_easy_recv(easy, data, size, done);
+	return rc == CURLE_OK ? 0 : rc == CURLE_AGAIN ? CADRE_EAGAIN : CADRE_EIO;
+}
+
+static void upgrade_disconnect(struct upgrade_priv *p)
+{
+	if (p->added)
+		curl_multi_remove_handle(p->group->multi, p->t.easy);
+	p->added = false;
+	if (p->t.easy)
+		curl_easy_cleanup(p->t.easy);
+	p->t.easy = NULL;
+	curl_slist_free_all(p->headers);
+	p->headers = NULL;
+}
+
+void kube_upgrade_release(struct kube_upgrade *u)
+{
+	struct upgrade_priv *p = u->priv;
+
+	if (p) {
+		upgrade_disconnect(p);
+		if (p->group && !--p->group->refs) {
+			curl_multi_cleanup(p->group->multi);
+			free(p->group);
+		}
+		buf_release(&p->url);
+		/* the request held the credentials */
+		if (p->out.data)
+			memset(p->out.data, 0, p->out.len);
+		buf_release(&p->out);
+		buf_release(&p->in);
+		free(p);
+	}
+	u->priv = NULL;
+	free(u->head);
+	u->head = NULL;
+	buf_release(&u->early);
+}
+
+bool kube_upgrade_header(const char *head, const char *name, char *out, size_t size)
+{
+	size_t n = strlen(name);
+
+	for (const char *line = head ? strstr(head, "\r\n") : NULL; line && line[2];
+	     line = strstr(line + 2, "\r\n")) {
+		const char *v = line + 2, *end;
+
+		if (strncasecmp(v, name, n) || v[n] != ':')
+			continue;
+		v += n + 1;
+		v += strspn(v, " \t");
+		end = strstr(v, "\r\n");
+		if (!end)
+			end = v + strlen(v);
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if ((size_t)(end - v) >= size)
+			return false;
+		memcpy(out, v, (size_t)(end - v));
+		out[end - v] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The request: the path of the server URL (a server behind a path prefix)
+ * and path_and_query, Host as the URL's (tls-server-name's when set, as for
+ * every request), then the credentials, impersonation and the protocol's
+ * lines. 0 or CADRE_ENOMEM (with creds' secrets wiped from the buffer).
+ */
+static int upgrade_request(struct kube_http *h, const struct kube_upgrade *u,
+			   const struct kube_config_creds *creds, struct buf *out)
+{
+	const char *authority = strstr(h->base_url, "://") + 3;
+	size_t host_len = strcspn(authority, "/");
+	int err;
+
+	buf_reset(out);
+	err = buf_addf(out, "GET %s%s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: %s\r\n",
+		       authority + host_len, u->path_and_query, (int)host_len, authority,
+		       h->user_agent);
+	if (!err && creds->token)
+		err = buf_addf(out, "Authorization: Bearer %s\r\n", creds->token);
+	for (size_t i = 0; !err && i < h->cfg->nimpersonate; i++)
+		err = buf_addf(out, "%s\r\n", h->cfg->impersonate[i]);
+	if (!err)
+		err = buf_addf(out, "%s\r\n", u->headers ? u->headers : "");
+	return err ? CADRE_ENOMEM : 0;
+}
+
+/* Start (or start again, after a 401) u's connection in its group. */
+static int upgrade_start(struct kube_http *h, struct kube_upgrade *u, struct kube_response *scratch)
+{
+	struct upgrade_priv *p = u->priv;
+	struct kube_config_creds creds = { 0 };
+	int err;
+
+	upgrade_disconnect(p);
+	buf_reset(&p->in);
+	p->sent = p->head_len = 0;
+	p->status = 0;
+	p->content_length = -1;
+	kube_status_clear(&u->st);
+	if (h->proxy_error[0])
+		return kube_status_set(&u->st, CADRE_EINVAL, "%s", h->proxy_error);
+	if ((err = kube_config_credentials(h->cfg, &creds, &u->st)))
+		return err;
+	p->t.h = h;
+	p->t.body = &scratch->body;
+	p->t.easy = curl_easy_init();
+	if (!p->t.easy)
+		err = CADRE_ENOMEM;
+	if (!err)
+		err = setup_common(h, &p->t, "/", &creds, &p->headers, &p->url);
+	if (!err)
+		err = upgrade_request(h, u, &creds, &p->out);
+	kube_config_creds_release(&creds);
+	if (err)
+		return kube_status_set(&u->st, CADRE_ENOMEM, "out of memory");
+	/* a connection of its own, its TLS on HTTP/1.1 (the API server upgrades nothing else) */
+	curl_easy_setopt(p->t.easy, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(p->t.easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
+	curl_easy_setopt(p->t.easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	p->errbuf[0] = '\0';
+	curl_easy_setopt(p->t.easy, CURLOPT_ERRORBUFFER, p->errbuf);
+	curl_easy_setopt(p->t.easy, CURLOPT_PRIVATE, u);
+	if (curl_multi_add_handle(p->group->multi, p->t.easy) != CURLM_OK)
+		return kube_status_set(&u->st, CADRE_ENOMEM, "out of memory");
+	p->added = true;
+	p->state = UP_CONNECTING;
+	return 0;
+}
+
+/* The head is in: 101 is done; another status reads its body (a Status) first. */
+static void upgrade_head(struct kube_upgrade *u, const char *path)
+{
+	struct upgrade_priv *p = u->priv;
+	const char *end = memmem(p->in.data, p->in.len, "\r\n\r\n", 4);
+	char value[32];
+
+	p->head_len = (size_t)(end - p->in.data) + 4;
+	if (sscanf(p->in.data, "HTTP/1.%*1[01] %3ld", &p->status) != 1) {
+		kube_status_set(&u->st, CADRE_EIO, "GET %s: the answer is not HTTP", path);
+		p->state = UP_DONE;
+		return;
+	}
+	u->head = strndup(p->in.data, p->head_len);
+	if (!u->head) {
+		kube_status_set(&u->st, CADRE_ENOMEM, "out of memory");
+		p->state = UP_DONE;
+		return;
+	}
+	if (p->status == 101) {
+		if (buf_add(&u->early, p->in.data + p->head_len, p->in.len - p->head_len))
+			kube_status_set(&u->st, CADRE_ENOMEM, "out of memory");
+		p->state = UP_DONE;
+		return;
+	}
+	if (kube_upgrade_header(u->head, "Content-Length", value, sizeof(value)))
+		p->content_length = strtoll(value, NULL, 10);
+	p->state = UP_BODY;
+}
+
+/* The answer that was not 101, as the error a request with it would be. */
+static void upgrade_refused(struct kube_upgrade *u)
+{
+	struct upgrade_priv *p = u->priv;
+	char value[32];
+	size_t body = p->in.len - p->head_len;
+
+	if (p->content_length >= 0 && (size_t)p->content_length < body)
+		body = (size_t)p->content_length;
+	kube_status_from_http(&u->st, p->status, p->in.data + p->head_len, body,
+			      kube_upgrade_header(u->head, "Retry-After", value, sizeof(value)));
+	if (!u->st.code)  /* a 2xx that is not 101: the server does not upgrade here */
+		kube_status_set(&u->st, CADRE_EHTTP, "GET %s: HTTP %ld where 101 Switching "
+				"Protocols was asked for", u->path_and_query, p->status);
+	u->st.http_status = p->status;
+	p->state = UP_DONE;
+}
+
+/* Move u's request and answer as far as they go without waiting. */
+static void upgrade_step(struct kube_upgrade *u)
+{
+	struct upgrade_priv *p = u->priv;
+	char chunk[16384];
+	size_t n;
+	int e = 0;
+
+	while (p->state == UP_SENDING && !(e = kube_upgrade_send(u, p->out.data + p->sent,
+								 p->out.len - p->sent, &n))) {
+		p->sent += n;
+		if (p->sent == p->out.len)
+			p->state = UP_READING;
+	}
+	while ((p->state == UP_READING || p->state == UP_BODY) &&
+	       !(e = kube_upgrade_recv(u, chunk, sizeof(chunk), &n))) {
+		if (!n) {  /* closed */
+			if (p->state == UP_BODY)
+				upgrade_refused(u);
+			else
+				kube_status_set(&u->st, CADRE_EIO, "GET %s: the server closed the "
+						"connection without an answer", u->path_and_query);
+			p->state = UP_DONE;
+			return;
+		}
+		if (buf_add(&p->in, chunk, n)) {
+			if (p->state == UP_BODY) {  /* enough of a body to say what it was */
+				upgrade_refused(u);
+				return;
+			}
+			kube_status_set(&u->st, CADRE_EIO, "GET %s: an answer's head over %u bytes",
+					u->path_and_query, UPGRADE_MAX_HEAD);
+			p->state = UP_DONE;
+			return;
+		}
+		if (p->state == UP_READING && memmem(p->in.data, p->in.len, "\r\n\r\n", 4)) {
+			upgrade_head(u, u->path_and_query);
+			p->in.max = UPGRADE_MAX_HEAD + UPGRADE_MAX_BODY;
+		}
+		if (p->state == UP_BODY && p->content_length >= 0 &&
+		    p->in.len - p->head_len >= (size_t)p->content_length)
+			upgrade_refused(u);
+	}
+	if (e && e != CADRE_EAGAIN && p->state != UP_DONE) {
+		kube_status_set(&u->st, CADRE_EIO, "GET %s: the connection failed", u->path_and_query);
+		p->state = UP_DONE;
+	}
+}
+
+/* Collect what libcurl finished connecting (or failed to). */
+static void upgrade_connected(struct upgrade_group *g)
+{
+	CURLMsg *msg;
+	int queued;
+
+	while ((msg = curl_multi_info_read(g->multi, &queued))) {
+		struct kube_upgrade *u = NULL;
+		struct upgrade_priv *p;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&u);
+		p = u->priv;
+		if (msg->data.result == CURLE_OK) {
+			p->state = UP_SENDING;
+			continue;
+		}
+		transport_error(&u->st, msg->data.result, p->errbuf, "GET", u->path_and_query);
+		p->state = UP_DONE;
+	}
+}
+
+int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, long timeout_ms,
+		      const atomic_bool *stop)
+{
+	struct upgrade_group *g;
+	struct kube_response scratch;
+	struct pollfd *fds = NULL;
+	int64_t deadline;
+	size_t left;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		u[i].priv = NULL;
+		u[i].head = NULL;
+		buf_init(&u[i].early, (size_t)4 << 20);
+		kube_status_clear(&u[i].st);
+	}
+	if (!n)
+		return CADRE_EINVAL;
+	kube_response_init(&scratch);
+	g = calloc(1, sizeof(*g));
+	fds = calloc(n, sizeof(*fds));
+	if (!g || !fds || !(g->multi = curl_multi_init())) {
+		free(g);
+		free(fds);
+		kube_response_release(&scratch);
+		return CADRE_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct upgrade_priv *p = calloc(1, sizeof(*p));
+
+		if (!p) {
+			err = CADRE_ENOMEM;
+			break;
+		}
+		p->group = g;
+		g->refs++;
+		buf_init(&p->url, 64 * 1024);
+		buf_init(&p->out, 4u << 20);
+		buf_init(&p->in, UPGRADE_MAX_HEAD);
+		u[i].priv = p;
+		if (kube_ratelimit_wait(&h->limiter, stop) || (stop && atomic_load(stop))) {
+			kube_status_set(&u[i].st, CADRE_ECANCELED, "stopped");
+			p->state = UP_DONE;
+			continue;
+		}
+		if (upgrade_start(h, &u[i], &scratch))
+			p->state = UP_DONE;
+	}
+	if (err) {
+		for (size_t i = 0; i < n; i++)
+			kube_upgrade_release(&u[i]);
+		if (!g->refs) {
+			curl_multi_cleanup(g->multi);
+			free(g);
+		}
+		free(fds);
+		kube_response_release(&scratch);
+		return err;
+	}
+	/* connecting has its own timeout; the answer may wait for the kubelet's */
+	deadline = h->clock.now_ns(h->clock.ctx) / NS_PER_MS +
+		   (timeout_ms > 0 ? timeout_ms : h->opts.request_timeout_ms);
+	for (;;) {
+		int running = 0, nfds = 0;
+		bool connecting = false;
+
+		curl_multi_perform(g->multi, &running);
+		upgrade_connected(g);
+		left = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct upgrade_priv *p = u[i].priv;
+
+			upgrade_step(&u[i]);
+			/* a 401 with credentials that can be refreshed: once more */
+			if (p->state == UP_DONE && u[i].st.code == CADRE_EUNAUTHORIZED && !p->retried &&
+			    kube_config_invalidate(h->cfg)) {
+				p->retried = true;
+				free(u[i].head);
+				u[i].head = NULL;
+				if (upgrade_start(h, &u[i], &scratch))
+					p->state = UP_DONE;
+			}
+			if (p->state == UP_DONE)
+				continue;
+			left++;
+			connecting = connecting || p->state == UP_CONNECTING;
+			if (p->state != UP_CONNECTING && kube_upgrade_fd(&u[i]) >= 0)
+				fds[nfds++] = (struct pollfd){ .fd = kube_upgrade_fd(&u[i]),
+					.events = p->state == UP_SENDING ? POLLOUT : POLLIN };
+		}
+		if (!left)
+			break;
+		if ((stop && atomic_load(stop)) ||
+		    h->clock.now_ns(h->clock.ctx) / NS_PER_MS >= deadline) {
+			for (size_t i = 0; i < n; i++) {
+				struct upgrade_priv *p = u[i].priv;
+
+				if (p->state == UP_DONE)
+					continue;
+				if (stop && atomic_load(stop))
+					kube_status_set(&u[i].st, CADRE_ECANCELED, "stopped");
+				else
+					kube_status_set(&u[i].st, CADRE_ETIMEDOUT, "GET %s: no answer "
+							"to the upgrade in time", u[i].path_and_query);
+				p->state = UP_DONE;
+			}
+			break;
+		}
+		if (connecting)
+			curl_multi_poll(g->multi, NULL, 0, nfds ? 10 : UPGRADE_TICK_MS, NULL);
+		if (nfds)
+			poll(fds, (nfds_t)nfds, connecting ? 0 : UPGRADE_TICK_MS);
+	}
+	/* what did not switch protocols keeps no connection */
+	for (size_t i = 0; i < n; i++) {
+		struct upgrade_priv *p = u[i].priv;
+
+		if (p && u[i].st.code)
+			upgrade_disconnect(p);
+		if (p && p->out.data)
+			memset(p->out.data, 0, p->out.len);
+	}
+	free(fds);
+	kube_response_release(&scratch);
+	return 0;
 }

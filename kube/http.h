@@ -53,13 +53,27 @@ struct kube_http_opts {
 	int max_retries;             /* Retry-After retries per request */
 	long max_retry_after_ms;     /* a longer Retry-After is waited this long */
 	const char *user_agent;      /* copied; NULL = "cadre/<version>" */
+	/*
+	 * The liveness check of the requests' connection: when requests have
+	 * waited this long for an answer and nothing at all arrived meanwhile, a
+	 * GET /version goes on the same connection; when that has no answer in
+	 * liveness_timeout_ms, the connection is taken for dead (a peer that
+	 * vanished without closing it, a proxy that stopped forwarding): the
+	 * requests on it end (an idempotent one is sent once more, on a new
+	 * connection; another ends with CADRE_ETIMEDOUT) and the next ones open
+	 * a new connection. client-go pings an HTTP/2 connection after 30 s
+	 * without a frame; 0 turns the check off.
+	 */
+	long liveness_idle_ms;
+	long liveness_timeout_ms;
 	const struct kube_ratelimit_clock *clock; /* copied; NULL = real. Paces the
 					  limiter and Retry-After waits */
 };
 
 /*
  * Defaults: qps 100, burst 200, connect 10 s, request 60 s, max_body 64 MiB,
- * max_retries 5, max_retry_after 60 s, real clock.
+ * max_retries 5, max_retry_after 60 s, liveness check after 15 s without an
+ * answer with 10 s for it, real clock.
  */
 void kube_http_opts_init(struct kube_http_opts *opts);
 
@@ -147,7 +161,8 @@ struct kube_stream_opts {
 	void *ctx;
 	/*
 	 * Set from any thread to end the stream: seen within ~100 ms (the
-	 * transfer is driven in slices that long). May be NULL.
+	 * transfer is driven in slices that long), and once it is set on_data
+	 * is not called again, whatever arrives meanwhile. May be NULL.
 	 */
 	const atomic_bool *stop;
 	/*
@@ -170,6 +185,63 @@ struct kube_stream_opts {
  */
 int kube_http_stream(struct kube_http *h, const char *path_and_query,
 		     const struct kube_stream_opts *opts);
+
+/*
+ * Connections upgraded from HTTP/1.1 to a protocol of their own (pods/exec's
+ * WebSocket: kube/podexec.c speaks it), made as every request is: through
+ * the same proxy, with the same TLS (CA, client certificate and key,
+ * tls-server-name), bearer token and impersonation headers, so that what
+ * works for a GET works for an exec. The request has no size limit of its
+ * own (a long command line, a large token): the API server's is 1 MiB.
+ */
+struct kube_upgrade {
+	/* Set by the caller. */
+	const char *path_and_query;  /* "/api/v1/namespaces/ns/pods/p/exec?..." */
+	const char *headers;         /* the protocol's own header lines, each ending "\r\n" */
+	/* Set by kube_http_upgrade. */
+	struct kube_status st;       /* code 0: the server switched protocols (101) */
+	char *head;                  /* that answer's status line and headers, NUL-terminated */
+	struct buf early;            /* bytes that came after the head: the protocol's first */
+	void *priv;                  /* http.c's */
+};
+
+/*
+ * Connect u[0..n) at once, send each one's request (GET path_and_query with
+ * Host, User-Agent, the credentials, impersonation and u->headers) and read
+ * the answer's head. Per upgrade, st says how it went: 0 for 101; the mapped
+ * code (with the Status's reason and message, as for any request) for
+ * another answer; CADRE_EIO / CADRE_ETIMEDOUT when there was none within
+ * timeout_ms (0: the client's request timeout; connecting has the connect
+ * timeout within it), CADRE_ECANCELED when *stop
+ * (may be NULL) was set. A 401 refreshes dynamic credentials (token file,
+ * exec plugin) and tries once more, as a request does. Returns 0, or
+ * CADRE_ENOMEM / CADRE_EINVAL (n is 0) with nothing connected.
+ * Release every u with kube_upgrade_release, whatever st says.
+ */
+int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, long timeout_ms,
+		      const atomic_bool *stop);
+
+/* The socket to poll for an upgraded connection; -1 when it has none. */
+int kube_upgrade_fd(const struct kube_upgrade *u);
+
+/*
+ * Send or receive bytes of an upgraded connection without waiting (TLS is
+ * done inside). *done is how many; 0 or CADRE_EAGAIN (nothing could move
+ * now: poll the fd), CADRE_EIO. A receive of 0 bytes that returns 0 means
+ * the peer closed the connection. Bytes TLS has already decrypted do not
+ * wake a poll: receive until CADRE_EAGAIN before polling.
+ */
+int kube_upgrade_send(struct kube_upgrade *u, const void *data, size_t len, size_t *done);
+int kube_upgrade_recv(struct kube_upgrade *u, void *data, size_t size, size_t *done);
+
+/* Close and free what kube_http_upgrade made of u (safe on any u it was given). */
+void kube_upgrade_release(struct kube_upgrade *u);
+
+/*
+ * The value of header name (case-insensitive) in a head, trimmed, into
+ * out; false when absent or longer than size.
+ */
+bool kube_upgrade_header(const char *head, const char *name, char *out, size_t size);
 
 /*
  * Request counts by method and HTTP status, for

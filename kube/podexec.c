@@ -1,12 +1,14 @@
 /*
- * podexec.c - pods/exec over WebSocket with libwebsockets (podexec.h).
+ * podexec.c - pods/exec over WebSocket (podexec.h): RFC 6455's client side
+ * on connections kube/http.c upgrades.
  *
- * One lws context holds every session's connection; its one client vhost
- * gets an SSL_CTX built here from the config's PEM bytes (libwebsockets'
- * own *_mem loaders take RSA keys only in some versions; cluster keys are
- * often EC). A 10 ms timer reads stdin, watches *stop and *resized, and
- * asks for a write when there is something to send: libwebsockets writes
- * only from the WRITEABLE callback.
+ * kube_http_upgrade makes the connections as every request is made (the
+ * kubeconfig's proxy, TLS, token and impersonation), so exec reaches every
+ * cluster a GET reaches, and the request is as long as the command and the
+ * token need. Here: the handshake's key and answer, frames in (read as they
+ * arrive, a data frame handed on in pieces) and out (masked), ping and
+ * close, and one poll loop over every session's socket and stdin that also
+ * looks at *stop and *resized every 100 ms.
  */
 #include "kube/podexec.h"
 
@@ -14,18 +16,27 @@
 #include "kube/resource.h"
 
 #include <jansson.h>
-#include <libwebsockets.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#define TICK_US (10 * LWS_US_PER_MS)
+#define TICK_MS 100
 #define STDIN_CHUNK 4096
+/* Read no more stdin while this much waits to be sent. */
+#define MAX_PENDING_OUT (256u << 10)
+/* RFC 6455 4.2.2: the key's digest is taken with this. */
+#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_CONT 0x0
+#define WS_BINARY 0x2
+#define WS_CLOSE 0x8
+#define WS_PING 0x9
+#define WS_PONG 0xA
 
 /* ---- the pure parts ---- */
 
@@ -184,50 +195,96 @@ int podexec_path(struct buf *out, const char *ns, const char *pod, const char *c
 	return e;
 }
 
-/* ---- the connection ---- */
+/* ---- frames (RFC 6455 5.2) ---- */
+
+/* Reads server frames as they arrive, at any boundaries. */
+struct ws_reader {
+	enum { WS_HEAD, WS_EXTLEN, WS_MASK, WS_PAYLOAD } state;
+	unsigned char hdr[14];
+	size_t have, need;
+	bool fin, masked, in_message;  /* in_message: a data message has begun */
+	int opcode;                    /* of the frame being read */
+	unsigned char mask[4];
+	uint64_t left, offset;         /* payload bytes still to come, and read */
+	bool payload_started;          /* this frame's first payload byte was handed on */
+	unsigned char control[125];    /* a control frame's payload */
+	size_t control_len;
+};
 
 struct session_priv {
 	struct podexec_session *s;
+	struct kube_upgrade up;
 	struct podexec_demux demux;
-	struct lws *wsi;
+	struct ws_reader reader;
+	struct buf out;          /* framed bytes waiting to be sent */
+	char accept[32];         /* the Sec-WebSocket-Accept the key asks for */
+	char headers[256];       /* the handshake's own header lines */
 	char *path;
 	bool done;
 	bool v5;
 	bool stdin_eof;          /* read end reached; v5 then sends a close of channel 0 */
-	bool close_sent;
-	bool resize_pending;
-	/* One outgoing message at a time: LWS_PRE bytes of room, the channel, the data. */
-	unsigned char out[LWS_PRE + 1 + STDIN_CHUNK];
-	size_t out_len;          /* channel byte + data; 0 = nothing pending */
+	bool close_sent, close_seen;
 };
 
-struct runner {
-	struct lws_context *ctx;
-	struct lws_vhost *vhost;
-	SSL_CTX *ssl;
-	struct kube_config *cfg;
-	struct kube_config_creds creds;
-	const struct podexec_opts *opts;
-	struct session_priv *privs;
-	size_t n;
-	size_t running;
-	lws_sorted_usec_list_t tick;
-	char auth[8192];
-	char host[256];
-	char prefix[512];        /* a path the server URL carries before /api */
-	int port;
-	bool tls;
-};
+/* Queue one masked client frame of opcode (with FIN) carrying data. */
+static int ws_frame(struct buf *out, int opcode, const void *a, size_t a_len, const void *b,
+		    size_t b_len)
+{
+	unsigned char h[14], mask[4];
+	size_t hl = 2, len = a_len + b_len;
+	const unsigned char *parts[2] = { a, b };
+	size_t lens[2] = { a_len, b_len }, at = 0;
+	char chunk[4096];
+	int e;
 
-static void session_end(struct runner *r, struct session_priv *p, int code, const char *why)
+	if (RAND_bytes(mask, sizeof(mask)) != 1)
+		return CADRE_EIO;
+	h[0] = (unsigned char)(0x80 | opcode);
+	if (len < 126) {
+		h[1] = (unsigned char)(0x80 | len);
+	} else if (len < 65536) {
+		h[1] = 0x80 | 126;
+		h[2] = (unsigned char)(len >> 8);
+		h[3] = (unsigned char)len;
+		hl = 4;
+	} else {
+		h[1] = 0x80 | 127;
+		for (int i = 0; i < 8; i++)
+			h[2 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+		hl = 10;
+	}
+	memcpy(h + hl, mask, 4);
+	if ((e = buf_add(out, (const char *)h, hl + 4)))
+		return e;
+	for (int p = 0; p < 2; p++)
+		for (size_t i = 0; i < lens[p];) {
+			size_t n = lens[p] - i < sizeof(chunk) ? lens[p] - i : sizeof(chunk);
+
+			for (size_t j = 0; j < n; j++, at++)
+				chunk[j] = (char)(parts[p][i + j] ^ mask[at % 4]);
+			if ((e = buf_add(out, chunk, n)))
+				return e;
+			i += n;
+		}
+	return 0;
+}
+
+/* One channel message (channel byte, then data) as a binary frame. */
+static int send_channel(struct session_priv *p, int channel, const void *data, size_t len)
+{
+	unsigned char c = (unsigned char)channel;
+
+	return ws_frame(&p->out, WS_BINARY, &c, 1, data, len);
+}
+
+static void session_end(struct session_priv *p, size_t *running, int code, const char *why)
 {
 	struct podexec_session *s = p->s;
 
 	if (p->done)
 		return;
 	p->done = true;
-	p->wsi = NULL;
-	r->running--;
+	(*running)--;
 	if (code && !s->st.code)
 		kube_status_set(&s->st, code, "%s", why);
 }
@@ -251,431 +308,397 @@ static void take_status(struct session_priv *p)
 		snprintf(s->st.message, sizeof(s->st.message), "%s", msg);
 }
 
-/* The upgrade was refused: the HTTP status says why, as for any request. */
-static void connect_failed(struct runner *r, struct session_priv *p, struct lws *wsi,
-			   const char *why)
+/* A control frame read whole: a ping is answered, a close answered and noted. */
+static int on_control(struct session_priv *p)
 {
-	unsigned int http = wsi ? lws_http_client_http_response(wsi) : 0;
-	int code = http ? kube_status_code((long)http, NULL, false) : CADRE_EIO;
-	char text[320];
+	struct ws_reader *r = &p->reader;
 
-	if (!code)  /* a 2xx that is not 101: the server does not speak WebSocket here */
-		code = CADRE_EHTTP;
-	if (http)
-		snprintf(text, sizeof(text), "the API server answered the exec upgrade with HTTP "
-			 "%u", http);
-	else
-		snprintf(text, sizeof(text), "%s", why && *why ? why : "connection failed");
-	p->s->st.http_status = (long)http;
-	session_end(r, p, code, text);
-}
-
-static int write_pending(struct session_priv *p, struct lws *wsi)
-{
-	unsigned char msg[LWS_PRE + 64];
-	struct buf body;
-	unsigned cols, rows;
-	int n;
-
-	if (p->resize_pending) {
-		struct runner *r = lws_context_user(lws_get_context(wsi));
-
-		p->resize_pending = false;
-		if (!r->opts || !r->opts->get_size || !r->opts->get_size(r->opts->size_ctx, &cols,
-									  &rows))
-			return 0;
-		buf_init(&body, 60);
-		if (podexec_resize_body(cols, rows, &body)) {
-			buf_release(&body);
-			return 0;
+	if (r->opcode == WS_PING)
+		return ws_frame(&p->out, WS_PONG, r->control, r->control_len, NULL, 0);
+	if (r->opcode == WS_CLOSE) {
+		p->close_seen = true;
+		if (!p->close_sent) {
+			p->close_sent = true;
+			/* echo the code (the first two bytes), as RFC 6455 5.5.1 asks */
+			return ws_frame(&p->out, WS_CLOSE, r->control,
+					r->control_len >= 2 ? 2 : 0, NULL, 0);
 		}
-		msg[LWS_PRE] = PODEXEC_CH_RESIZE;
-		memcpy(msg + LWS_PRE + 1, body.data, body.len);
-		n = lws_write(wsi, msg + LWS_PRE, body.len + 1, LWS_WRITE_BINARY);
-		buf_release(&body);
-		if (n < 0)
-			return -1;
-		if (p->out_len || (p->stdin_eof && p->v5 && !p->close_sent))
-			lws_callback_on_writable(wsi);
-		return 0;
-	}
-	if (p->out_len) {
-		n = lws_write(wsi, p->out + LWS_PRE, p->out_len, LWS_WRITE_BINARY);
-		p->out_len = 0;
-		return n < 0 ? -1 : 0;
-	}
-	if (p->stdin_eof && p->v5 && !p->close_sent) {
-		msg[LWS_PRE] = PODEXEC_CH_CLOSE;
-		msg[LWS_PRE + 1] = PODEXEC_CH_STDIN;
-		p->close_sent = true;
-		return lws_write(wsi, msg + LWS_PRE, 2, LWS_WRITE_BINARY) < 0 ? -1 : 0;
 	}
 	return 0;
 }
 
-static int add_headers(struct runner *r, struct lws *wsi, void *in, size_t len)
+/* Payload bytes of the frame being read: a data frame's go to the demux as they come. */
+static int on_payload(struct session_priv *p, unsigned char *data, size_t n)
 {
-	unsigned char **p = (unsigned char **)in, *end = *p + len;
+	struct ws_reader *r = &p->reader;
+	bool first, final;
 
-	if (!r->auth[0])
-		return 0;
-	return lws_add_http_header_by_name(wsi, (const unsigned char *)"authorization:",
-					   (const unsigned char *)r->auth, (int)strlen(r->auth),
-					   p, end) ? -1 : 0;
-}
-
-static int on_established(struct session_priv *p, struct lws *wsi)
-{
-	struct podexec_session *s = p->s;
-
-	if (s->tty) {
-		p->resize_pending = true;
-		lws_callback_on_writable(wsi);
+	for (size_t i = 0; i < n && r->masked; i++)
+		data[i] ^= r->mask[(r->offset + i) % 4];
+	r->offset += n;
+	r->left -= n;
+	if (r->opcode >= WS_CLOSE) {
+		if (n)
+			memcpy(r->control + r->control_len, data, n);
+		r->control_len += n;
+		return r->left ? 0 : on_control(p);
 	}
-	return 0;
+	first = !r->in_message && !r->payload_started;
+	final = r->fin && !r->left;
+	if (!n && !final)
+		return 0;
+	r->payload_started = true;
+	if (final)
+		r->in_message = false;
+	else if (first)
+		r->in_message = true;
+	return podexec_demux_feed(&p->demux, (const char *)data, n, first, final);
 }
 
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-		    size_t len)
+/* The frame's header is complete: check it and get ready for its payload. */
+static int frame_begins(struct session_priv *p)
 {
-	struct runner *r = lws_context_user(lws_get_context(wsi));
-	struct session_priv *p = lws_get_opaque_user_data(wsi);
-	int e;
+	struct ws_reader *r = &p->reader;
+	const unsigned char *h = r->hdr;
+	size_t len7 = h[1] & 0x7f;
 
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-		return r && p ? add_headers(r, wsi, in, len) : 0;
-	case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
-		/* the response headers are still there: which subprotocol the server chose */
-		if (p && lws_hdr_copy(wsi, p->s->protocol, sizeof(p->s->protocol),
-				      WSI_TOKEN_PROTOCOL) < 0)
-			p->s->protocol[0] = '\0';
-		if (p)
-			p->v5 = !strcmp(p->s->protocol, PODEXEC_PROTO_V5);
-		return 0;
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		return p ? on_established(p, wsi) : 0;
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		if (!p || p->done)
-			return -1;
-		e = podexec_demux_feed(&p->demux, in, len, lws_is_first_fragment(wsi),
-				       lws_is_final_fragment(wsi));
-		if (e) {
-			session_end(r, p, e, e == CADRE_EPARSE ? "a message the exec protocol "
-				    "does not have" : "the output could not be written");
-			return -1;
+	r->fin = h[0] & 0x80;
+	r->opcode = h[0] & 0x0f;
+	r->masked = h[1] & 0x80;
+	if (h[0] & 0x70)
+		return CADRE_EPARSE;  /* no extension was agreed on */
+	if (r->opcode >= WS_CLOSE && (!r->fin || len7 > 125))
+		return CADRE_EPARSE;
+	if (r->opcode != WS_CONT && r->opcode != WS_BINARY && r->opcode != 0x1 &&
+	    r->opcode != WS_CLOSE && r->opcode != WS_PING && r->opcode != WS_PONG)
+		return CADRE_EPARSE;
+	if (r->opcode < WS_CLOSE && (r->opcode == WS_CONT) != r->in_message)
+		return CADRE_EPARSE;  /* a continuation with no message, or a message in one */
+	if (len7 < 126) {
+		r->left = len7;
+	} else {
+		r->left = 0;
+		for (size_t i = 2; i < (len7 == 126 ? 4u : 10u); i++)
+			r->left = r->left << 8 | r->hdr[i];
+	}
+	if (r->masked)
+		memcpy(r->mask, r->hdr + (len7 < 126 ? 2 : len7 == 126 ? 4 : 10), 4);
+	r->offset = 0;
+	r->control_len = 0;
+	r->payload_started = false;
+	r->state = WS_PAYLOAD;
+	return r->left ? 0 : on_payload(p, NULL, 0);
+}
+
+/* Ready for the next frame's header. */
+static void next_frame(struct ws_reader *r)
+{
+	r->state = WS_HEAD;
+	r->have = 0;
+	r->need = 2;
+}
+
+/* Bytes from the server, at any boundaries. 0, or why the connection must end. */
+static int ws_feed(struct session_priv *p, unsigned char *data, size_t len)
+{
+	struct ws_reader *r = &p->reader;
+	int e = 0;
+
+	while (len && !e) {
+		size_t n;
+
+		if (r->state == WS_PAYLOAD) {
+			n = r->left < len ? (size_t)r->left : len;
+			e = on_payload(p, data, n);
+			if (!r->left)
+				next_frame(r);
+		} else {
+			n = r->need - r->have < len ? r->need - r->have : len;
+			memcpy(r->hdr + r->have, data, n);
+			r->have += n;
+			if (r->have == r->need) {
+				size_t len7 = r->hdr[1] & 0x7f;
+				size_t want = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) +
+					      (r->hdr[1] & 0x80 ? 4 : 0);
+
+				if (want > r->need) {
+					r->need = want;
+					r->state = WS_EXTLEN;
+				} else {
+					e = frame_begins(p);
+					if (!r->left)
+						next_frame(r);
+				}
+			}
 		}
-		return 0;
-	case LWS_CALLBACK_CLIENT_WRITEABLE:
-		return p && !p->done ? write_pending(p, wsi) : 0;
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		if (p && !p->done)
-			connect_failed(r, p, wsi, in ? (const char *)in : NULL);
-		return 0;
-	case LWS_CALLBACK_CLIENT_CLOSED:
-		if (p && !p->done) {
-			take_status(p);
-			session_end(r, p, 0, NULL);
-		}
-		return 0;
-	default:
-		break;
+		data += n;
+		len -= n;
 	}
-	return 0;
-}
-
-static const struct lws_protocols protocols[] = {
-	{ PODEXEC_PROTO_V5, callback, 0, 65536, 0, NULL, 0 },
-	{ PODEXEC_PROTO_V4, callback, 0, 65536, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 },
-};
-
-/* ---- TLS from the config's PEM bytes ---- */
-
-static int add_ca(SSL_CTX *ssl, const char *pem, size_t len)
-{
-	X509_STORE *store = SSL_CTX_get_cert_store(ssl);
-	BIO *bio = BIO_new_mem_buf(pem, (int)len);
-	X509 *x;
-	int added = 0;
-
-	if (!bio)
-		return CADRE_ENOMEM;
-	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
-		if (X509_STORE_add_cert(store, x) == 1)
-			added++;
-		X509_free(x);
-	}
-	ERR_clear_error();
-	BIO_free(bio);
-	return added ? 0 : CADRE_EPARSE;
-}
-
-static int add_client_cert(SSL_CTX *ssl, const struct kube_config_creds *c)
-{
-	BIO *bio = BIO_new_mem_buf(c->cert_pem, (int)c->cert_len);
-	BIO *kbio = BIO_new_mem_buf(c->key_pem, (int)c->key_len);
-	EVP_PKEY *key = NULL;
-	X509 *x = NULL;
-	int e = CADRE_EPARSE;
-
-	if (!bio || !kbio) {
-		e = CADRE_ENOMEM;
-		goto out;
-	}
-	if (!(x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) || SSL_CTX_use_certificate(ssl, x) != 1)
-		goto out;
-	/* the rest of the file is the chain up to the CA */
-	for (X509 *chain; (chain = PEM_read_bio_X509(bio, NULL, NULL, NULL));)
-		if (SSL_CTX_add0_chain_cert(ssl, chain) != 1)
-			X509_free(chain);
-	if (!(key = PEM_read_bio_PrivateKey(kbio, NULL, NULL, NULL)) ||
-	    SSL_CTX_use_PrivateKey(ssl, key) != 1 || SSL_CTX_check_private_key(ssl) != 1)
-		goto out;
-	e = 0;
-out:
-	ERR_clear_error();
-	X509_free(x);
-	EVP_PKEY_free(key);
-	BIO_free(bio);
-	BIO_free(kbio);
 	return e;
 }
 
-/* The name the server's certificate must carry: tls-server-name, else the URL's host. */
-static int set_verify_name(SSL_CTX *ssl, const char *name)
-{
-	X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ssl);
+/* ---- the handshake (RFC 6455 4.1) ---- */
 
-	if (X509_VERIFY_PARAM_set1_ip_asc(param, name) == 1)
-		return 0;
-	ERR_clear_error();
-	X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-	return X509_VERIFY_PARAM_set1_host(param, name, 0) == 1 ? 0 : CADRE_EINVAL;
+static void base64_of(const unsigned char *data, size_t len, char *out)
+{
+	EVP_EncodeBlock((unsigned char *)out, data, (int)len);
 }
 
-static int make_ssl(struct runner *r, struct kube_status *st)
+/* The key, the Sec-WebSocket-Accept it asks for, and the handshake's header lines. */
+static int handshake_prepare(struct session_priv *p)
 {
-	struct kube_config *cfg = r->cfg;
-	int e;
+	unsigned char raw[16], digest[SHA_DIGEST_LENGTH];
+	char key[32], joined[80];
 
-	if (!(r->ssl = SSL_CTX_new(TLS_client_method())))
-		return kube_status_set(st, CADRE_ENOMEM, "no TLS context");
-	SSL_CTX_set_min_proto_version(r->ssl, TLS1_2_VERSION);
-	if (cfg->insecure) {
-		SSL_CTX_set_verify(r->ssl, SSL_VERIFY_NONE, NULL);
-	} else {
-		SSL_CTX_set_verify(r->ssl, SSL_VERIFY_PEER, NULL);
-		e = cfg->ca_pem ? add_ca(r->ssl, cfg->ca_pem, cfg->ca_len) :
-				  (SSL_CTX_set_default_verify_paths(r->ssl) == 1 ? 0 : CADRE_EIO);
-		if (e)
-			return kube_status_set(st, e, "%s: the certificate authority does not load",
-					       cfg->source);
-		if (set_verify_name(r->ssl, cfg->tls_server_name ? cfg->tls_server_name : r->host))
-			return kube_status_set(st, CADRE_EINVAL, "cannot verify the name %s",
-					       r->host);
-	}
-	if (r->creds.cert_pem && r->creds.key_pem && (e = add_client_cert(r->ssl, &r->creds)))
-		return kube_status_set(st, e, "%s: the client certificate or key does not load",
-				       cfg->source);
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return CADRE_EIO;
+	base64_of(raw, sizeof(raw), key);
+	snprintf(joined, sizeof(joined), "%s" WS_GUID, key);
+	SHA1((const unsigned char *)joined, strlen(joined), digest);
+	base64_of(digest, sizeof(digest), p->accept);
+	snprintf(p->headers, sizeof(p->headers),
+		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+		 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Protocol: %s, %s\r\n", key,
+		 PODEXEC_PROTO_V5, PODEXEC_PROTO_V4);
 	return 0;
 }
 
-/* ---- the run ---- */
-
-/* "https://host:port/prefix" into r. */
-static int parse_server(struct runner *r, const char *server)
-{
-	const char *rest, *slash, *colon;
-	size_t host_len;
-
-	if (!strncmp(server, "https://", 8)) {
-		r->tls = true;
-		rest = server + 8;
-	} else if (!strncmp(server, "http://", 7)) {
-		rest = server + 7;
-	} else {
-		return CADRE_EINVAL;
-	}
-	slash = strchr(rest, '/');
-	host_len = slash ? (size_t)(slash - rest) : strlen(rest);
-	snprintf(r->prefix, sizeof(r->prefix), "%s", slash ? slash : "");
-	if (r->prefix[0] && r->prefix[strlen(r->prefix) - 1] == '/')
-		r->prefix[strlen(r->prefix) - 1] = '\0';
-	r->port = r->tls ? 443 : 80;
-	if (rest[0] == '[') {  /* [::1]:6443 */
-		const char *close = memchr(rest, ']', host_len);
-
-		if (!close)
-			return CADRE_EINVAL;
-		snprintf(r->host, sizeof(r->host), "%.*s", (int)(close - rest - 1), rest + 1);
-		colon = close + 1 < rest + host_len && close[1] == ':' ? close + 1 : NULL;
-	} else {
-		colon = memchr(rest, ':', host_len);
-		snprintf(r->host, sizeof(r->host), "%.*s",
-			 (int)(colon ? (size_t)(colon - rest) : host_len), rest);
-	}
-	if (colon) {
-		char *end;
-		long port = strtol(colon + 1, &end, 10);
-
-		if (end != rest + host_len || port < 1 || port > 65535)
-			return CADRE_EINVAL;
-		r->port = (int)port;
-	}
-	return r->host[0] ? 0 : CADRE_EINVAL;
-}
-
-static void read_stdin(struct session_priv *p)
-{
-	struct pollfd pfd = { .fd = p->s->stdin_fd, .events = POLLIN };
-	ssize_t n;
-
-	if (p->s->stdin_fd < 0 || p->stdin_eof || p->out_len || !p->wsi)
-		return;
-	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-		return;
-	n = read(p->s->stdin_fd, p->out + LWS_PRE + 1, STDIN_CHUNK);
-	if (n <= 0) {
-		p->stdin_eof = true;
-	} else {
-		p->out[LWS_PRE] = PODEXEC_CH_STDIN;
-		p->out_len = (size_t)n + 1;
-	}
-	lws_callback_on_writable(p->wsi);
-}
-
-static void tick(lws_sorted_usec_list_t *sul)
-{
-	struct runner *r = lws_container_of(sul, struct runner, tick);
-	bool resized = r->opts && r->opts->resized && atomic_exchange(r->opts->resized, false);
-
-	for (size_t i = 0; i < r->n; i++) {
-		struct session_priv *p = &r->privs[i];
-
-		if (p->done || !p->wsi)
-			continue;
-		if (resized && p->s->tty) {
-			p->resize_pending = true;
-			lws_callback_on_writable(p->wsi);
-		}
-		read_stdin(p);
-	}
-	lws_sul_schedule(r->ctx, 0, &r->tick, tick, TICK_US);
-}
-
-static int connect_one(struct runner *r, struct session_priv *p)
+/* The 101: the key answered, the subprotocol the server chose. 0, or why not. */
+static int handshake_check(struct session_priv *p)
 {
 	struct podexec_session *s = p->s;
-	struct lws_client_connect_info i;
+	char accept[64];
+
+	if (!kube_upgrade_header(p->up.head, "Sec-WebSocket-Accept", accept, sizeof(accept)) ||
+	    strcmp(accept, p->accept))
+		return kube_status_set(&s->st, CADRE_EIO, "the server's WebSocket answer does not "
+				       "match the key sent");
+	if (!kube_upgrade_header(p->up.head, "Sec-WebSocket-Protocol", s->protocol,
+				 sizeof(s->protocol)))
+		s->protocol[0] = '\0';
+	p->v5 = !strcmp(s->protocol, PODEXEC_PROTO_V5);
+	return 0;
+}
+
+/* The request's path and query: the exec subresource with the command. */
+static int session_path(struct session_priv *p)
+{
+	struct podexec_session *s = p->s;
 	struct buf path;
 	int e;
 
-	buf_init(&path, (size_t)1 << 20);
-	e = buf_adds(&path, r->prefix);
-	if (!e) {
-		struct buf rest;
-
-		buf_init(&rest, (size_t)1 << 20);
-		e = podexec_path(&rest, s->ns, s->pod, s->container, s->argv, s->argc,
-				 s->stdin_fd >= 0, s->tty);
-		if (!e)
-			e = buf_adds(&path, buf_str(&rest));
-		buf_release(&rest);
-	}
+	buf_init(&path, (size_t)4 << 20);
+	e = podexec_path(&path, s->ns, s->pod, s->container, s->argv, s->argc, s->stdin_fd >= 0,
+			 s->tty);
 	if (!e && !(p->path = strdup(buf_str(&path))))
 		e = CADRE_ENOMEM;
 	buf_release(&path);
-	if (e)
-		return kube_status_set(&s->st, e, "cannot build the exec request");
-	memset(&i, 0, sizeof(i));
-	i.context = r->ctx;
-	i.vhost = r->vhost;
-	i.address = r->host;
-	i.port = r->port;
-	i.path = p->path;
-	i.host = r->host;
-	i.origin = r->host;
-	i.protocol = PODEXEC_PROTO_V5 "," PODEXEC_PROTO_V4;
-	i.local_protocol_name = PODEXEC_PROTO_V5;
-	i.ietf_version_or_minus_one = -1;
-	i.alpn = "http/1.1";  /* the API server upgrades HTTP/1.1 only */
-	i.opaque_user_data = p;
-	i.pwsi = &p->wsi;
-	if (r->tls) {
-		i.ssl_connection = LCCSCF_USE_SSL | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK;
-		if (r->cfg->insecure)
-			i.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_ALLOW_EXPIRED |
-					    LCCSCF_ALLOW_INSECURE;
-	}
-	r->running++;
-	if (!lws_client_connect_via_info(&i) && !p->done)
-		session_end(r, p, CADRE_EIO, "cannot start the connection");
-	return 0;
+	return e;
 }
 
-static int runner_open(struct runner *r, struct kube_status *st)
+/* ---- the sessions ---- */
+
+struct runner {
+	const struct podexec_opts *opts;
+	struct session_priv *privs;
+	size_t n;
+	size_t running;
+};
+
+static void queue_resize(struct runner *r, struct session_priv *p)
 {
-	struct lws_context_creation_info info;
+	struct buf body;
+	unsigned cols, rows;
+
+	if (!r->opts || !r->opts->get_size || !r->opts->get_size(r->opts->size_ctx, &cols, &rows))
+		return;
+	buf_init(&body, 64);
+	if (!podexec_resize_body(cols, rows, &body))
+		send_channel(p, PODEXEC_CH_RESIZE, body.data, body.len);
+	buf_release(&body);
+}
+
+/* Read what the connection has, including what TLS holds decrypted already. */
+static void session_read(struct runner *r, struct session_priv *p)
+{
+	unsigned char chunk[32768];
+	size_t n, total = 0;
 	int e;
 
-	if (parse_server(r, r->cfg->server))
-		return kube_status_set(st, CADRE_EINVAL, "the server URL %s is not http(s)://HOST[:PORT]",
-				       r->cfg->server);
-	if ((e = kube_config_credentials(r->cfg, &r->creds, st)))
-		return e;
-	if (r->creds.token)
-		snprintf(r->auth, sizeof(r->auth), "Bearer %s", r->creds.token);
-	if (r->tls && (e = make_ssl(r, st)))
-		return e;
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = protocols;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
-		       (r->tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0);
-	info.user = r;
-	info.timeout_secs = (unsigned)((r->opts && r->opts->connect_timeout_ms > 0 ?
-					r->opts->connect_timeout_ms : 10000) + 999) / 1000;
-	info.connect_timeout_secs = info.timeout_secs;
-	if (!(r->ctx = lws_create_context(&info)))
-		return kube_status_set(st, CADRE_EIO, "no WebSocket context");
-	if (r->tls)
-		info.provided_client_ssl_ctx = r->ssl;
-	info.vhost_name = "podexec";
-	if (!(r->vhost = lws_create_vhost(r->ctx, &info)))
-		return kube_status_set(st, CADRE_EIO, "no WebSocket client");
-	return 0;
-}
-
-static void runner_close(struct runner *r)
-{
-	if (r->ctx)
-		lws_context_destroy(r->ctx);
-	r->ctx = NULL;
-	/* libwebsockets does not free a provided SSL_CTX */
-	if (r->ssl)
-		SSL_CTX_free(r->ssl);
-	r->ssl = NULL;
-	for (size_t i = 0; r->privs && i < r->n; i++) {
-		podexec_demux_release(&r->privs[i].demux);
-		free(r->privs[i].path);
+	while (!p->done && total < ((size_t)1 << 20)) {
+		e = kube_upgrade_recv(&p->up, chunk, sizeof(chunk), &n);
+		if (e == CADRE_EAGAIN)
+			return;
+		if (e || !n) {
+			/* the server closed it: after the Status, that is the end of the command */
+			take_status(p);
+			session_end(p, &r->running, e && !p->demux.has_status ? CADRE_EIO : 0,
+				    "the connection failed");
+			return;
+		}
+		total += n;
+		if ((e = ws_feed(p, chunk, n))) {
+			session_end(p, &r->running, e, e == CADRE_EPARSE ? "a message the exec "
+				    "protocol does not have" : "the output could not be written");
+			return;
+		}
+		if (p->close_seen && !p->out.len) {
+			take_status(p);
+			session_end(p, &r->running, 0, NULL);
+			return;
+		}
 	}
-	free(r->privs);
-	r->privs = NULL;
-	kube_config_creds_release(&r->creds);
-	OPENSSL_cleanse(r->auth, sizeof(r->auth));
 }
 
-int podexec_run(struct kube_config *cfg, struct podexec_session *sessions, size_t n,
+static void session_write(struct runner *r, struct session_priv *p)
+{
+	size_t n;
+	int e;
+
+	while (!p->done && p->out.len) {
+		e = kube_upgrade_send(&p->up, p->out.data, p->out.len, &n);
+		if (e == CADRE_EAGAIN)
+			return;
+		if (e) {
+			take_status(p);
+			session_end(p, &r->running, p->demux.has_status ? 0 : CADRE_EIO,
+				    "the connection failed");
+			return;
+		}
+		memmove(p->out.data, p->out.data + n, p->out.len - n);
+		p->out.len -= n;
+		p->out.data[p->out.len] = '\0';
+	}
+	if (!p->done && p->close_seen && !p->out.len) {
+		take_status(p);
+		session_end(p, &r->running, 0, NULL);
+	}
+}
+
+/* stdin, when it has something, as a channel 0 message; its end as v5's close of channel 0. */
+static void session_stdin(struct session_priv *p)
+{
+	char data[STDIN_CHUNK];
+	ssize_t n = read(p->s->stdin_fd, data, sizeof(data));
+
+	if (n > 0) {
+		send_channel(p, PODEXEC_CH_STDIN, data, (size_t)n);
+		return;
+	}
+	p->stdin_eof = true;
+	if (p->v5 && !p->close_sent) {
+		unsigned char which = PODEXEC_CH_STDIN;
+
+		send_channel(p, PODEXEC_CH_CLOSE, &which, 1);
+	}
+}
+
+static bool wants_stdin(const struct session_priv *p)
+{
+	return !p->done && p->s->stdin_fd >= 0 && !p->stdin_eof && !p->close_seen &&
+	       p->out.len < MAX_PENDING_OUT;
+}
+
+static void serve(struct runner *r)
+{
+	struct pollfd *fds = calloc(2 * r->n, sizeof(*fds));
+	struct session_priv **owner = calloc(2 * r->n, sizeof(*owner));
+
+	while (fds && owner && r->running) {
+		bool resized = r->opts && r->opts->resized && atomic_exchange(r->opts->resized, false);
+		nfds_t nfds = 0;
+
+		if (r->opts && r->opts->stop && atomic_load(r->opts->stop)) {
+			for (size_t i = 0; i < r->n; i++)
+				session_end(&r->privs[i], &r->running, CADRE_ECANCELED, "stopped");
+			break;
+		}
+		for (size_t i = 0; i < r->n; i++) {
+			struct session_priv *p = &r->privs[i];
+
+			if (resized && p->s->tty && !p->done)
+				queue_resize(r, p);
+			session_read(r, p);
+			session_write(r, p);
+			if (p->done)
+				continue;
+			owner[nfds] = p;
+			fds[nfds++] = (struct pollfd){ .fd = kube_upgrade_fd(&p->up),
+				.events = (short)(POLLIN | (p->out.len ? POLLOUT : 0)) };
+			if (wants_stdin(p)) {
+				owner[nfds] = p;
+				fds[nfds++] = (struct pollfd){ .fd = p->s->stdin_fd, .events = POLLIN };
+			}
+		}
+		if (!r->running)
+			break;
+		if (poll(fds, nfds, TICK_MS) <= 0)
+			continue;
+		for (nfds_t i = 0; i < nfds; i++)
+			if (fds[i].fd == owner[i]->s->stdin_fd && owner[i]->s->stdin_fd >= 0 &&
+			    fds[i].revents && wants_stdin(owner[i]))
+				session_stdin(owner[i]);
+	}
+	if (!fds || !owner)
+		for (size_t i = 0; i < r->n; i++)
+			session_end(&r->privs[i], &r->running, CADRE_ENOMEM, "out of memory");
+	free(fds);
+	free(owner);
+}
+
+/* The upgrade of every session at once; each one's outcome into its st. */
+static int connect_all(struct kube_http *http, struct runner *r)
+{
+	struct kube_upgrade *ups = calloc(r->n, sizeof(*ups));
+	int e = 0;
+
+	if (!ups)
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < r->n && !e; i++) {
+		struct session_priv *p = &r->privs[i];
+
+		e = session_path(p);
+		if (!e)
+			e = handshake_prepare(p);
+		ups[i].path_and_query = p->path;
+		ups[i].headers = p->headers;
+	}
+	if (!e)
+		e = kube_http_upgrade(http, ups, r->n, r->opts ? r->opts->connect_timeout_ms : 0,
+				      r->opts ? r->opts->stop : NULL);
+	for (size_t i = 0; i < r->n; i++) {
+		struct session_priv *p = &r->privs[i];
+		struct podexec_session *s = p->s;
+
+		p->up = ups[i];
+		if (e)
+			continue;
+		if (ups[i].st.code) {
+			s->st = ups[i].st;
+		} else if (!handshake_check(p)) {
+			int fe = ws_feed(p, (unsigned char *)ups[i].early.data, ups[i].early.len);
+
+			if (fe)
+				kube_status_set(&s->st, fe, "a message the exec protocol does not have");
+			else if (s->tty)
+				queue_resize(r, p);
+		}
+		if (!s->st.code)
+			r->running++;
+		else
+			p->done = true;
+	}
+	free(ups);
+	return e;
+}
+
+int podexec_run(struct kube_http *http, struct podexec_session *sessions, size_t n,
 		const struct podexec_opts *opts)
 {
 	struct runner r;
-	struct kube_status st;
-	int e = 0;
+	int e;
 
 	memset(&r, 0, sizeof(r));
-	kube_status_clear(&st);
-	r.cfg = cfg;
 	r.opts = opts;
 	r.n = n;
 	for (size_t i = 0; i < n; i++) {
@@ -685,45 +708,25 @@ int podexec_run(struct kube_config *cfg, struct podexec_session *sessions, size_
 	}
 	if (!n)
 		return 0;
-	if (!(r.privs = calloc(n, sizeof(*r.privs)))) {
-		e = CADRE_ENOMEM;
-		goto out;
-	}
+	if (!(r.privs = calloc(n, sizeof(*r.privs))))
+		return CADRE_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		r.privs[i].s = &sessions[i];
+		next_frame(&r.privs[i].reader);
 		podexec_demux_init(&r.privs[i].demux, sessions[i].on_output, sessions[i].ctx);
+		buf_init(&r.privs[i].out, (size_t)64 << 20);
 	}
-	if ((e = runner_open(&r, &st))) {
-		sessions[0].st = st;
-		goto out;
+	e = connect_all(http, &r);
+	if (e)
+		kube_status_set(&sessions[0].st, e, "cannot start the exec: %s", cadre_strerror(e));
+	else
+		serve(&r);
+	for (size_t i = 0; i < n; i++) {
+		podexec_demux_release(&r.privs[i].demux);
+		kube_upgrade_release(&r.privs[i].up);
+		buf_release(&r.privs[i].out);
+		free(r.privs[i].path);
 	}
-	for (size_t i = 0; i < n; i++)
-		connect_one(&r, &r.privs[i]);
-	lws_sul_schedule(r.ctx, 0, &r.tick, tick, TICK_US);
-	while (r.running > 0) {
-		if (opts && opts->stop && atomic_load(opts->stop)) {
-			for (size_t i = 0; i < n; i++)
-				session_end(&r, &r.privs[i], CADRE_ECANCELED, "stopped");
-			break;
-		}
-		if (lws_service(r.ctx, 0) < 0)
-			break;
-	}
-	for (size_t i = 0; i < n; i++)
-		session_end(&r, &r.privs[i], CADRE_EIO, "the WebSocket service failed");
-	lws_sul_cancel(&r.tick);
-out:
-	runner_close(&r);
+	free(r.privs);
 	return e;
-}
-
-static void drop_log(int level, const char *line)
-{
-	(void)level;
-	(void)line;
-}
-
-void podexec_quiet(void)
-{
-	lws_set_log_level(LLL_ERR, drop_log);
 }

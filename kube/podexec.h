@@ -13,12 +13,15 @@
  *       the second byte names it; the client closes stdin so)
  * A message may arrive in fragments: the channel byte leads the first only.
  *
- * The connection uses the config's credentials as kube/http.c does (the
- * CA, the client certificate and key, a bearer token, exec plugin
- * credentials, insecure-skip-tls-verify, tls-server-name), read once per
- * podexec_run: a 401 is reported, not retried with refreshed ones. Several sessions
- * run at once on one thread: podexec_run services them all until each has
- * ended. Not thread-safe: one podexec_run at a time per session array.
+ * The connections are made by kube/http.c (kube_http_upgrade) as every
+ * request is: the kubeconfig's proxy (or HTTPS_PROXY and NO_PROXY), its CA,
+ * client certificate and key, bearer token or exec plugin credentials,
+ * insecure-skip-tls-verify, tls-server-name (as SNI and the name verified)
+ * and impersonation; a 401 refreshes dynamic credentials and tries once
+ * more. The request is as long as the command and the token make it.
+ * Several sessions run at once on one thread: podexec_run services them all
+ * until each has ended. Not thread-safe: one podexec_run at a time per
+ * session array.
  */
 #ifndef CADRE_KUBE_PODEXEC_H
 #define CADRE_KUBE_PODEXEC_H
@@ -28,7 +31,7 @@
 #include <stddef.h>
 
 #include "base/buf.h"
-#include "kube/config.h"
+#include "kube/http.h"
 #include "kube/status.h"
 
 #define PODEXEC_CH_STDIN 0
@@ -118,7 +121,7 @@ struct podexec_session {
 
 /* How the sessions are serviced. May be NULL for the defaults. */
 struct podexec_opts {
-	long connect_timeout_ms;     /* TCP + TLS + upgrade; 0: 10 s */
+	long connect_timeout_ms;     /* TCP + TLS + upgrade; 0: the client's request timeout */
 	const atomic_bool *stop;     /* set from anywhere (a signal handler): abandon them */
 	/* Set from a SIGWINCH handler; then get_size is asked and channel 4 sent (tty only). */
 	atomic_bool *resized;
@@ -127,21 +130,17 @@ struct podexec_opts {
 };
 
 /*
- * Run every session against cfg's API server (cfg borrowed) until each has
+ * Run every session against http's API server (borrowed) until each has
  * ended, delivering output as it arrives. A TTY session also sends the
  * terminal size at once. Per session, exit_code and st say how it went
  * (st.code CADRE_EUNAUTHORIZED, CADRE_EFORBIDDEN, CADRE_ENOTFOUND from the
  * upgrade's HTTP status; CADRE_EIO for a connection that failed or closed
  * without a Status; CADRE_ECANCELED when *stop was set). Returns 0 when
- * the sessions could be started (each one's outcome is its own), or
- * CADRE_ENOMEM / CADRE_EINVAL (a server URL that is not http(s)) /
- * CADRE_EIO (no TLS context, credentials that cannot be read, with
- * sessions[0].st saying why).
+ * the sessions could be started (each one's outcome is its own, credentials
+ * that cannot be had included), or CADRE_ENOMEM / CADRE_EIO (no random
+ * bytes for the keys) with sessions[0].st saying why.
  */
-int podexec_run(struct kube_config *cfg, struct podexec_session *sessions, size_t n,
+int podexec_run(struct kube_http *http, struct podexec_session *sessions, size_t n,
 		const struct podexec_opts *opts);
-
-/* Silence libwebsockets' own log lines (a command line tool prints its own). */
-void podexec_quiet(void);
 
 #endif

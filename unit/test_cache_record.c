@@ -11,7 +11,7 @@
 #include "base/err.h"
 #include "api/labels.h"
 #include "controller/admission/cache_record.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
 static unsigned char rec[STORE_RECORD_MAX];

@@ -29,8 +29,16 @@ static const char job_list[] =
 	"\"cadre.dev/job-name\":\"eval\",\"cadre.dev/node-rank\":\"" rank "\"," \
 	"\"cadre.dev/restart-attempt\":\"" attempt "\"}},\"status\":{\"phase\":\"" phase "\"}}"
 
+/* A pod with its uid, as the API server lists it. */
+#define POD_UID(name, uid, rank, attempt, phase) \
+	"{\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid "\",\"namespace\":\"ml\",\"labels\":{" \
+	"\"cadre.dev/job-name\":\"eval\",\"cadre.dev/node-rank\":\"" rank "\"," \
+	"\"cadre.dev/restart-attempt\":\"" attempt "\"}},\"status\":{\"phase\":\"" phase "\"}}"
+
 static struct {
 	const char *pods;  /* the items of the pod list */
+	const char *now_uid;  /* the uid GET pods/eval-1-1 answers: who holds the name now */
+	int pod_get_status;   /* 0: GET pods/NAME is answered; else this status */
 	int log_status;    /* 0: the logs are answered */
 	bool cut;          /* rank 1's first follow stream ends after its lines */
 	int follows;       /* follow streams of rank 1 asked for */
@@ -75,6 +83,16 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 		resp->hold_ms = fake.cut && n == 1 ? 0 : -1;
 		resp->headers = "Content-Type: text/plain\r\n";
 		return;
+	} else if ((!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) &&
+		   fake.pod_get_status) {
+		resp->status = fake.pod_get_status;
+		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+			 "\"reason\":\"Forbidden\",\"message\":\"cannot get pods\",\"code\":403}");
+	} else if (!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) {
+		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}",
+			 req->target + strlen(PODS) + 1,
+			 fake.now_uid && strstr(req->target, "eval-1-1") ? fake.now_uid
+			 : strstr(req->target, "eval-1-1") ? "u11" : "u10");
 	} else if (!strncmp(req->target, PODS "?", strlen(PODS) + 1)) {
 		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"PodList\",\"metadata\":{},"
 			 "\"items\":[%s]}", fake.pods);
@@ -170,6 +188,41 @@ Test(cli_logs, follow_opens_a_stream_that_ended_again_where_it_stopped)
 					 "1: rank one goes on\n"), "no line twice: %s", out);
 	cr_assert_str_eq(err, "cadre logs: rank 1 (pod eval-1-1): the server ended its log stream "
 			 "while the pod runs; reading on from 2026-12-01T10:00:01Z\n");
+}
+
+Test(cli_logs, logs_asks_for_the_tail_since_and_limit_of_the_ranks_chosen_and_keeps_times)
+{
+	cr_assert_eq(cadre("--kubeconfig KC logs 4242 --rank 1-3 --tail 5 --since 10m "
+			   "--limit-bytes 100 --timestamps"), 0, "%s", err);
+	cr_assert_str_eq(out, "1: 2026-12-01T10:00:01.5Z rank one starts\n");
+	cr_assert(requested(PODS "/eval-1-1/log?container=main&timestamps=true&tailLines=5"
+			    "&sinceSeconds=600&limitBytes=100"));
+	cr_assert(!requested(PODS "/eval-1-0/log?container=main&timestamps=true&tailLines=5"
+			     "&sinceSeconds=600&limitBytes=100"), "rank 0 is not asked for");
+}
+
+Test(cli_logs, follow_prints_nothing_of_a_pod_that_took_the_name_it_followed)
+{
+	/* the list shows attempt 1's pods; by the time rank 1's stream answers, its name is another pod's */
+	fake.pods = POD_UID("eval-1-1", "u11", "1", "1", "Running") ","
+		    POD_UID("eval-1-0", "u10", "0", "1", "Running");
+	fake.now_uid = "u-next";
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert_str_eq(out, "0: rank zero follows\n");
+	cr_assert(requested(PODS "/eval-1-1"), "the name's pod is asked for once the stream answers");
+	cr_assert_eq(fake.follows, 1, "nor is that stream opened again");
+}
+
+Test(cli_logs, follow_prints_a_pod_it_may_not_get_as_before_the_check)
+{
+	/* a role with list and pods/log but not get on pods: the check cannot tell, the lines come */
+	fake.pods = POD_UID("eval-1-1", "u11", "1", "1", "Running") ","
+		    POD_UID("eval-1-0", "u10", "0", "1", "Running");
+	fake.pod_get_status = 403;
+	cr_assert_eq(cadre("--kubeconfig KC logs -f eval"), 0, "%s", err);
+	cr_assert(strstr(out, "1: rank one follows\n"), "%s", out);
+	cr_assert(strstr(out, "0: rank zero follows\n"), "%s", out);
+	cr_assert_str_eq(err, "");
 }
 
 Test(cli_logs, logs_of_one_rank_by_name)

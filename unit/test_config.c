@@ -307,7 +307,7 @@ Test(config, unusable_users_and_clusters_are_refused_with_the_field)
 	rm_tree(dir);
 }
 
-Test(config, yaml_anchors_and_quoted_booleans_are_understood)
+Test(config, yaml_anchors_are_understood_and_a_quoted_boolean_is_refused)
 {
 	char dir[] = "/tmp/cadre-config-XXXXXX", path[256];
 	struct kube_config *cfg;
@@ -321,9 +321,19 @@ Test(config, yaml_anchors_and_quoted_booleans_are_understood)
 		   " {name: d, context: *ctx}]\n"
 		   "clusters: [{name: k, cluster: {server: 'https://k', insecure-skip-tls-verify: 'true'}}]\n"
 		   "users: [{name: u, user: {token: \"t\"}}]\n");
+	/* A quoted 'true' is a string, not the flag: refused, as kubectl refuses it. */
+	cr_assert_eq(kube_config_from_kubeconfig(path, "d", &cfg, &st), CADRE_EPARSE);
+	cr_assert(strstr(st.message, "cluster \"k\": insecure-skip-tls-verify must be true or "
+			 "false"), "%s", st.message);
+	cr_assert_null(cfg);
+	write_file(dir, "config",
+		   "current-context: c\n"
+		   "contexts: [{name: c, context: &ctx {cluster: k, user: u, namespace: anchored}},"
+		   " {name: d, context: *ctx}]\n"
+		   "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		   "users: [{name: u, user: {token: \"t\"}}]\n");
 	cr_assert_eq(kube_config_from_kubeconfig(path, "d", &cfg, &st), 0, "%s", st.message);
 	cr_assert_str_eq(cfg->namespace, "anchored");
-	/* A quoted 'true' is a string, not the flag: TLS stays verified. */
 	cr_assert_not(cfg->insecure);
 	kube_config_free(cfg);
 	rm_tree(dir);
@@ -471,5 +481,180 @@ Test(config, in_cluster_errors_name_what_is_missing)
 	cr_assert_eq(kube_config_in_cluster(dir, &cfg, &st), CADRE_ENOTFOUND);
 	cr_assert_null(cfg);
 	cr_assert(strstr(st.message, token), "%s", st.message);
+	rm_tree(dir);
+}
+
+/* Load dir/config written from text; the error code. */
+static int load_text(const char *dir, const char *text, struct kube_config **cfg,
+		     struct kube_status *st)
+{
+	char path[256];
+
+	write_file(dir, "config", text);
+	snprintf(path, sizeof(path), "%s/config", dir);
+	return kube_config_from_kubeconfig(path, NULL, cfg, st);
+}
+
+#define HEAD "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+
+Test(config, every_field_cadre_cannot_honour_is_refused_by_name)
+{
+	static const struct {
+		const char *text, *says;
+	} cases[] = {
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k', certificate-authoriti: x}}]\n"
+		  "users: [{name: u, user: {token: t}}]\n",
+		  "cluster \"k\": field \"certificate-authoriti\" is not one cadre knows" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {token: t, tokenfile: /x}}]\n",
+		  "user \"u\": field \"tokenfile\" is not one cadre knows" },
+		{ "current-context: c\ncontexts: [{name: c, context: {cluster: k, namespaces: x}}]\n"
+		  "clusters: [{name: k, cluster: {server: 'https://k'}}]\n",
+		  "context \"c\": field \"namespaces\" is not one cadre knows" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {exec: {command: x, apiVersion: "
+		  "client.authentication.k8s.io/v1beta1, interactive: Never}}}]\n",
+		  "exec of user \"u\": field \"interactive\" is not one cadre knows" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {auth-provider: {name: oidc}}}]\n",
+		  "user \"u\": auth-provider is not supported" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {password: hunter2}}]\n",
+		  "user \"u\": password: basic authentication is not supported" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k', proxy-url: 'ftp://p:21'}}]\n"
+		  "users: [{name: u, user: {token: t}}]\n",
+		  "cluster \"k\": proxy-url \"ftp://p:21\": the scheme must be http, https or socks5" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k', proxy-url: "
+		  "'socks5h://me:secret@p:1080'}}]\n"
+		  "users: [{name: u, user: {token: t}}]\n",
+		  "proxy-url \"socks5h://p:1080\": the scheme must be" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k', disable-compression: "
+		  "'yes'}}]\nusers: [{name: u, user: {token: t}}]\n",
+		  "cluster \"k\": disable-compression must be true or false" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {token: t, as-groups: [admins]}}]\n",
+		  "user \"u\": as-groups without as" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {token: t, as: \"bob\\r\\nX-Evil: 1\"}}]\n",
+		  "user \"u\": as: every value must be a string without line breaks" },
+		{ HEAD "clusters: [{name: k, cluster: {server: 'https://k'}}]\n"
+		  "users: [{name: u, user: {token: t, as: bob, as-user-extra: {scopes: one}}}]\n",
+		  "user \"u\": as-user-extra: every value must be" },
+	};
+	char dir[] = "/tmp/cadre-config-XXXXXX";
+	struct kube_config *cfg;
+	struct kube_status st;
+
+	cr_assert(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_neq(load_text(dir, cases[i].text, &cfg, &st), 0, "case %zu loaded", i);
+		cr_assert_null(cfg);
+		cr_assert(strstr(st.message, cases[i].says), "case %zu: %s", i, st.message);
+		cr_assert_null(strchr(st.message, '\n'), "one line: %s", st.message);
+		cr_assert_null(strstr(st.message, "secret"), "%s", st.message);
+		cr_assert_null(strstr(st.message, "hunter2"), "%s", st.message);
+	}
+	rm_tree(dir);
+}
+
+Test(config, impersonation_and_the_clusters_settings_are_read)
+{
+	char dir[] = "/tmp/cadre-config-XXXXXX";
+	struct kube_config *cfg;
+	struct kube_status st;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(load_text(dir, HEAD
+			       "clusters: [{name: k, cluster: {server: 'https://k', proxy-url: "
+			       "'socks5://bastion:1080', disable-compression: true, "
+			       "tls-server-name: api.internal, extensions: [{name: x, extension: {}}]}}]\n"
+			       "users: [{name: u, user: {token: t, as: jane, as-uid: '1234', "
+			       "as-groups: [devs, 'ml team'], as-user-extra: {'example.com/scope%': "
+			       "[a, b], reason: [debugging]}, extensions: []}}]\n", &cfg, &st), 0,
+		     "%s", st.message);
+	cr_assert_str_eq(cfg->proxy_url, "socks5://bastion:1080");
+	cr_assert(cfg->disable_compression);
+	cr_assert_str_eq(cfg->tls_server_name, "api.internal");
+	cr_assert_eq(cfg->nimpersonate, 7);
+	cr_assert_str_eq(cfg->impersonate[0], "Impersonate-User: jane");
+	cr_assert_str_eq(cfg->impersonate[1], "Impersonate-Uid: 1234");
+	cr_assert_str_eq(cfg->impersonate[2], "Impersonate-Group: devs");
+	cr_assert_str_eq(cfg->impersonate[3], "Impersonate-Group: ml team");
+	/* client-go escapes a key byte that may not be in a header name, and '%' */
+	cr_assert_str_eq(cfg->impersonate[4], "Impersonate-Extra-example.com%2Fscope%25: a");
+	cr_assert_str_eq(cfg->impersonate[5], "Impersonate-Extra-example.com%2Fscope%25: b");
+	cr_assert_str_eq(cfg->impersonate[6], "Impersonate-Extra-reason: debugging");
+	kube_config_free(cfg);
+	rm_tree(dir);
+}
+
+struct wall {
+	int64_t now_ms;
+};
+
+static int64_t wall_now(void *ctx)
+{
+	return ((struct wall *)ctx)->now_ms;
+}
+
+static void copy_file(const char *from, const char *dir, const char *name)
+{
+	char *text = slurp(from);
+
+	write_file(dir, name, text);
+	free(text);
+}
+
+/* The credentials' CA and certificate now start with the files' (the test's PEMs differ early). */
+static void assert_creds_are(struct kube_config *cfg, const char *ca, const char *cert,
+			     const char *key)
+{
+	struct kube_config_creds creds;
+	struct kube_status st;
+	char *want_ca = slurp(ca), *want_cert = slurp(cert), *want_key = slurp(key);
+
+	cr_assert_eq(kube_config_credentials(cfg, &creds, &st), 0, "%s", st.message);
+	cr_assert_str_eq(creds.ca_pem, want_ca);
+	cr_assert_str_eq(creds.cert_pem, want_cert);
+	cr_assert_str_eq(creds.key_pem, want_key);
+	kube_config_creds_release(&creds);
+	free(want_ca);
+	free(want_cert);
+	free(want_key);
+}
+
+Test(config, rotated_certificate_key_and_ca_files_are_read_again)
+{
+	char dir[] = "/tmp/cadre-config-XXXXXX";
+	struct wall wall = { 1700000000000 };
+	struct kube_config *cfg;
+	struct kube_status st;
+
+	cr_assert(mkdtemp(dir));
+	copy_file(TESTDATA "/ca.crt", dir, "ca.pem");
+	copy_file(TESTDATA "/client.crt", dir, "tls.crt");
+	copy_file(TESTDATA "/client.key", dir, "tls.key");
+	cr_assert_eq(load_text(dir, HEAD
+			       "clusters: [{name: k, cluster: {server: 'https://k', "
+			       "certificate-authority: ca.pem}}]\n"
+			       "users: [{name: u, user: {client-certificate: tls.crt, "
+			       "client-key: tls.key}}]\n", &cfg, &st), 0, "%s", st.message);
+	kube_config_set_clock(cfg, wall_now, &wall);
+	assert_creds_are(cfg, TESTDATA "/ca.crt", TESTDATA "/client.crt", TESTDATA "/client.key");
+
+	/* a new CA bundle (here: the server's certificate stands for one) */
+	copy_file(TESTDATA "/server.crt", dir, "ca.pem");
+	wall.now_ms += KUBE_CONFIG_FILE_CHECK_MS;
+	assert_creds_are(cfg, TESTDATA "/server.crt", TESTDATA "/client.crt", TESTDATA "/client.key");
+
+	/* half a rotation: the new certificate without its key keeps the old pair */
+	copy_file(TESTDATA "/server.crt", dir, "tls.crt");
+	wall.now_ms += KUBE_CONFIG_FILE_CHECK_MS;
+	assert_creds_are(cfg, TESTDATA "/server.crt", TESTDATA "/client.crt", TESTDATA "/client.key");
+	/* the key follows: the new pair */
+	copy_file(TESTDATA "/server.key", dir, "tls.key");
+	wall.now_ms += KUBE_CONFIG_FILE_CHECK_MS;
+	assert_creds_are(cfg, TESTDATA "/server.crt", TESTDATA "/server.crt", TESTDATA "/server.key");
+	kube_config_free(cfg);
 	rm_tree(dir);
 }

@@ -10,14 +10,21 @@
 #include "cli/dash_server.h"
 
 #include "base/buf.h"
-#include "controller/kinds.h"
+#include "base/err.h"
+#include "cli/kube.h"
 #include "kube/config.h"
 #include "kube/http.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
+#include "unit/support/httpd.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define GOLDEN CADRE_SOURCE_DIR "/unit/testdata/golden/dash"
@@ -253,31 +260,109 @@ Test(dash_auth, the_cookie_is_http_only_and_same_site_strict)
 	cr_assert_str_eq(c, DASH_COOKIE "=" TOKEN "; Path=/; HttpOnly; SameSite=Strict");
 }
 
+Test(dash_auth, a_code_opens_one_session_and_the_session_is_not_the_code)
+{
+	static struct dash_auth a;
+	char s1[DASH_TOKEN_LEN + 1], s2[DASH_TOKEN_LEN + 1], cookie[128], next[DASH_TOKEN_LEN + 1];
+
+	cr_assert_eq(dash_auth_init(&a, TOKEN), 0);
+	cr_assert_eq(dash_auth_redeem(&a, "0123", s1), CADRE_EUNAUTHORIZED);
+	cr_assert_eq(dash_auth_redeem(&a, TOKEN, s1), 0);
+	cr_assert_str_neq(s1, TOKEN);
+	/* spent: the same code again opens nothing; a new one is out */
+	cr_assert_eq(dash_auth_redeem(&a, TOKEN, s2), CADRE_EUNAUTHORIZED);
+	cr_assert_str_neq(a.code, TOKEN);
+	cr_assert_eq(strlen(a.code), DASH_TOKEN_LEN);
+	snprintf(cookie, sizeof(cookie), "x=1; " DASH_COOKIE "=%s", s1);
+	cr_assert(dash_auth_cookie_ok(&a, cookie));
+	cr_assert_not(dash_auth_cookie_ok(&a, DASH_COOKIE "=" TOKEN), "the code is no cookie");
+	snprintf(cookie, sizeof(cookie), DASH_COOKIE "=%s", a.code);
+	cr_assert_not(dash_auth_cookie_ok(&a, cookie), "nor is the next code");
+	/* each browser its own session; past the limit the oldest ends */
+	snprintf(next, sizeof(next), "%s", a.code);
+	cr_assert_eq(dash_auth_redeem(&a, next, s2), 0);
+	cr_assert_str_neq(s1, s2);
+	for (int i = 0; i < DASH_MAX_SESSIONS - 1; i++) {
+		char s[DASH_TOKEN_LEN + 1];
+
+		snprintf(next, sizeof(next), "%s", a.code);
+		cr_assert_eq(dash_auth_redeem(&a, next, s), 0);
+	}
+	snprintf(cookie, sizeof(cookie), DASH_COOKIE "=%s", s1);
+	cr_assert_not(dash_auth_cookie_ok(&a, cookie));
+	snprintf(cookie, sizeof(cookie), DASH_COOKIE "=%s", s2);
+	cr_assert(dash_auth_cookie_ok(&a, cookie));
+}
+
+static struct dash_names names_for(const char *address)
+{
+	struct dash_names n;
+
+	dash_names_for(address, &n);
+	return n;
+}
+
 Test(dash_auth, host_must_name_the_bound_address_and_port)
 {
-	cr_assert(dash_host_ok("127.0.0.1:8765", "127.0.0.1", 8765));
-	cr_assert(dash_host_ok("localhost:8765", "127.0.0.1", 8765));
-	cr_assert(dash_host_ok("LOCALHOST:8765", "127.0.0.1", 8765));
-	cr_assert(dash_host_ok("[::1]:8765", "::1", 8765));
-	cr_assert(dash_host_ok("10.1.2.3:80", "10.1.2.3", 80));
+	struct dash_names lo = names_for("127.0.0.1"), v6 = names_for("::1");
+	struct dash_names lan = names_for("10.1.2.3");
+
+	cr_assert(dash_host_ok("127.0.0.1:8765", &lo, 8765));
+	cr_assert(dash_host_ok("localhost:8765", &lo, 8765));
+	cr_assert(dash_host_ok("LOCALHOST:8765", &lo, 8765));
+	cr_assert(dash_host_ok("[::1]:8765", &v6, 8765));
+	cr_assert(dash_host_ok("10.1.2.3:80", &lan, 80));
 	/* DNS rebinding: the attacker's name, resolving to loopback */
-	cr_assert_not(dash_host_ok("evil.example:8765", "127.0.0.1", 8765));
-	cr_assert_not(dash_host_ok("127.0.0.1:8766", "127.0.0.1", 8765));
-	cr_assert_not(dash_host_ok("127.0.0.1", "127.0.0.1", 8765));
-	cr_assert_not(dash_host_ok("127.0.0.1:8765.evil.example", "127.0.0.1", 8765));
-	cr_assert_not(dash_host_ok("localhost:80", "10.1.2.3", 80), "localhost is not 10.1.2.3");
-	cr_assert_not(dash_host_ok(NULL, "127.0.0.1", 8765));
+	cr_assert_not(dash_host_ok("evil.example:8765", &lo, 8765));
+	cr_assert_not(dash_host_ok("127.0.0.1:8766", &lo, 8765));
+	cr_assert_not(dash_host_ok("127.0.0.1", &lo, 8765));
+	cr_assert_not(dash_host_ok("127.0.0.1:8765.evil.example", &lo, 8765));
+	cr_assert_not(dash_host_ok("localhost:80", &lan, 80), "localhost is not 10.1.2.3");
+	cr_assert_not(dash_host_ok(NULL, &lo, 8765));
+}
+
+Test(dash_auth, a_wildcard_address_answers_to_the_machines_own_names_and_addresses)
+{
+	struct dash_names any = names_for("0.0.0.0");
+	struct ifaddrs *list = NULL;
+	char host[256], want[320];
+	size_t addresses = 0;
+
+	cr_assert_eq(gethostname(host, sizeof(host)), 0);
+	snprintf(want, sizeof(want), "%s:8765", host);
+	cr_assert(dash_host_ok(want, &any, 8765), "the host name %s", host);
+	cr_assert(dash_host_ok("127.0.0.1:8765", &any, 8765));
+	cr_assert(dash_host_ok("localhost:8765", &any, 8765));
+	cr_assert_eq(getifaddrs(&list), 0);
+	for (struct ifaddrs *i = list; i; i = i->ifa_next) {
+		char text[64];
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, text, sizeof(text));
+		snprintf(want, sizeof(want), "%s:8765", text);
+		cr_assert(dash_host_ok(want, &any, 8765), "the address %s", text);
+		addresses++;
+	}
+	freeifaddrs(list);
+	cr_assert_geq(addresses, 1);
+	/* the wildcard is no address a browser goes to, and a stranger's name is still refused */
+	cr_assert_not(dash_host_ok("0.0.0.0:8765", &any, 8765));
+	cr_assert_not(dash_host_ok("evil.example:8765", &any, 8765));
+	cr_assert(dash_origin_ok("http://127.0.0.1:8765", &any, 8765));
 }
 
 Test(dash_auth, origin_must_be_the_pages_own)
 {
-	cr_assert(dash_origin_ok("http://127.0.0.1:8765", "127.0.0.1", 8765));
-	cr_assert(dash_origin_ok("http://localhost:8765", "127.0.0.1", 8765));
-	cr_assert_not(dash_origin_ok("http://evil.example", "127.0.0.1", 8765));
-	cr_assert_not(dash_origin_ok("https://127.0.0.1:8765", "127.0.0.1", 8765));
-	cr_assert_not(dash_origin_ok("http://127.0.0.1:8765/", "127.0.0.1", 8765));
-	cr_assert_not(dash_origin_ok("null", "127.0.0.1", 8765));
-	cr_assert_not(dash_origin_ok(NULL, "127.0.0.1", 8765));
+	struct dash_names lo = names_for("127.0.0.1");
+
+	cr_assert(dash_origin_ok("http://127.0.0.1:8765", &lo, 8765));
+	cr_assert(dash_origin_ok("http://localhost:8765", &lo, 8765));
+	cr_assert_not(dash_origin_ok("http://evil.example", &lo, 8765));
+	cr_assert_not(dash_origin_ok("https://127.0.0.1:8765", &lo, 8765));
+	cr_assert_not(dash_origin_ok("http://127.0.0.1:8765/", &lo, 8765));
+	cr_assert_not(dash_origin_ok("null", &lo, 8765));
+	cr_assert_not(dash_origin_ok(NULL, &lo, 8765));
 }
 
 Test(dash_auth, loopback_is_127_slash_8_and_ipv6_one)
@@ -321,6 +406,14 @@ Test(dash_health, a_failure_with_a_failed_probe_is_disconnected_until_a_quiet_go
 	cr_assert(h.connected);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static atomic_bool probe_ok;
 
 static int fake_probe(void *ctx)
@@ -356,7 +449,7 @@ Test(dash_health, the_server_says_disconnected_when_the_api_server_goes_and_reco
 {
 	struct reflector_options ro = { .resource = &kube_resource_trainingjobs,
 					.backoff_initial_ms = 60000, .backoff_max_ms = 60000 };
-	struct dash_server_opts o = { .address = "127.0.0.1", .token = TOKEN, .scope = "ml",
+	struct dash_server_opts o = { .address = "127.0.0.1", .code = TOKEN, .scope = "ml",
 				      .probe = fake_probe, .n_reflectors = 1 };
 	struct kube_config *cfg = NULL;
 	struct kube_http *http = NULL;
@@ -388,6 +481,144 @@ Test(dash_health, the_server_says_disconnected_when_the_api_server_goes_and_reco
 	store_free(jobs);
 	kube_http_free(http);
 	kube_config_free(cfg);
+}
+
+/* ---- the one-time code, and actions that do not hold the page up ---- */
+
+/*
+ * One HTTP exchange on a connection of its own: the answer's head and body
+ * (by Content-Length) into out; its length.
+ */
+static size_t http_exchange(int port, const char *request, char *out, size_t size)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 15 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t got = 0;
+	char *end;
+
+	cr_assert_geq(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	out[0] = '\0';
+	for (;;) {
+		ssize_t n = read(fd, out + got, size - 1 - got);
+		const char *cl;
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		out[got] = '\0';
+		end = strstr(out, "\r\n\r\n");
+		cl = strcasestr(out, "content-length:");
+		if (end && (!cl || got >= (size_t)(end + 4 - out) + strtoul(cl + 15, NULL, 10)))
+			break;
+	}
+	close(fd);
+	return got;
+}
+
+struct code_seen {
+	char code[DASH_TOKEN_LEN + 1];
+	int count;
+};
+
+static void note_code(void *ctx, const char *code)
+{
+	struct code_seen *c = ctx;
+
+	snprintf(c->code, sizeof(c->code), "%s", code);
+	c->count++;
+}
+
+struct slow_action {
+	int port;
+	char session[DASH_TOKEN_LEN + 1];
+	char answer[4096];
+};
+
+static void *post_cancel(void *arg)
+{
+	struct slow_action *a = arg;
+	char req[512];
+
+	snprintf(req, sizeof(req), "POST /api/jobs/ml/train/cancel HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		 "Origin: http://127.0.0.1:%d\r\nCookie: " DASH_COOKIE "=%s\r\n"
+		 "Content-Length: 0\r\n\r\n", a->port, a->port, a->session);
+	http_exchange(a->port, req, a->answer, sizeof(a->answer));
+	return NULL;
+}
+
+Test(dash_server, the_code_opens_one_browser_and_an_action_never_holds_the_page_up, .timeout = 60)
+{
+	struct dash_server_opts o = { .address = "127.0.0.1", .code = TOKEN, .scope = "ml" };
+	struct code_seen seen = { .count = 0 };
+	struct slow_action act = { 0 };
+	struct kube_config *cfg = NULL;
+	struct kube_http *http = NULL;
+	struct httpd *api;
+	struct store *jobs = store_new(NULL);
+	struct running run = { 0 };
+	char req[512], answer[16384], *cookie;
+	pthread_t t, poster;
+	int port;
+	int64_t t0, took;
+
+	cr_assert_eq(httpd_new(&api), 0);
+	/* the API server takes 2.5 s over the delete */
+	httpd_push(api, &(struct httpd_response){ .status = 200, .body = "{}", .delay_ms = 2500 });
+	cr_assert_eq(kube_config_new(httpd_url(api), &cfg), 0);
+	cr_assert_eq(kube_http_new(cfg, NULL, &http), 0);
+	o.http = http;
+	o.jobs = jobs;
+	o.probe = fake_probe;
+	o.on_code = note_code;
+	o.code_ctx = &seen;
+	atomic_store(&probe_ok, true);
+	cr_assert_eq(dash_server_start(&o, &run.srv), 0);
+	port = dash_server_port(run.srv);
+	cr_assert_eq(pthread_create(&t, NULL, run_server, &run), 0);
+
+	snprintf(req, sizeof(req), "GET /?code=" TOKEN " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port);
+	http_exchange(port, req, answer, sizeof(answer));
+	cr_assert(!strncmp(answer, "HTTP/1.1 303", 12), "%s", answer);
+	cookie = strcasestr(answer, "set-cookie: " DASH_COOKIE "=");
+	cr_assert_not_null(cookie, "%s", answer);
+	snprintf(act.session, sizeof(act.session), "%.64s", cookie + strlen("set-cookie: ") +
+		 strlen(DASH_COOKIE) + 1);
+	cr_assert_str_neq(act.session, TOKEN, "the session is not the printed code");
+	cr_assert_eq(seen.count, 1, "a new code for the next browser");
+	cr_assert_str_neq(seen.code, TOKEN);
+	/* the printed code opened its browser: it opens no other */
+	http_exchange(port, req, answer, sizeof(answer));
+	cr_assert(!strncmp(answer, "HTTP/1.1 401", 12), "%s", answer);
+
+	act.port = port;
+	cr_assert_eq(pthread_create(&poster, NULL, post_cancel, &act), 0);
+	cr_assert(httpd_wait_requests(api, 1, 5000), "the delete reached the API server");
+	t0 = mono_ms();
+	snprintf(req, sizeof(req), "GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		 "Cookie: " DASH_COOKIE "=%s\r\n\r\n", port, act.session);
+	http_exchange(port, req, answer, sizeof(answer));
+	took = mono_ms() - t0;
+	cr_assert(!strncmp(answer, "HTTP/1.1 200", 12), "%.200s", answer);
+	cr_assert_lt(took, 1000, "the page waited %lld ms for another's action", (long long)took);
+	pthread_join(poster, NULL);
+	cr_assert(!strncmp(act.answer, "HTTP/1.1 200", 12), "%s", act.answer);
+	cr_assert(strstr(act.answer, "\"ok\":true"), "%s", act.answer);
+	cr_assert_str_eq(httpd_request_at(api, 0)->method, "DELETE");
+	cr_assert_str_eq(httpd_request_at(api, 0)->target,
+			 "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs/train");
+
+	atomic_store(&run.stop, true);
+	pthread_join(t, NULL);
+	dash_server_free(run.srv);
+	store_free(jobs);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	httpd_free(api);
 }
 
 /* ---- the command's flags ---- */

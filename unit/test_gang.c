@@ -17,7 +17,7 @@
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "controller/trainingjob/podview.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
 static struct manager m;

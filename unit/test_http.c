@@ -2,8 +2,10 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <strings.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -780,6 +782,44 @@ Test(http, a_stream_stops_when_another_thread_sets_the_flag, .timeout = 60)
 	env_stop(&e);
 }
 
+/* Keeps what arrives and sets the stop flag once "first" is in. */
+struct stop_on_first {
+	struct buf data;
+	atomic_bool stop;
+};
+
+static int stop_after_first(void *ctx, const char *data, size_t len)
+{
+	struct stop_on_first *s = ctx;
+
+	buf_add(&s->data, data, len);
+	if (strstr(buf_str(&s->data), "first"))
+		atomic_store(&s->stop, true);
+	return 0;
+}
+
+Test(http, a_stopped_stream_hands_on_nothing_more_not_even_what_came_in_the_same_read,
+     .timeout = 60)
+{
+	static const struct httpd_chunk chunks[] = { { "first\n", 0, 0 }, { "second\n", 0, 0 },
+						     { "third\n", 0, 0 } };
+	struct kube_http_opts opts;
+	struct stop_on_first s = { .stop = false };
+	struct env e;
+	struct kube_stream_opts so = { .on_data = stop_after_first, .ctx = &s, .stop = &s.stop };
+
+	kube_http_opts_init(&opts);
+	opts.clock = &kube_ratelimit_clock_real;
+	env_start(&e, &opts);
+	buf_init(&s.data, 1 << 20);
+	httpd_push(e.server, &(struct httpd_response){ .status = 200,
+		   .chunks = chunks, .nchunks = 3, .hold_ms = -1 });
+	cr_assert_eq(kube_http_stream(e.http, "/w", &so), CADRE_ECANCELED);
+	cr_assert_str_eq(buf_str(&s.data), "first\n");
+	buf_release(&s.data);
+	env_stop(&e);
+}
+
 Test(http, a_torn_chunk_is_an_io_error_not_a_crash, .timeout = 60)
 {
 	static const struct httpd_chunk chunks[] = {
@@ -1066,4 +1106,288 @@ Test(http, tls_without_a_client_certificate_is_refused_by_the_server)
 	kube_config_free(cfg);
 	kube_response_release(&resp);
 	tls_peer_stop(&peer);
+}
+
+/* ---- what a kubeconfig says reaches every request ---- */
+
+static int record_chunks(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+/* A client for the kubeconfig text written to a temporary file (removed at once). */
+static struct kube_http *kubeconfig_client(const char *text, struct kube_config **cfg)
+{
+	char path[] = "/tmp/cadre-http-kubeconfig-XXXXXX";
+	struct kube_status st;
+	struct kube_http *http;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	cr_assert_eq(kube_config_from_kubeconfig(path, NULL, cfg, &st), 0, "%s", st.message);
+	unlink(path);
+	cr_assert_eq(kube_http_new(*cfg, NULL, &http), 0);
+	return http;
+}
+
+Test(http, impersonation_in_the_kubeconfig_is_sent_with_every_request_and_stream)
+{
+	struct httpd *server;
+	struct kube_config *cfg;
+	struct kube_http *http;
+	struct kube_response resp;
+	struct kube_stream_opts so = { .on_data = record_chunks };
+	char text[1024];
+
+	cr_assert_eq(httpd_new(&server), 0);
+	snprintf(text, sizeof(text),
+		 "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+		 "clusters: [{name: k, cluster: {server: '%s'}}]\n"
+		 "users: [{name: u, user: {token: t, as: jane, as-groups: [devs, ops], "
+		 "as-user-extra: {reason: [debugging]}}}]\n", httpd_url(server));
+	http = kubeconfig_client(text, &cfg);
+	kube_response_init(&resp);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api/v1/pods", NULL, NULL, 0, &resp), 0);
+	cr_assert_eq(kube_http_stream(http, "/api/v1/pods?watch=1", &so), 0);
+	for (size_t i = 0; i < 2; i++) {
+		const struct httpd_request *req = httpd_request_at(server, i);
+		size_t groups = 0;
+
+		cr_assert_str_eq(httpd_request_header(req, "Impersonate-User"), "jane");
+		cr_assert_str_eq(httpd_request_header(req, "Impersonate-Extra-reason"), "debugging");
+		for (size_t h = 0; h < req->nheaders; h++)
+			if (!strcasecmp(req->names[h], "Impersonate-Group"))
+				cr_assert_str_eq(req->values[h], groups++ ? "ops" : "devs");
+		cr_assert_eq(groups, 2, "request %zu", i);
+	}
+	kube_response_release(&resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	httpd_free(server);
+}
+
+/* GET through a client for server (the proxy, when there is one, is the fake server). */
+static int get_through(const char *server_url, const char *proxy_line, struct httpd *proxy,
+		       struct kube_response *resp)
+{
+	struct kube_config *cfg;
+	struct kube_http *http;
+	char text[1024];
+	int e;
+
+	snprintf(text, sizeof(text),
+		 "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+		 "clusters: [{name: k, cluster: {server: '%s'%s}}]\n", server_url, proxy_line);
+	http = kubeconfig_client(text, &cfg);
+	httpd_push(proxy, &(struct httpd_response){ .status = 200, .body = "{}" });
+	e = kube_http_request(http, "GET", "/version", NULL, NULL, 0, resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	return e;
+}
+
+Test(http, a_proxy_url_carries_every_request_whatever_the_environment)
+{
+	struct httpd *proxy;
+	struct kube_response resp;
+	char line[256];
+
+	cr_assert_eq(httpd_new(&proxy), 0);
+	kube_response_init(&resp);
+	setenv("NO_PROXY", "*", 1);
+	snprintf(line, sizeof(line), ", proxy-url: '%s'", httpd_url(proxy));
+	/* a name that resolves nowhere: only the proxy can reach it */
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", line, proxy, &resp), 0, "%s",
+		     resp.error.message);
+	cr_assert_str_eq(httpd_request_at(proxy, 0)->target, "http://cadre-unit.invalid:6443/version");
+	kube_response_release(&resp);
+	httpd_free(proxy);
+}
+
+Test(http, the_environments_proxy_is_chosen_as_client_go_chooses_it)
+{
+	struct httpd *proxy, *server;
+	struct kube_response resp;
+
+	cr_assert_eq(httpd_new(&proxy), 0);
+	cr_assert_eq(httpd_new(&server), 0);
+	kube_response_init(&resp);
+	/* libcurl alone reads only http_proxy in lower case: Go reads HTTP_PROXY */
+	unsetenv("http_proxy");
+	unsetenv("NO_PROXY");
+	unsetenv("no_proxy");
+	setenv("HTTP_PROXY", httpd_url(proxy), 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), 0, "%s",
+		     resp.error.message);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	/* NO_PROXY exempts the domain: straight to a name that resolves nowhere */
+	setenv("NO_PROXY", "other.example, .invalid", 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), CADRE_EIO);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	/* a loopback server is never sent through a proxy from the environment */
+	unsetenv("NO_PROXY");
+	cr_assert_eq(get_through(httpd_url(server), "", server, &resp), 0, "%s", resp.error.message);
+	cr_assert_eq(httpd_request_count(proxy), 1);
+	cr_assert_str_eq(httpd_request_at(server, 0)->target, "/version");
+	/* one that cannot be used is said, with the variable's value and without its password */
+	setenv("HTTP_PROXY", "ftp://me:pw@proxy:21", 1);
+	cr_assert_eq(get_through("http://cadre-unit.invalid:6443", "", proxy, &resp), CADRE_EINVAL);
+	cr_assert(strstr(resp.error.message, "proxy ftp://proxy:21: the scheme must be"), "%s",
+		  resp.error.message);
+	unsetenv("HTTP_PROXY");
+	kube_response_release(&resp);
+	httpd_free(proxy);
+	httpd_free(server);
+}
+
+/* ---- a connection that stops answering ---- */
+
+/*
+ * A TCP relay in front of the fake server that can stop forwarding: after
+ * relay_freeze, it still accepts and reads, but nothing reaches either side
+ * (a proxy that hangs, a peer gone without closing), so no RST or FIN ever
+ * tells the client.
+ */
+struct relay {
+	int listen_fd, port, target_port;
+	pthread_t thread;
+	atomic_bool frozen, stop;
+};
+
+static int connect_to(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *r = arg;
+	struct pollfd fds[1 + 2 * 16];
+	int peer[1 + 2 * 16];
+	nfds_t n = 1;
+
+	fds[0] = (struct pollfd){ .fd = r->listen_fd, .events = POLLIN };
+	while (!atomic_load(&r->stop)) {
+		if (poll(fds, n, 50) <= 0)
+			continue;
+		if ((fds[0].revents & POLLIN) && n + 2 <= sizeof(fds) / sizeof(fds[0])) {
+			int c = accept(r->listen_fd, NULL, NULL), s = c >= 0 ? connect_to(r->target_port) : -1;
+
+			if (s >= 0) {
+				fds[n] = (struct pollfd){ .fd = c, .events = POLLIN };
+				peer[n++] = s;
+				fds[n] = (struct pollfd){ .fd = s, .events = POLLIN };
+				peer[n++] = c;
+			} else if (c >= 0) {
+				close(c);
+			}
+		}
+		for (nfds_t i = 1; i < n; i++) {
+			char buf[16384];
+			ssize_t got;
+
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			got = read(fds[i].fd, buf, sizeof(buf));
+			if (got <= 0) {
+				fds[i].fd = -1;
+				continue;
+			}
+			if (!atomic_load(&r->frozen))
+				(void)!write(peer[i], buf, (size_t)got);
+		}
+	}
+	for (nfds_t i = 0; i < n; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	return NULL;
+}
+
+static void relay_start(struct relay *r, int target_port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	memset(r, 0, sizeof(*r));
+	r->target_port = target_port;
+	r->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_eq(bind(r->listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(r->listen_fd, 16), 0);
+	getsockname(r->listen_fd, (struct sockaddr *)&a, &len);
+	r->port = ntohs(a.sin_port);
+	pthread_create(&r->thread, NULL, relay_main, r);
+}
+
+static void relay_stop(struct relay *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+}
+
+Test(http, a_connection_that_stops_answering_is_noticed_at_the_check_not_at_the_timeout,
+     .timeout = 60)
+{
+	struct httpd *server;
+	struct relay relay;
+	struct kube_config *cfg;
+	struct kube_http *http;
+	struct kube_http_opts opts;
+	struct kube_response resp;
+	char url[64];
+	int64_t t0, took;
+
+	cr_assert_eq(httpd_new(&server), 0);
+	relay_start(&relay, httpd_port(server));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", relay.port);
+	cr_assert_eq(kube_config_new(url, &cfg), 0);
+	kube_http_opts_init(&opts);
+	opts.request_timeout_ms = 30000;
+	opts.liveness_idle_ms = 300;
+	opts.liveness_timeout_ms = 300;
+	cr_assert_eq(kube_http_new(cfg, &opts, &http), 0);
+	kube_response_init(&resp);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), 0, "%s",
+		     resp.error.message);
+
+	atomic_store(&relay.frozen, true);
+	t0 = mono_ms();
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), CADRE_ETIMEDOUT);
+	took = mono_ms() - t0;
+	/* twice idle and check (a GET goes once more), not the 30 s request timeout */
+	cr_assert_lt(took, 5000, "noticed after %lld ms", (long long)took);
+	cr_assert(strstr(resp.error.message, "stopped answering"), "%s", resp.error.message);
+	cr_assert_eq(resp.attempts, 2);
+	/* a POST is not sent twice: it may have been done */
+	t0 = mono_ms();
+	cr_assert_eq(kube_http_request(http, "POST", "/api/v1/namespaces/ml/pods", NULL, "{}", 2,
+				       &resp), CADRE_ETIMEDOUT);
+	cr_assert_eq(resp.attempts, 1);
+	cr_assert_lt(mono_ms() - t0, 3000);
+
+	/* forwarding again: the next request answers, on a new connection */
+	atomic_store(&relay.frozen, false);
+	httpd_push(server, &(struct httpd_response){ .status = 200, .body = "{}" });
+	cr_assert_eq(kube_http_request(http, "GET", "/api", NULL, NULL, 0, &resp), 0, "%s",
+		     resp.error.message);
+	kube_response_release(&resp);
+	kube_http_free(http);
+	kube_config_free(cfg);
+	relay_stop(&relay);
+	httpd_free(server);
 }

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "base/err.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
 #include <jansson.h>

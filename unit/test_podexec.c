@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 
 #include "base/err.h"
+#include "kube/config.h"
+#include "kube/http.h"
 #include "kube/podexec.h"
 
 #include <arpa/inet.h>
@@ -169,14 +171,14 @@ Test(podexec, resize_body_is_the_terminal_size_kubectl_sends)
 
 /* ---- against a WebSocket server ---- */
 
-enum scenario { V4_FRAGMENTS, FORBIDDEN, NO_STATUS, RESIZE };
+enum scenario { V4_FRAGMENTS, FORBIDDEN, NO_STATUS, RESIZE, ECHO_LENGTHS };
 
 struct server {
 	int fd;
 	int port;
 	enum scenario scenario;
 	pthread_t thread;
-	char request[8192];
+	char request[96 * 1024];
 	char received[256];  /* the client's first message, for RESIZE */
 	size_t received_len;
 };
@@ -297,9 +299,14 @@ static void *serve(void *arg)
 		s->request[got] = '\0';
 	}
 	if (s->scenario == FORBIDDEN) {
-		static const char no[] = "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
-					 "Content-Length: 2\r\n\r\n{}";
-		send_all(fd, no, sizeof(no) - 1);
+		static const char body[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+			"\"Failure\",\"message\":\"pods \\\"p-0\\\" is forbidden: User \\\"jane\\\" "
+			"cannot create resource\",\"reason\":\"Forbidden\",\"code\":403}";
+		char no[512];
+
+		snprintf(no, sizeof(no), "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+		send_all(fd, no, strlen(no));
 		goto out;
 	}
 	accept_key(s->request, key);
@@ -315,6 +322,14 @@ static void *serve(void *arg)
 	} else if (s->scenario == NO_STATUS) {
 		send_message(fd, PODEXEC_CH_STDOUT, "partial");
 	} else if (s->scenario == RESIZE) {
+		read_client_frame(s, fd);
+		send_message(fd, PODEXEC_CH_ERROR, "{\"metadata\":{},\"status\":\"Success\"}");
+	} else if (s->scenario == ECHO_LENGTHS) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "request %zu bytes\n", got);
+		send_message(fd, PODEXEC_CH_STDOUT, line);
+		send_frame(fd, 9, true, "hi", 2);  /* a ping, which the client answers */
 		read_client_frame(s, fd);
 		send_message(fd, PODEXEC_CH_ERROR, "{\"metadata\":{},\"status\":\"Success\"}");
 	}
@@ -355,21 +370,31 @@ static bool size_80x24(void *ctx, unsigned *cols, unsigned *rows)
 	return true;
 }
 
+/* Run s against srv with a client whose config the caller may have filled (cfg may be NULL). */
+static void run_with(struct server *srv, struct kube_config *cfg, struct podexec_session *s,
+		     char **argv, size_t argc, bool tty, struct collected *c)
+{
+	struct podexec_opts o = { .get_size = size_80x24 };
+	struct kube_http *http;
+	char url[64];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv->port);
+	if (!cfg)
+		cr_assert_eq(kube_config_new(url, &cfg), 0);
+	cr_assert_eq(kube_http_new(cfg, NULL, &http), 0);
+	*s = (struct podexec_session){ .ns = "ml", .pod = "p-0", .argv = argv, .argc = argc,
+				       .tty = tty, .stdin_fd = -1, .on_output = collect, .ctx = c };
+	cr_assert_eq(podexec_run(http, s, 1, &o), 0);
+	server_stop(srv);
+	kube_http_free(http);
+	kube_config_free(cfg);
+}
+
 static void run_one(struct server *srv, struct podexec_session *s, bool tty, struct collected *c)
 {
 	static char *argv[] = { "echo", "a b" };
-	struct podexec_opts o = { .get_size = size_80x24 };
-	struct kube_config *cfg;
-	char url[64];
 
-	podexec_quiet();
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv->port);
-	cr_assert_eq(kube_config_new(url, &cfg), 0);
-	*s = (struct podexec_session){ .ns = "ml", .pod = "p-0", .argv = argv, .argc = 2,
-				       .tty = tty, .stdin_fd = -1, .on_output = collect, .ctx = c };
-	cr_assert_eq(podexec_run(cfg, s, 1, &o), 0);
-	server_stop(srv);
-	kube_config_free(cfg);
+	run_with(srv, NULL, s, argv, 2, tty, c);
 }
 
 Test(podexec, a_v4_server_is_spoken_to_in_v4_and_its_fragments_and_exit_code_arrive)
@@ -401,6 +426,10 @@ Test(podexec, a_refused_upgrade_is_the_http_status_as_an_error)
 	server_start(&srv, FORBIDDEN);
 	run_one(&srv, &s, false, &c);
 	cr_assert_eq(s.st.code, CADRE_EFORBIDDEN, "%d %s", s.st.code, s.st.message);
+	cr_assert_eq(s.st.http_status, 403);
+	/* the API server's own words, as for any request it refuses */
+	cr_assert(strstr(s.st.message, "User \"jane\" cannot create resource"), "%s",
+		  s.st.message);
 	cr_assert_eq(s.exit_code, PODEXEC_NO_EXIT_CODE);
 }
 
@@ -437,6 +466,7 @@ Test(podexec, a_server_that_is_not_there_is_an_io_error)
 	struct podexec_session s;
 	static char *argv[] = { "true" };
 	struct kube_config *cfg;
+	struct kube_http *http;
 	struct server srv;
 	char url[64];
 
@@ -446,12 +476,53 @@ Test(podexec, a_server_that_is_not_there_is_an_io_error)
 	pthread_cancel(srv.thread);
 	pthread_join(srv.thread, NULL);
 	close(srv.fd);
-	podexec_quiet();
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
 	cr_assert_eq(kube_config_new(url, &cfg), 0);
+	cr_assert_eq(kube_http_new(cfg, NULL, &http), 0);
 	s = (struct podexec_session){ .ns = "ml", .pod = "p-0", .argv = argv, .argc = 1,
 				      .stdin_fd = -1 };
-	cr_assert_eq(podexec_run(cfg, &s, 1, NULL), 0);
+	cr_assert_eq(podexec_run(http, &s, 1, NULL), 0);
 	cr_assert_eq(s.st.code, CADRE_EIO, "%d %s", s.st.code, s.st.message);
+	kube_http_free(http);
 	kube_config_free(cfg);
+}
+
+Test(podexec, a_large_token_and_a_long_command_are_sent_whole_with_the_impersonation)
+{
+	struct server srv;
+	struct podexec_session s;
+	struct collected c = { 0 };
+	struct kube_config *cfg;
+	char url[64], *token = malloc(12289), *word = malloc(16385), *argv[3], *auth;
+	size_t len;
+
+	/* a 12 KiB token (OIDC with many groups, Azure AD) and a 16 KiB command line */
+	memset(token, 'T', 12288);
+	token[12288] = '\0';
+	memset(word, 'w', 16384);
+	word[16384] = '\0';
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = word;
+	server_start(&srv, ECHO_LENGTHS);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
+	cr_assert_eq(kube_config_new(url, &cfg), 0);
+	cfg->token = token;
+	cfg->impersonate = calloc(1, sizeof(char *));
+	cfg->impersonate[0] = strdup("Impersonate-User: jane");
+	cfg->nimpersonate = 1;
+	run_with(&srv, cfg, &s, argv, 3, false, &c);
+	cr_assert_eq(s.st.code, 0, "%s", s.st.message);
+	cr_assert_eq(s.exit_code, 0);
+	auth = strstr(srv.request, "Authorization: Bearer ");
+	cr_assert_not_null(auth);
+	len = strcspn(auth + 22, "\r");
+	cr_assert_eq(len, 12288, "the token arrived with %zu bytes", len);
+	cr_assert(strstr(srv.request, word), "the command arrived whole");
+	cr_assert(strstr(srv.request, "\r\nImpersonate-User: jane\r\n"));
+	cr_assert(strstr(c.out, "request "), "%s", c.out);
+	/* the ping was answered with a pong carrying its data */
+	cr_assert_eq(srv.received_len, 2);
+	cr_assert_eq(memcmp(srv.received, "hi", 2), 0);
+	free(word);
 }

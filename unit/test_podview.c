@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "controller/trainingjob/podview.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "kube/store.h"
 
 static json_t *load(const char *text)

@@ -4,7 +4,7 @@
 #include "base/slab.h"
 #include "kube/store.h"
 #include "api/labels.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 
 #include <jansson.h>
 #include <malloc.h>

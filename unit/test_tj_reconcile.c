@@ -19,7 +19,7 @@
 #include "controller/build/entrypoint.h"
 #include "controller/manager/configmap_trim.h"
 #include "controller/manager/manager.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "controller/manager/reconcile.h"
 #include "controller/serve/metrics.h"
 #include "controller/trainingjob/tj_plan.h"

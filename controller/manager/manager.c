@@ -1,6 +1,6 @@
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "controller/manager/configmap_trim.h"
 #include "base/clock.h"
 #include "base/err.h"
@@ -482,7 +482,8 @@ int64_t manager_time(const struct manager *m)
 
 int manager_init(struct manager *m, const struct options *opts)
 {
-	struct kube_config_opts copts = { opts->kubeconfig, opts->context, NULL };
+	struct kube_config_opts copts = { .kubeconfig = opts->kubeconfig,
+					  .context = opts->context };
 	struct events_options events_opts = { .reporting_controller = EVENTS_CONTROLLER };
 	struct kube_http_opts hopts;
 	struct kube_status st;

@@ -1,7 +1,7 @@
 // Drives Debian's chromium through `cadre dashboard` for e2e/tests/80-dashboard.bats.
 //
 //   node dashboard.js
-// Environment: DASH_URL (the printed URL, with its token), NS (the test's namespace),
+// Environment: DASH_URL (the printed URL, with its one-time code), NS (the test's namespace),
 // BLOCKER (a running job that holds all but one GPU node), OUT (screenshots go here),
 // LOGS (1: check the log tail for the line the test wrote), CHROMIUM (the
 // browser, default /usr/bin/chromium), KUBECTL (default kubectl, with $KUBECONFIG).
@@ -113,10 +113,10 @@ async function run() {
     const page = await browser.newPage();
     page.on('pageerror', (e) => step('page error: ' + e.message));
     await page.goto(URL, { waitUntil: 'load' });
-    if (new globalThis.URL(page.url()).search) throw new Error('the token stayed in the URL');
+    if (new globalThis.URL(page.url()).search) throw new Error('the code stayed in the URL');
     await page.waitForFunction(() => document.getElementById('conn').textContent === 'live',
                                { timeout: TIMEOUT });
-    step('opened the printed URL: the page is live and the token moved to a cookie');
+    step('opened the printed URL: the page is live and the code became a session cookie');
     await page.waitForSelector(row(`${NS}/${BLOCKER}`), { timeout: TIMEOUT });
     step(`the cluster's job ${BLOCKER} is listed`);
 

@@ -4,9 +4,11 @@
 # with the user's kubeconfig. The page lists the cluster's jobs; a job applied with
 # kubectl appears and goes Queued -> Starting -> Running without a reload; its page shows
 # both ranks and their log lines; its cancel button, after
-# the confirmation, deletes it. Without the token a request is 401; a WebSocket from
-# another site's page is refused; a cancel that RBAC forbids shows the API server's 403 on
-# the page. Screenshots of each page go to $SHOTS, checked non-blank.
+# the confirmation, deletes it. Without a session a request is 401, and the printed URL's
+# one-time code opens one browser; a WebSocket from another site's page is refused; a
+# cancel that RBAC forbids shows the API server's 403 on the page; with --allow-remote on
+# 0.0.0.0 the page answers on the machine's own address, and --open gives xdg-open no
+# secret. Screenshots of each page go to $SHOTS, checked non-blank.
 
 load helpers
 load controller
@@ -34,13 +36,13 @@ teardown() {
 	test_cleanup
 }
 
-# dashboard_start [FLAGS...]: runs cadre dashboard for $NS; sets URL (with the token) and
-# HP (host:port).
+# dashboard_start [FLAGS...]: runs cadre dashboard for $NS; sets URL (with its one-time
+# code) and HP (host:port).
 dashboard_start() {
-	"$CADRE" -n "$NS" "$@" dashboard >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
+	"$CADRE" -n "$NS" dashboard "$@" >"$BATS_TEST_TMPDIR/dash.out" 2>"$BATS_TEST_TMPDIR/dash.err" &
 	track_pid $!
-	wait_for -t 30 grep -q 'token=' "$BATS_TEST_TMPDIR/dash.out"
-	URL=$(grep -o 'http://[^ ]*token=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out")
+	wait_for -t 30 grep -q 'code=' "$BATS_TEST_TMPDIR/dash.out"
+	URL=$(grep -o 'http://[^ ]*code=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out" | head -n 1)
 	HP=${URL#http://}
 	HP=${HP%%/*}
 }
@@ -56,15 +58,25 @@ ws_upgrade() {
 		-H "Origin: $origin" "http://$HP/ws" || true
 }
 
-@test "without the token every request is 401, and a foreign Host or Origin is refused" {
+@test "without a session every request is 401, the URL opens one browser, and a foreign Host or Origin is refused" {
+	local code next
 	dashboard_start
+	code=${URL##*code=}
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/")" = 401 ]
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/app.js")" = 401 ]
-	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/?token=0000")" = 401 ]
-	# The printed URL sets the cookie and drops the token from the address.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$HP/?code=0000")" = 401 ]
+	# The printed URL's code becomes a session cookie of its own and leaves the address.
 	curl -s -D "$BATS_TEST_TMPDIR/h" -o /dev/null -c "$BATS_TEST_TMPDIR/jar" "$URL"
 	grep -qi '^set-cookie: cadre_dashboard=.*HttpOnly; SameSite=Strict' "$BATS_TEST_TMPDIR/h"
+	! grep -qi "cadre_dashboard=$code" "$BATS_TEST_TMPDIR/h"
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$HP/")" = 200 ]
+	# Used: it opens nothing now, and the dashboard printed another for the next browser.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL")" = 401 ]
+	wait_for grep -q 'that URL is used up' "$BATS_TEST_TMPDIR/dash.out"
+	next=$(grep -o 'http://[^ ]*code=[0-9a-f]*' "$BATS_TEST_TMPDIR/dash.out" | tail -n 1)
+	[ "$next" != "$URL" ]
+	curl -s -o /dev/null -c "$BATS_TEST_TMPDIR/jar2" "$next"
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar2" "http://$HP/")" = 200 ]
 	# DNS rebinding: the right cookie, another name.
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" \
 		-H 'Host: evil.example' "http://$HP/")" = 403 ]
@@ -76,6 +88,48 @@ ws_upgrade() {
 	[ "$(ws_upgrade "http://$HP")" != 101 ]
 	# Still serving after the refusals.
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$HP/")" = 200 ]
+}
+
+@test "--allow-remote on 0.0.0.0 answers on the machine's own address; --open gives xdg-open a file, never the code" {
+	local ip code port opened dash_pid
+	ip=$(ip -4 -o addr show scope global | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	[ -n "$ip" ] || skip "this machine has no address but loopback"
+	# A stand-in for xdg-open that keeps its arguments and the file it was given.
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/xdg-open.args"\ncat "$1" >"%s/opened.html"\n' \
+		"$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/bin/xdg-open"
+	chmod +x "$BATS_TEST_TMPDIR/bin/xdg-open"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH dashboard_start --allow-remote --address 0.0.0.0 --open
+	dash_pid=$!
+	port=${HP##*:}
+	# The startup line says which names and addresses it answers to.
+	grep -q "listening on 0.0.0.0 port $port, reachable from other machines as .*$ip" \
+		"$BATS_TEST_TMPDIR/dash.err"
+	wait_for test -s "$BATS_TEST_TMPDIR/opened.html"
+	# xdg-open (whose arguments every local user can read) got a path, and no code.
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/xdg-open.args")" -eq 1 ]
+	! grep -q 'code=' "$BATS_TEST_TMPDIR/xdg-open.args"
+	code=$(grep -o 'code=[0-9a-f]*' "$BATS_TEST_TMPDIR/opened.html" | head -n 1)
+	code=${code#code=}
+	[ ${#code} -eq 64 ]
+	# No process's arguments hold it.
+	! grep -l "$code" /proc/[0-9]*/cmdline 2>/dev/null
+	# Reached at the machine's own address, as from another machine.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -c "$BATS_TEST_TMPDIR/jar" \
+		"http://$ip:$port/?code=$code")" = 303 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$ip:$port/")" = 200 ]
+	HP=$ip:$port
+	[ "$(ws_upgrade "http://$HP" -b "$BATS_TEST_TMPDIR/jar")" = 101 ]
+	# The wildcard is no name a browser goes to; a stranger's name is refused as before.
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" \
+		-H "Host: 0.0.0.0:$port" "http://$HP/")" = 403 ]
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" \
+		-H 'Host: evil.example' "http://$HP/")" = 403 ]
+	# The file that led the browser there goes with the dashboard.
+	opened=$(<"$BATS_TEST_TMPDIR/xdg-open.args")
+	[ -f "$opened" ]
+	kill -INT "$dash_pid"
+	wait_for not test -e "$opened"
 }
 
 @test "in chromium: jobs listed, a new job goes Queued -> Starting -> Running live, its ranks, cancel" {

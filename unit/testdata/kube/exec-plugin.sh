@@ -2,7 +2,8 @@
 # A stand-in for a cloud exec credential plugin (aws eks get-token, ...),
 # used by unit/test_exec.c. Shell builtins only, so that it runs clean
 # under valgrind --trace-children.
-#   $1: what to print: token | cert | fail | garbage
+#   $1: what to print: token | cert | fail | garbage | slow (a token after
+#       PLUGIN_SLEEP seconds) | ask (a token ending in the line read from stdin)
 # Environment (from the kubeconfig's exec.env, or inherited from the test):
 #   PLUGIN_TOKEN        token prefix: run n prints "<prefix>-<n>"
 #   PLUGIN_EXPIRY       status.expirationTimestamp, when set
@@ -21,6 +22,7 @@ if [ -n "${PLUGIN_STATE_DIR:-}" ]; then
 	printf '%s\n' "$n" >"$PLUGIN_STATE_DIR/runs"
 	printf '%s\n' "${KUBERNETES_EXEC_INFO:-}" >"$PLUGIN_STATE_DIR/info"
 	printf '%s\n' "$@" >"$PLUGIN_STATE_DIR/args"
+	if [ -t 0 ]; then echo yes; else echo no; fi >"$PLUGIN_STATE_DIR/stdin-is-a-terminal"
 fi
 api=${PLUGIN_API_VERSION:-client.authentication.k8s.io/v1}
 expiry=""
@@ -50,5 +52,15 @@ fail)
 	;;
 garbage)
 	echo "this is not JSON"
+	;;
+slow)
+	sleep "${PLUGIN_SLEEP:-1}"
+	printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"slow-%s"}}\n' "$api" "$n"
+	;;
+ask)
+	echo "exec-plugin: open https://login.example/device and enter the code; then type it here" >&2
+	read -r answer
+	printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"asked-%s"}}\n' \
+		"$api" "$answer"
 	;;
 esac

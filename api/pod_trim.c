@@ -1,7 +1,6 @@
-#include "controller/manager/pod_trim.h"
+#include "api/pod_trim.h"
 #include "base/err.h"
 #include "api/quantity.h"
-#include "kube/store.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -369,7 +368,8 @@ int pod_index_job(const json_t *pod, json_t *values, void *arg)
 	const char *job = json_string_value(json_object_get(json_object_get(meta, "labels"),
 							     LABEL_JOB_NAME));
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
-	char value[STORE_KEY_MAX];
+	/* a namespace (63) and a label value (63); as long as a store key may be (kube/store.h) */
+	char value[320];
 	int n;
 
 	(void)arg;
