@@ -5,6 +5,7 @@
 #include "convert/convert.h"
 
 #include "base/err.h"
+#include "base/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,6 +97,9 @@ int convert_default_image(const struct convert_input *in, struct convert_result 
 			  const char *from_file)
 {
 	if (in->image && *in->image) {
+		if (!utf8_valid(in->image, strlen(in->image)))
+			return convert_fail(r, CONVERT_LINE_ARGS, 0, "--image",
+					    "not UTF-8, and a TrainingJob holds UTF-8 text");
 		free(r->tj.spec.image);
 		if (!(r->tj.spec.image = strdup(in->image)))
 			return CADRE_ENOMEM;

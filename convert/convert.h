@@ -106,7 +106,8 @@ int convert_fail(struct convert_result *r, int line, int column, const char *opt
 /*
  * When the file named no image: spec.image from in->image (--image), else a
  * note that the controller's --default-image will run the job; from_file
- * says how the file would have named one. 0 or CADRE_ENOMEM.
+ * says how the file would have named one. 0, CADRE_EPARSE for an image
+ * that is not UTF-8, or CADRE_ENOMEM.
  */
 int convert_default_image(const struct convert_input *in, struct convert_result *r,
 			  const char *from_file);

@@ -4,7 +4,9 @@
 #include "convert/yamldoc.h"
 
 #include "base/err.h"
+#include "base/utf8.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -17,6 +19,33 @@ static int yaml_fail(struct convert_result *r, const yaml_parser_t *parser)
 			    parser->context ? " " : "", parser->context ? parser->context : "");
 }
 
+/*
+ * YAML is Unicode text, and libyaml reports a bad byte only at the start
+ * of the stream. So: the line and column (in characters) of the first byte
+ * that is not UTF-8, in one line. A UTF-16 stream (its byte order mark
+ * first) is left to libyaml, which reads it.
+ */
+static int check_utf8(const struct convert_input *in, struct convert_result *r)
+{
+	const unsigned char *t = (const unsigned char *)in->text;
+	size_t ok = utf8_valid_len(in->text, in->len);
+	int line = 1, column = 1;
+
+	if (ok == in->len || (in->len >= 2 && ((t[0] == 0xfe && t[1] == 0xff) ||
+						(t[0] == 0xff && t[1] == 0xfe))))
+		return 0;
+	for (size_t i = 0; i < ok; i++) {
+		if (t[i] == '\n') {
+			line += line < INT32_MAX;
+			column = 1;
+		} else if ((t[i] & 0xc0) != 0x80 && column < INT32_MAX) {
+			column++;
+		}
+	}
+	return convert_fail(r, line, column, NULL, "byte 0x%02X is not UTF-8, which YAML "
+			    "requires (iconv -f latin1 -t utf-8 converts the file)", t[ok]);
+}
+
 int ydoc_load(const struct convert_input *in, struct convert_result *r, const char *what,
 	      yaml_document_t *doc)
 {
@@ -27,6 +56,8 @@ int ydoc_load(const struct convert_input *in, struct convert_result *r, const ch
 
 	if (in->len > CONVERT_MAX_INPUT)
 		return CADRE_ETOOBIG;
+	if ((err = check_utf8(in, r)))
+		return err;
 	if (!yaml_parser_initialize(&parser))
 		return CADRE_ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)in->text, in->len);
