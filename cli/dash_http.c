@@ -21,21 +21,22 @@ static const char *header(struct lws *wsi, enum lws_token_indexes h, char *out, 
 	return out;
 }
 
+/* The server as dash_route sees it. */
+static struct dash_site site_of(const struct dash_server *srv)
+{
+	return (struct dash_site){ .address = srv->address, .port = srv->port,
+				   .token = srv->token };
+}
+
 const char *dash_http_refusal(struct dash_server *srv, struct lws *wsi, bool need_origin)
 {
 	char host[320], origin[400], cookie[2048];
-	const char *o;
+	struct dash_site site = site_of(srv);
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
-			  srv->port))
-		return "403 this dashboard answers only to the address it listens on";
-	o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin));
-	if ((need_origin || o) && !dash_origin_ok(o, srv->address, srv->port))
-		return "403 requests from other sites' pages are refused";
-	if (!dash_cookie_ok(header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
-			    srv->token))
-		return "401 open the URL cadre dashboard printed (it carries the token)";
-	return NULL;
+	return dash_refusal(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)),
+			    header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin)),
+			    header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
+			    need_origin, &site);
 }
 
 /* Start the answer: status, headers, then the body from the writeable callback. */
@@ -90,16 +91,8 @@ static int respond_text(struct lws *wsi, struct dash_http *h, const char *refusa
 /* The printed URL's first visit: the token becomes the cookie, and the URL loses it. */
 static int first_visit(struct dash_server *srv, struct lws *wsi, struct dash_http *h)
 {
-	char host[320], token[DASH_TOKEN_LEN + 8], cookie[200];
-	const char *given;
+	char cookie[200];
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), srv->address,
-			  srv->port))
-		return respond_text(wsi, h, "403 this dashboard answers only to the address it "
-					    "listens on");
-	given = lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token));
-	if (!given || !dash_token_equal(given, srv->token))
-		return respond_text(wsi, h, "401 the token is not this dashboard's");
 	if (dash_cookie_header(srv->token, cookie, sizeof(cookie)))
 		return -1;
 	return respond(wsi, h, 303, "text/plain; charset=utf-8", cookie, "/", NULL, 0);
@@ -110,28 +103,24 @@ static const struct kube_resource *tj_res(void)
 	return &kube_resource_trainingjobs;
 }
 
-/* POST /api/jobs/NS/NAME/ACTION with the user's credentials. */
+/* POST /api/jobs/NS/NAME/VERB with the user's credentials; dash_route checked the words. */
 static int action(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
-		  const char *path)
+		  const struct dash_route *r)
 {
-	char ns[64], name[254], verb[16], *text;
 	struct kube_status st;
 	json_t *patch = NULL, *answer;
-	int e = CADRE_EINVAL;
+	char *text;
+	int e;
 	unsigned status;
 
 	kube_status_clear(&st);
-	if (sscanf(path, "/api/jobs/%63[^/]/%253[^/]/%15s", ns, name, verb) != 3)
-		return respond_text(wsi, h, "404 no such action");
-	if (!strcmp(verb, "cancel")) {
-		e = kube_client_delete(srv->opts.http, tj_res(), ns, name, NULL, NULL, &st);
-	} else if (!strcmp(verb, "suspend") || !strcmp(verb, "resume")) {
-		patch = json_pack("{s:{s:b}}", "spec", "suspend", !strcmp(verb, "suspend"));
-		e = patch ? kube_client_patch(srv->opts.http, tj_res(), ns, name, NULL,
+	if (!strcmp(r->verb, "cancel")) {
+		e = kube_client_delete(srv->opts.http, tj_res(), r->ns, r->name, NULL, NULL, &st);
+	} else {
+		patch = json_pack("{s:{s:b}}", "spec", "suspend", !strcmp(r->verb, "suspend"));
+		e = patch ? kube_client_patch(srv->opts.http, tj_res(), r->ns, r->name, NULL,
 					      KUBE_PATCH_MERGE, patch, NULL, &st) : CADRE_ENOMEM;
 		json_decref(patch);
-	} else {
-		return respond_text(wsi, h, "404 no such action");
 	}
 	status = e ? (st.http_status >= 400 ? (unsigned)st.http_status : 502) : 200;
 	answer = json_pack("{s:b, s:i, s:s, s:s}", "ok", !e, "status", (int)status,
@@ -146,24 +135,35 @@ static int action(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
 	return e;
 }
 
+/* What the request asks for, read from libwebsockets, then dash_route's decision. */
 static int route(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
 		 const char *path)
 {
-	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
-	const struct dash_asset *a;
-	const char *refusal;
-	char token[DASH_TOKEN_LEN + 8];
+	char token[DASH_TOKEN_LEN + 8], host[320], origin[400], cookie[2048];
+	struct dash_site site = site_of(srv);
+	struct dash_request req = {
+		.post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0,
+		.path = path,
+		.token = lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token)),
+		.host = header(wsi, WSI_TOKEN_HOST, host, sizeof(host)),
+		.origin = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin)),
+		.cookie = header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
+	};
+	struct dash_route r;
 
-	if (!post && !strcmp(path, "/") &&
-	    lws_get_urlarg_by_name(wsi, "token=", token, (int)sizeof(token)))
+	dash_route(&req, &site, &r);
+	switch (r.kind) {
+	case DASH_ROUTE_FIRST_VISIT:
 		return first_visit(srv, wsi, h);
-	if ((refusal = dash_http_refusal(srv, wsi, post)))
-		return respond_text(wsi, h, refusal);
-	if (post && !strncmp(path, "/api/jobs/", 10))
-		return action(srv, wsi, h, path);
-	if (!post && (a = dash_asset_find(path)))
-		return respond(wsi, h, 200, a->content_type, NULL, NULL, a->data, a->len);
-	return respond_text(wsi, h, "404 not found");
+	case DASH_ROUTE_ACTION:
+		return action(srv, wsi, h, &r);
+	case DASH_ROUTE_ASSET:
+		return respond(wsi, h, 200, r.asset->content_type, NULL, NULL, r.asset->data,
+			       r.asset->len);
+	case DASH_ROUTE_REFUSE:
+		break;
+	}
+	return respond_text(wsi, h, r.refusal);
 }
 
 static int send_some(struct lws *wsi, struct dash_http *h)
