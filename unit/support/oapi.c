@@ -645,7 +645,7 @@ json_t *oapi_json_from_yaml(const struct ytree *t)
 		return json_string(t->value);
 	if (!strcmp(t->value, "true") || !strcmp(t->value, "false"))
 		return json_boolean(!strcmp(t->value, "true"));
-	if (!strcmp(t->value, "null") || !strcmp(t->value, "~"))
+	if (!*t->value || !strcmp(t->value, "null") || !strcmp(t->value, "~"))
 		return json_null();
 	errno = 0;
 	n = strtoll(t->value, &end, 10);
