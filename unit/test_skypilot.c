@@ -216,6 +216,22 @@ Test(skypilot, bad_input_names_its_line_and_column)
 	task_fails("run: {a: b}\n", 1, "run");
 }
 
+/* A key given twice once wrote past the secrets it had counted (fuzz/regressions/skypilot). */
+Test(skypilot, a_key_given_twice_in_a_mapping_is_refused_at_the_second)
+{
+	task_fails("name: t\nsecrets:\n  A: x\nrun: echo\nsecrets:\n  B: y\n  C: z\n", 5, NULL);
+	cr_assert_str_eq(r.error.message, "\"secrets\" is given twice in one mapping (first on line 2)");
+	cr_assert_eq(r.error.column, 1);
+	task_fails("run: echo\nenvs:\n  A: 1\n  B: 2\n  A: 3\n", 5, NULL);
+	cr_assert_eq(r.error.column, 3);
+	task_fails("run: echo\nresources: {cpus: 2, cpus: 4}\n", 2, NULL);
+	task_fails("run: echo\n\"a\\nb\": 1\n\"a\\nb\": 2\n", 3, NULL);
+	cr_assert_str_eq(r.error.message, "a key given twice in one mapping (first on line 2)");
+	cr_assert_eq(volume("name: v\ntype: k8s-pvc\nsize: 1Gi\nsize: 2Gi\n"), CADRE_EPARSE);
+	cr_assert_eq(r.error.line, 4);
+	task_ok("run: echo\nenvs: {A: 1}\nsecrets: {A: 2}\n");
+}
+
 Test(skypilot, the_seed_volume_maps_one_to_one)
 {
 	cr_assert_eq(volume("name: shared-checkpoints\ntype: k8s-pvc\ninfra: kubernetes\n"
