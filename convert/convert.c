@@ -210,7 +210,7 @@ unknown:
 char *convert_job_name(const char *name)
 {
 	size_t len = 0;
-	char out[53];
+	char out[CONVERT_NAME_MAX + 1];
 	bool dash = false;
 
 	for (const char *p = name ? name : ""; *p && len < sizeof(out) - 1; p++) {
@@ -223,7 +223,10 @@ char *convert_job_name(const char *name)
 		}
 		if (len == 0 && c >= '0' && c <= '9')
 			continue;
-		if (dash && len < sizeof(out) - 2)
+		/* No room for the '-' and a character after it: stop, or two words would run together. */
+		if (dash && len + 2 > sizeof(out) - 1)
+			break;
+		if (dash)
 			out[len++] = '-';
 		dash = false;
 		out[len++] = c;

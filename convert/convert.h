@@ -172,11 +172,14 @@ int convert_emit_yaml(const struct convert_result *r, struct buf *out);
 /*
  * A name the file gave (job-name, name), made into a DNS-1035 label the way
  * a person would: lower case, runs of other characters as one '-', leading
- * digits and dashes dropped, at most 52 bytes (room for "-<rank>"). Returns
+ * digits and dashes dropped, at most CONVERT_NAME_MAX bytes. Returns
  * a new string the caller frees, "job" when nothing is left, NULL when out
  * of memory.
  */
 char *convert_job_name(const char *name);
+
+/* The longest job name the CRD takes (crd/: room for "-<rank>" and "-entrypoint"). */
+#define CONVERT_NAME_MAX 50
 
 /*
  * Values of sbatch options, exposed for their tests.

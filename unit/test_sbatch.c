@@ -235,7 +235,9 @@ Test(sbatch, memory_with_and_without_units)
 		{ "64G", "64Gi" }, { "64g", "64Gi" }, { "500", "500Mi" }, { "500M", "500Mi" },
 		{ "1T", "1Ti" }, { "512K", "512Ki" }, { "0", NULL },
 	};
-	static const char *const bad[] = { "", "64GB", "G", "-1", "1.5G", "64 G", "64P", "64Gi" };
+	/* The last two: past what a Kubernetes quantity holds (fuzz/regressions/slurm_values). */
+	static const char *const bad[] = { "", "64GB", "G", "-1", "1.5G", "64 G", "64P", "64Gi",
+					   "8888888888881T", "999999999999999" };
 	char *q;
 
 	for (size_t i = 0; i < COUNT(ok); i++) {
@@ -333,6 +335,14 @@ Test(sbatch, job_names_become_dns_labels)
 	free(name);
 	name = convert_job_name("___");
 	cr_assert_str_eq(name, "job");
+	free(name);
+	/* At most 50, the CRD's limit (fuzz/regressions/sbatch), and no '-' left at the cut. */
+	name = convert_job_name("a-true-b-33-c-null-d-e-a-b-f-x-g-yestainer-imagen-more-words");
+	cr_assert_str_eq(name, "a-true-b-33-c-null-d-e-a-b-f-x-g-yestainer-imagen");
+	cr_assert_eq(strlen(name), 49);
+	free(name);
+	name = convert_job_name("abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij-xyz");
+	cr_assert_eq(strlen(name), CONVERT_NAME_MAX, "%s", name);
 	free(name);
 }
 
