@@ -697,10 +697,11 @@ static int config_from_set(const struct kc_set *set, const char *context_name,
 	if (!server)
 		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\" has no server",
 				       cluster_file->path, cluster_name);
-	if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
+	if ((strncmp(server, "https://", 8) && strncmp(server, "http://", 7)) ||
+	    !strstr(server, "://")[3] || strstr(server, "://")[3] == '/')
 		return kube_status_set(st, CADRE_EINVAL,
-				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL",
-				       cluster_file->path, cluster_name, server);
+				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL "
+				       "with a host", cluster_file->path, cluster_name, server);
 
 	cfg = config_alloc();
 	if (!cfg)
