@@ -73,6 +73,17 @@ static int parse_access_mode(struct volfile *v, const yaml_node_t *n)
 		       "ReadOnlyMany or ReadWriteOncePod");
 }
 
+/* As vol_validate reads spec.storageClassName: a StorageClass's name, or "" for none. */
+static int parse_storage_class(struct volfile *v, yaml_node_t *n, const char *field)
+{
+	const char *s;
+
+	if (ydoc_text(n, &s) && *s && !name_is_dns1123_subdomain(s))
+		return fail_at(v, n, field, "must be the name of a StorageClass (lower-case "
+			       "letters, digits, '-' and '.', at most 253)");
+	return text_field(v, n, field, &v->r->vol.spec.storage_class_name);
+}
+
 static int parse_config(struct volfile *v, yaml_node_t *n)
 {
 	if (ydoc_is_null(n))
@@ -89,7 +100,7 @@ static int parse_config(struct volfile *v, yaml_node_t *n)
 		if (!strcmp(key, "access_mode"))
 			err = parse_access_mode(v, val);
 		else if (!strcmp(key, "storage_class_name"))
-			err = text_field(v, val, field, &v->r->vol.spec.storage_class_name);
+			err = parse_storage_class(v, val, field);
 		else if (!strcmp(key, "namespace"))
 			err = convert_note(&v->r->notes, ydoc_line(val), field, "the Volume goes to the "
 					   "namespace of kubectl (-n, or the context's)");

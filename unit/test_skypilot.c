@@ -266,6 +266,9 @@ Test(skypilot, bad_volume_files_are_refused)
 		{ "name: v\ntype: k8s-pvc\nsize: big\n", 3, "size" },
 		{ "name: v\ntype: k8s-pvc\nsize: 1Gi\nconfig:\n  access_mode: Sometimes\n", 5,
 		  "config.access_mode" },
+		/* What vol_validate refuses is refused here, at its line (fuzz/regressions/skypilot). */
+		{ "name: v\ntype: k8s-pvc\nsize: 1Gi\nconfig:\n  storage_class_name: Fast_SSD\n", 5,
+		  "config.storage_class_name" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
