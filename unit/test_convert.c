@@ -438,3 +438,98 @@ Test(convert, writers_refuse_a_string_that_is_not_utf8_and_return, .timeout = 5)
 	buf_release(&yaml);
 	convert_result_release(&r);
 }
+
+/*
+ * The CRD's schema (unit/support/oapi.h) accepts every object the converters
+ * make: from the fixtures here, the fuzz seeds and the inputs that once broke
+ * a fuzz target. (fuzz/sbatch and fuzz/skypilot check the same on every input
+ * they try.)
+ */
+#include "unit/support/oapi.h"
+
+#include <dirent.h>
+
+static size_t schema_checked;
+
+static void assert_schema_accepts(const char *path)
+{
+	char *text = read_file(path), *start = text;
+	struct convert_result r;
+	struct buf errors;
+	json_t *obj;
+	const struct ytree *schema;
+
+	/* A fuzz seed's "ARGS ..." line is sbatch's command line, not the script. */
+	if (!strncmp(start, "ARGS ", 5) && strchr(start, '\n'))
+		start = strchr(start, '\n') + 1;
+	convert_result_init(&r);
+	buf_init(&errors, 1 << 20);
+	if (!convert_any(&(struct convert_input){ .text = start, .len = strlen(start),
+						  .default_name = "x" }, &r)) {
+		cr_assert_eq(convert_to_json(&r, &obj), 0, "%s", path);
+		schema = oapi_crd_schema(r.kind == CONVERT_SKY_VOLUME ?
+					 CADRE_SOURCE_DIR "/crd/volumes.cadre.dev.yaml" :
+					 CADRE_SOURCE_DIR "/crd/trainingjobs.cadre.dev.yaml");
+		cr_assert_not_null(schema);
+		cr_assert_eq(oapi_validate(schema, obj, &errors), 0, "%s: the CRD refuses it:\n%s",
+			     path, buf_str(&errors));
+		json_decref(obj);
+		schema_checked++;
+	}
+	buf_release(&errors);
+	convert_result_release(&r);
+	free(text);
+}
+
+static void schema_accepts_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[1024];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			assert_schema_accepts(path);
+		}
+	closedir(d);
+}
+
+Test(convert, the_crds_schema_accepts_every_converted_fixture_and_fuzz_input)
+{
+	schema_checked = 0;
+	assert_schema_accepts(TESTDATA "/train.sh");
+	assert_schema_accepts(TESTDATA "/task.yaml");
+	assert_schema_accepts(TESTDATA "/volume.yaml");
+	cr_assert_eq(schema_checked, 3);
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/corpus/sbatch");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/corpus/skypilot");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/regressions/sbatch");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/regressions/skypilot");
+	cr_assert_geq(schema_checked, 12, "only %zu conversions succeeded", schema_checked);
+}
+
+/* The check is not vacuous: what the converter must never make is refused. */
+Test(convert, the_crds_schema_refuses_a_converted_job_made_invalid)
+{
+	struct convert_result r;
+	struct buf errors;
+	json_t *obj;
+	const struct ytree *schema = oapi_crd_schema(CADRE_SOURCE_DIR
+						     "/crd/trainingjobs.cadre.dev.yaml");
+
+	cr_assert_not_null(schema);
+	cr_assert_eq(convert_text("#!/bin/bash\n#SBATCH -N 2 --export=A=1\necho\n", &r), 0);
+	buf_init(&errors, 1 << 20);
+	free(r.tj.meta.name);
+	r.tj.meta.name = strdup("a-name-of-fifty-one-characters-is-one-too-many-xyzw");
+	free(r.tj.spec.envs[0].name);
+	r.tj.spec.envs[0].name = strdup("MASTER_ADDR");
+	cr_assert_eq(convert_to_json(&r, &obj), 0);
+	cr_assert_eq(oapi_validate(schema, obj, &errors), 2, "%s", buf_str(&errors));
+	json_decref(obj);
+	buf_release(&errors);
+	convert_result_release(&r);
+}
