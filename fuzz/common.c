@@ -55,7 +55,7 @@ static json_t *yaml_as_json(const struct buf *yaml)
 	return out;
 }
 
-/* parse + validate of the object cadre's own decoder; the joined problems, or "" */
+/* cadre's own decoder and validation accept obj (text, the JSON, is printed if not). */
 static void check_decodes(const struct convert_result *r, const json_t *obj, const char *text)
 {
 	struct field_errors errs;

@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TOKEN "5f2b8c0e9d7a4b1c3e6f8a0b2c4d6e8f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d"
 #define HOST "127.0.0.1:8765"

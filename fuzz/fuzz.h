@@ -58,7 +58,7 @@ _Noreturn void fuzz_fail(const char *file, int line, const char *cond, const cha
  * for the API server is built, the YAML of cadre convert is written and
  * reads back as that same JSON, both are UTF-8, tj_parse/vol_parse and
  * their validation accept it, and the CRD's schema accepts it
- * (unit/support/oapi.h). text is the input, printed when one breaks.
+ * (unit/support/oapi.h). What broke is printed with the JSON.
  */
 void fuzz_check_converted(const struct convert_result *r);
 
