@@ -142,10 +142,11 @@ int convert_sbatch_words(const char *word);
 const char *convert_sbatch_option(size_t i);
 
 /*
- * The converted object as the JSON the API server takes (the YAML of
- * convert_emit_yaml read back: every string stays a string). *out is a new
- * reference. 0, CADRE_EINVAL for a result with nothing converted, or
- * CADRE_ENOMEM.
+ * The converted object as the JSON the API server takes: what the YAML of
+ * convert_emit_yaml reads back as (every string stays a string), built
+ * from the structs without going through YAML. *out is a new reference.
+ * 0, CADRE_EINVAL for a result with nothing converted or a string that is
+ * not UTF-8 (the converters never make one), or CADRE_ENOMEM.
  */
 int convert_to_json(const struct convert_result *r, json_t **out);
 
@@ -164,8 +165,8 @@ int convert_any(const struct convert_input *in, struct convert_result *r);
 /*
  * Append the converted object as YAML to out: apiVersion, kind, metadata,
  * spec, in the order docs/design.md writes them, only the fields the input set.
- * Returns 0, CADRE_EINVAL for a result with nothing converted, or an error
- * of buf_add.
+ * Returns 0, CADRE_EINVAL for a result with nothing converted or a string
+ * that is not UTF-8, or an error of buf_add.
  */
 int convert_emit_yaml(const struct convert_result *r, struct buf *out);
 
