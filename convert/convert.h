@@ -193,7 +193,8 @@ char *convert_job_name(const char *name);
  * convert_slurm_memory: --mem's "<n>[K|M|G|T]" (MiB when no unit, as
  * sbatch reads it) into a Kubernetes quantity ("64G" -> "64Gi"), a new
  * string the caller frees; "0" (all of a node's memory) gives *quantity
- * NULL. 0, CADRE_EPARSE or CADRE_ENOMEM.
+ * NULL. 0, CADRE_EPARSE (also for a size past what a quantity holds) or
+ * CADRE_ENOMEM.
  */
 int convert_slurm_time(const char *text, int64_t *seconds);
 int convert_slurm_memory(const char *text, char **quantity);
