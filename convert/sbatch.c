@@ -305,7 +305,11 @@ static int set_run(struct sbatch *s, size_t body, int body_line)
 			break;
 		start = at;
 	}
-	if (start >= len)
+	at = start;
+	/* Blank as tj_validate reads spec.run: carriage returns count too. */
+	while (at < len && (text[at] == '\r' || text[at] == '\n' || is_blank(text[at])))
+		at++;
+	if (start >= len || at >= len)
 		return convert_fail(s->r, body_line - 1, 0, NULL,
 				    "no commands after the #SBATCH lines: spec.run would be empty");
 	if (utf8_valid(text + start, len - start))

@@ -178,6 +178,11 @@ Test(sbatch, refuses_what_sbatch_refuses)
 	convert_result_release(&r);
 	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n\n"), CADRE_EPARSE);
 	cr_assert(strstr(r.error.message, "no commands"), "%s", r.error.message);
+	/* Carriage returns alone are no command either (fuzz/regressions/sbatch). */
+	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n\r\r \r \n\r"), CADRE_EPARSE);
+	cr_assert(strstr(r.error.message, "no commands"), "%s", r.error.message);
+	cr_assert_eq(script("#!/bin/bash\n\n  srun x\n"), 0);
+	cr_assert_str_eq(r.tj.spec.run, "  srun x\n", "the first command keeps its indent");
 	sbatch_fails("#SBATCH --frobnicate=3", 2, NULL);
 	cr_assert(strstr(r.error.message, "unrecognized option '--frobnicate'"), "%s", r.error.message);
 	sbatch_fails("#SBATCH -Z", 2, NULL);
