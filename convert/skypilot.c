@@ -114,9 +114,10 @@ static int res_quantity(struct task *t, yaml_node_t *n, const char *field, bool 
 
 		snprintf(text + n_len, sizeof(text) - n_len, "Gi");
 	}
-	if (quantity_parse(text, milli) || *milli <= 0)
+	/* quantity_parse takes a '+' as Kubernetes' parser does; the CRD's pattern does not. */
+	if (*text == '+' || quantity_parse(text, milli) || *milli <= 0)
 		return convert_fail(t->r, ydoc_line(n), ydoc_column(n), field,
-				    "\"%s\" is not a positive quantity", s);
+				    "\"%s\" is not a positive quantity written without a sign", s);
 	*has = true;
 	if ((err = set_string(out, text)))
 		return err;

@@ -46,8 +46,9 @@ static int parse_size(struct volfile *v, const yaml_node_t *n)
 	if (!ydoc_text(n, &s))
 		return fail_at(v, n, "size", "must be a size such as 500Gi");
 	snprintf(text, sizeof(text), "%s%s", s, strspn(s, "0123456789") == strlen(s) ? "Gi" : "");
-	if (quantity_parse(text, &spec->size_milli) || spec->size_milli <= 0)
-		return fail_at(v, n, "size", "must be a positive size such as 500Gi");
+	/* quantity_parse takes a '+' as Kubernetes' parser does; the CRD's pattern does not. */
+	if (*text == '+' || quantity_parse(text, &spec->size_milli) || spec->size_milli <= 0)
+		return fail_at(v, n, "size", "must be a positive size such as 500Gi, without a sign");
 	spec->has_size = true;
 	free(spec->size);
 	return (spec->size = strdup(text)) ? 0 : CADRE_ENOMEM;

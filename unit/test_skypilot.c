@@ -112,6 +112,9 @@ Test(skypilot, cpus_and_memory)
 	cr_assert_str_eq(r.tj.spec.resources.memory, "64Gi");
 	assert_note(2, "resources.cpus", "at least");
 	task_fails("resources:\n  cpus: lots\nrun: x\n", 2, "resources.cpus");
+	/* Kubernetes' parser takes a sign, the CRD's pattern does not (fuzz/regressions/skypilot). */
+	task_fails("resources:\n  cpus: +4\nrun: x\n", 2, "resources.cpus");
+	task_fails("resources:\n  memory: +64Gi\nrun: x\n", 2, "resources.memory");
 }
 
 Test(skypilot, image_id_is_the_image)
@@ -269,6 +272,8 @@ Test(skypilot, bad_volume_files_are_refused)
 		/* What vol_validate refuses is refused here, at its line (fuzz/regressions/skypilot). */
 		{ "name: v\ntype: k8s-pvc\nsize: 1Gi\nconfig:\n  storage_class_name: Fast_SSD\n", 5,
 		  "config.storage_class_name" },
+		/* Kubernetes' parser takes "+1", the CRD's pattern does not. */
+		{ "name: v\ntype: k8s-pvc\nsize: +1\n", 3, "size" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
