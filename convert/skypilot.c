@@ -425,6 +425,9 @@ static int parse_script(struct task *t, yaml_node_t *n, const char *field, char 
 		return 0;
 	if (!ydoc_text(n, &s))
 		return fail_at(t, n, field, "must be a string of shell commands");
+	/* Blank as tj_validate reads spec.run: nothing but spaces, tabs and line ends. */
+	if (!strcmp(field, "run") && strspn(s, " \t\r\n") == strlen(s))
+		return fail_at(t, n, field, "holds no command");
 	return set_string(out, s);
 }
 

@@ -217,6 +217,9 @@ Test(skypilot, bad_input_names_its_line_and_column)
 	task_fails("- run: x\n", 1, NULL);
 	task_fails("", 1, NULL);
 	task_fails("run: {a: b}\n", 1, "run");
+	/* A run of line ends only is no command (fuzz/regressions/skypilot). */
+	task_fails("name: x\nrun: |+\n\n\n", 2, "run");
+	task_fails("run: \" \\t\"\n", 1, "run");
 }
 
 /* A key given twice once wrote past the secrets it had counted (fuzz/regressions/skypilot). */
