@@ -45,6 +45,10 @@ static int note_fill(struct convert_note *n, int line, int column, const char *o
 	char message[NOTE_MESSAGE_MAX];
 
 	vsnprintf(message, sizeof(message), fmt, ap);
+	/* One line, whatever the text it quotes holds: control characters become spaces. */
+	for (char *c = message; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	n->line = line;
 	n->column = column;
 	n->option = option ? strdup(option) : NULL;

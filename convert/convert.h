@@ -91,7 +91,8 @@ void convert_result_release(struct convert_result *r);
 
 /*
  * Add a note (option may be NULL). Returns 0 or CADRE_ENOMEM; the message
- * is formatted from fmt and cut at 1 KiB.
+ * is formatted from fmt, cut at 1 KiB and kept to one line (control
+ * characters in what it quotes become spaces; convert_fail's too).
  */
 int convert_note(struct convert_notes *notes, int line, const char *option,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -280,6 +280,12 @@ Test(sbatch, gres_gives_the_gpus_per_node)
 	assert_note(2, "--gres", "\"nvme:1\"");
 	sbatch_fails("#SBATCH --gres=gpu:h100:0", 2, "--gres");
 	sbatch_fails("#SBATCH --gres=gpu:h1/00:2", 2, "--gres");
+	/* TYPE:COUNT past the CRD's 64 characters (fuzz/regressions/sbatch). */
+	sbatch_ok("#SBATCH --gres=gpu:h012345678901234567890123456789012345678901234567890123456789:8");
+	cr_assert_eq(strlen(r.tj.spec.resources.accelerators), 63);
+	sbatch_fails("#SBATCH --gres=gpu:h012345678901234567890123456789012345678901234567890123456789ab:80", 2,
+		     "--gres");
+	cr_assert(strstr(r.error.message, "longer than the 64 characters"), "%s", r.error.message);
 }
 
 Test(sbatch, gpus_per_node_and_gpus_in_total)

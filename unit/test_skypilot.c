@@ -220,6 +220,11 @@ Test(skypilot, bad_input_names_its_line_and_column)
 	/* A run of line ends only is no command (fuzz/regressions/skypilot). */
 	task_fails("name: x\nrun: |+\n\n\n", 2, "run");
 	task_fails("run: \" \\t\"\n", 1, "run");
+	/* An error quoting text with line breaks is still one line (fuzz/regressions/skypilot). */
+	task_fails("resources:\n  accelerators: {\"H100:8\\n\\nx\": 1}\nrun: x\n", 2,
+		   "resources.accelerators");
+	cr_assert_null(strchr(r.error.message, '\n'), "%s", r.error.message);
+	cr_assert(strstr(r.error.message, "\"H100:8  x:1\""), "%s", r.error.message);
 }
 
 /* A key given twice once wrote past the secrets it had counted (fuzz/regressions/skypilot). */
