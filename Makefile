@@ -3,10 +3,15 @@
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+CLANG_BUILD ?= build-clang
+FUZZ_BUILD  ?= build-fuzz
+# Seconds each fuzz target runs in `make fuzz`; `make test` runs FUZZ_QUICK_SECONDS.
+FUZZ_SECONDS ?= 60
+FUZZ_QUICK_SECONDS ?= 4
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind valgrind-controller health-checks e2e test demo demo-down bench bench-quick bench-cache clean
+.PHONY: all deps build unit asan valgrind valgrind-controller clang fuzz fuzz-build fuzz-quick health-checks e2e test demo demo-down bench bench-quick bench-cache clean
 
 all: build
 
@@ -40,6 +45,31 @@ valgrind: build
 valgrind-controller: build
 	scripts/valgrind-controller $(BUILD)/cadre-controller
 
+$(CLANG_BUILD)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+# The second compiler: everything built with clang under the same -Werror, and
+# the unit tests run once more on that build.
+clang: deps $(CLANG_BUILD)/CMakeCache.txt
+	cmake --build $(CLANG_BUILD) -j$(JOBS)
+	$(CLANG_BUILD)/cadre-unit
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCADRE_FUZZ=ON \
+		-DCADRE_TESTS=OFF >/dev/null
+
+fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz-targets
+
+# Every libFuzzer target of fuzz/ for FUZZ_SECONDS each, under ASan and UBSan
+# (docs/fuzzing.md); an input that breaks one lands in fuzz/regressions/.
+fuzz: fuzz-build
+	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The same for a few seconds each, from a fixed random seed: part of make test.
+fuzz-quick: fuzz-build
+	FUZZ_SEED=1 scripts/fuzz $(FUZZ_BUILD) $(FUZZ_QUICK_SECONDS)
+
 # The Argo CD health checks (manifests/argocd) on objects in every phase, with lua5.1.
 health-checks: deps
 	e2e/health/test-argocd
@@ -47,7 +77,7 @@ health-checks: deps
 e2e: build
 	e2e/run
 
-test: unit asan valgrind health-checks e2e bench-quick
+test: unit asan valgrind clang fuzz-quick health-checks e2e bench-quick
 
 # KUEUE=1 runs Kueue too (scripts/demo says what it shows).
 demo: build
@@ -71,4 +101,4 @@ bench-cache: build
 		unit/testdata/golden/inputs/llama-pretrain.json
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)

@@ -173,7 +173,7 @@ static void job_status(json_t *job, long n)
 /* Own pods per job, so that every cached job's gang is whole and bound. */
 #define PODS_PER_JOB 8
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "cadre-bench-cache: %s\n", what);
 	exit(1);

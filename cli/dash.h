@@ -8,9 +8,12 @@
  *                  hold them) in, the JSON the page reads out. What reaches
  *                  the page is only the fields named here: no environment,
  *                  no Secret, no credential ever does.
- *   dash_auth.c    the one-time code, the sessions it is traded for, and
- *                  the Host and Origin checks that stop CSRF and DNS
+ *   dash_auth.c    pure: the one-time code, the sessions it is traded for,
+ *                  and the Host and Origin checks that stop CSRF and DNS
  *                  rebinding.
+ *   dash_route.c   pure: what an HTTP request or a WebSocket message from
+ *                  the browser asks for, decided from its bytes alone (so
+ *                  it is unit-tested and fuzzed without a socket).
  *   dash_server.c  libwebsockets: the HTTP routes, the WebSocket that
  *                  pushes a snapshot then coalesced deltas, the actions.
  *   dashboard.c    the command: flags, stores, reflectors, the URL.
@@ -238,6 +241,76 @@ bool dash_origin_ok(const char *origin, const struct dash_names *names, int port
 
 /* Whether address is a loopback address (127.0.0.0/8, ::1, localhost). */
 bool dash_is_loopback(const char *address);
+
+/* ---- what a request asks for (dash_route.c): pure ---- */
+
+/* An HTTP request as the browser sent it; every field is untrusted. */
+struct dash_request {
+	bool post;
+	const char *path;    /* the URL path, without the query */
+	const char *code;    /* the query's code= argument; NULL when absent */
+	const char *host;    /* the headers; NULL when absent (or too long to read) */
+	const char *origin;
+	const char *cookie;
+};
+
+/* The server a request must be for. */
+struct dash_site {
+	const struct dash_names *names;  /* what Host may name */
+	int port;
+	const struct dash_auth *auth;    /* the outstanding code and the sessions */
+};
+
+/* The answer to a code that is not the one outstanding. */
+#define DASH_CODE_REFUSAL "401 this link was used already or is not this dashboard's: " \
+			  "open the one cadre dashboard printed last"
+
+enum dash_route_kind {
+	DASH_ROUTE_REFUSE,       /* answer refusal */
+	DASH_ROUTE_FIRST_VISIT,  /* the printed URL: trade the code for a session */
+	DASH_ROUTE_ACTION,       /* POST /api/jobs/NS/NAME/VERB */
+	DASH_ROUTE_ASSET,        /* one of the page's files */
+};
+
+struct dash_route {
+	enum dash_route_kind kind;
+	const char *refusal;   /* DASH_ROUTE_REFUSE: "<status> <text>", a static string */
+	char ns[64];           /* DASH_ROUTE_ACTION: the job, each part free of '/' */
+	char name[254];
+	char verb[16];         /* "cancel", "suspend" or "resume" */
+	const struct dash_asset *asset;  /* DASH_ROUTE_ASSET */
+};
+
+/*
+ * Decide req for site into *out. Only the printed URL's visit (GET / with
+ * the outstanding code) is let through without a session's cookie; every
+ * other route needs a Host that names the site and the cookie, and a POST
+ * an Origin of the site as well (dash_refusal). Never fails.
+ */
+void dash_route(const struct dash_request *req, const struct dash_site *site,
+		struct dash_route *out);
+
+/*
+ * Why a request or a WebSocket upgrade with these headers is refused,
+ * "<status> <text>" (a static string), or NULL when it is not. need_origin
+ * for a POST and an upgrade: a browser always sends one there, and another
+ * site's page is refused by it.
+ */
+const char *dash_refusal(const char *host, const char *origin, const char *cookie,
+			 bool need_origin, const struct dash_site *site);
+
+enum dash_ws_kind {
+	DASH_WS_IGNORE,   /* not a message the page sends: nothing changes */
+	DASH_WS_WATCH,    /* {"watch": "NS/NAME"}: follow that job */
+	DASH_WS_UNWATCH,  /* {"watch": anything else}: follow none */
+};
+
+/*
+ * What a WebSocket message from the page (len bytes, any) asks for; for
+ * DASH_WS_WATCH the job's key into watch (size bytes, terminated). A key
+ * that does not fit is DASH_WS_UNWATCH.
+ */
+enum dash_ws_kind dash_ws_message(const char *in, size_t len, char *watch, size_t size);
 
 /* ---- the server (dash_server.c) ---- */
 

@@ -25,21 +25,21 @@ static const char *header(struct lws *wsi, enum lws_token_indexes h, char *out, 
 	return out;
 }
 
+/* The server as dash_route sees it. */
+static struct dash_site site_of(const struct dash_server *srv)
+{
+	return (struct dash_site){ .names = &srv->names, .port = srv->port, .auth = &srv->auth };
+}
+
 const char *dash_http_refusal(struct dash_server *srv, struct lws *wsi, bool need_origin)
 {
 	char host[320], origin[400], cookie[4096];
-	const char *o;
+	struct dash_site site = site_of(srv);
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), &srv->names,
-			  srv->port))
-		return "403 this dashboard answers only to the names it listens on";
-	o = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin));
-	if ((need_origin || o) && !dash_origin_ok(o, &srv->names, srv->port))
-		return "403 requests from other sites' pages are refused";
-	if (!dash_auth_cookie_ok(&srv->auth, header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie,
-						    sizeof(cookie))))
-		return "401 open the URL cadre dashboard printed last (each one opens one browser)";
-	return NULL;
+	return dash_refusal(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)),
+			    header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin)),
+			    header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
+			    need_origin, &site);
 }
 
 /* Start the answer: status, headers, then the body from the writeable callback. */
@@ -96,22 +96,14 @@ static int respond_text(struct lws *wsi, struct dash_http *h, const char *refusa
  * this browser's own, the URL loses the code, and the next browser needs
  * the next code (printed through opts.on_code).
  */
-static int first_visit(struct dash_server *srv, struct lws *wsi, struct dash_http *h)
+static int first_visit(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
+		       const char *code)
 {
-	char host[320], code[DASH_TOKEN_LEN + 8], session[DASH_TOKEN_LEN + 1], cookie[200];
-	const char *given;
-	int e;
+	char session[DASH_TOKEN_LEN + 1], cookie[200];
+	int e = dash_auth_redeem(&srv->auth, code, session);
 
-	if (!dash_host_ok(header(wsi, WSI_TOKEN_HOST, host, sizeof(host)), &srv->names,
-			  srv->port))
-		return respond_text(wsi, h, "403 this dashboard answers only to the names it "
-					    "listens on");
-	given = lws_get_urlarg_by_name(wsi, "code=", code, (int)sizeof(code));
-	e = given ? dash_auth_redeem(&srv->auth, given, session) : CADRE_EUNAUTHORIZED;
-	OPENSSL_cleanse(code, sizeof(code));
 	if (e == CADRE_EUNAUTHORIZED)
-		return respond_text(wsi, h, "401 this link was used already or is not this "
-					    "dashboard's: open the one cadre dashboard printed last");
+		return respond_text(wsi, h, DASH_CODE_REFUSAL);
 	if (e || dash_cookie_header(session, cookie, sizeof(cookie)))
 		return -1;
 	OPENSSL_cleanse(session, sizeof(session));
@@ -157,22 +149,21 @@ static void *action_main(void *arg)
 }
 
 /*
- * POST /api/jobs/NS/NAME/ACTION with the user's credentials: the call goes
- * to a thread of its own (up to the client's 30 s against a slow API
- * server), and this transaction is answered when it returns.
+ * POST /api/jobs/NS/NAME/VERB with the user's credentials (dash_route
+ * checked the words): the call goes to a thread of its own (up to the
+ * client's 30 s against a slow API server), and this transaction is
+ * answered when it returns.
  */
 static int action(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
-		  const char *path)
+		  const struct dash_route *r)
 {
 	struct dash_action *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return -1;
-	if (sscanf(path, "/api/jobs/%63[^/]/%253[^/]/%15s", a->ns, a->name, a->verb) != 3 ||
-	    (strcmp(a->verb, "cancel") && strcmp(a->verb, "suspend") && strcmp(a->verb, "resume"))) {
-		free(a);
-		return respond_text(wsi, h, "404 no such action");
-	}
+	snprintf(a->ns, sizeof(a->ns), "%s", r->ns);
+	snprintf(a->name, sizeof(a->name), "%s", r->name);
+	snprintf(a->verb, sizeof(a->verb), "%s", r->verb);
 	a->srv = srv;
 	a->wsi = wsi;
 	if (pthread_create(&a->thread, NULL, action_main, a)) {
@@ -231,21 +222,35 @@ static int answer_action(struct lws *wsi, struct dash_http *h)
 static int route(struct dash_server *srv, struct lws *wsi, struct dash_http *h,
 		 const char *path)
 {
-	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
-	const struct dash_asset *a;
-	const char *refusal;
-	char code[DASH_TOKEN_LEN + 8];
+	char code[DASH_TOKEN_LEN + 8], host[320], origin[400], cookie[4096];
+	struct dash_site site = site_of(srv);
+	struct dash_request req = {
+		.post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0,
+		.path = path,
+		.code = lws_get_urlarg_by_name(wsi, "code=", code, (int)sizeof(code)),
+		.host = header(wsi, WSI_TOKEN_HOST, host, sizeof(host)),
+		.origin = header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin)),
+		.cookie = header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)),
+	};
+	struct dash_route r;
+	int e;
 
-	if (!post && !strcmp(path, "/") &&
-	    lws_get_urlarg_by_name(wsi, "code=", code, (int)sizeof(code)))
-		return first_visit(srv, wsi, h);
-	if ((refusal = dash_http_refusal(srv, wsi, post)))
-		return respond_text(wsi, h, refusal);
-	if (post && !strncmp(path, "/api/jobs/", 10))
-		return action(srv, wsi, h, path);
-	if (!post && (a = dash_asset_find(path)))
-		return respond(wsi, h, 200, a->content_type, NULL, NULL, a->data, a->len);
-	return respond_text(wsi, h, "404 not found");
+	dash_route(&req, &site, &r);
+	switch (r.kind) {
+	case DASH_ROUTE_FIRST_VISIT:
+		e = first_visit(srv, wsi, h, req.code);
+		OPENSSL_cleanse(code, sizeof(code));
+		return e;
+	case DASH_ROUTE_ACTION:
+		return action(srv, wsi, h, &r);
+	case DASH_ROUTE_ASSET:
+		return respond(wsi, h, 200, r.asset->content_type, NULL, NULL, r.asset->data,
+			       r.asset->len);
+	case DASH_ROUTE_REFUSE:
+		break;
+	}
+	OPENSSL_cleanse(code, sizeof(code));
+	return respond_text(wsi, h, r.refusal);
 }
 
 static int send_some(struct lws *wsi, struct dash_http *h)

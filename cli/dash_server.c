@@ -357,20 +357,20 @@ static void tick(lws_sorted_usec_list_t *sul)
 static void on_ws_message(struct dash_server *srv, struct dash_conn *c, const char *in,
 			  size_t len)
 {
-	json_t *msg = json_loadb(in, len, 0, NULL);
-	const char *watch = json_string_value(json_object_get(msg, "watch"));
-
-	if (watch && strlen(watch) < sizeof(c->watch)) {
-		snprintf(c->watch, sizeof(c->watch), "%s", watch);
+	switch (dash_ws_message(in, len, c->watch, sizeof(c->watch))) {
+	case DASH_WS_WATCH:
 		json_decref(c->last_detail);
 		c->last_detail = NULL;
 		dash_logs_stop(c);
 		send_detail(srv, c, NULL);
-	} else if (json_object_get(msg, "watch")) {
+		break;
+	case DASH_WS_UNWATCH:
 		c->watch[0] = '\0';
 		dash_logs_stop(c);
+		break;
+	case DASH_WS_IGNORE:
+		break;
 	}
-	json_decref(msg);
 }
 
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,

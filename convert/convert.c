@@ -5,6 +5,7 @@
 #include "convert/convert.h"
 
 #include "base/err.h"
+#include "base/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,10 @@ static int note_fill(struct convert_note *n, int line, int column, const char *o
 	char message[NOTE_MESSAGE_MAX];
 
 	vsnprintf(message, sizeof(message), fmt, ap);
+	/* One line, whatever the text it quotes holds: control characters become spaces. */
+	for (char *c = message; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	n->line = line;
 	n->column = column;
 	n->option = option ? strdup(option) : NULL;
@@ -96,6 +101,9 @@ int convert_default_image(const struct convert_input *in, struct convert_result 
 			  const char *from_file)
 {
 	if (in->image && *in->image) {
+		if (!utf8_valid(in->image, strlen(in->image)))
+			return convert_fail(r, CONVERT_LINE_ARGS, 0, "--image",
+					    "not UTF-8, and a TrainingJob holds UTF-8 text");
 		free(r->tj.spec.image);
 		if (!(r->tj.spec.image = strdup(in->image)))
 			return CADRE_ENOMEM;
@@ -206,7 +214,7 @@ unknown:
 char *convert_job_name(const char *name)
 {
 	size_t len = 0;
-	char out[53];
+	char out[CONVERT_NAME_MAX + 1];
 	bool dash = false;
 
 	for (const char *p = name ? name : ""; *p && len < sizeof(out) - 1; p++) {
@@ -219,7 +227,10 @@ char *convert_job_name(const char *name)
 		}
 		if (len == 0 && c >= '0' && c <= '9')
 			continue;
-		if (dash && len < sizeof(out) - 2)
+		/* No room for the '-' and a character after it: stop, or two words would run together. */
+		if (dash && len + 2 > sizeof(out) - 1)
+			break;
+		if (dash)
 			out[len++] = '-';
 		dash = false;
 		out[len++] = c;

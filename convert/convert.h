@@ -91,7 +91,8 @@ void convert_result_release(struct convert_result *r);
 
 /*
  * Add a note (option may be NULL). Returns 0 or CADRE_ENOMEM; the message
- * is formatted from fmt and cut at 1 KiB.
+ * is formatted from fmt, cut at 1 KiB and kept to one line (control
+ * characters in what it quotes become spaces; convert_fail's too).
  */
 int convert_note(struct convert_notes *notes, int line, const char *option,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -106,7 +107,8 @@ int convert_fail(struct convert_result *r, int line, int column, const char *opt
 /*
  * When the file named no image: spec.image from in->image (--image), else a
  * note that the controller's --default-image will run the job; from_file
- * says how the file would have named one. 0 or CADRE_ENOMEM.
+ * says how the file would have named one. 0, CADRE_EPARSE for an image
+ * that is not UTF-8, or CADRE_ENOMEM.
  */
 int convert_default_image(const struct convert_input *in, struct convert_result *r,
 			  const char *from_file);
@@ -141,10 +143,11 @@ int convert_sbatch_words(const char *word);
 const char *convert_sbatch_option(size_t i);
 
 /*
- * The converted object as the JSON the API server takes (the YAML of
- * convert_emit_yaml read back: every string stays a string). *out is a new
- * reference. 0, CADRE_EINVAL for a result with nothing converted, or
- * CADRE_ENOMEM.
+ * The converted object as the JSON the API server takes: what the YAML of
+ * convert_emit_yaml reads back as (every string stays a string), built
+ * from the structs without going through YAML. *out is a new reference.
+ * 0, CADRE_EINVAL for a result with nothing converted or a string that is
+ * not UTF-8 (the converters never make one), or CADRE_ENOMEM.
  */
 int convert_to_json(const struct convert_result *r, json_t **out);
 
@@ -163,19 +166,22 @@ int convert_any(const struct convert_input *in, struct convert_result *r);
 /*
  * Append the converted object as YAML to out: apiVersion, kind, metadata,
  * spec, in the order docs/design.md writes them, only the fields the input set.
- * Returns 0, CADRE_EINVAL for a result with nothing converted, or an error
- * of buf_add.
+ * Returns 0, CADRE_EINVAL for a result with nothing converted or a string
+ * that is not UTF-8, or an error of buf_add.
  */
 int convert_emit_yaml(const struct convert_result *r, struct buf *out);
 
 /*
  * A name the file gave (job-name, name), made into a DNS-1035 label the way
  * a person would: lower case, runs of other characters as one '-', leading
- * digits and dashes dropped, at most 52 bytes (room for "-<rank>"). Returns
+ * digits and dashes dropped, at most CONVERT_NAME_MAX bytes. Returns
  * a new string the caller frees, "job" when nothing is left, NULL when out
  * of memory.
  */
 char *convert_job_name(const char *name);
+
+/* The longest job name the CRD takes (crd/: room for "-<rank>" and "-entrypoint"). */
+#define CONVERT_NAME_MAX 50
 
 /*
  * Values of sbatch options, exposed for their tests.
@@ -188,7 +194,8 @@ char *convert_job_name(const char *name);
  * convert_slurm_memory: --mem's "<n>[K|M|G|T]" (MiB when no unit, as
  * sbatch reads it) into a Kubernetes quantity ("64G" -> "64Gi"), a new
  * string the caller frees; "0" (all of a node's memory) gives *quantity
- * NULL. 0, CADRE_EPARSE or CADRE_ENOMEM.
+ * NULL. 0, CADRE_EPARSE (also for a size past what a quantity holds) or
+ * CADRE_ENOMEM.
  */
 int convert_slurm_time(const char *text, int64_t *seconds);
 int convert_slurm_memory(const char *text, char **quantity);

@@ -61,9 +61,14 @@ static bool scalar(struct emitter *em, const char *s, yaml_scalar_style_t style)
 	if (style == YAML_ANY_SCALAR_STYLE)
 		style = strchr(s, '\n') ? YAML_LITERAL_SCALAR_STYLE :
 			plain_is_safe(s) ? YAML_PLAIN_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
-				     style == YAML_PLAIN_SCALAR_STYLE,
-				     style != YAML_PLAIN_SCALAR_STYLE, style);
+	/*
+	 * libyaml refuses a value that is not UTF-8 here and leaves ev as it
+	 * was: emitting it then would hand the emitter stack garbage.
+	 */
+	if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
+					  style == YAML_PLAIN_SCALAR_STYLE,
+					  style != YAML_PLAIN_SCALAR_STYLE, style))
+		return false;
 	return emit(em, &ev);
 }
 
@@ -95,16 +100,15 @@ static bool map_start(struct emitter *em)
 {
 	yaml_event_t ev;
 
-	yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-	return emit(em, &ev);
+	return yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) &&
+	       emit(em, &ev);
 }
 
 static bool map_end(struct emitter *em)
 {
 	yaml_event_t ev;
 
-	yaml_mapping_end_event_initialize(&ev);
-	return emit(em, &ev);
+	return yaml_mapping_end_event_initialize(&ev) && emit(em, &ev);
 }
 
 static bool seq(struct emitter *em, bool start)
@@ -112,10 +116,9 @@ static bool seq(struct emitter *em, bool start)
 	yaml_event_t ev;
 
 	if (start)
-		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-	else
-		yaml_sequence_end_event_initialize(&ev);
-	return emit(em, &ev);
+		return yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							    YAML_BLOCK_SEQUENCE_STYLE) && emit(em, &ev);
+	return yaml_sequence_end_event_initialize(&ev) && emit(em, &ev);
 }
 
 static bool header(struct emitter *em, const char *kind, const char *name)
@@ -139,10 +142,13 @@ static bool emit_lists(struct emitter *em, const struct tj_spec *s)
 
 	if (s->n_envs) {
 		ok = ok && str(em, "envs") && map_start(em);
-		for (size_t i = 0; ok && i < s->n_envs; i++)
+		for (size_t i = 0; ok && i < s->n_envs; i++) {
+			const char *value = s->envs[i].value ? s->envs[i].value : "";
+
 			ok = str(em, s->envs[i].name) &&
-			     scalar(em, s->envs[i].value, plain_is_safe(s->envs[i].value) ?
-				    YAML_PLAIN_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+			     scalar(em, value, plain_is_safe(value) ? YAML_PLAIN_SCALAR_STYLE :
+				    YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+		}
 		ok = ok && map_end(em);
 	}
 	if (s->n_secret_envs) {
@@ -198,16 +204,12 @@ static bool document(struct emitter *em, const struct convert_result *r, bool st
 	yaml_event_t ev;
 
 	if (!start) {
-		yaml_document_end_event_initialize(&ev, 1);
-		if (!emit(em, &ev))
-			return false;
-		yaml_stream_end_event_initialize(&ev);
-		return emit(em, &ev);
+		return yaml_document_end_event_initialize(&ev, 1) && emit(em, &ev) &&
+		       yaml_stream_end_event_initialize(&ev) && emit(em, &ev);
 	}
-	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-	if (!emit(em, &ev))
+	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !emit(em, &ev) ||
+	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1))
 		return false;
-	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
 	return emit(em, &ev) && map_start(em) &&
 	       (r->kind == CONVERT_SKY_VOLUME ? emit_volume(em, &r->vol) : emit_job(em, &r->tj)) &&
 	       map_end(em);

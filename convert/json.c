@@ -1,94 +1,194 @@
 /*
- * json.c - a converted object as JSON for the API server: the YAML that
- * convert_emit_yaml writes, read back with libyaml. emit.c quotes every
- * string YAML would read as another type, so a plain scalar that reads as
- * an integer is one, and every other scalar is a string.
+ * json.c - a converted object as JSON for the API server, built from the
+ * structs directly: the same keys, in the same order and with the same
+ * types as the YAML of convert_emit_yaml (emit.c quotes every string YAML
+ * would read as another type, so what reads back from it is: integers for
+ * the counts, strings for everything else). Nothing here goes through
+ * libyaml, so no input can reach its emitter by this path.
  */
 #include "convert/convert.h"
 
-#include "base/buf.h"
 #include "base/err.h"
+#include "base/utf8.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
-/* A plain scalar of digits (with a leading '-') is an integer. */
-static json_t *scalar_json(const yaml_node_t *n)
+struct writer {
+	int err;  /* the first error, else 0: later calls do nothing */
+};
+
+/* obj[key] = value, a new reference that is consumed; a NULL value is the error already set. */
+static void put(struct writer *w, json_t *obj, const char *key, json_t *value)
 {
-	const char *s = (const char *)n->data.scalar.value;
-	char *end;
-	long long v;
-
-	if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *s &&
-	    strspn(s + (*s == '-'), "0123456789") == strlen(s + (*s == '-'))) {
-		errno = 0;
-		v = strtoll(s, &end, 10);
-		if (!errno && !*end)
-			return json_integer(v);
+	if (w->err || !value) {
+		json_decref(value);
+		if (!w->err)
+			w->err = CADRE_ENOMEM;
+		return;
 	}
-	return json_stringn(s, n->data.scalar.length);
+	if (json_object_set_new(obj, key, value))
+		w->err = CADRE_ENOMEM;
 }
 
-/* The walk follows emit.c's output: no aliases, a bounded depth. */
-static json_t *node_json(yaml_document_t *doc, const yaml_node_t *n, int depth)
+/* A string, or NULL with w->err set: CADRE_EINVAL for text that is not UTF-8. */
+static json_t *string(struct writer *w, const char *s)
 {
-	json_t *j = NULL;
+	json_t *j;
 
-	if (!n || depth > 32)
+	if (w->err)
 		return NULL;
-	if (n->type == YAML_SCALAR_NODE)
-		return scalar_json(n);
-	if (n->type == YAML_SEQUENCE_NODE) {
-		j = json_array();
-		for (yaml_node_item_t *i = n->data.sequence.items.start;
-		     j && i < n->data.sequence.items.top; i++)
-			if (json_array_append_new(j, node_json(doc, yaml_document_get_node(doc, *i),
-							       depth + 1)))
-				goto fail;
-		return j;
+	if (!utf8_valid(s, strlen(s))) {
+		w->err = CADRE_EINVAL;
+		return NULL;
 	}
-	j = json_object();
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-	     j && p < n->data.mapping.pairs.top; p++) {
-		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
-
-		if (!k || k->type != YAML_SCALAR_NODE ||
-		    json_object_set_new(j, (const char *)k->data.scalar.value,
-					node_json(doc, yaml_document_get_node(doc, p->value),
-						  depth + 1)))
-			goto fail;
-	}
+	if (!(j = json_string(s)))
+		w->err = CADRE_ENOMEM;
 	return j;
-fail:
-	json_decref(j);
-	return NULL;
+}
+
+/* key: value when value is set, as emit.c's pair() and quoted_pair(). */
+static void put_str(struct writer *w, json_t *obj, const char *key, const char *value)
+{
+	if (value && !w->err)
+		put(w, obj, key, string(w, value));
+}
+
+static void put_int(struct writer *w, json_t *obj, const char *key, long long value)
+{
+	if (!w->err)
+		put(w, obj, key, json_integer(value));
+}
+
+/* A key of a map: utf8 like any string (json_object_set_new checks it too). */
+static void put_keyed(struct writer *w, json_t *obj, const char *key, json_t *value)
+{
+	if (!w->err && !utf8_valid(key, strlen(key)))
+		w->err = CADRE_EINVAL;
+	put(w, obj, key, value);
+}
+
+static json_t *object(struct writer *w)
+{
+	json_t *j = w->err ? NULL : json_object();
+
+	if (!j && !w->err)
+		w->err = CADRE_ENOMEM;
+	return j;
+}
+
+static json_t *header(struct writer *w, const char *kind, const char *name)
+{
+	json_t *obj = object(w), *meta;
+
+	put_str(w, obj, "apiVersion", TJ_API_VERSION);
+	put_str(w, obj, "kind", kind);
+	meta = object(w);
+	put_str(w, meta, "name", name);
+	put(w, obj, "metadata", meta);
+	return obj;
+}
+
+static void put_resources(struct writer *w, json_t *spec, const struct tj_resources *r)
+{
+	json_t *res;
+
+	if (!r->accelerators && !r->cpus && !r->memory)
+		return;
+	res = object(w);
+	put_str(w, res, "accelerators", r->accelerators);
+	put_str(w, res, "cpus", r->cpus);
+	put_str(w, res, "memory", r->memory);
+	put(w, spec, "resources", res);
+}
+
+static void put_lists(struct writer *w, json_t *spec, const struct tj_spec *s)
+{
+	json_t *map, *list;
+
+	if (s->n_envs) {
+		map = object(w);
+		for (size_t i = 0; i < s->n_envs; i++)
+			put_keyed(w, map, s->envs[i].name,
+				  string(w, s->envs[i].value ? s->envs[i].value : ""));
+		put(w, spec, "envs", map);
+	}
+	if (s->n_secret_envs) {
+		list = w->err ? NULL : json_array();
+		for (size_t i = 0; list && !w->err && i < s->n_secret_envs; i++) {
+			json_t *item = object(w), *ref = object(w);
+
+			put_str(w, item, "name", s->secret_envs[i].name);
+			put_str(w, ref, "name", s->secret_envs[i].secret_name);
+			put_str(w, ref, "key", s->secret_envs[i].secret_key);
+			put(w, item, "secretKeyRef", ref);
+			if (!w->err && json_array_append(list, item))
+				w->err = CADRE_ENOMEM;
+			json_decref(item);
+		}
+		put(w, spec, "secretEnvs", list);
+	}
+	if (s->n_volumes) {
+		map = object(w);
+		for (size_t i = 0; i < s->n_volumes; i++)
+			if (s->volumes[i].volume)
+				put_keyed(w, map, s->volumes[i].mount_path,
+					  string(w, s->volumes[i].volume));
+		put(w, spec, "volumes", map);
+	}
+}
+
+static json_t *job(struct writer *w, const struct trainingjob *tj)
+{
+	const struct tj_spec *s = &tj->spec;
+	json_t *obj = header(w, TJ_KIND, tj->meta.name), *spec = object(w);
+
+	if (s->has_num_nodes)
+		put_int(w, spec, "numNodes", s->num_nodes);
+	if (s->has_tasks_per_node && s->tasks_per_node != 1)
+		put_int(w, spec, "tasksPerNode", s->tasks_per_node);
+	put_resources(w, spec, &s->resources);
+	put_str(w, spec, "image", s->image);
+	put_str(w, spec, "setup", s->setup);
+	put_str(w, spec, "run", s->run);
+	put_str(w, spec, "workdir", s->workdir);
+	put_lists(w, spec, s);
+	put_str(w, spec, "queue", s->queue);
+	if (s->max_restarts)
+		put_int(w, spec, "maxRestarts", s->max_restarts);
+	if (s->has_active_deadline_seconds)
+		put_int(w, spec, "activeDeadlineSeconds", s->active_deadline_seconds);
+	put(w, obj, "spec", spec);
+	return obj;
+}
+
+static json_t *volume(struct writer *w, const struct volume *v)
+{
+	const struct vol_spec *s = &v->spec;
+	json_t *obj = header(w, VOL_KIND, v->meta.name), *spec = object(w);
+
+	put_str(w, spec, "type", vol_type_name(s->type));
+	put_str(w, spec, "size", s->size);
+	put_str(w, spec, "accessMode", vol_access_mode_name(s->access_mode));
+	put_str(w, spec, "storageClassName", s->storage_class_name);
+	put_str(w, spec, "claimName", s->claim_name);
+	put(w, obj, "spec", spec);
+	return obj;
 }
 
 int convert_to_json(const struct convert_result *r, json_t **out)
 {
-	struct buf yaml;
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	int err;
+	struct writer w = { 0 };
+	json_t *obj;
 
 	*out = NULL;
-	buf_init(&yaml, (size_t)64 << 20);
-	if ((err = convert_emit_yaml(r, &yaml)))
-		goto out;
-	err = CADRE_ENOMEM;
-	if (!yaml_parser_initialize(&parser))
-		goto out;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml.data, yaml.len);
-	if (yaml_parser_load(&parser, &doc)) {
-		*out = node_json(&doc, yaml_document_get_root_node(&doc), 0);
-		yaml_document_delete(&doc);
+	if (r->kind == CONVERT_UNKNOWN || (r->kind == CONVERT_SKY_VOLUME ? !r->vol.meta.name :
+					    !r->tj.meta.name))
+		return CADRE_EINVAL;
+	obj = r->kind == CONVERT_SKY_VOLUME ? volume(&w, &r->vol) : job(&w, &r->tj);
+	if (w.err) {
+		json_decref(obj);
+		return w.err;
 	}
-	yaml_parser_delete(&parser);
-	if (*out)
-		err = 0;
-out:
-	buf_release(&yaml);
-	return err;
+	*out = obj;
+	return 0;
 }

@@ -7,11 +7,17 @@
  * word is kept, so pyxis's "nvcr.io#nvidia/pytorch" reads as written). What follows the #SBATCH block
  * becomes spec.run, and its commands outside srun that do more than set up
  * the environment are reported: they now run on every node (docs/design.md 2.4).
+ *
+ * Bytes that are not UTF-8 (docs/migrating.md): a comment line is read as
+ * Latin-1, which old scripts' comments are often written in; any other line
+ * is refused at its first such byte, since its bytes reach the pods as they
+ * are and a TrainingJob holds only UTF-8.
  */
 #include "convert/sbatch.h"
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +141,45 @@ static int check_script(const struct convert_input *in, struct convert_result *r
 	return 0;
 }
 
+/* A line bash reads as a comment: '#' first after blanks, not "#!" or "#SBATCH". */
+static bool is_comment(const struct line *l)
+{
+	const char *p = skip_blanks(l->p, l->end);
+
+	return l->number > 1 && p < l->end && *p == '#' && !is_sbatch(l);
+}
+
+/* The 1-based column, in characters, of the byte at offset in a line whose bytes before it are UTF-8. */
+static int column_of(const char *p, size_t offset)
+{
+	int column = 1;
+
+	for (size_t i = 0; i < offset && column < INT32_MAX; i++)
+		column += ((unsigned char)p[i] & 0xc0) != 0x80;
+	return column;
+}
+
+/* Refuse the first line that is not UTF-8 and not a comment (see the top of the file). */
+static int check_encoding(const struct convert_input *in, struct convert_result *r)
+{
+	struct line l = { 0 };
+	size_t at = 0;
+
+	if (utf8_valid(in->text, in->len))
+		return 0;
+	while (next_line(in->text, in->len, &at, &l)) {
+		size_t n = (size_t)(l.end - l.p), ok = utf8_valid_len(l.p, n);
+
+		if (ok < n && !is_comment(&l))
+			return convert_fail(r, l.number, column_of(l.p, ok), NULL,
+					    "byte 0x%02X is not UTF-8: a TrainingJob holds UTF-8 "
+					    "text, and only comment lines are read as Latin-1 "
+					    "(iconv -f latin1 -t utf-8 converts the script)",
+					    (unsigned char)l.p[ok]);
+	}
+	return 0;
+}
+
 /*
  * The #SBATCH block: words into s->args; *body and *body_line where the
  * lines after the last #SBATCH line of the block start.
@@ -197,6 +242,56 @@ static int check_interpreter(struct sbatch *s)
 			    (int)(end - p > 80 ? 80 : end - p), p);
 }
 
+/*
+ * spec.run from byte start (line number) on, where check_encoding has let
+ * through comment lines that are not UTF-8: those read as Latin-1, with a
+ * note on the first.
+ */
+static int set_run_latin1(struct sbatch *s, size_t start, int number)
+{
+	const char *text = s->in->text;
+	size_t len = s->in->len, at = start;
+	struct line l = { .number = number - 1 };
+	struct buf run;
+	char wide[2 * 256];
+	int first = 0, more = 0, err;
+
+	buf_init(&run, 2 * CONVERT_MAX_INPUT);
+	while (next_line(text, len, &at, &l)) {
+		size_t n = (size_t)(l.end - l.p);
+
+		if (utf8_valid(l.p, n)) {
+			buf_add(&run, l.p, n);
+		} else {
+			for (size_t i = 0; i < n; i += sizeof(wide) / 2) {
+				size_t chunk = n - i < sizeof(wide) / 2 ? n - i : sizeof(wide) / 2;
+
+				buf_add(&run, wide, utf8_from_latin1(l.p + i, chunk, wide));
+			}
+			more += first != 0;
+			if (!first)
+				first = l.number;
+		}
+		if (l.end < text + len)
+			buf_add(&run, "\n", 1);
+	}
+	if ((err = buf_error(&run)))
+		goto out;
+	err = CADRE_ENOMEM;
+	if (!(s->r->tj.spec.run = strndup(run.data ? run.data : "", run.len)))
+		goto out;
+	if (more)
+		err = convert_note(&s->r->notes, first, NULL, "comment not in UTF-8, read as "
+				   "Latin-1 (ISO 8859-1), and so %s %d more after it",
+				   more == 1 ? "is" : "are", more);
+	else
+		err = convert_note(&s->r->notes, first, NULL,
+				   "comment not in UTF-8, read as Latin-1 (ISO 8859-1)");
+out:
+	buf_release(&run);
+	return err;
+}
+
 /* spec.run: the lines after the #SBATCH block, leading blank lines dropped. */
 static int set_run(struct sbatch *s, size_t body, int body_line)
 {
@@ -210,12 +305,16 @@ static int set_run(struct sbatch *s, size_t body, int body_line)
 			break;
 		start = at;
 	}
-	if (start >= len)
+	at = start;
+	/* Blank as tj_validate reads spec.run: carriage returns count too. */
+	while (at < len && (text[at] == '\r' || text[at] == '\n' || is_blank(text[at])))
+		at++;
+	if (start >= len || at >= len)
 		return convert_fail(s->r, body_line - 1, 0, NULL,
 				    "no commands after the #SBATCH lines: spec.run would be empty");
-	if (!(s->r->tj.spec.run = strndup(text + start, len - start)))
-		return CADRE_ENOMEM;
-	return 0;
+	if (utf8_valid(text + start, len - start))
+		return (s->r->tj.spec.run = strndup(text + start, len - start)) ? 0 : CADRE_ENOMEM;
+	return set_run_latin1(s, start, l.number);
 }
 
 /* The command line's options after the script's: applied later, they win. */
@@ -225,7 +324,14 @@ static int add_command_line(struct sbatch *s)
 		const char *a = s->in->args[i];
 		int err;
 
-		if ((err = push_arg(s, a, strlen(a), CONVERT_LINE_ARGS)))
+		size_t n = strlen(a), ok = utf8_valid_len(a, n);
+
+		if (ok < n)
+			return convert_fail(s->r, CONVERT_LINE_ARGS, 0, NULL,
+					    "option %zu, column %d: byte 0x%02X is not UTF-8, and a "
+					    "TrainingJob holds UTF-8 text", i + 1, column_of(a, ok),
+					    (unsigned char)a[ok]);
+		if ((err = push_arg(s, a, n, CONVERT_LINE_ARGS)))
 			return err;
 	}
 	return 0;
@@ -238,7 +344,8 @@ int convert_slurm(const struct convert_input *in, struct convert_result *r)
 	int body_line = 0, err;
 
 	r->kind = CONVERT_SLURM;
-	if ((err = check_script(in, r)) || (err = read_header(&s, &body, &body_line)) ||
+	if ((err = check_script(in, r)) || (err = check_encoding(in, r)) ||
+	    (err = read_header(&s, &body, &body_line)) ||
 	    (err = add_command_line(&s)) ||
 	    (err = check_interpreter(&s)) || (err = sbatch_apply(&s)) ||
 	    (err = set_run(&s, body, body_line)))

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -757,6 +758,8 @@ static int note_unused_gpus(struct sbatch *s)
 }
 
 /* The per-node GPU request from whichever option gave one. */
+#define ACCELERATORS_MAX 64
+
 static int finish_gpus(struct sbatch *s, int tasks)
 {
 	struct tj_resources *res = &s->r->tj.spec.resources;
@@ -775,6 +778,9 @@ static int finish_gpus(struct sbatch *s, int tasks)
 		g.count /= nodes;
 	} else if (!g.line && s->gpus_per_task.line) {
 		g = s->gpus_per_task;
+		if (tasks > 0 && g.count > INT_MAX / tasks)
+			return convert_fail(s->r, g.line, 0, "--gpus-per-task", "%d GPUs for each of "
+					    "%d tasks is more than any node has", g.count, tasks);
 		g.count *= tasks;
 	}
 	if (!g.line)
@@ -789,6 +795,13 @@ static int finish_gpus(struct sbatch *s, int tasks)
 			return CADRE_ENOMEM;
 	}
 	snprintf(text, sizeof(text), "%s:%d", g.type, g.count);
+	/* crd/: spec.resources.accelerators has at most 64 characters. */
+	if (strlen(text) > ACCELERATORS_MAX) {
+		snprintf(option, sizeof(option), "--%s", g.option);
+		return convert_fail(s->r, g.line, 0, option, "\"%s\" is longer than the %d "
+				    "characters spec.resources.accelerators holds", text,
+				    ACCELERATORS_MAX);
+	}
 	if (replace_string(&res->accelerators, text))
 		return CADRE_ENOMEM;
 	res->has_accel = accel_parse(text, &res->accel) == 0;

@@ -114,9 +114,10 @@ static int res_quantity(struct task *t, yaml_node_t *n, const char *field, bool 
 
 		snprintf(text + n_len, sizeof(text) - n_len, "Gi");
 	}
-	if (quantity_parse(text, milli) || *milli <= 0)
+	/* quantity_parse takes a '+' as Kubernetes' parser does; the CRD's pattern does not. */
+	if (*text == '+' || quantity_parse(text, milli) || *milli <= 0)
 		return convert_fail(t->r, ydoc_line(n), ydoc_column(n), field,
-				    "\"%s\" is not a positive quantity", s);
+				    "\"%s\" is not a positive quantity written without a sign", s);
 	*has = true;
 	if ((err = set_string(out, text)))
 		return err;
@@ -424,6 +425,9 @@ static int parse_script(struct task *t, yaml_node_t *n, const char *field, char 
 		return 0;
 	if (!ydoc_text(n, &s))
 		return fail_at(t, n, field, "must be a string of shell commands");
+	/* Blank as tj_validate reads spec.run: nothing but spaces, tabs and line ends. */
+	if (!strcmp(field, "run") && strspn(s, " \t\r\n") == strlen(s))
+		return fail_at(t, n, field, "holds no command");
 	return set_string(out, s);
 }
 

@@ -46,8 +46,9 @@ static int parse_size(struct volfile *v, const yaml_node_t *n)
 	if (!ydoc_text(n, &s))
 		return fail_at(v, n, "size", "must be a size such as 500Gi");
 	snprintf(text, sizeof(text), "%s%s", s, strspn(s, "0123456789") == strlen(s) ? "Gi" : "");
-	if (quantity_parse(text, &spec->size_milli) || spec->size_milli <= 0)
-		return fail_at(v, n, "size", "must be a positive size such as 500Gi");
+	/* quantity_parse takes a '+' as Kubernetes' parser does; the CRD's pattern does not. */
+	if (*text == '+' || quantity_parse(text, &spec->size_milli) || spec->size_milli <= 0)
+		return fail_at(v, n, "size", "must be a positive size such as 500Gi, without a sign");
 	spec->has_size = true;
 	free(spec->size);
 	return (spec->size = strdup(text)) ? 0 : CADRE_ENOMEM;
@@ -73,6 +74,17 @@ static int parse_access_mode(struct volfile *v, const yaml_node_t *n)
 		       "ReadOnlyMany or ReadWriteOncePod");
 }
 
+/* As vol_validate reads spec.storageClassName: a StorageClass's name, or "" for none. */
+static int parse_storage_class(struct volfile *v, yaml_node_t *n, const char *field)
+{
+	const char *s;
+
+	if (ydoc_text(n, &s) && *s && !name_is_dns1123_subdomain(s))
+		return fail_at(v, n, field, "must be the name of a StorageClass (lower-case "
+			       "letters, digits, '-' and '.', at most 253)");
+	return text_field(v, n, field, &v->r->vol.spec.storage_class_name);
+}
+
 static int parse_config(struct volfile *v, yaml_node_t *n)
 {
 	if (ydoc_is_null(n))
@@ -89,7 +101,7 @@ static int parse_config(struct volfile *v, yaml_node_t *n)
 		if (!strcmp(key, "access_mode"))
 			err = parse_access_mode(v, val);
 		else if (!strcmp(key, "storage_class_name"))
-			err = text_field(v, val, field, &v->r->vol.spec.storage_class_name);
+			err = parse_storage_class(v, val, field);
 		else if (!strcmp(key, "namespace"))
 			err = convert_note(&v->r->notes, ydoc_line(val), field, "the Volume goes to the "
 					   "namespace of kubectl (-n, or the context's)");

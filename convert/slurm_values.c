@@ -5,6 +5,7 @@
  */
 #include "convert/convert.h"
 
+#include "api/quantity.h"
 #include "base/err.h"
 
 #include <stdio.h>
@@ -78,7 +79,7 @@ int convert_slurm_memory(const char *text, char **quantity)
 	static const char units[] = "KMGT";
 	const char *unit_at = text;
 	char out[32];
-	int64_t n = 0;
+	int64_t n = 0, milli;
 	const char *unit;
 
 	*quantity = NULL;
@@ -99,5 +100,8 @@ int convert_slurm_memory(const char *text, char **quantity)
 	if (n == 0)
 		return 0;
 	snprintf(out, sizeof(out), "%lld%ci", (long long)n, unit[0]);
+	/* 15 digits of T are past what a Kubernetes quantity holds (2^63 milli-units). */
+	if (quantity_parse(out, &milli))
+		return CADRE_EPARSE;
 	return (*quantity = strdup(out)) ? 0 : CADRE_ENOMEM;
 }

@@ -941,10 +941,11 @@ static int load_cluster(struct kube_config *cfg, const struct kc_file *file, con
 	if (!server)
 		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: cluster \"%s\" has no server",
 				       file->path, name);
-	if (strncmp(server, "https://", 8) && strncmp(server, "http://", 7))
+	if ((strncmp(server, "https://", 8) && strncmp(server, "http://", 7)) ||
+	    !strstr(server, "://")[3] || strstr(server, "://")[3] == '/')
 		return kube_status_set(st, CADRE_EINVAL,
-				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL",
-				       file->path, name, server);
+				       "kubeconfig %s: cluster \"%s\": server \"%s\" is not an http(s) URL "
+				       "with a host", file->path, name, server);
 	if ((err = set_str(&cfg->server, server, st)))
 		return err;
 	trim_server(cfg->server);

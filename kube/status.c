@@ -140,5 +140,12 @@ int kube_status_set(struct kube_status *st, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(st->message, sizeof(st->message), fmt, ap);
 	va_end(ap);
+	/*
+	 * One line, whatever the values it quotes hold (a kubeconfig's names
+	 * and URLs are the user's text): control characters become spaces.
+	 */
+	for (char *c = st->message; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	return code;
 }

@@ -67,7 +67,8 @@ int kube_status_from_object(struct kube_status *st, const json_t *status);
 
 /*
  * Record an error that did not come from the API server (transport, local
- * parsing): sets code, clears reason and http_status, formats the message.
+ * parsing): sets code, clears reason and http_status, formats the message,
+ * which is kept to one line (control characters become spaces).
  * Returns code, so callers can write `return kube_status_set(st, ...)`.
  * st may be NULL, in which case only code is returned.
  */

@@ -153,3 +153,64 @@ Test(clock, micro_time_is_rfc3339_with_microseconds_in_utc)
 	cr_assert_eq(regexec(&re, text, 0, NULL, 0), 0, "%s", text);
 	regfree(&re);
 }
+
+#include "base/utf8.h"
+
+#include <jansson.h>
+
+Test(utf8, well_formed_text_is_valid_to_its_end)
+{
+	const char *ok[] = { "", "plain ascii", "r\xc3\xa9sultats", "\xe2\x82\xac", "\xed\x9f\xbf",
+			     "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xef\xbf\xbf" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_assert(utf8_valid(ok[i], strlen(ok[i])), "case %zu", i);
+}
+
+Test(utf8, the_valid_length_stops_at_the_first_bad_byte)
+{
+	static const struct { const char *s; size_t want; } bad[] = {
+		{ "r\xe9sultats", 1 },          /* Latin-1 */
+		{ "ab\x80", 2 },                /* a lone continuation byte */
+		{ "\xc0\xaf", 0 },              /* overlong '/' */
+		{ "\xe0\x80\xaf", 0 },          /* overlong, three bytes */
+		{ "\xf0\x80\x80\xaf", 0 },      /* overlong, four bytes */
+		{ "x\xed\xa0\x80", 1 },         /* a surrogate */
+		{ "\xf4\x90\x80\x80", 0 },      /* past U+10FFFF */
+		{ "\xf5\x80\x80\x80", 0 },
+		{ "ok\xe2\x82", 2 },            /* cut short by the end */
+		{ "\xc3\xa9\xc3", 2 },
+		{ "\xe2\x28\xa1", 0 },          /* a second byte that continues nothing */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(utf8_valid_len(bad[i].s, strlen(bad[i].s)), bad[i].want, "case %zu", i);
+}
+
+/* The same rule as jansson's, which is what the JSON for the API server goes through. */
+Test(utf8, agrees_with_jansson_on_every_two_and_three_byte_sequence)
+{
+	char s[4] = { 0 };
+	json_t *j;
+
+	for (int a = 0x80; a <= 0xff; a++)
+		for (int b = 0; b <= 0xff; b++)
+			for (int c = 0; c <= 0xff; c += 0x0f) {
+				s[0] = (char)a;
+				s[1] = (char)b;
+				s[2] = (char)c;
+				j = json_stringn(s, 3);
+				cr_assert_eq(utf8_valid(s, 3), j != NULL, "%02x %02x %02x", a, b, c);
+				json_decref(j);
+			}
+}
+
+Test(utf8, latin1_becomes_utf8_byte_for_character)
+{
+	char out[64];
+	size_t n = utf8_from_latin1("r\xe9sultats \xff\xa0", 12, out);
+
+	cr_assert_eq(n, 15);
+	cr_assert_eq(memcmp(out, "r\xc3\xa9sultats \xc3\xbf\xc2\xa0", 15), 0);
+	cr_assert(utf8_valid(out, n));
+}

@@ -105,6 +105,36 @@ Test(cli, bad_input_names_the_file_line_and_option)
 	unlink(path);
 }
 
+/* The script of issue "Bad input": one Latin-1 byte once hung cadre convert forever. */
+Test(cli, convert_reads_a_latin1_comment_and_names_the_line_and_column_of_any_other_byte,
+     .timeout = 10)
+{
+	char path[] = "/tmp/cadre-cli-XXXXXX";
+	int fd = mkstemp(path);
+	const char *comment = "#!/bin/bash\n#SBATCH -N 2\n# r\xe9sultats\nsrun x\n";
+	const char *command = "#!/bin/bash\n#SBATCH -N 2\nsrun x > r\xe9sultats\n";
+	char line[256];
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, comment, strlen(comment)), (ssize_t)strlen(comment));
+	snprintf(line, sizeof(line), "convert %s", path);
+	cr_assert_eq(cadre(line), CLI_EXIT_OK, "%s", err);
+	cr_assert(strstr(out, "  run: |\n    # r\xc3\xa9sultats\n    srun x\n"), "%s", out);
+	snprintf(line, sizeof(line), "%s:3: comment not in UTF-8, read as Latin-1 (ISO 8859-1)\n",
+		 path);
+	cr_assert(strstr(err, line), "%s", err);
+
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	cr_assert_eq(pwrite(fd, command, strlen(command), 0), (ssize_t)strlen(command));
+	close(fd);
+	snprintf(line, sizeof(line), "convert %s", path);
+	cr_assert_eq(cadre(line), CLI_EXIT_USAGE);
+	snprintf(line, sizeof(line), "%s:3:11: byte 0xE9 is not UTF-8", path);
+	assert_one_line(line);
+	cr_assert_str_eq(out, "");
+	unlink(path);
+}
+
 Test(cli, convert_takes_the_image_flag_when_the_file_names_none)
 {
 	cr_assert_eq(cadre("convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3"), CLI_EXIT_OK);

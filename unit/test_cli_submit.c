@@ -223,6 +223,45 @@ Test(cli_submit, command_line_options_win_over_sbatch_lines_in_every_form)
 	cr_assert_str_eq(created_str("metadata", "name", NULL), "second");
 }
 
+/* Write text to dir/name (dir is this test's), its path into path. */
+static void write_script(const char *name, const char *text, char *path, size_t size)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/%s", dir, name);
+	cr_assert_not_null(f = fopen(path, "w"));
+	cr_assert_geq(fputs(text, f), 0);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* docs/migrating.md: comments read as Latin-1; a command that is not UTF-8 is refused. */
+Test(cli_submit, a_script_not_in_utf8_submits_its_latin1_comments_and_refuses_the_rest,
+     .timeout = 10)
+{
+	char path[160], line[256];
+	size_t requests;
+
+	write_script("latin1.sh", "#!/bin/bash\n#SBATCH -N 2\n# r\xe9sultats\necho ok\n", path,
+		     sizeof(path));
+	snprintf(line, sizeof(line), "sbatch --kubeconfig KC --image img:1 %s", path);
+	cr_assert_eq(cadre(line), CLI_EXIT_OK, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	cr_assert_str_eq(created_str("spec", "run", NULL), "# r\xc3\xa9sultats\necho ok\n");
+	cr_assert(strstr(err, "latin1.sh:3: comment not in UTF-8, read as Latin-1 (ISO 8859-1)\n"),
+		  "%s", err);
+	unlink(path);
+
+	requests = httpd_request_count(server);
+	write_script("latin1.sh", "#!/bin/bash\n#SBATCH -N 2\necho r\xe9sultats > out\n", path,
+		     sizeof(path));
+	cr_assert_eq(cadre(line), CLI_EXIT_USAGE);
+	snprintf(line, sizeof(line), "%s:3:7: byte 0xE9 is not UTF-8", path);
+	assert_one_line(line);
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(httpd_request_count(server), requests, "nothing is sent");
+	unlink(path);
+}
+
 Test(cli_submit, a_command_line_option_that_sbatch_refuses_is_one_line_exit_two_and_sends_nothing)
 {
 	cr_assert_eq(cadre("sbatch --kubeconfig KC --time=soon train.sh"), CLI_EXIT_USAGE);

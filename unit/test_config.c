@@ -281,6 +281,23 @@ Test(config, unusable_users_and_clusters_are_refused_with_the_field)
 	cr_assert_eq(kube_config_from_kubeconfig(path, NULL, &cfg, &st), CADRE_EINVAL);
 	cr_assert(strstr(st.message, "cluster \"k\" has no server"), "%s", st.message);
 
+	/* A URL with no host after the scheme (fuzz/regressions/kubeconfig). */
+	write_file(dir, "config",
+		   "current-context: c\n"
+		   "contexts: [{name: c, context: {cluster: k}}]\n"
+		   "clusters: [{name: k, cluster: {server: 'https://'}}]\n");
+	cr_assert_eq(kube_config_from_kubeconfig(path, NULL, &cfg, &st), CADRE_EINVAL);
+	cr_assert(strstr(st.message, "server \"https://\" is not an http(s) URL with a host"), "%s",
+		  st.message);
+
+	/* The message stays one line whatever the values hold (fuzz/regressions/kubeconfig). */
+	write_file(dir, "config",
+		   "current-context: c\n"
+		   "contexts: [{name: c, context: {cluster: k}}]\n"
+		   "clusters: [{name: k, cluster: {server: \"ftp://a\\nb\\tc\"}}]\n");
+	cr_assert_eq(kube_config_from_kubeconfig(path, NULL, &cfg, &st), CADRE_EINVAL);
+	cr_assert(strstr(st.message, "server \"ftp://a b c\""), "%s", st.message);
+
 	write_file(dir, "config",
 		   "current-context: c\n"
 		   "contexts: [{name: c, context: {cluster: k}}]\n"

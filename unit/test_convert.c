@@ -281,3 +281,255 @@ Test(convert, the_json_sent_to_the_api_server_is_what_the_yaml_reads_as)
 	assert_json_is_the_yaml(path, true);
 	unlink(path);
 }
+
+/*
+ * Bytes that are not UTF-8 (docs/migrating.md): a comment reads as Latin-1,
+ * anything else is one error naming its line and column. Every test here has
+ * a timeout: libyaml's emitter once looped forever on such a byte.
+ */
+static int convert_text(const char *text, struct convert_result *r)
+{
+	convert_result_init(r);
+	return convert_any(&(struct convert_input){ .text = text, .len = strlen(text),
+						    .default_name = "x" }, r);
+}
+
+/* The result converts to JSON and YAML, both UTF-8, and they agree. */
+static void assert_emits(const struct convert_result *r)
+{
+	struct ytree *tree;
+	struct buf yaml;
+	json_t *obj, *want;
+	char *dumped;
+
+	buf_init(&yaml, 1 << 20);
+	cr_assert_eq(convert_to_json(r, &obj), 0);
+	cr_assert_not_null(dumped = json_dumps(obj, 0));
+	cr_assert_eq(convert_emit_yaml(r, &yaml), 0);
+	cr_assert_eq(ytree_parse(yaml.data, yaml.len, &tree), 0);
+	want = to_json(tree);
+	cr_assert(json_equal(obj, want), "%s\nvs\n%s", dumped, buf_str(&yaml));
+	free(dumped);
+	json_decref(obj);
+	json_decref(want);
+	ytree_free(tree);
+	buf_release(&yaml);
+}
+
+Test(convert, a_latin1_comment_in_the_script_body_reads_as_latin1, .timeout = 5)
+{
+	struct convert_result r;
+
+	cr_assert_eq(convert_text("#!/bin/bash\n#SBATCH -N 2\n# r\xe9sultats\necho ok\n"
+				  "  # \xe0 la fin\n", &r), 0, "%s", r.error.message);
+	cr_assert_str_eq(r.tj.spec.run, "# r\xc3\xa9sultats\necho ok\n  # \xc3\xa0 la fin\n");
+	cr_assert_eq(r.notes.items[0].line, 3);
+	cr_assert_str_eq(r.notes.items[0].message, "comment not in UTF-8, read as Latin-1 "
+			 "(ISO 8859-1), and so is 1 more after it");
+	assert_emits(&r);
+	convert_result_release(&r);
+}
+
+Test(convert, a_latin1_comment_in_the_sbatch_block_is_left_out_unchanged, .timeout = 5)
+{
+	struct convert_result r;
+
+	cr_assert_eq(convert_text("#!/bin/bash\n# r\xe9sultats\n#SBATCH -N 2\necho ok\n", &r), 0,
+		     "%s", r.error.message);
+	cr_assert_str_eq(r.tj.spec.run, "echo ok\n");
+	for (size_t i = 0; i < r.notes.len; i++)
+		cr_assert_null(strstr(r.notes.items[i].message, "UTF-8"), "%s",
+			       r.notes.items[i].message);
+	assert_emits(&r);
+	convert_result_release(&r);
+}
+
+static void assert_refused(const char *text, int line, int column, const char *byte)
+{
+	struct convert_result r;
+
+	cr_assert_eq(convert_text(text, &r), CADRE_EPARSE, "%s", text);
+	cr_assert_eq(r.error.line, line, "%s: line %d", text, r.error.line);
+	cr_assert_eq(r.error.column, column, "%s: column %d", text, r.error.column);
+	cr_assert(strstr(r.error.message, byte), "%s", r.error.message);
+	cr_assert(strstr(r.error.message, "not UTF-8"), "%s", r.error.message);
+	cr_assert_null(strchr(r.error.message, '\n'));
+	convert_result_release(&r);
+}
+
+Test(convert, a_byte_not_utf8_outside_comments_is_refused_at_its_line_and_column, .timeout = 5)
+{
+	/* In a command of the body: its bytes would reach the pods as they are. */
+	assert_refused("#!/bin/bash\n#SBATCH -N 2\necho r\xe9sultats > out\n", 3, 7, "0xE9");
+	/* The column counts characters: "é" before it is one. */
+	assert_refused("#!/bin/bash\necho \xc3\xa9t\xe9\n", 2, 8, "0xE9");
+	/* In an option, the interpreter line, a lone continuation byte, a cut sequence. */
+	assert_refused("#!/bin/bash\n#SBATCH --job-name=r\xe9s\necho\n", 2, 21, "0xE9");
+	assert_refused("#!/bin/b\xe2sh\necho\n", 1, 9, "0xE2");
+	assert_refused("#!/bin/bash\necho \x80\n", 2, 6, "0x80");
+	assert_refused("#!/bin/bash\necho \xe2\x82", 2, 6, "0xE2");
+	/* Overlong forms and surrogates are not UTF-8 either. */
+	assert_refused("#!/bin/bash\necho \xc0\xaf\n", 2, 6, "0xC0");
+	assert_refused("#!/bin/bash\necho \xed\xa0\x80\n", 2, 6, "0xED");
+	/* YAML must be UTF-8 from end to end, comments too, as SkyPilot reads it. */
+	assert_refused("name: a\nrun: |\n  # r\xe9s\n  echo\n", 3, 6, "0xE9");
+	assert_refused("run: echo r\xe9s\n", 1, 12, "0xE9");
+	assert_refused("type: k8s-pvc\nsize: 10Gi\nname: v\xff\n", 3, 8, "0xFF");
+}
+
+/* Each byte that cannot start UTF-8 text, in a comment and in a command, at once. */
+Test(convert, every_byte_not_utf8_converts_or_fails_in_milliseconds, .timeout = 10)
+{
+	char text[128];
+	struct convert_result r;
+
+	for (int b = 0x80; b <= 0xff; b++) {
+		snprintf(text, sizeof(text), "#!/bin/bash\n#SBATCH -J j%c\n# %c\necho %c\n", b, b, b);
+		cr_assert_eq(convert_text(text, &r), CADRE_EPARSE, "byte 0x%02X", b);
+		cr_assert_eq(r.error.line, 2, "byte 0x%02X", b);
+		convert_result_release(&r);
+		snprintf(text, sizeof(text), "#!/bin/bash\n#SBATCH -J j\n# %c\necho\n", b);
+		cr_assert_eq(convert_text(text, &r), 0, "byte 0x%02X: %s", b, r.error.message);
+		assert_emits(&r);
+		convert_result_release(&r);
+		snprintf(text, sizeof(text), "#!/bin/bash\n#SBATCH -J j\n# ok\necho %c\n", b);
+		cr_assert_eq(convert_text(text, &r), CADRE_EPARSE, "byte 0x%02X", b);
+		cr_assert_eq(r.error.line, 4, "byte 0x%02X", b);
+		cr_assert_eq(r.error.column, 6, "byte 0x%02X", b);
+		convert_result_release(&r);
+	}
+}
+
+Test(convert, command_line_words_and_the_image_flag_must_be_utf8, .timeout = 5)
+{
+	const char *script = "#!/bin/bash\necho ok\n";
+	const char *args[] = { "-N", "2", "--job-name=caf\xe9" };
+	struct convert_result r;
+
+	convert_result_init(&r);
+	cr_assert_eq(convert_slurm(&(struct convert_input){ .text = script, .len = strlen(script),
+							    .args = args, .n_args = 3 }, &r),
+		     CADRE_EPARSE);
+	cr_assert_eq(r.error.line, CONVERT_LINE_ARGS);
+	cr_assert_str_eq(r.error.message, "option 3, column 15: byte 0xE9 is not UTF-8, and a "
+			 "TrainingJob holds UTF-8 text");
+	convert_result_release(&r);
+	convert_result_init(&r);
+	cr_assert_eq(convert_any(&(struct convert_input){ .text = script, .len = strlen(script),
+							  .image = "img\xe9" }, &r), CADRE_EPARSE);
+	cr_assert_str_eq(r.error.option, "--image");
+	convert_result_release(&r);
+}
+
+/* Whatever put it there, a string that is not UTF-8 is CADRE_EINVAL from both writers. */
+Test(convert, writers_refuse_a_string_that_is_not_utf8_and_return, .timeout = 5)
+{
+	struct convert_result r;
+	struct buf yaml;
+	json_t *obj = NULL;
+
+	cr_assert_eq(convert_text("#!/bin/bash\necho ok\n", &r), 0);
+	free(r.tj.spec.run);
+	cr_assert_not_null(r.tj.spec.run = strdup("echo r\xe9sultats\n"));
+	buf_init(&yaml, 1 << 20);
+	cr_assert_eq(convert_emit_yaml(&r, &yaml), CADRE_EINVAL);
+	cr_assert_eq(convert_to_json(&r, &obj), CADRE_EINVAL);
+	cr_assert_null(obj);
+	buf_release(&yaml);
+	convert_result_release(&r);
+}
+
+/*
+ * The CRD's schema (unit/support/oapi.h) accepts every object the converters
+ * make: from the fixtures here, the fuzz seeds and the inputs that once broke
+ * a fuzz target. (fuzz/sbatch and fuzz/skypilot check the same on every input
+ * they try.)
+ */
+#include "unit/support/oapi.h"
+
+#include <dirent.h>
+
+static size_t schema_checked;
+
+static void assert_schema_accepts(const char *path)
+{
+	char *text = read_file(path), *start = text;
+	struct convert_result r;
+	struct buf errors;
+	json_t *obj;
+	const struct ytree *schema;
+
+	/* A fuzz seed's "ARGS ..." line is sbatch's command line, not the script. */
+	if (!strncmp(start, "ARGS ", 5) && strchr(start, '\n'))
+		start = strchr(start, '\n') + 1;
+	convert_result_init(&r);
+	buf_init(&errors, 1 << 20);
+	if (!convert_any(&(struct convert_input){ .text = start, .len = strlen(start),
+						  .default_name = "x" }, &r)) {
+		cr_assert_eq(convert_to_json(&r, &obj), 0, "%s", path);
+		schema = oapi_crd_schema(r.kind == CONVERT_SKY_VOLUME ?
+					 CADRE_SOURCE_DIR "/crd/volumes.cadre.dev.yaml" :
+					 CADRE_SOURCE_DIR "/crd/trainingjobs.cadre.dev.yaml");
+		cr_assert_not_null(schema);
+		cr_assert_eq(oapi_validate(schema, obj, &errors), 0, "%s: the CRD refuses it:\n%s",
+			     path, buf_str(&errors));
+		json_decref(obj);
+		schema_checked++;
+	}
+	buf_release(&errors);
+	convert_result_release(&r);
+	free(text);
+}
+
+static void schema_accepts_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[1024];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			assert_schema_accepts(path);
+		}
+	closedir(d);
+}
+
+Test(convert, the_crds_schema_accepts_every_converted_fixture_and_fuzz_input)
+{
+	schema_checked = 0;
+	assert_schema_accepts(TESTDATA "/train.sh");
+	assert_schema_accepts(TESTDATA "/task.yaml");
+	assert_schema_accepts(TESTDATA "/volume.yaml");
+	cr_assert_eq(schema_checked, 3);
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/corpus/sbatch");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/corpus/skypilot");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/regressions/sbatch");
+	schema_accepts_dir(CADRE_SOURCE_DIR "/fuzz/regressions/skypilot");
+	cr_assert_geq(schema_checked, 12, "only %zu conversions succeeded", schema_checked);
+}
+
+/* The check is not vacuous: what the converter must never make is refused. */
+Test(convert, the_crds_schema_refuses_a_converted_job_made_invalid)
+{
+	struct convert_result r;
+	struct buf errors;
+	json_t *obj;
+	const struct ytree *schema = oapi_crd_schema(CADRE_SOURCE_DIR
+						     "/crd/trainingjobs.cadre.dev.yaml");
+
+	cr_assert_not_null(schema);
+	cr_assert_eq(convert_text("#!/bin/bash\n#SBATCH -N 2 --export=A=1\necho\n", &r), 0);
+	buf_init(&errors, 1 << 20);
+	free(r.tj.meta.name);
+	r.tj.meta.name = strdup("a-name-of-fifty-one-characters-is-one-too-many-xyzw");
+	free(r.tj.spec.envs[0].name);
+	r.tj.spec.envs[0].name = strdup("MASTER_ADDR");
+	cr_assert_eq(convert_to_json(&r, &obj), 0);
+	cr_assert_eq(oapi_validate(schema, obj, &errors), 2, "%s", buf_str(&errors));
+	json_decref(obj);
+	buf_release(&errors);
+	convert_result_release(&r);
+}

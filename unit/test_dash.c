@@ -386,6 +386,97 @@ Test(dash_auth, every_page_asset_is_embedded)
 
 /* ---- the API server goes away and comes back ---- */
 
+/* dash_route: the decisions the HTTP callback takes, from the request's bytes alone. */
+#define SESSION "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
+/* A dashboard on 127.0.0.1:8765 whose code outstanding is TOKEN, with one session, SESSION. */
+static struct dash_site route_site(void)
+{
+	static struct dash_names names;
+	static struct dash_auth auth;
+
+	memset(&names, 0, sizeof(names));
+	dash_names_add(&names, "127.0.0.1");
+	dash_names_add(&names, "localhost");
+	memset(&auth, 0, sizeof(auth));
+	snprintf(auth.code, sizeof(auth.code), "%s", TOKEN);
+	snprintf(auth.sessions[0], sizeof(auth.sessions[0]), "%s", SESSION);
+	auth.nsessions = 1;
+	return (struct dash_site){ .names = &names, .port = 8765, .auth = &auth };
+}
+
+static struct dash_route route_of(bool post, const char *path, const char *code,
+				  const char *origin, const char *cookie)
+{
+	struct dash_request req = { .post = post, .path = path, .code = code,
+				    .host = "127.0.0.1:8765", .origin = origin, .cookie = cookie };
+	struct dash_site site = route_site();
+	struct dash_route r;
+
+	dash_route(&req, &site, &r);
+	return r;
+}
+
+Test(dash_route, only_the_visit_with_the_code_goes_without_a_session)
+{
+	const char *cookie = "a=1; " DASH_COOKIE "=" SESSION;
+	struct dash_route r;
+
+	cr_assert_eq(route_of(false, "/", TOKEN, NULL, NULL).kind, DASH_ROUTE_FIRST_VISIT);
+	r = route_of(false, "/", TOKEN "0", NULL, NULL);
+	cr_assert_eq(r.kind, DASH_ROUTE_REFUSE);
+	cr_assert_str_eq(r.refusal, DASH_CODE_REFUSAL);
+	/* The code itself is no session. */
+	r = route_of(false, "/app.js", NULL, NULL, DASH_COOKIE "=" TOKEN);
+	cr_assert_eq(r.kind, DASH_ROUTE_REFUSE);
+	r = route_of(false, "/app.js", NULL, NULL, NULL);
+	cr_assert_eq(r.kind, DASH_ROUTE_REFUSE);
+	cr_assert(!strncmp(r.refusal, "401 ", 4), "%s", r.refusal);
+	r = route_of(false, "/app.js", NULL, NULL, cookie);
+	cr_assert_eq(r.kind, DASH_ROUTE_ASSET);
+	cr_assert_str_eq(r.asset->path, "/app.js");
+	cr_assert_str_eq(route_of(false, "/nothing", NULL, NULL, cookie).refusal, "404 not found");
+	/* Another site's page cannot POST, even with the cookie its browser holds. */
+	r = route_of(true, "/api/jobs/ml/llama/cancel", NULL, "http://evil.example", cookie);
+	cr_assert_str_eq(r.refusal, "403 requests from other sites' pages are refused");
+	r = route_of(true, "/api/jobs/ml/llama/cancel", NULL, NULL, cookie);
+	cr_assert_str_eq(r.refusal, "403 requests from other sites' pages are refused");
+}
+
+Test(dash_route, an_action_names_a_job_and_one_of_three_verbs)
+{
+	const char *cookie = DASH_COOKIE "=" SESSION, *origin = "http://127.0.0.1:8765";
+	struct dash_route r = route_of(true, "/api/jobs/ml/llama/suspend", NULL, origin, cookie);
+
+	cr_assert_eq(r.kind, DASH_ROUTE_ACTION);
+	cr_assert_str_eq(r.ns, "ml");
+	cr_assert_str_eq(r.name, "llama");
+	cr_assert_str_eq(r.verb, "suspend");
+	cr_assert_str_eq(route_of(true, "/api/jobs/ml/llama/delete", NULL, origin, cookie).refusal,
+			 "404 no such action");
+	cr_assert_str_eq(route_of(true, "/api/jobs/ml//cancel", NULL, origin, cookie).refusal,
+			 "404 no such action");
+	cr_assert_str_eq(route_of(true, "/api/jobs/ml/llama/cancel/x", NULL, origin, cookie).refusal,
+			 "404 no such action");
+	cr_assert_str_eq(route_of(true, "/", NULL, origin, cookie).refusal, "404 not found");
+}
+
+Test(dash_route, a_websocket_message_watches_a_job_or_none)
+{
+	char watch[16] = "before";
+
+	cr_assert_eq(dash_ws_message("{\"watch\":\"ml/llama\"}", 20, watch, sizeof(watch)),
+		     DASH_WS_WATCH);
+	cr_assert_str_eq(watch, "ml/llama");
+	cr_assert_eq(dash_ws_message("{\"watch\":null}", 14, watch, sizeof(watch)), DASH_WS_UNWATCH);
+	cr_assert_eq(dash_ws_message("{\"watch\":\"0123456789abcdef\"}", 28, watch, sizeof(watch)),
+		     DASH_WS_UNWATCH, "a key that does not fit");
+	cr_assert_str_eq(watch, "ml/llama");
+	cr_assert_eq(dash_ws_message("{\"watch\"", 8, watch, sizeof(watch)), DASH_WS_IGNORE);
+	cr_assert_eq(dash_ws_message("[1]", 3, watch, sizeof(watch)), DASH_WS_IGNORE);
+	cr_assert_eq(dash_ws_message("", 0, watch, sizeof(watch)), DASH_WS_IGNORE);
+}
+
 Test(dash_health, a_failure_with_a_failed_probe_is_disconnected_until_a_quiet_good_probe)
 {
 	struct dash_health h;

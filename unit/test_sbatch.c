@@ -178,6 +178,11 @@ Test(sbatch, refuses_what_sbatch_refuses)
 	convert_result_release(&r);
 	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n\n"), CADRE_EPARSE);
 	cr_assert(strstr(r.error.message, "no commands"), "%s", r.error.message);
+	/* Carriage returns alone are no command either (fuzz/regressions/sbatch). */
+	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n\r\r \r \n\r"), CADRE_EPARSE);
+	cr_assert(strstr(r.error.message, "no commands"), "%s", r.error.message);
+	cr_assert_eq(script("#!/bin/bash\n\n  srun x\n"), 0);
+	cr_assert_str_eq(r.tj.spec.run, "  srun x\n", "the first command keeps its indent");
 	sbatch_fails("#SBATCH --frobnicate=3", 2, NULL);
 	cr_assert(strstr(r.error.message, "unrecognized option '--frobnicate'"), "%s", r.error.message);
 	sbatch_fails("#SBATCH -Z", 2, NULL);
@@ -235,7 +240,9 @@ Test(sbatch, memory_with_and_without_units)
 		{ "64G", "64Gi" }, { "64g", "64Gi" }, { "500", "500Mi" }, { "500M", "500Mi" },
 		{ "1T", "1Ti" }, { "512K", "512Ki" }, { "0", NULL },
 	};
-	static const char *const bad[] = { "", "64GB", "G", "-1", "1.5G", "64 G", "64P", "64Gi" };
+	/* The last two: past what a Kubernetes quantity holds (fuzz/regressions/slurm_values). */
+	static const char *const bad[] = { "", "64GB", "G", "-1", "1.5G", "64 G", "64P", "64Gi",
+					   "8888888888881T", "999999999999999" };
 	char *q;
 
 	for (size_t i = 0; i < COUNT(ok); i++) {
@@ -273,6 +280,12 @@ Test(sbatch, gres_gives_the_gpus_per_node)
 	assert_note(2, "--gres", "\"nvme:1\"");
 	sbatch_fails("#SBATCH --gres=gpu:h100:0", 2, "--gres");
 	sbatch_fails("#SBATCH --gres=gpu:h1/00:2", 2, "--gres");
+	/* TYPE:COUNT past the CRD's 64 characters (fuzz/regressions/sbatch). */
+	sbatch_ok("#SBATCH --gres=gpu:h012345678901234567890123456789012345678901234567890123456789:8");
+	cr_assert_eq(strlen(r.tj.spec.resources.accelerators), 63);
+	sbatch_fails("#SBATCH --gres=gpu:h012345678901234567890123456789012345678901234567890123456789ab:80", 2,
+		     "--gres");
+	cr_assert(strstr(r.error.message, "longer than the 64 characters"), "%s", r.error.message);
 }
 
 Test(sbatch, gpus_per_node_and_gpus_in_total)
@@ -333,6 +346,14 @@ Test(sbatch, job_names_become_dns_labels)
 	free(name);
 	name = convert_job_name("___");
 	cr_assert_str_eq(name, "job");
+	free(name);
+	/* At most 50, the CRD's limit (fuzz/regressions/sbatch), and no '-' left at the cut. */
+	name = convert_job_name("a-true-b-33-c-null-d-e-a-b-f-x-g-yestainer-imagen-more-words");
+	cr_assert_str_eq(name, "a-true-b-33-c-null-d-e-a-b-f-x-g-yestainer-imagen");
+	cr_assert_eq(strlen(name), 49);
+	free(name);
+	name = convert_job_name("abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij-xyz");
+	cr_assert_eq(strlen(name), CONVERT_NAME_MAX, "%s", name);
 	free(name);
 }
 

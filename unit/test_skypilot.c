@@ -112,6 +112,9 @@ Test(skypilot, cpus_and_memory)
 	cr_assert_str_eq(r.tj.spec.resources.memory, "64Gi");
 	assert_note(2, "resources.cpus", "at least");
 	task_fails("resources:\n  cpus: lots\nrun: x\n", 2, "resources.cpus");
+	/* Kubernetes' parser takes a sign, the CRD's pattern does not (fuzz/regressions/skypilot). */
+	task_fails("resources:\n  cpus: +4\nrun: x\n", 2, "resources.cpus");
+	task_fails("resources:\n  memory: +64Gi\nrun: x\n", 2, "resources.memory");
 }
 
 Test(skypilot, image_id_is_the_image)
@@ -214,6 +217,30 @@ Test(skypilot, bad_input_names_its_line_and_column)
 	task_fails("- run: x\n", 1, NULL);
 	task_fails("", 1, NULL);
 	task_fails("run: {a: b}\n", 1, "run");
+	/* A run of line ends only is no command (fuzz/regressions/skypilot). */
+	task_fails("name: x\nrun: |+\n\n\n", 2, "run");
+	task_fails("run: \" \\t\"\n", 1, "run");
+	/* An error quoting text with line breaks is still one line (fuzz/regressions/skypilot). */
+	task_fails("resources:\n  accelerators: {\"H100:8\\n\\nx\": 1}\nrun: x\n", 2,
+		   "resources.accelerators");
+	cr_assert_null(strchr(r.error.message, '\n'), "%s", r.error.message);
+	cr_assert(strstr(r.error.message, "\"H100:8  x:1\""), "%s", r.error.message);
+}
+
+/* A key given twice once wrote past the secrets it had counted (fuzz/regressions/skypilot). */
+Test(skypilot, a_key_given_twice_in_a_mapping_is_refused_at_the_second)
+{
+	task_fails("name: t\nsecrets:\n  A: x\nrun: echo\nsecrets:\n  B: y\n  C: z\n", 5, NULL);
+	cr_assert_str_eq(r.error.message, "\"secrets\" is given twice in one mapping (first on line 2)");
+	cr_assert_eq(r.error.column, 1);
+	task_fails("run: echo\nenvs:\n  A: 1\n  B: 2\n  A: 3\n", 5, NULL);
+	cr_assert_eq(r.error.column, 3);
+	task_fails("run: echo\nresources: {cpus: 2, cpus: 4}\n", 2, NULL);
+	task_fails("run: echo\n\"a\\nb\": 1\n\"a\\nb\": 2\n", 3, NULL);
+	cr_assert_str_eq(r.error.message, "a key given twice in one mapping (first on line 2)");
+	cr_assert_eq(volume("name: v\ntype: k8s-pvc\nsize: 1Gi\nsize: 2Gi\n"), CADRE_EPARSE);
+	cr_assert_eq(r.error.line, 4);
+	task_ok("run: echo\nenvs: {A: 1}\nsecrets: {A: 2}\n");
 }
 
 Test(skypilot, the_seed_volume_maps_one_to_one)
@@ -250,6 +277,11 @@ Test(skypilot, bad_volume_files_are_refused)
 		{ "name: v\ntype: k8s-pvc\nsize: big\n", 3, "size" },
 		{ "name: v\ntype: k8s-pvc\nsize: 1Gi\nconfig:\n  access_mode: Sometimes\n", 5,
 		  "config.access_mode" },
+		/* What vol_validate refuses is refused here, at its line (fuzz/regressions/skypilot). */
+		{ "name: v\ntype: k8s-pvc\nsize: 1Gi\nconfig:\n  storage_class_name: Fast_SSD\n", 5,
+		  "config.storage_class_name" },
+		/* Kubernetes' parser takes "+1", the CRD's pattern does not. */
+		{ "name: v\ntype: k8s-pvc\nsize: +1\n", 3, "size" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -28,12 +28,18 @@ struct kind_spec {
 	store_record_fn record;    /* what admission walks (cache_record.h) */
 };
 
+/*
+ * Designated fields: a kind without a selector or a record function leaves
+ * it out, which clang's -Wmissing-field-initializers allows only in this form.
+ */
 static const struct kind_spec kinds[KIND_COUNT] = {
-	[KIND_TRAININGJOBS] = { &kube_resource_trainingjobs, NULL, NULL,
-				store_trim_bookkeeping, true, cache_record_job },
-	[KIND_VOLUMES] = { &kube_resource_volumes, NULL, NULL, store_trim_bookkeeping, true },
-	[KIND_PODS] = { &kube_resource_pods, LABEL_JOB_NAME, NULL, pod_trim, true,
-			cache_record_pod },
+	[KIND_TRAININGJOBS] = { .resource = &kube_resource_trainingjobs,
+				.trim = store_trim_bookkeeping, .namespaced_by_flag = true,
+				.record = cache_record_job },
+	[KIND_VOLUMES] = { .resource = &kube_resource_volumes, .trim = store_trim_bookkeeping,
+			   .namespaced_by_flag = true },
+	[KIND_PODS] = { .resource = &kube_resource_pods, .label_selector = LABEL_JOB_NAME,
+			.trim = pod_trim, .namespaced_by_flag = true, .record = cache_record_pod },
 	/*
 	 * Capacity is cluster-wide whatever --namespace says. Without it, cadre's
 	 * pods are all in KIND_PODS and this cache holds the rest; with it, cadre's
@@ -41,19 +47,25 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	 * too, so this cache holds every pod (manager_other_pods_selector) and
 	 * admission skips the ones KIND_PODS holds.
 	 */
-	[KIND_OTHER_PODS] = { &kube_resource_pods, "!" LABEL_JOB_NAME,
-			      REFLECTOR_NON_TERMINAL_PODS, pod_trim_summary, false, cache_record_pod },
-	[KIND_NODES] = { &kube_resource_nodes, NULL, NULL, store_trim_bookkeeping, false,
-			 cache_record_node },
+	[KIND_OTHER_PODS] = { .resource = &kube_resource_pods,
+			      .label_selector = "!" LABEL_JOB_NAME,
+			      .field_selector = REFLECTOR_NON_TERMINAL_PODS,
+			      .trim = pod_trim_summary, .record = cache_record_pod },
+	[KIND_NODES] = { .resource = &kube_resource_nodes, .trim = store_trim_bookkeeping,
+			 .record = cache_record_node },
 	/* Only whether a job's Service exists, and whose it is, is read. */
-	[KIND_SERVICES] = { &kube_resource_services, LABEL_JOB_NAME, NULL, store_trim_metadata,
-			    true },
-	[KIND_PVCS] = { &kube_resource_pvcs, NULL, NULL, store_trim_bookkeeping, true },
-	[KIND_PVS] = { &kube_resource_pvs, NULL, NULL, store_trim_bookkeeping, false },
+	[KIND_SERVICES] = { .resource = &kube_resource_services, .label_selector = LABEL_JOB_NAME,
+			    .trim = store_trim_metadata, .namespaced_by_flag = true },
+	[KIND_PVCS] = { .resource = &kube_resource_pvcs, .trim = store_trim_bookkeeping,
+			.namespaced_by_flag = true },
+	[KIND_PVS] = { .resource = &kube_resource_pvs, .trim = store_trim_bookkeeping },
 	/* The version is the one the API server serves: manager->podgroups. */
-	[KIND_PODGROUPS] = { NULL, LABEL_JOB_NAME, NULL, store_trim_bookkeeping, true },
+	[KIND_PODGROUPS] = { .label_selector = LABEL_JOB_NAME, .trim = store_trim_bookkeeping,
+			     .namespaced_by_flag = true },
 	/* Selected like the Services; a ConfigMap of the name without the label is never cached. */
-	[KIND_CONFIGMAPS] = { &kube_resource_configmaps, LABEL_JOB_NAME, NULL, configmap_trim, true },
+	[KIND_CONFIGMAPS] = { .resource = &kube_resource_configmaps,
+			      .label_selector = LABEL_JOB_NAME, .trim = configmap_trim,
+			      .namespaced_by_flag = true },
 };
 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)

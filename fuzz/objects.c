@@ -1,0 +1,149 @@
+/*
+ * objects.c - a TrainingJob or a Volume as the controller's caches hand it
+ * over: JSON decoded (api/), defaulted and validated, then built into what
+ * the controller creates (controller/build/). "kind": "Volume" picks the
+ * Volume path; anything else is read as a TrainingJob.
+ *
+ * Properties: decoding never fails but with field errors; an object that
+ * validates builds: its Service, entrypoint ConfigMap and pods (first and
+ * last rank, in each gang mode) or its PVC (unless it adopts one) and PV,
+ * every one with its name and namespace (a PV has none); a pod may wait
+ * (CADRE_EAGAIN) only for an accelerator type no node has. A validated
+ * object that cannot be built would be retried by the reconciler forever.
+ */
+#include "fuzz/fuzz.h"
+
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "api/volume.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "controller/build/build.h"
+#include "controller/options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_VOLUMES 64
+
+/* What the API server and the reconciler would have set before a build. */
+static int fill_meta(struct object_meta *m)
+{
+	if (!m->namespace && !(m->namespace = strdup("ml")))
+		return CADRE_ENOMEM;
+	if (!m->uid && !(m->uid = strdup("3f1e4c52-0d0b-4bde-9cf1-6f8c8f1f2f7a")))
+		return CADRE_ENOMEM;
+	return 0;
+}
+
+/* A PersistentVolume is cluster-scoped: the one object built without a namespace. */
+static void check_built(int err, json_t *obj, const struct buf *why, const char *what)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+
+	/* No node has the job's accelerator type: the job waits (build.h), no fault of its spec. */
+	if (err == CADRE_EAGAIN && !strcmp(what, "pod") && !obj)
+		return;
+	FUZZ_CHECK(!err, "a validated object does not build its %s (%d): %s", what, err,
+		   buf_str(why));
+	FUZZ_CHECK(json_string_value(json_object_get(meta, "name")) &&
+		   (!strcmp(what, "PV") || json_string_value(json_object_get(meta, "namespace"))),
+		   "its %s has no name or namespace", what);
+	json_decref(obj);
+}
+
+static void build_job(struct trainingjob *tj)
+{
+	static const char *const values[] = { "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB" };
+	const char *claims[MAX_VOLUMES];
+	static const enum gang_mode modes[] = { GANG_BUILTIN, GANG_KUEUE, GANG_NONE, GANG_NATIVE };
+	struct buf why;
+	json_t *obj = NULL;
+	int err;
+
+	if (tj->spec.n_volumes > MAX_VOLUMES || fill_meta(&tj->meta))
+		return;
+	if (!tj->status.job_id && !(tj->status.job_id = strdup("482913307")))
+		return;
+	if (!tj->status.task_id && !(tj->status.task_id = strdup("sky-2024-05-01-llama")))
+		return;
+	for (size_t i = 0; i < tj->spec.n_volumes; i++)
+		claims[i] = "claim";
+	buf_init(&why, 1 << 16);
+	err = build_service(tj, &obj, &why);
+	check_built(err, obj, &why, "Service");
+	obj = NULL;
+	err = build_entrypoint_configmap(tj, &obj, &why);
+	check_built(err, obj, &why, "entrypoint ConfigMap");
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct build_opts opts = {
+			.mode = modes[m], .default_image = "registry.example/default:1",
+			.label_values = values, .n_label_values = 2,
+			.claim_names = claims, .n_claim_names = tj->spec.n_volumes,
+		};
+		int last = tj->spec.num_nodes > 0 ? (int)tj->spec.num_nodes - 1 : 0;
+
+		for (int rank = 0; rank <= last; rank += last ? last : 1) {
+			obj = NULL;
+			err = build_pod(tj, rank, 3, &opts, &obj, &why);
+			check_built(err, obj, &why, "pod");
+		}
+	}
+	buf_release(&why);
+}
+
+static void build_volume(struct volume *vol)
+{
+	struct buf why;
+	json_t *obj = NULL;
+	int err;
+
+	if (fill_meta(&vol->meta))
+		return;
+	buf_init(&why, 1 << 16);
+	/* A Volume with spec.claimName adopts that claim: none is built for it. */
+	if (!vol->spec.claim_name) {
+		err = build_pvc(vol, &obj, &why);
+		check_built(err, obj, &why, "PVC");
+	}
+	if (vol->spec.type == VOL_TYPE_NFS) {
+		obj = NULL;
+		err = build_pv(vol, &obj, &why);
+		check_built(err, obj, &why, "PV");
+	}
+	buf_release(&why);
+}
+
+int fuzz_objects(const uint8_t *data, size_t size)
+{
+	json_t *obj = json_loadb((const char *)data, size, 0, NULL);
+	struct field_errors errs;
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	int err;
+
+	if (!obj)
+		return 0;
+	field_errors_init(&errs);
+	if (kind && !strcmp(kind, "Volume")) {
+		struct volume vol;
+
+		err = vol_parse(obj, &vol, &errs);
+		FUZZ_CHECK(!err || field_errors_count(&errs), "vol_parse failed (%d) with no error",
+			   err);
+		if (!err && !vol_validate(&vol, &errs) && !field_errors_count(&errs))
+			build_volume(&vol);
+		vol_release(&vol);
+	} else {
+		struct trainingjob tj;
+
+		err = tj_parse(obj, &tj, &errs);
+		FUZZ_CHECK(!err || field_errors_count(&errs), "tj_parse failed (%d) with no error",
+			   err);
+		if (!err && !tj_validate(&tj, &errs) && !field_errors_count(&errs))
+			build_job(&tj);
+		tj_release(&tj);
+	}
+	field_errors_release(&errs);
+	json_decref(obj);
+	return 0;
+}
