@@ -153,6 +153,13 @@ bool decode_string_map_copy(struct decoder *d, const json_t *obj, const char *ba
 void decode_only_keys(struct decoder *d, const json_t *obj, const char *base,
 		      const char *const allowed[], const char *why);
 
+/*
+ * Check a list of pod tolerations (known keys, Exists or Equal, an empty
+ * value with Exists, a known effect), each at base[i]. For TrainingJob
+ * podTemplates and Partitions.
+ */
+void api_validate_tolerations(struct decoder *d, const json_t *list, const char *base);
+
 /* Replace the string in *slot with a copy of value (NULL clears it). 0 or CADRE_ENOMEM. */
 int api_strset(char **slot, const char *value);
 

@@ -61,6 +61,11 @@ static void spec_release(struct tj_spec *spec)
 	for (size_t i = 0; i < spec->n_failure_rules; i++)
 		free(spec->failure_rules[i].codes);
 	free(spec->failure_rules);
+	free(spec->partition);
+	free(spec->array);
+	slurm_dep_release(&spec->dependency);
+	free(spec->output);
+	free(spec->error);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -427,6 +432,66 @@ static void parse_failure_policy(struct decoder *d, const json_t *spec, struct t
 	}
 }
 
+/* spec.dependency: {any, items: [{type, jobs: [...]}]}, Slurm's --dependency as fields. */
+static void parse_dependency(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *dep = decode_object(d, spec, "spec", "dependency");
+	const json_t *items, *item;
+	struct slurm_dep *sd = &s->dependency;
+	char path[DECODE_PATH_MAX], sub[DECODE_PATH_MAX];
+	size_t i;
+
+	if (!dep)
+		return;
+	s->has_dependency = true;
+	decode_bool(d, dep, "spec.dependency", "any", &sd->any);
+	items = decode_array(d, dep, "spec.dependency", "items");
+	if (!items || !json_array_size(items)) {
+		decode_fail(d, "spec.dependency.items", "must list at least one dependency");
+		return;
+	}
+	if (!(sd->items = calloc(json_array_size(items), sizeof(*sd->items)))) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(items, i, item) {
+		struct slurm_dep_item *it;
+		const json_t *jobs, *job;
+		char *type = NULL;
+		size_t j;
+		int t;
+
+		decode_path_index(path, sizeof(path), "spec.dependency.items", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		it = &sd->items[sd->n_items++];
+		decode_path(sub, sizeof(sub), path, "type");
+		if (!decode_string(d, item, path, "type", &type))
+			decode_fail(d, sub, "required");
+		else if ((t = slurm_dep_type_parse(type)) < 0)
+			decode_fail(d, sub, "must be after, afterany, afterok, afternotok or "
+				    "singleton, not \"%.64s\"", type);
+		else
+			it->type = (enum slurm_dep_type)t;
+		free(type);
+		jobs = decode_array(d, item, path, "jobs");
+		if (!jobs || !json_array_size(jobs))
+			continue;
+		if (!(it->jobs = calloc(json_array_size(jobs), sizeof(*it->jobs)))) {
+			decode_nomem(d);
+			return;
+		}
+		decode_path(sub, sizeof(sub), path, "jobs");
+		json_array_foreach(jobs, j, job) {
+			char jpath[DECODE_PATH_MAX];
+
+			decode_path_index(jpath, sizeof(jpath), sub, j);
+			if (decode_as_string(d, job, jpath, &it->jobs[it->n_jobs]))
+				it->n_jobs++;
+		}
+	}
+}
+
 static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 {
 	const json_t *gang;
@@ -463,6 +528,11 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	decode_int64(d, spec, "spec", "terminationGracePeriodSeconds",
 		     &s->termination_grace_period_seconds, &s->has_termination_grace_period_seconds);
 	parse_failure_policy(d, spec, s);
+	decode_string(d, spec, "spec", "partition", &s->partition);
+	decode_string(d, spec, "spec", "array", &s->array);
+	parse_dependency(d, spec, s);
+	decode_string(d, spec, "spec", "output", &s->output);
+	decode_string(d, spec, "spec", "error", &s->error);
 }
 
 /* apiVersion and kind, when present, must name this kind. */

@@ -35,6 +35,7 @@
 #include "api/condition.h"
 #include "api/labels.h"
 #include "api/meta.h"
+#include "api/slurm.h"
 
 struct field_errors;
 
@@ -51,6 +52,9 @@ struct field_errors;
 #define TJ_DEFAULT_SIGNAL_SECONDS_BEFORE 60
 /* Past spec.signal.secondsBefore, the grace a pod gets when the job sets none. */
 #define TJ_SIGNAL_EXTRA_GRACE_SECONDS 30
+
+/* The longest name a TrainingJob may have (the CRD's rule): room for "-<rank>" and "-entrypoint". */
+#define TJ_NAME_MAX 50
 
 /*
  * Most tasks one node may run (Slurm's --ntasks-per-node): one per CPU
@@ -216,6 +220,20 @@ struct tj_spec {
 	int64_t termination_grace_period_seconds;
 	struct tj_failure_rule *failure_rules;  /* spec.failurePolicy.rules, owned */
 	size_t n_failure_rules;
+	/* spec.partition: a Partition's name (api/partition.h); NULL when none. */
+	char *partition;
+	/*
+	 * spec.array: Slurm's --array text ("0-99%8"); NULL when the job is no
+	 * array. An array job runs no pods itself: each index becomes a
+	 * TrainingJob <name>-<index> (docs/design.md 12).
+	 */
+	char *array;
+	/* spec.dependency: Slurm's --dependency, as items (docs/design.md 13). */
+	bool has_dependency;
+	struct slurm_dep dependency;
+	/* spec.output, spec.error: sbatch's --output/--error patterns (%x %j %A %a %N %t). */
+	char *output;
+	char *error;
 };
 
 /*
@@ -294,6 +312,29 @@ struct tj_status {
 	size_t n_excluded_nodes;
 	struct tj_failure_record *failures;       /* owned array, oldest first */
 	size_t n_failures;
+	/* The Partition the job runs in, recorded once (api/partition.h); NULL: none. */
+	char *partition;
+	/*
+	 * An array job's elements, as ranged index sets ("0-3,5"): started
+	 * (its TrainingJob was decided; written before it is created), and
+	 * of those the ones that ended so. NULL for an empty set.
+	 */
+	bool has_array;
+	char *array_started;
+	char *array_succeeded;
+	char *array_failed;
+	char *array_cancelled;
+	/*
+	 * spec.dependency's progress: met once every item (any one, with
+	 * any) was satisfied, and never looked at again; satisfied lists the
+	 * "type:job" items met so far, so a job that is deleted after it
+	 * satisfied an item still counts.
+	 */
+	bool dependency_met;
+	char **dependency_satisfied;
+	size_t n_dependency_satisfied;
+	/* The last requeue asked for (annotation cadre.dev/requeue) that was acted on. */
+	char *requeued;
 };
 
 struct trainingjob {

@@ -50,6 +50,15 @@ void tj_status_release(struct tj_status *status)
 		free(status->failures[i].node);
 	}
 	free(status->failures);
+	free(status->partition);
+	free(status->array_started);
+	free(status->array_succeeded);
+	free(status->array_failed);
+	free(status->array_cancelled);
+	for (size_t i = 0; i < status->n_dependency_satisfied; i++)
+		free(status->dependency_satisfied[i]);
+	free(status->dependency_satisfied);
+	free(status->requeued);
 	tj_status_init(status);
 }
 
@@ -162,6 +171,42 @@ static void parse_last_failure(struct decoder *d, const json_t *obj, struct tj_s
 	decode_time(d, f, base, "time", &lf->time);
 }
 
+/* status.array: the elements of an array job, as ranged index sets. */
+static void parse_array(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *a = decode_object(d, obj, "status", "array");
+
+	if (!a)
+		return;
+	st->has_array = true;
+	decode_string(d, a, "status.array", "started", &st->array_started);
+	decode_string(d, a, "status.array", "succeeded", &st->array_succeeded);
+	decode_string(d, a, "status.array", "failed", &st->array_failed);
+	decode_string(d, a, "status.array", "cancelled", &st->array_cancelled);
+}
+
+/* status.dependency: {met, satisfied: ["afterok:prep", ...]}. */
+static void parse_dependency_status(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *dep = decode_object(d, obj, "status", "dependency");
+	const json_t *list = decode_array(d, dep, "status.dependency", "satisfied"), *v;
+	char path[DECODE_PATH_MAX];
+	size_t i;
+
+	decode_bool(d, dep, "status.dependency", "met", &st->dependency_met);
+	if (!list || !json_array_size(list))
+		return;
+	if (!(st->dependency_satisfied = calloc(json_array_size(list), sizeof(char *)))) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, v) {
+		decode_path_index(path, sizeof(path), "status.dependency.satisfied", i);
+		if (decode_as_string(d, v, path, &st->dependency_satisfied[st->n_dependency_satisfied]))
+			st->n_dependency_satisfied++;
+	}
+}
+
 int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_errors *errs)
 {
 	struct decoder d;
@@ -191,6 +236,10 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	parse_excluded_nodes(&d, obj, status);
 	parse_failures(&d, obj, status);
 	decode_string(&d, obj, "status", "message", &status->message);
+	decode_string(&d, obj, "status", "partition", &status->partition);
+	parse_array(&d, obj, status);
+	parse_dependency_status(&d, obj, status);
+	decode_string(&d, obj, "status", "requeued", &status->requeued);
 	return decode_finish(&d);
 }
 
@@ -291,6 +340,44 @@ static json_t *failures_to_json(const struct tj_status *st)
 	return array;
 }
 
+static json_t *array_to_json(const struct tj_status *st)
+{
+	json_t *obj = json_object();
+
+	if (!obj || !put_string(obj, "started", st->array_started) ||
+	    !put_string(obj, "succeeded", st->array_succeeded) ||
+	    !put_string(obj, "failed", st->array_failed) ||
+	    !put_string(obj, "cancelled", st->array_cancelled)) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static json_t *dependency_to_json(const struct tj_status *st)
+{
+	json_t *obj = json_object(), *list = json_array();
+
+	for (size_t i = 0; obj && list && i < st->n_dependency_satisfied; i++)
+		if (json_array_append_new(list, json_string(st->dependency_satisfied[i])))
+			goto fail;
+	if (!obj || !list || json_object_set_new(obj, "met", json_boolean(st->dependency_met)))
+		goto fail;
+	if (!json_array_size(list)) {
+		json_decref(list);
+		return obj;
+	}
+	if (json_object_set_new(obj, "satisfied", list)) {  /* list is released either way */
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+fail:
+	json_decref(obj);
+	json_decref(list);
+	return NULL;
+}
+
 json_t *tj_status_to_json(const struct tj_status *st)
 {
 	json_t *obj = json_object();
@@ -317,6 +404,12 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	if (ok && st->n_failures)
 		ok = !json_object_set_new(obj, "failures", failures_to_json(st));
 	ok = ok && put_string(obj, "message", st->message);
+	ok = ok && put_string(obj, "partition", st->partition);
+	if (ok && st->has_array)
+		ok = !json_object_set_new(obj, "array", array_to_json(st));
+	if (ok && (st->dependency_met || st->n_dependency_satisfied))
+		ok = !json_object_set_new(obj, "dependency", dependency_to_json(st));
+	ok = ok && put_string(obj, "requeued", st->requeued);
 	if (!ok) {
 		json_decref(obj);
 		return NULL;

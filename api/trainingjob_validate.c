@@ -43,6 +43,9 @@ const char *const tj_reserved_envs[] = {
 	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
 	"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
 	"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
+	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
+	"CADRE_OUTPUT", "CADRE_ERROR",
 	NULL,
 };
 
@@ -277,7 +280,7 @@ static void validate_keys(struct decoder *d, const json_t *map, const char *base
 	}
 }
 
-static void validate_tolerations(struct decoder *d, const json_t *list)
+void api_validate_tolerations(struct decoder *d, const json_t *list, const char *base)
 {
 	static const char *const keys[] = {
 		"key", "operator", "value", "effect", "tolerationSeconds", NULL,
@@ -290,7 +293,7 @@ static void validate_tolerations(struct decoder *d, const json_t *list)
 		char *op = NULL, *value = NULL, *effect = NULL, *key = NULL;
 		int64_t seconds;
 
-		decode_path_index(path, sizeof(path), "spec.podTemplate.spec.tolerations", i);
+		decode_path_index(path, sizeof(path), base, i);
 		if (!json_is_object(t)) {
 			decode_fail(d, path, "must be an object");
 			continue;
@@ -477,7 +480,7 @@ static void validate_pod_template(struct decoder *d, const struct tj_pod_templat
 		validate_keys(d, pt->node_selector, "spec.podTemplate.spec.nodeSelector",
 			      true, false);
 	if (pt->tolerations)
-		validate_tolerations(d, pt->tolerations);
+		api_validate_tolerations(d, pt->tolerations, "spec.podTemplate.spec.tolerations");
 	if (pt->affinity)
 		decode_only_keys(d, pt->affinity, "spec.podTemplate.spec.affinity",
 				 affinity_keys, NULL);
@@ -547,6 +550,52 @@ static void validate_long_runs(struct decoder *d, const struct tj_spec *s)
 	}
 }
 
+/*
+ * spec.array and spec.dependency. An array's elements are TrainingJobs
+ * named <name>-<index>, held to the same 50 characters as the job's name
+ * (the CRD's rule), so the name leaves room for the largest index.
+ */
+static void validate_slurm(struct decoder *d, const struct trainingjob *tj)
+{
+	const struct tj_spec *s = &tj->spec;
+	char why[256];
+
+	if (s->array) {
+		struct slurm_array a;
+		int err = slurm_array_parse(s->array, SLURM_ARRAY_INDEX_LIMIT, &a, why, sizeof(why));
+
+		if (err == CADRE_ENOMEM)
+			decode_nomem(d);
+		else if (err)
+			decode_fail(d, "spec.array", "%s", why);
+		else if (tj->meta.name && a.n &&
+			 strlen(tj->meta.name) + 1 + (size_t)decimal_digits(a.index[a.n - 1]) >
+			 TJ_NAME_MAX)
+			decode_fail(d, "metadata.name", "must leave room for the array's element "
+				    "names \"<name>-%d\" in %d characters", a.index[a.n - 1],
+				    TJ_NAME_MAX);
+		slurm_array_release(&a);
+	}
+	for (size_t i = 0; s->has_dependency && i < s->dependency.n_items; i++) {
+		const struct slurm_dep_item *it = &s->dependency.items[i];
+		char path[DECODE_PATH_MAX];
+
+		decode_path_index(path, sizeof(path), "spec.dependency.items", i);
+		if (it->type == SLURM_DEP_SINGLETON ? it->n_jobs != 0 : it->n_jobs == 0)
+			decode_fail(d, path, it->type == SLURM_DEP_SINGLETON ?
+				    "singleton takes no jobs" : "jobs: list at least one job");
+		for (size_t j = 0; j < it->n_jobs; j++)
+			if (!slurm_job_id_text(it->jobs[j]) && !name_is_dns1035_label(it->jobs[j]))
+				decode_fail(d, path, "\"%.64s\" is neither a job id (123, 123_4) nor "
+					    "a job name", it->jobs[j]);
+	}
+	validate_optional_name(d, "spec.partition", s->partition, "Partition");
+	if (s->output && !*s->output)
+		decode_fail(d, "spec.output", "must not be empty");
+	if (s->error && !*s->error)
+		decode_fail(d, "spec.error", "must not be empty");
+}
+
 int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 {
 	const struct tj_spec *s = &tj->spec;
@@ -581,5 +630,6 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
 	validate_pod_template(&d, &s->pod_template);
 	validate_long_runs(&d, s);
+	validate_slurm(&d, tj);
 	return decode_finish(&d);
 }

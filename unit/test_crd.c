@@ -458,6 +458,7 @@ Test(crd, trainingjob_printer_columns_and_wide_ones)
 		{"RESTARTS", ".status.restarts", "integer", 0},
 		{"AGE", ".metadata.creationTimestamp", "date", 0},
 		{"JOBID", ".status.jobId", "string", 1},
+		{"PARTITION", ".status.partition", "string", 1},
 		{"QUEUE", ".spec.queue", "string", 1},
 		{"MESSAGE", ".status.message", "string", 1},
 	};
@@ -647,6 +648,9 @@ static const char *const reserved_names[] = {
 	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR", "CADRE_HEARTBEAT_FILE",
 	"CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS", "CADRE_NCCL_DUMP_DIR",
 	"CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
+	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
+	"CADRE_OUTPUT", "CADRE_ERROR",
 };
 
 /* The rule lists every name as a quoted CEL string, so NNODES is not found in SLURM_NNODES. */
@@ -668,7 +672,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 50);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 58);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",
@@ -799,6 +803,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"numNodes", "tasksPerNode", "resources", "image", "setup", "run", "workdir", "envs",
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
+		"partition", "array", "dependency", "output", "error",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",

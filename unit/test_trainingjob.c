@@ -453,6 +453,10 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		/* The watchdog's and the signal's inputs (spec.hang, spec.signal). */
 		"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
 		"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
+		/* An array element's (docs/design.md 12), and --output/--error's. */
+		"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+		"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
+		"CADRE_OUTPUT", "CADRE_ERROR",
 	};
 	size_t n = 0;
 
@@ -1217,4 +1221,66 @@ Test(trainingjob, long_run_fields_parse_default_and_refuse_bad_values_by_name)
 	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Fail\", \"onExitCodes\":"
 		       " {\"operator\": \"In\", \"values\": []}}]}}",
 		       "spec.failurePolicy.rules[0].onExitCodes.values", "must list at least one exit code");
+}
+
+/* docs/design.md 11-13: partition, array, dependency, output and error, and their status. */
+Test(trainingjob, slurm_fields_read_and_their_status_round_trips)
+{
+	json_t *job = job_with_spec("{\"partition\": \"gpu\", \"array\": \"0-9%2\", "
+				    "\"dependency\": {\"any\": true, \"items\": [{\"type\": \"afterok\", "
+				    "\"jobs\": [\"123\", \"prep\"]}, {\"type\": \"singleton\"}]}, "
+				    "\"output\": \"logs/%x-%j.out\", \"error\": \"logs/%x-%j.err\"}");
+	json_t *status = json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:b, s:[s]}, s:s}",
+				   "partition", "gpu", "array", "started", "0-3", "succeeded", "0-1",
+				   "cancelled", "3", "dependency", "met", 1, "satisfied", "afterok:123",
+				   "requeued", "2026-12-01T10:00:00Z");
+	struct field_errors errs;
+	struct trainingjob tj;
+	json_t *out;
+
+	cr_assert_eq(json_object_set_new(job, "status", status), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_str_eq(tj.spec.partition, "gpu");
+	cr_assert_str_eq(tj.spec.array, "0-9%2");
+	cr_assert(tj.spec.has_dependency);
+	cr_assert(tj.spec.dependency.any);
+	cr_assert_eq(tj.spec.dependency.n_items, 2);
+	cr_assert_eq(tj.spec.dependency.items[0].type, SLURM_DEP_AFTEROK);
+	cr_assert_str_eq(tj.spec.dependency.items[0].jobs[1], "prep");
+	cr_assert_eq(tj.spec.dependency.items[1].type, SLURM_DEP_SINGLETON);
+	cr_assert_str_eq(tj.spec.output, "logs/%x-%j.out");
+	cr_assert_str_eq(tj.status.partition, "gpu");
+	cr_assert_str_eq(tj.status.array_started, "0-3");
+	cr_assert_null(tj.status.array_failed);
+	cr_assert(tj.status.dependency_met);
+	out = tj_status_to_json(&tj.status);
+	cr_assert(json_equal(json_object_get(out, "array"), json_object_get(status, "array")));
+	cr_assert(json_equal(json_object_get(out, "dependency"),
+			     json_object_get(status, "dependency")));
+	cr_assert_str_eq(json_string_value(json_object_get(out, "requeued")),
+			 "2026-12-01T10:00:00Z");
+	json_decref(out);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+}
+
+Test(trainingjob, bad_arrays_and_dependencies_are_named)
+{
+	assert_problem("{\"array\": \"0-9%0\"}", "spec.array",
+		       "\"0-9%0\" is not an index set: N, A-B or A-B:STEP, comma-separated, then "
+		       "%MAX (0-99%8, 1,3,5-7, 0-15:4)");
+	assert_problem("{\"dependency\": {\"items\": [{\"type\": \"afterok\"}]}}",
+		       "spec.dependency.items[0]", "jobs: list at least one job");
+	assert_problem("{\"dependency\": {\"items\": [{\"type\": \"before\", \"jobs\": [\"1\"]}]}}",
+		       "spec.dependency.items[0].type",
+		       "must be after, afterany, afterok, afternotok or singleton, not \"before\"");
+	assert_problem("{\"dependency\": {\"items\": [{\"type\": \"afterok\", \"jobs\": "
+		       "[\"Not A Job\"]}]}}", "spec.dependency.items[0]",
+		       "\"Not A Job\" is neither a job id (123, 123_4) nor a job name");
+	assert_problem("{\"partition\": \"Bad_Partition\"}", "spec.partition",
+		       "must be the name of a Partition (a DNS subdomain)");
+	assert_valid("{\"array\": \"1,3,5-7\"}");
 }

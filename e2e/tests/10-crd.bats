@@ -14,12 +14,13 @@ SAMPLES=$REPO_ROOT/manifests/samples
 INVALID=$REPO_ROOT/e2e/testdata/invalid
 # The CRD files by name: crd/ and manifests/samples/ also hold a kustomization.yaml, which
 # `kubectl -f DIR` would try to create; `-k DIR` is the way to take a whole directory.
-CRD_FILES=(-f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml")
+CRD_FILES=(-f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml"
+	-f "$CRD_DIR/partitions.cadre.dev.yaml")
 
 setup_file() {
 	kubectl apply "${CRD_FILES[@]}"
 	kubectl wait --for=condition=Established --timeout=60s \
-		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev
+		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/partitions.cadre.dev
 }
 
 setup() {
@@ -51,11 +52,11 @@ spec:
 EOF
 }
 
-@test "both CRDs install and become Established, names accepted, without warnings" {
+@test "the CRDs install and become Established, names accepted, without warnings" {
 	run kubectl apply "${CRD_FILES[@]}"
 	[ "$status" -eq 0 ]
 	[[ $output != *[Ww]arning* ]] || { echo "$output"; false; }
-	for crd in trainingjobs.cadre.dev volumes.cadre.dev; do
+	for crd in trainingjobs.cadre.dev volumes.cadre.dev partitions.cadre.dev; do
 		kubectl wait --for=condition=Established --timeout=60s "crd/$crd"
 		[ "$(kubectl get crd "$crd" -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}')" = True ]
 	done
@@ -63,6 +64,7 @@ EOF
 	[ "$status" -eq 0 ]
 	[[ $(grep '^trainingjobs ' <<<"$output" | squeeze) == "trainingjobs tj cadre.dev/v1alpha1 true TrainingJob" ]] || { echo "$output"; false; }
 	[[ $(grep '^volumes ' <<<"$output" | squeeze) == "volumes cvol cadre.dev/v1alpha1 true Volume" ]] || { echo "$output"; false; }
+	[[ $(grep '^partitions ' <<<"$output" | squeeze) == "partitions part cadre.dev/v1alpha1 false Partition" ]] || { echo "$output"; false; }
 }
 
 @test "kubectl validates the CRDs and the samples client-side" {

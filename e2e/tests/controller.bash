@@ -437,12 +437,13 @@ event_recorded() {
 	events_about "$1" "$2" | jq -e --arg r "$3" 'any(.[]; .reason == $r)' >/dev/null
 }
 
-# crds_install: applies the CRDs (idempotent) and waits until both are Established. The
-# files are named, not the directory, which also holds a kustomization.
+# crds_install: applies the CRDs (idempotent) and waits until all three are Established.
+# The files are named, not the directory, which also holds a kustomization.
 crds_install() {
-	kubectl apply -f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml" >/dev/null
+	kubectl apply -f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml" \
+		-f "$CRD_DIR/partitions.cadre.dev.yaml" >/dev/null
 	kubectl wait --for=condition=Established --timeout=60s \
-		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev >/dev/null
+		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/partitions.cadre.dev >/dev/null
 }
 
 # ---------------------------------------------------------------------------------------

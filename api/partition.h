@@ -1,0 +1,111 @@
+/*
+ * partition.h - the Partition kind (cadre.dev/v1alpha1, cluster-scoped,
+ * short name part): what a Slurm partition is on Kubernetes, owned by the
+ * cluster's admin (docs/design.md 11). Its name is the partition's name;
+ * its spec says where and how the jobs that name it run:
+ *
+ *   spec:
+ *     default: true                  # at most one: jobs that name none use it
+ *     nodeSelector: {pool: gpu}      # the partition's nodes
+ *     tolerations: [...]             # and the taints its jobs may ignore
+ *     defaultImage: nvcr.io/...      # a job without spec.image runs this
+ *     defaultTime: "1:00:00"         # Slurm times: a job without a limit gets this,
+ *     maxTime: "7-00:00:00"          #   and none may ask for more
+ *     defaultAccelerators: "H100:8"  # a job that asks for no accelerators gets these
+ *     queue: team-a                  # a Kueue LocalQueue its jobs wait in (optional)
+ *
+ * A TrainingJob names one with spec.partition; one that names neither a
+ * partition nor a queue gets the default partition, if there is one. The
+ * partition it got is recorded in the job's status.partition, so a later
+ * change of the default does not move it. With no Partition objects at
+ * all nothing changes. Applying a partition (partition_apply) makes an
+ * effective spec in memory; the controller never writes it back.
+ *
+ * Pure: no I/O, no globals; not thread-safe per object. A struct partition
+ * owns what it points to; json_t members are new references.
+ */
+#ifndef CADRE_API_PARTITION_H
+#define CADRE_API_PARTITION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/meta.h"
+
+struct field_errors;
+struct tj_spec;
+
+#define PARTITION_KIND "Partition"
+
+struct partition_spec {
+	bool is_default;           /* spec.default */
+	json_t *node_selector;     /* object of strings; NULL when absent */
+	json_t *tolerations;       /* array of Tolerations; NULL when absent */
+	char *default_image;
+	char *default_time;        /* raw Slurm time, NULL when absent */
+	int64_t default_time_s;    /* -1: unlimited; 0: none given */
+	char *max_time;
+	int64_t max_time_s;        /* -1: unlimited (also when absent) */
+	char *default_accelerators;
+	char *queue;               /* a Kueue LocalQueue name */
+};
+
+struct partition {
+	struct object_meta meta;
+	struct partition_spec spec;
+};
+
+void partition_init(struct partition *p);
+void partition_release(struct partition *p);
+
+/*
+ * Read a Partition object (borrowed) into out, initialised here, and check
+ * it: a DNS-1123 name, Slurm times, an accelerators text as a
+ * TrainingJob's, a queue that is a DNS-1123 subdomain, string label values,
+ * tolerations as a pod's, defaultTime not past maxTime. Problems go to errs
+ * with their paths. 0, CADRE_EINVAL when it added errors (out holds what
+ * could be read), CADRE_ENOMEM. Release out whatever it returns.
+ */
+int partition_parse(const json_t *obj, struct partition *out, struct field_errors *errs);
+
+/*
+ * The default partition of parts[0..n): the oldest (then first by name)
+ * of those with spec.default. When more than one claims it, *contested
+ * (may be NULL) is set. NULL when none.
+ */
+const struct partition *partition_default(const struct partition *parts, size_t n,
+					  bool *contested);
+
+/* The partition named name, or NULL. */
+const struct partition *partition_find(const struct partition *parts, size_t n,
+				       const char *name);
+
+/*
+ * Which partition a job uses: status.partition once recorded, else
+ * spec.partition, else (when it names no queue either) the default one.
+ * *name is the name it uses (NULL: none, today's behaviour); *found the
+ * partition, NULL when the name is none of parts (the job cannot run).
+ */
+void partition_pick(const struct partition *parts, size_t n, const char *recorded,
+		    const char *spec_partition, const char *spec_queue, const char **name,
+		    const struct partition **found);
+
+/*
+ * Fill what spec leaves to its partition: image, activeDeadlineSeconds
+ * (defaultTime, else maxTime, as Slurm), accelerators (defaultAccelerators), queue; add the
+ * partition's nodeSelector (a key the job sets keeps the job's value) and
+ * tolerations to spec.podTemplate. 0 or CADRE_ENOMEM.
+ */
+int partition_apply(const struct partition *p, struct tj_spec *spec);
+
+/*
+ * Why spec (before partition_apply) cannot run in p, for a person (out,
+ * at least 256 bytes): a time limit past maxTime, or a queue other than
+ * the partition's. false when it can.
+ */
+bool partition_refuses(const struct partition *p, const struct tj_spec *spec, char *out,
+		       size_t size);
+
+#endif

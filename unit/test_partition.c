@@ -1,0 +1,225 @@
+/*
+ * api/partition.h: a Partition read and checked, the default chosen, a job's
+ * partition picked and applied to its spec in memory.
+ */
+#include <criterion/criterion.h>
+
+#include "api/fielderr.h"
+#include "api/partition.h"
+#include "api/trainingjob.h"
+#include "base/buf.h"
+#include "base/err.h"
+
+#include <string.h>
+
+static void parse_ok(const char *json, struct partition *p)
+{
+	struct field_errors errs;
+	json_error_t jerr;
+	json_t *obj = json_loads(json, 0, &jerr);
+	struct buf msg;
+
+	cr_assert_not_null(obj, "%s", jerr.text);
+	field_errors_init(&errs);
+	buf_init(&msg, 4096);
+	if (partition_parse(obj, p, &errs)) {
+		field_errors_join(&errs, &msg);
+		cr_assert_fail("%s", buf_str(&msg));
+	}
+	buf_release(&msg);
+	field_errors_release(&errs);
+	json_decref(obj);
+}
+
+static void assert_problem(const char *json, const char *want)
+{
+	struct field_errors errs;
+	struct partition p;
+	json_t *obj = json_loads(json, 0, NULL);
+	struct buf msg;
+
+	cr_assert_not_null(obj);
+	field_errors_init(&errs);
+	buf_init(&msg, 4096);
+	cr_assert_eq(partition_parse(obj, &p, &errs), CADRE_EINVAL, "%s", json);
+	field_errors_join(&errs, &msg);
+	cr_assert(strstr(buf_str(&msg), want), "\"%s\" not in \"%s\"", want, buf_str(&msg));
+	buf_release(&msg);
+	partition_release(&p);
+	field_errors_release(&errs);
+	json_decref(obj);
+}
+
+#define GPU "{\"metadata\": {\"name\": \"gpu\", \"creationTimestamp\": \"2026-01-01T00:00:00Z\"}, " \
+	    "\"spec\": {\"default\": true, \"nodeSelector\": {\"pool\": \"gpu\"}, " \
+	    "\"tolerations\": [{\"key\": \"team\", \"operator\": \"Exists\"}], " \
+	    "\"defaultImage\": \"img:1\", \"defaultTime\": \"1:00:00\", \"maxTime\": \"2-00:00:00\", " \
+	    "\"defaultAccelerators\": \"H100:8\", \"queue\": \"team-a\"}}"
+
+Test(partition, every_field_reads)
+{
+	struct partition p;
+
+	parse_ok(GPU, &p);
+	cr_assert_str_eq(p.meta.name, "gpu");
+	cr_assert(p.spec.is_default);
+	cr_assert_str_eq(json_string_value(json_object_get(p.spec.node_selector, "pool")), "gpu");
+	cr_assert_eq(json_array_size(p.spec.tolerations), 1);
+	cr_assert_str_eq(p.spec.default_image, "img:1");
+	cr_assert_eq(p.spec.default_time_s, 3600);
+	cr_assert_eq(p.spec.max_time_s, 2 * 86400);
+	cr_assert_str_eq(p.spec.default_accelerators, "H100:8");
+	cr_assert_str_eq(p.spec.queue, "team-a");
+	partition_release(&p);
+}
+
+Test(partition, an_empty_spec_is_a_partition_of_every_node_without_limits)
+{
+	struct partition p;
+
+	parse_ok("{\"metadata\": {\"name\": \"all\"}}", &p);
+	cr_assert_not(p.spec.is_default);
+	cr_assert_eq(p.spec.max_time_s, -1);
+	cr_assert_eq(p.spec.default_time_s, 0);
+	partition_release(&p);
+}
+
+Test(partition, bad_fields_are_named)
+{
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"maxTime\": \"soon\"}}",
+		       "spec.maxTime: \"soon\" is not a Slurm time");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"defaultTime\": \"2:00:00\", "
+		       "\"maxTime\": \"1:00:00\"}}", "spec.defaultTime: must not be longer than maxTime");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"defaultAccelerators\": "
+		       "\"H100:0\"}}", "spec.defaultAccelerators");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"tolerations\": "
+		       "[{\"operator\": \"Maybe\"}]}}", "spec.tolerations[0].operator");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"nodeSelector\": "
+		       "{\"pool\": 3}}}", "spec.nodeSelector");
+	assert_problem("{\"metadata\": {\"name\": \"Bad_Name\"}}", "metadata.name");
+}
+
+static void three(struct partition parts[3], bool second_default)
+{
+	parse_ok(GPU, &parts[0]);
+	parse_ok(second_default ?
+		 "{\"metadata\": {\"name\": \"cpu\", \"creationTimestamp\": \"2025-01-01T00:00:00Z\"}, "
+		 "\"spec\": {\"default\": true}}" :
+		 "{\"metadata\": {\"name\": \"cpu\", \"creationTimestamp\": \"2025-01-01T00:00:00Z\"}}",
+		 &parts[1]);
+	parse_ok("{\"metadata\": {\"name\": \"debug\"}, \"spec\": {\"maxTime\": \"30\"}}", &parts[2]);
+}
+
+static void release3(struct partition parts[3])
+{
+	for (int i = 0; i < 3; i++)
+		partition_release(&parts[i]);
+}
+
+Test(partition, the_default_is_the_one_that_says_so_and_the_oldest_when_two_do)
+{
+	struct partition parts[3];
+	bool contested;
+
+	three(parts, false);
+	cr_assert_str_eq(partition_default(parts, 3, &contested)->meta.name, "gpu");
+	cr_assert_not(contested);
+	release3(parts);
+	three(parts, true);
+	cr_assert_str_eq(partition_default(parts, 3, &contested)->meta.name, "cpu");
+	cr_assert(contested);
+	release3(parts);
+	cr_assert_null(partition_default(NULL, 0, NULL));
+}
+
+Test(partition, a_job_uses_its_recorded_partition_then_its_own_then_the_default)
+{
+	struct partition parts[3];
+	const struct partition *found;
+	const char *name;
+
+	three(parts, false);
+	partition_pick(parts, 3, "debug", "cpu", NULL, &name, &found);
+	cr_assert_str_eq(name, "debug");
+	cr_assert_eq(found, &parts[2]);
+	partition_pick(parts, 3, NULL, "cpu", NULL, &name, &found);
+	cr_assert_eq(found, &parts[1]);
+	partition_pick(parts, 3, NULL, NULL, NULL, &name, &found);
+	cr_assert_str_eq(name, "gpu");
+	/* A job that names a Kueue queue and no partition keeps today's behaviour. */
+	partition_pick(parts, 3, NULL, NULL, "team-b", &name, &found);
+	cr_assert_null(name);
+	cr_assert_null(found);
+	/* A name no Partition has: named, not found (the job cannot run). */
+	partition_pick(parts, 3, NULL, "gpu2", NULL, &name, &found);
+	cr_assert_str_eq(name, "gpu2");
+	cr_assert_null(found);
+	/* No Partitions at all: nothing. */
+	partition_pick(NULL, 0, NULL, NULL, NULL, &name, &found);
+	cr_assert_null(name);
+	release3(parts);
+}
+
+Test(partition, applying_fills_only_what_the_job_left_out)
+{
+	struct partition parts[3];
+	struct tj_spec spec;
+
+	three(parts, false);
+	memset(&spec, 0, sizeof(spec));
+	spec.pod_template.node_selector = json_pack("{s:s}", "pool", "mine");
+	cr_assert_eq(partition_apply(&parts[0], &spec), 0);
+	cr_assert_str_eq(spec.image, "img:1");
+	cr_assert(spec.has_active_deadline_seconds);
+	cr_assert_eq(spec.active_deadline_seconds, 3600);
+	cr_assert_str_eq(spec.resources.accelerators, "H100:8");
+	cr_assert(spec.resources.has_accel);
+	cr_assert_eq(spec.resources.accel.count, 8);
+	cr_assert_str_eq(spec.queue, "team-a");
+	cr_assert_str_eq(spec.partition, "gpu");
+	/* The job's own nodeSelector value wins over the partition's. */
+	cr_assert_str_eq(json_string_value(json_object_get(spec.pod_template.node_selector, "pool")),
+			 "mine");
+	cr_assert_eq(json_array_size(spec.pod_template.tolerations), 1);
+	free(spec.image);
+	free(spec.resources.accelerators);
+	free(spec.queue);
+	free(spec.partition);
+	json_decref(spec.pod_template.node_selector);
+	json_decref(spec.pod_template.tolerations);
+	release3(parts);
+}
+
+Test(partition, without_default_time_a_job_gets_max_time_as_in_slurm)
+{
+	struct partition parts[3];
+	struct tj_spec spec;
+
+	three(parts, false);
+	memset(&spec, 0, sizeof(spec));
+	cr_assert_eq(partition_apply(&parts[2], &spec), 0);
+	cr_assert_eq(spec.active_deadline_seconds, 1800);
+	free(spec.partition);
+	release3(parts);
+}
+
+Test(partition, a_time_past_max_time_or_another_queue_is_refused)
+{
+	struct partition parts[3];
+	struct tj_spec spec;
+	char why[256];
+
+	three(parts, false);
+	memset(&spec, 0, sizeof(spec));
+	spec.has_active_deadline_seconds = true;
+	spec.active_deadline_seconds = 3 * 86400;
+	cr_assert(partition_refuses(&parts[0], &spec, why, sizeof(why)));
+	cr_assert_str_eq(why, "time limit 3-00:00:00 is past partition gpu's MaxTime 2-00:00:00");
+	spec.active_deadline_seconds = 3600;
+	cr_assert_not(partition_refuses(&parts[0], &spec, why, sizeof(why)));
+	spec.queue = "team-b";
+	cr_assert(partition_refuses(&parts[0], &spec, why, sizeof(why)));
+	cr_assert(strstr(why, "team-b") && strstr(why, "team-a"), "%s", why);
+	spec.queue = NULL;
+	release3(parts);
+}
