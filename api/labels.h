@@ -26,6 +26,22 @@
 /* On an NFS PV, beside LABEL_VOLUME: a PV is cluster-scoped. */
 #define LABEL_VOLUME_NAMESPACE CADRE_KEY_PREFIX "volume-namespace"
 
+/*
+ * On each element of an array job (docs/design.md 12): the array's name and the
+ * element's index. The annotations say what the element's SLURM_ARRAY_* read: the
+ * array's job id and its index set ("0-9%2").
+ */
+#define LABEL_ARRAY_JOB CADRE_KEY_PREFIX "array-job"
+#define LABEL_ARRAY_INDEX CADRE_KEY_PREFIX "array-index"
+#define ANNOTATION_ARRAY_JOB_ID CADRE_KEY_PREFIX "array-job-id"
+#define ANNOTATION_ARRAY_TASKS CADRE_KEY_PREFIX "array-tasks"
+/* On an array job: the elements `cadre scancel ID_INDEX` cancelled, a ranged index set. */
+#define ANNOTATION_CANCEL_TASKS CADRE_KEY_PREFIX "cancel-tasks"
+/* On a job: a requeue asked for by `cadre scontrol requeue` (any new value asks again). */
+#define ANNOTATION_REQUEUE CADRE_KEY_PREFIX "requeue"
+/* On a job `cadre sbatch --dependency=singleton` named apart: the Slurm job name it groups by. */
+#define LABEL_SLURM_NAME CADRE_KEY_PREFIX "slurm-name"
+
 /* The job's uid on each pod, so a pod left by an earlier job of the same name is told apart. */
 #define ANNOTATION_JOB_UID CADRE_KEY_PREFIX "job-uid"
 /* Written by cadre sbatch and launch: who submitted the job. */

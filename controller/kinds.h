@@ -15,5 +15,6 @@
 
 static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
 static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
+static const struct kube_resource kube_resource_partitions = CADRE_RESOURCE_PARTITIONS;
 
 #endif

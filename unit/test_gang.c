@@ -470,3 +470,43 @@ Test(gang, a_job_leaves_its_excluded_nodes_behind_and_says_so_when_nothing_else_
 	cr_assert_eq(decide("b", msg, sizeof(msg)), ADMIT_WAIT);
 	cr_assert(strstr(msg, "1 this job left behind after failures there"), "%s", msg);
 }
+
+/*
+ * A partition's nodeSelector and tolerations are the job's (docs/design.md 11):
+ * admission places its ranks only on the partition's nodes, where its
+ * tolerations let it, before any pod is pinned there.
+ */
+Test(gang, a_partitions_node_selector_and_tolerations_decide_where_its_jobs_are_admitted)
+{
+	json_t *job;
+	char msg[512], nodes[256];
+
+	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
+	add_node("gpu-0");
+	upsert(KIND_NODES, json_pack(
+		"{s:{s:s, s:{s:s, s:s}}, s:{s:[{s:s, s:s, s:s}]}, "
+		"s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", "gpu-1", "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3", "pool", "gpu",
+		"spec", "taints", "key", "team", "value", "a", "effect", "NoSchedule",
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", "8", "conditions", "type", "Ready", "status", "True"));
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:{s:s}, s:[{s:s, s:s}]}}",
+					  "metadata", "name", "gpu",
+					  "spec", "nodeSelector", "pool", "gpu",
+					  "tolerations", "key", "team", "operator", "Exists"));
+	/* Without the partition, gpu-1's taint keeps a job off it: two ranks do not fit. */
+	upsert(KIND_TRAININGJOBS, job_json("b", "uid-b", 2, 0, "2026-12-01T00:00:00Z", false));
+	cr_assert_eq(decide("b", msg, sizeof(msg)), ADMIT_WAIT, "%s", msg);
+	/* With it, only gpu-1 carries its label. */
+	job = job_json("a", "uid-a", 1, 0, "2026-12-01T00:00:01Z", false);
+	json_object_set_new(json_object_get(job, "spec"), "partition", json_string("gpu"));
+	upsert(KIND_TRAININGJOBS, job);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	/* Two ranks in a partition of one node wait, though gpu-0 is free. */
+	job = job_json("c", "uid-c", 2, 0, "2026-12-01T00:00:02Z", false);
+	json_object_set_new(json_object_get(job, "spec"), "partition", json_string("gpu"));
+	upsert(KIND_TRAININGJOBS, job);
+	cr_assert_eq(decide("c", msg, sizeof(msg)), ADMIT_WAIT, "%s", msg);
+}

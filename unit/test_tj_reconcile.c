@@ -616,3 +616,120 @@ Test(tj_reconcile, a_restart_is_stored_before_any_pod_goes_and_counted_once_afte
 			cr_assert_gt(i, stored, "a pod was deleted before the restart was stored");
 	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 1, "counted once");
 }
+
+/* --- Partitions (docs/design.md 11) --- */
+
+static void cache_partition(const char *json)
+{
+	json_t *obj = json_loads(json, 0, NULL);
+
+	cr_assert_not_null(obj, "%s", json);
+	cache(KIND_PARTITIONS, obj);
+}
+
+/* llama again, with spec given (a JSON object) instead of its own. */
+static void recache_llama(const char *spec)
+{
+	cache(KIND_TRAININGJOBS, json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:s}, s:o}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "llama", "namespace", "ml", "uid", JOB_UID,
+		"resourceVersion", "5", "generation", 1,
+		"creationTimestamp", "2026-12-01T10:00:00Z",
+		"spec", json_loads(spec, 0, NULL)));
+}
+
+static const char *env_of(const json_t *pod, const char *name)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_array_get(json_object_get(json_object_get(pod,
+		"spec"), "containers"), 0), "env"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+			return json_string_value(json_object_get(e, "value"));
+	return NULL;
+}
+
+Test(tj_reconcile, a_job_without_image_or_partition_runs_in_the_default_partition_with_its_image)
+{
+	json_t *pod, *st;
+	char *tol;
+
+	cache_partition("{\"apiVersion\": \"cadre.dev/v1alpha1\", \"kind\": \"Partition\", "
+			"\"metadata\": {\"name\": \"gpu\", \"uid\": \"p1\"}, \"spec\": {\"default\": true, "
+			"\"nodeSelector\": {\"pool\": \"gpu\"}, \"tolerations\": [{\"key\": \"team\", "
+			"\"operator\": \"Exists\", \"effect\": \"NoSchedule\"}], "
+			"\"defaultImage\": \"img:partition\", \"defaultTime\": \"1:00:00\"}}");
+	recache_llama("{\"numNodes\": 2, \"run\": \"train\"}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	pod = body_of(first("POST", PODS_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(pod, "spec"), "containers"), 0), "image")), "img:partition");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(pod,
+		"spec"), "nodeSelector"), "pool")), "gpu");
+	tol = json_dumps(json_object_get(json_object_get(pod, "spec"), "tolerations"),
+			 JSON_COMPACT | JSON_SORT_KEYS);
+	cr_assert(tol && strstr(tol, "\"team\""), "%s", tol);
+	free(tol);
+	cr_assert_str_eq(env_of(pod, "SLURM_JOB_PARTITION"), "gpu");
+	st = body_of(first("PUT", TJ_STATUS_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(st, "status"),
+							   "partition")), "gpu");
+	json_decref(pod);
+	json_decref(st);
+}
+
+Test(tj_reconcile, a_partition_that_does_not_exist_fails_the_job_in_slurms_words)
+{
+	json_t *body, *st, *c;
+	size_t i;
+	bool said = false;
+
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"partition\": \"gpu2\"}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	body = body_of(first("PUT", TJ_STATUS_PATH));
+	st = json_object_get(body, "status");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Failed");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "message")),
+			 "invalid partition specified: gpu2");
+	json_array_foreach(json_object_get(st, "conditions"), i, c)
+		said |= !strcmp(json_string_value(json_object_get(c, "type")), "Failed") &&
+			!strcmp(json_string_value(json_object_get(c, "reason")), "InvalidPartition");
+	cr_assert(said, "Failed/InvalidPartition");
+	json_decref(body);
+}
+
+Test(tj_reconcile, a_time_limit_past_the_partitions_max_time_fails_the_job)
+{
+	json_t *body;
+
+	cache_partition("{\"metadata\": {\"name\": \"debug\"}, \"spec\": {\"maxTime\": \"30\"}}");
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"partition\": \"debug\", \"activeDeadlineSeconds\": 3600}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	body = body_of(first("PUT", TJ_STATUS_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "status"),
+							   "message")),
+			 "time limit 01:00:00 is past partition debug's MaxTime 00:30:00");
+	json_decref(body);
+}
+
+Test(tj_reconcile, with_no_partitions_at_all_nothing_changes)
+{
+	json_t *pod, *st;
+
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 2);
+	pod = body_of(first("POST", PODS_PATH));
+	cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeSelector"));
+	cr_assert_null(env_of(pod, "SLURM_JOB_PARTITION"));
+	st = body_of(first("PUT", TJ_STATUS_PATH));
+	cr_assert_null(json_object_get(json_object_get(st, "status"), "partition"));
+	json_decref(pod);
+	json_decref(st);
+}

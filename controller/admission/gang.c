@@ -17,6 +17,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/manager/manager.h"
+#include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
 
 #include <stdlib.h>
@@ -339,6 +340,7 @@ static int collect_jobs(struct collect *c)
 		return CADRE_ENOMEM;
 	for (size_t i = 0; i < c->n_waiting; i++) {
 		struct candidate *w = &c->jobs[c->n];
+		struct job_partition part;
 		struct field_errors errs;
 		json_t *obj = NULL;
 		bool ok;
@@ -346,8 +348,11 @@ static int collect_jobs(struct collect *c)
 		if (store_get(c->m->stores[KIND_TRAININGJOBS], c->waiting[i].key, &obj))
 			continue;
 		field_errors_init(&errs);
-		ok = tj_parse(obj, &w->job, &errs) == 0 && tj_validate(&w->job, &errs) == 0 &&
-		     cache_job_may_wait(&w->job);
+		/* Its partition's placement and defaults (a Kueue queue takes it out). */
+		ok = tj_parse(obj, &w->job, &errs) == 0 &&
+		     partitions_apply(c->m, &w->job, &part) == 0 &&
+		     (part.verdict == PARTITION_NONE || part.verdict == PARTITION_APPLIED) &&
+		     tj_validate(&w->job, &errs) == 0 && cache_job_may_wait(&w->job);
 		field_errors_release(&errs);
 		json_decref(obj);
 		if (!ok) {

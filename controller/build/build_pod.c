@@ -103,7 +103,10 @@ static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodel
 	bad |= add_env_int(env, "SLURM_LOCALID", 0);
 	if (spec->workdir && *spec->workdir)
 		bad |= add_env(env, "SLURM_SUBMIT_DIR", spec->workdir);
-	if (spec->queue && *spec->queue)
+	/* The Partition the job runs in (its effective spec names it), else the Kueue queue. */
+	if (spec->partition && *spec->partition)
+		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->partition);
+	else if (spec->queue && *spec->queue)
 		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->queue);
 	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
 	bad |= add_env(env, "SLURM_CLUSTER_NAME", BUILD_SLURM_CLUSTER_NAME);

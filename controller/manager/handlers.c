@@ -51,6 +51,24 @@ static void enqueue_job_volumes(struct manager *m, const json_t *job)
 			manager_enqueue(m, "vol", obj_ns(job), json_string_value(value));
 }
 
+/*
+ * An array job's element (docs/design.md 12) is the array's to count: its
+ * creation settles the array's expectation, and any change of it queues
+ * the array.
+ */
+static void enqueue_array(struct manager *m, const json_t *obj, bool created)
+{
+	const char *array = obj_label(obj, LABEL_ARRAY_JOB);
+	char key[STORE_KEY_MAX];
+
+	if (!array)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", obj_ns(obj) ? obj_ns(obj) : "", array);
+	if (created)
+		expect_observed_create(m->expect, key, obj_name(obj));
+	manager_enqueue(m, "tj", obj_ns(obj), array);
+}
+
 static void on_tj(void *ctx, const char *key, const json_t *obj)
 {
 	struct manager *m = ctx;
@@ -58,6 +76,7 @@ static void on_tj(void *ctx, const char *key, const json_t *obj)
 	(void)key;
 	manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
 	enqueue_job_volumes(m, obj);
+	enqueue_array(m, obj, true);
 }
 
 static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
@@ -86,6 +105,7 @@ static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
 	jobmemo_forget(m->memo, key);
 	manager_kick_admission(m);
 	enqueue_job_volumes(m, obj);
+	enqueue_array(m, obj, false);
 }
 
 /*
@@ -248,6 +268,8 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_PODGROUPS] = { on_service, on_service_update, on_service, NULL },
 	/* So does the entrypoint ConfigMap: made, changed or deleted, its job looks again. */
 	[KIND_CONFIGMAPS] = { on_service, on_service_update, on_service, NULL },
+	/* A Partition changes where and how waiting jobs run, or whether they may. */
+	[KIND_PARTITIONS] = { on_capacity, on_capacity_update, on_capacity, NULL },
 };
 
 struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)

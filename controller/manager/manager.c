@@ -66,6 +66,9 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_CONFIGMAPS] = { .resource = &kube_resource_configmaps,
 			      .label_selector = LABEL_JOB_NAME, .trim = configmap_trim,
 			      .namespaced_by_flag = true },
+	/* A handful of objects, read whole by partitions_apply. */
+	[KIND_PARTITIONS] = { .resource = &kube_resource_partitions,
+			      .trim = store_trim_bookkeeping },
 };
 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)

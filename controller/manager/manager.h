@@ -49,6 +49,7 @@ enum manager_kind {
 	KIND_PVS,
 	KIND_PODGROUPS,     /* native gang mode only: the PodGroups cadre made (else no store) */
 	KIND_CONFIGMAPS,    /* the jobs' entrypoint ConfigMaps, trimmed (configmap_trim.h) */
+	KIND_PARTITIONS,    /* the Partitions (cluster-scoped): where jobs run, their defaults */
 	KIND_COUNT
 };
 

@@ -1762,12 +1762,15 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 	if (job->meta.deleting)
 		goto out;
 	expire_excluded(&p);
+	if (in->partition && !st->partition)
+		set_string(&p, &st->partition, in->partition);
 	if (in->invalid) {
 		if (st->phase != TJ_PHASE_FAILED) {
 			char msg[2048];
 
-			snprintf(msg, sizeof(msg), "invalid spec: %s", in->invalid);
-			finish(&p, false, "InvalidSpec", msg);
+			snprintf(msg, sizeof(msg), "%s%s", in->invalid_reason ? "" : "invalid spec: ",
+				 in->invalid);
+			finish(&p, false, in->invalid_reason ? in->invalid_reason : "InvalidSpec", msg);
 		}
 		plan_terminal(&p);
 		goto out;

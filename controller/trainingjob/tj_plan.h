@@ -136,6 +136,12 @@ struct tj_admission {
 struct tj_input {
 	const struct trainingjob *job;
 	const char *invalid;          /* the field errors, joined; NULL when valid */
+	/* The Failed reason of invalid: NULL for InvalidSpec ("invalid spec: ..."); else the
+	 * reason, with invalid the whole message (InvalidPartition). */
+	const char *invalid_reason;
+	/* The Partition applied to job's spec (controller/partition/partitions.h); recorded
+	 * in status.partition. NULL: none. */
+	const char *partition;
 	int64_t now;                  /* Unix seconds */
 	enum gang_mode mode;          /* effective mode for this job */
 	const struct podview *pods;   /* every pod of the job, any attempt */

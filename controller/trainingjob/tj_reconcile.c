@@ -34,6 +34,7 @@
 #include "controller/manager/configmap_trim.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/status.h"
+#include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
 #include "controller/manager/reconcile.h"
 #include "controller/trainingjob/tj_plan.h"
@@ -74,6 +75,7 @@ struct tj_pass {
 	atomic_bool no_service;      /* the Service of the job's name was refused or is another's */
 	struct refusal refusal;      /* the last refusal remembered (jobmemo.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
+	struct job_partition partition;  /* the job's Partition, applied to job.spec */
 };
 
 /* store_get_record visitor: 1 or 0 from a node record, CADRE_EINVAL without one. */
@@ -975,8 +977,12 @@ static void validate_job(struct tj_pass *p)
 {
 	struct manager *m = p->m;
 
-	if (tj_parse(p->obj, &p->job, &p->errs) == 0)
+	if (tj_parse(p->obj, &p->job, &p->errs) == 0) {
+		/* The partition's defaults are the job's effective spec, in memory only. */
+		if (partitions_apply(m, &p->job, &p->partition))
+			field_errors_add(&p->errs, "spec.partition", "out of memory");
 		tj_validate(&p->job, &p->errs);
+	}
 	if (!p->job.spec.image && !m->opts->default_image)
 		field_errors_add(&p->errs, "spec.image",
 				 "required: this controller runs without --default-image");
@@ -1082,6 +1088,11 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.entrypoint_exists = p.entrypoint_ready;
 	in.job = &p.job;
 	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
+	if (p.partition.verdict == PARTITION_UNKNOWN || p.partition.verdict == PARTITION_REFUSED) {
+		in.invalid = p.partition.message;
+		in.invalid_reason = "InvalidPartition";
+	}
+	in.partition = p.partition.verdict == PARTITION_APPLIED ? p.partition.name : NULL;
 	in.now = manager_time(m);
 	in.mode = p.job.spec.queue && *p.job.spec.queue ? GANG_KUEUE : m->opts->gang_scheduler;
 	in.pods = p.views;

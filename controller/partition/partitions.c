@@ -1,0 +1,123 @@
+/*
+ * partitions.c - a job's Partition from the cache (partitions.h).
+ */
+#include "controller/partition/partitions.h"
+
+#include "api/fielderr.h"
+#include "api/partition.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "controller/manager/manager.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every cached Partition, parsed; one that does not parse is kept with its name. */
+static int load(struct manager *m, struct partition **out, size_t *n, json_t **bad)
+{
+	json_t *list = NULL, *obj;
+	struct partition *parts;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (!m->stores[KIND_PARTITIONS])
+		return 0;
+	if ((err = store_list(m->stores[KIND_PARTITIONS], &list)))
+		return err;
+	parts = calloc(json_array_size(list) + 1, sizeof(*parts));
+	if (!parts) {
+		json_decref(list);
+		return CADRE_ENOMEM;
+	}
+	json_array_foreach(list, i, obj) {
+		struct field_errors errs;
+		struct buf why;
+
+		field_errors_init(&errs);
+		err = partition_parse(obj, &parts[*n], &errs);
+		if (err == CADRE_EINVAL && parts[*n].meta.name) {
+			buf_init(&why, 400);
+			field_errors_join(&errs, &why);
+			json_object_set_new(*bad, parts[*n].meta.name, json_string(buf_str(&why)));
+			buf_release(&why);
+			err = 0;
+		}
+		field_errors_release(&errs);
+		if (err) {
+			partition_release(&parts[*n]);
+			if (err == CADRE_ENOMEM) {
+				for (size_t k = 0; k < *n; k++)
+					partition_release(&parts[k]);
+				free(parts);
+				json_decref(list);
+				return err;
+			}
+			continue;
+		}
+		(*n)++;
+	}
+	json_decref(list);
+	*out = parts;
+	return 0;
+}
+
+int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out)
+{
+	struct tj_spec *spec = &job->spec;
+	const struct partition *found;
+	struct partition *parts = NULL;
+	json_t *bad = json_object();
+	const char *name, *why;
+	size_t n = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!bad)
+		return CADRE_ENOMEM;
+	/* A job admitted before it had a partition stays where it was put. */
+	if (!job->status.partition && job->status.admitted_time) {
+		json_decref(bad);
+		return 0;
+	}
+	if ((err = load(m, &parts, &n, &bad)))
+		goto out;
+	partition_pick(parts, n, job->status.partition, spec->partition, spec->queue, &name,
+		       &found);
+	if (!name)
+		goto out;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	if (!found && job->status.admitted_time) {
+		/* Its partition was deleted under it: it goes on where it was admitted. */
+		out->name[0] = '\0';
+		goto out;
+	}
+	if (!found) {
+		out->verdict = PARTITION_UNKNOWN;
+		/* slurmctld's words (job_mgr.c), which sbatch prints. */
+		snprintf(out->message, sizeof(out->message), "invalid partition specified: %s", name);
+		goto out;
+	}
+	if ((why = json_string_value(json_object_get(bad, name)))) {
+		out->verdict = PARTITION_REFUSED;
+		snprintf(out->message, sizeof(out->message), "partition %s is not valid: %s", name,
+			 why);
+		goto out;
+	}
+	if (partition_refuses(found, spec, out->message, sizeof(out->message))) {
+		out->verdict = PARTITION_REFUSED;
+		goto out;
+	}
+	if ((err = partition_apply(found, spec)))
+		goto out;
+	out->verdict = PARTITION_APPLIED;
+out:
+	for (size_t i = 0; i < n; i++)
+		partition_release(&parts[i]);
+	free(parts);
+	json_decref(bad);
+	return err;
+}
