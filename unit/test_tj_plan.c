@@ -2247,3 +2247,63 @@ Test(tj_plan, status_failures_keep_the_ten_latest)
 	cr_assert_eq(f.plan.status.failures[9].attempt, 10);
 	fx_release(&f);
 }
+
+/* --- spec.dependency (docs/design.md 13) --- */
+
+#define DEP ",\"dependency\":{\"items\":[{\"type\":\"afterok\",\"jobs\":[\"123\"]}]}"
+
+Test(tj_plan, a_job_waits_queued_for_its_dependency_with_no_pod_and_no_admission_asked)
+{
+	struct fx f;
+	struct tj_dep_verdict v = { .state = TJ_DEP_WAIT };
+
+	snprintf(v.message, sizeof(v.message), "waiting for dependency afterok:123: job 123 is "
+		 "Running");
+	fx_job(&f, DEP, NULL);
+	f.in.dependency = &v;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "Dependency");
+	cr_assert_str_eq(f.plan.status.message, v.message);
+	cr_assert_not(f.plan.needs_admission, "no capacity is asked for while it waits");
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert(has_event(&f.plan, "Dependency"));
+	fx_release(&f);
+}
+
+Test(tj_plan, a_dependency_that_can_never_be_met_fails_the_job)
+{
+	struct fx f;
+	struct tj_dep_verdict v = { .state = TJ_DEP_NEVER };
+
+	snprintf(v.message, sizeof(v.message), "dependency afterok:123 can never be satisfied: "
+		 "job 123 is Failed");
+	fx_job(&f, DEP, NULL);
+	f.in.dependency = &v;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "DependencyNeverSatisfied");
+	cr_assert_str_eq(f.plan.status.message, v.message);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_met_dependency_is_stored_as_met_and_admission_follows_in_the_same_pass)
+{
+	struct fx f;
+	char *pair = "afterok:123";
+	struct tj_dep_verdict v = { .state = TJ_DEP_MET, .satisfied = &pair, .n_satisfied = 1 };
+
+	fx_job(&f, DEP, NULL);
+	f.in.dependency = &v;
+	fx_plan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert(f.plan.status.dependency_met);
+	cr_assert_eq(f.plan.status.n_dependency_satisfied, 1);
+	cr_assert_str_eq(f.plan.status.dependency_satisfied[0], "afterok:123");
+	/* Stored, it is not looked at again: no verdict is needed any more. */
+	f.in.dependency = NULL;
+	f.in.admission = ADMIT_ON_N0_N1("fits");
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
+	fx_release(&f);
+}

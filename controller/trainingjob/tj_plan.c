@@ -1631,11 +1631,80 @@ static bool not_admitted(struct planner *p)
 	return false;
 }
 
+/* Add the pairs v met to status.dependency.satisfied, each once. */
+static void record_satisfied(struct planner *p, const struct tj_dep_verdict *v)
+{
+	struct tj_status *st = &p->out->status;
+
+	for (size_t i = 0; i < v->n_satisfied; i++) {
+		bool have = false;
+		char **slot;
+
+		for (size_t j = 0; j < st->n_dependency_satisfied && !have; j++)
+			have = !strcmp(st->dependency_satisfied[j], v->satisfied[i]);
+		if (have)
+			continue;
+		slot = grow(p, (void **)&st->dependency_satisfied, &st->n_dependency_satisfied,
+			    sizeof(*slot));
+		if (slot)
+			set_string(p, slot, v->satisfied[i]);
+	}
+}
+
+/*
+ * spec.dependency, before the job first starts (docs/design.md 13): wait
+ * Queued with reason Dependency, fail with DependencyNeverSatisfied, or,
+ * once met, say so in status.dependency.met (stored with the admission
+ * that follows, or before it) and never look again. True when the pass
+ * ends here.
+ */
+static bool dependency_holds(struct planner *p)
+{
+	const struct tj_dep_verdict *v = p->in->dependency;
+	struct tj_status *st = &p->out->status;
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+
+	if (!p->job->spec.has_dependency || st->dependency_met || st->admitted_time)
+		return false;
+	if (!v) {
+		set_phase(p, TJ_PHASE_QUEUED);
+		cond(p, "Admitted", false, "Dependency", "waiting for its dependencies");
+		waiting(p, "Dependency");
+		set_message(p, "waiting for its dependencies");
+		return true;
+	}
+	record_satisfied(p, v);
+	switch (v->state) {
+	case TJ_DEP_MET:
+		st->dependency_met = true;
+		event(p, false, "DependencyMet", "its dependencies are satisfied; queued for "
+		      "admission");
+		return false;
+	case TJ_DEP_NEVER:
+		finish(p, false, "DependencyNeverSatisfied", v->message);
+		cond(p, "Admitted", false, "DependencyNeverSatisfied", v->message);
+		return true;
+	case TJ_DEP_WAIT:
+		break;
+	}
+	/* Said as an event once per change of what it waits for. */
+	if (!c || strcmp(c->reason, "Dependency") || strcmp(c->message ? c->message : "",
+							   v->message))
+		event(p, false, "Dependency", "%s", v->message);
+	set_phase(p, TJ_PHASE_QUEUED);
+	cond(p, "Admitted", false, "Dependency", v->message);
+	waiting(p, "Dependency");
+	set_message(p, "%s", v->message);
+	return true;
+}
+
 static void plan_active(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 	int attempt = attempt_of(st);
 
+	if (dependency_holds(p))
+		return;
 	if (active_deadline_passed(p))
 		return;
 	delete_podgroups(p, attempt);

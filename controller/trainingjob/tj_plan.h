@@ -48,6 +48,7 @@
 #include "controller/admission/kueue.h"
 #include "controller/options.h"
 #include "controller/trainingjob/podview.h"
+#include "controller/trainingjob/tj_depend.h"
 
 /* The state of one spec.volumes entry, from the Volume cache. */
 struct tj_volume_state {
@@ -169,6 +170,12 @@ struct tj_input {
 	/* Kueue mode: Kueue's Workload of the current attempt's pod group (kueue.h);
 	 * NULL is a Kueue that is not reachable. The planner counts the pods itself. */
 	const struct kueue_view *kueue;
+	/*
+	 * spec.dependency decided against the caches (tj_depend.h); NULL when the
+	 * job has none, or it was met, or the job was admitted once: a dependency
+	 * holds a job back only before it first starts.
+	 */
+	const struct tj_dep_verdict *dependency;
 };
 
 enum tj_action_kind {

@@ -76,6 +76,7 @@ struct tj_pass {
 	struct refusal refusal;      /* the last refusal remembered (jobmemo.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 	struct job_partition partition;  /* the job's Partition, applied to job.spec */
+	struct tj_dep_verdict dependency;  /* spec.dependency against the caches */
 };
 
 /* store_get_record visitor: 1 or 0 from a node record, CADRE_EINVAL without one. */
@@ -225,9 +226,172 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 	in->refusal = &p->refusal_in;
 }
 
+/* --- spec.dependency: what the caches show of the jobs it names (tj_depend.h) --- */
+
+struct id_search {
+	const char *ns_prefix;   /* "ns/" */
+	const char *id;
+	char key[STORE_KEY_MAX]; /* found: its key */
+};
+
+static int match_id(void *ctx, const char *key, const void *rec, size_t len)
+{
+	struct id_search *s = ctx;
+	struct cache_job job;
+	char id[16];
+
+	if (strncmp(key, s->ns_prefix, strlen(s->ns_prefix)) || cache_job_read(rec, len, &job) ||
+	    !*job.uid)
+		return 0;
+	tj_job_id(job.uid, id);
+	if (strcmp(id, s->id))
+		return 0;
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	return 1;  /* stop */
+}
+
+/*
+ * The cached job a dependency names (a Slurm job id, an array element
+ * "ID_INDEX", or a name) in namespace ns, as a new reference; NULL when
+ * there is none.
+ */
+static json_t *dep_job(struct manager *m, const char *ns, const char *ref)
+{
+	struct id_search s = { .ns_prefix = NULL };
+	char prefix[STORE_KEY_MAX], id[24], key[STORE_KEY_MAX];
+	const char *under = strchr(ref, '_');
+	json_t *obj = NULL;
+
+	if (!slurm_job_id_text(ref)) {
+		snprintf(key, sizeof(key), "%s/%s", ns, ref);
+		return store_get(m->stores[KIND_TRAININGJOBS], key, &obj) ? NULL : obj;
+	}
+	snprintf(prefix, sizeof(prefix), "%s/", ns);
+	snprintf(id, sizeof(id), "%.*s", (int)(under ? (size_t)(under - ref) : strlen(ref)), ref);
+	s.ns_prefix = prefix;
+	s.id = id;
+	store_foreach_record(m->stores[KIND_TRAININGJOBS], match_id, &s);
+	if (!s.key[0])
+		return NULL;
+	/* An array's element is <array>-<index>. */
+	if (under && snprintf(s.key + strlen(s.key), sizeof(s.key) - strlen(s.key), "-%s",
+			      under + 1) < 0)
+		return NULL;
+	return store_get(m->stores[KIND_TRAININGJOBS], s.key, &obj) ? NULL : obj;
+}
+
+static void dep_target_read(const json_t *obj, struct tj_dep_target *t)
+{
+	const json_t *st = json_object_get(obj, "status");
+
+	t->found = obj != NULL;
+	if (!obj)
+		return;
+	if (tj_phase_parse(json_string_value(json_object_get(st, "phase")), &t->phase))
+		t->phase = TJ_PHASE_UNSET;
+	t->started = json_object_get(st, "admittedTime") != NULL;
+}
+
+/* A label or annotation of a cached object. */
+static const char *meta_str(const json_t *obj, const char *map, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"),
+								  map), key));
+}
+
+/*
+ * singleton: an older job of the same Slurm name and submitter still
+ * running or waiting, or any such that was admitted. Its name into out
+ * (false when none).
+ */
+static bool singleton_blocker(struct tj_pass *p, char *out, size_t size)
+{
+	const struct object_meta *me = &p->job.meta;
+	const char *group = meta_label(me, LABEL_SLURM_NAME) ? meta_label(me, LABEL_SLURM_NAME) :
+			    me->name;
+	const char *user = meta_annotation(me, ANNOTATION_SUBMITTED_BY);
+	json_t *all = NULL, *obj;
+	bool found = false;
+	size_t i;
+
+	if (store_list(p->m->stores[KIND_TRAININGJOBS], &all))
+		return false;
+	json_array_foreach(all, i, obj) {
+		const json_t *meta = json_object_get(obj, "metadata");
+		const char *ns = json_string_value(json_object_get(meta, "namespace"));
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		const char *its_group = meta_str(obj, "labels", LABEL_SLURM_NAME);
+		const char *its_user = meta_str(obj, "annotations", ANNOTATION_SUBMITTED_BY);
+		const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
+								      "phase"));
+		int64_t created = 0;
+		enum tj_phase ph = TJ_PHASE_UNSET;
+		bool older, started;
+
+		if (!ns || !name || strcmp(ns, me->namespace) || !strcmp(name, me->name))
+			continue;
+		if (strcmp(its_group ? its_group : name, group) ||
+		    strcmp(its_user ? its_user : "", user ? user : ""))
+			continue;
+		if (phase && !tj_phase_parse(phase, &ph) && tj_phase_terminal(ph))
+			continue;
+		api_time_parse(json_string_value(json_object_get(meta, "creationTimestamp")),
+			       &created);
+		older = created < me->creation_timestamp ||
+			(created == me->creation_timestamp && strcmp(name, me->name) < 0);
+		started = json_object_get(json_object_get(obj, "status"), "admittedTime") != NULL;
+		if (older || started) {
+			snprintf(out, size, "%s", name);
+			found = true;
+			break;
+		}
+	}
+	json_decref(all);
+	return found;
+}
+
+/* Decide spec.dependency into p->dependency and hand it to the planner. */
+static int read_dependency(struct tj_pass *p, struct tj_input *in)
+{
+	const struct tj_spec *spec = &p->job.spec;
+	const struct tj_status *st = &p->job.status;
+	struct tj_dep_target *targets;
+	char blocker[256];
+	bool singleton = false;
+	size_t n = 0, cap = 0;
+	int err;
+
+	if (!spec->has_dependency || st->dependency_met || st->admitted_time)
+		return 0;
+	for (size_t i = 0; i < spec->dependency.n_items; i++)
+		cap += spec->dependency.items[i].n_jobs;
+	if (!(targets = calloc(cap + 1, sizeof(*targets))))
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < spec->dependency.n_items; i++) {
+		const struct slurm_dep_item *it = &spec->dependency.items[i];
+
+		singleton |= it->type == SLURM_DEP_SINGLETON;
+		for (size_t j = 0; j < it->n_jobs; j++) {
+			json_t *obj = dep_job(p->m, p->job.meta.namespace, it->jobs[j]);
+
+			targets[n].ref = it->jobs[j];
+			dep_target_read(obj, &targets[n++]);
+			json_decref(obj);
+		}
+	}
+	err = tj_dep_decide(&p->job, targets, n,
+			    singleton && singleton_blocker(p, blocker, sizeof(blocker)) ? blocker :
+			    NULL, &p->dependency);
+	free(targets);
+	if (!err)
+		in->dependency = &p->dependency;
+	return err;
+}
+
 static void pass_release(struct tj_pass *p)
 {
 	tj_plan_release(&p->plan);
+	tj_dep_verdict_release(&p->dependency);
 	jobmemo_admission_release(&p->admission);
 	for (size_t i = 0; i < p->n_volumes; i++)
 		json_decref(p->volume_objs[i]);
@@ -1111,6 +1275,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.n_podgroups = p.n_podgroups;
 	if (in.mode == GANG_KUEUE)
 		in.kueue = kueue_job_view(m->kueue, &p.job, &kueue_view, &kueue_wl, &kueue_obj);
+	if ((ret = read_dependency(&p, &in)))
+		goto out;
 
 	ret = plan(&p, &in);
 	if (ret)

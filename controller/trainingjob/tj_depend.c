@@ -1,0 +1,148 @@
+/*
+ * tj_depend.c - a job's spec.dependency against what the caches show
+ * (tj_depend.h has the rules).
+ */
+#include "controller/trainingjob/tj_depend.h"
+
+#include "base/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tj_dep_verdict_release(struct tj_dep_verdict *v)
+{
+	for (size_t i = 0; i < v->n_satisfied; i++)
+		free(v->satisfied[i]);
+	free(v->satisfied);
+	memset(v, 0, sizeof(*v));
+}
+
+static const struct tj_dep_target *target_of(const struct tj_dep_target *t, size_t n,
+					     const char *ref)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].ref && !strcmp(t[i].ref, ref))
+			return &t[i];
+	return NULL;
+}
+
+static bool recorded(const struct trainingjob *job, const char *key)
+{
+	for (size_t i = 0; i < job->status.n_dependency_satisfied; i++)
+		if (!strcmp(job->status.dependency_satisfied[i], key))
+			return true;
+	return false;
+}
+
+/* One job of an item: met, waiting or never, and why in why. */
+static enum tj_dep_state pair_state(enum slurm_dep_type type, const char *ref,
+				    const struct tj_dep_target *t, char *why, size_t size)
+{
+	bool by_id = slurm_job_id_text(ref);
+	bool ok, failed;
+
+	if (!t || !t->found) {
+		if (!by_id) {
+			snprintf(why, size, "job %s does not exist (yet)", ref);
+			return TJ_DEP_WAIT;
+		}
+		/* Gone: cancelled, as far as a dependency can tell. */
+		snprintf(why, size, "job %s was cancelled", ref);
+		return type == SLURM_DEP_AFTEROK ? TJ_DEP_NEVER : TJ_DEP_MET;
+	}
+	ok = t->phase == TJ_PHASE_SUCCEEDED;
+	failed = t->phase == TJ_PHASE_FAILED;
+	snprintf(why, size, "job %s is %s", ref, tj_phase_name(t->phase)[0] ?
+		 tj_phase_name(t->phase) : "new");
+	switch (type) {
+	case SLURM_DEP_AFTER:
+		return t->started || ok || failed ? TJ_DEP_MET : TJ_DEP_WAIT;
+	case SLURM_DEP_AFTERANY:
+		return ok || failed ? TJ_DEP_MET : TJ_DEP_WAIT;
+	case SLURM_DEP_AFTEROK:
+		return ok ? TJ_DEP_MET : failed ? TJ_DEP_NEVER : TJ_DEP_WAIT;
+	case SLURM_DEP_AFTERNOTOK:
+		return failed ? TJ_DEP_MET : ok ? TJ_DEP_NEVER : TJ_DEP_WAIT;
+	case SLURM_DEP_SINGLETON:
+		break;
+	}
+	return TJ_DEP_WAIT;
+}
+
+static int add_satisfied(struct tj_dep_verdict *v, const char *key)
+{
+	char **more = realloc(v->satisfied, (v->n_satisfied + 1) * sizeof(*more));
+
+	if (!more)
+		return CADRE_ENOMEM;
+	v->satisfied = more;
+	if (!(v->satisfied[v->n_satisfied] = strdup(key)))
+		return CADRE_ENOMEM;
+	v->n_satisfied++;
+	return 0;
+}
+
+int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *targets, size_t n,
+		  const char *singleton_by, struct tj_dep_verdict *out)
+{
+	const struct slurm_dep *d = &job->spec.dependency;
+	char first_wait[512] = "", first_never[512] = "";
+	size_t met = 0, never = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < d->n_items; i++) {
+		const struct slurm_dep_item *it = &d->items[i];
+		const char *type = slurm_dep_type_name(it->type);
+		enum tj_dep_state item = TJ_DEP_MET;
+		char why[256], key[320], text[512];
+
+		if (it->type == SLURM_DEP_SINGLETON) {
+			if (singleton_by) {
+				item = TJ_DEP_WAIT;
+				snprintf(text, sizeof(text), "singleton: job %s of the same name and "
+					 "user is still running or waiting", singleton_by);
+				if (!*first_wait)
+					snprintf(first_wait, sizeof(first_wait), "%s", text);
+			}
+			met += item == TJ_DEP_MET;
+			continue;
+		}
+		for (size_t j = 0; j < it->n_jobs; j++) {
+			enum tj_dep_state s;
+
+			snprintf(key, sizeof(key), "%s:%s", type, it->jobs[j]);
+			if (recorded(job, key))
+				continue;
+			s = pair_state(it->type, it->jobs[j],
+				       target_of(targets, n, it->jobs[j]), why, sizeof(why));
+			if (s == TJ_DEP_MET && add_satisfied(out, key))
+				return CADRE_ENOMEM;
+			if (s == TJ_DEP_NEVER) {
+				item = TJ_DEP_NEVER;
+				if (!*first_never)
+					snprintf(first_never, sizeof(first_never), "dependency %.200s "
+						 "can never be satisfied: %.255s", key, why);
+			} else if (s == TJ_DEP_WAIT && item != TJ_DEP_NEVER) {
+				item = TJ_DEP_WAIT;
+				if (!*first_wait)
+					snprintf(first_wait, sizeof(first_wait), "%.200s: %.255s", key,
+						 why);
+			}
+		}
+		met += item == TJ_DEP_MET;
+		never += item == TJ_DEP_NEVER;
+	}
+	if (d->any ? met > 0 : met == d->n_items)
+		out->state = TJ_DEP_MET;
+	else if (d->any ? never == d->n_items : never > 0)
+		out->state = TJ_DEP_NEVER;
+	else
+		out->state = TJ_DEP_WAIT;
+	if (out->state == TJ_DEP_NEVER)
+		snprintf(out->message, sizeof(out->message), "%s", first_never);
+	else if (out->state == TJ_DEP_WAIT)
+		snprintf(out->message, sizeof(out->message), "waiting for dependency %s",
+			 first_wait);
+	return 0;
+}

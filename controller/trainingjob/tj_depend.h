@@ -1,0 +1,61 @@
+/*
+ * tj_depend.h - whether a job's spec.dependency is met (docs/design.md 13),
+ * decided from what the caches show of the jobs it names: a pure function,
+ * so that every rule is a unit test.
+ *
+ * Slurm's rules (sbatch.1 --dependency), for each job an item names:
+ *   after       the job has started (been admitted), or ended;
+ *   afterany    the job has ended, whatever its end;
+ *   afterok     the job has succeeded;
+ *   afternotok  the job has failed (a timeout and a cancel are failures);
+ * an item is met when every job it names is; the dependency when every item
+ * is (any: when one is). A job named by its Slurm id that is no longer there
+ * was cancelled (deleted): after, afterany and afternotok are met by it, and
+ * afterok never can be. A job named by name that is not there may still
+ * come (GitOps applies in any order): the dependency waits, and says so.
+ * singleton: no older job of the same Slurm name and submitter (or any
+ * that was admitted) is still running or waiting.
+ *
+ * What can never be met fails the job, DependencyNeverSatisfied, as Slurm's
+ * --kill-on-invalid-dep=yes does; Slurm's default leaves such a job pending
+ * for ever, which is a job nobody looks at holding a place in the queue.
+ */
+#ifndef CADRE_TJ_DEPEND_H
+#define CADRE_TJ_DEPEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/trainingjob.h"
+
+/* What the caches show of one job a dependency names. */
+struct tj_dep_target {
+	const char *ref;      /* as the spec names it: "482913307", "482913307_4", "prep" */
+	bool found;
+	enum tj_phase phase;  /* when found */
+	bool started;         /* when found: it was admitted once (status.admittedTime) */
+};
+
+enum tj_dep_state { TJ_DEP_WAIT = 0, TJ_DEP_MET, TJ_DEP_NEVER };
+
+struct tj_dep_verdict {
+	enum tj_dep_state state;
+	char message[512];    /* WAIT and NEVER: for status.message, naming the item */
+	/* "type:job" pairs met now, to record in status.dependency.satisfied (owned). */
+	char **satisfied;
+	size_t n_satisfied;
+};
+
+/*
+ * Decide job's dependency. targets[0..n) hold every job its items name (by
+ * ref; a ref missing from targets reads as not found). singleton_by is the
+ * name of an older job of its singleton group still running or waiting,
+ * NULL when none. Pairs recorded in job->status.dependency_satisfied stay
+ * met whatever the targets say now. 0 or CADRE_ENOMEM; release out with
+ * tj_dep_verdict_release whatever it returns.
+ */
+int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *targets, size_t n,
+		  const char *singleton_by, struct tj_dep_verdict *out);
+void tj_dep_verdict_release(struct tj_dep_verdict *v);
+
+#endif
