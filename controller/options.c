@@ -1,4 +1,5 @@
 #include "controller/options.h"
+#include "api/slurm.h"
 #include "base/err.h"
 #include "api/name.h"
 
@@ -55,6 +56,8 @@ static const struct opt_spec specs[] = {
 	OPT("starvation-seconds", "CADRE_STARVATION_SECONDS", OPT_SECONDS, starvation_seconds,
 	    "after this long a waiting head job reserves the capacity it needs; 0 = strict "
 	    "order, negative = never (default 600)"),
+	OPT("max-array-size", "CADRE_MAX_ARRAY_SIZE", OPT_INT, max_array_size,
+	    "an array job's indices stop below this, as Slurm's MaxArraySize (default 1001)"),
 	OPT("kube-api-qps", "CADRE_KUBE_API_QPS", OPT_DOUBLE, kube_api_qps,
 	    "client-side request rate limit (default 100)"),
 	OPT("kube-api-burst", "CADRE_KUBE_API_BURST", OPT_INT, kube_api_burst,
@@ -92,6 +95,7 @@ static void options_defaults(struct options *opts)
 	opts->accelerator_label = strdup("nvidia.com/gpu.product");
 	opts->cluster_domain = strdup(OPTIONS_DEFAULT_CLUSTER_DOMAIN);
 	opts->starvation_seconds = 600;
+	opts->max_array_size = SLURM_DEFAULT_MAX_ARRAY_SIZE;
 	opts->kube_api_qps = 100;
 	opts->kube_api_burst = 200;
 	opts->log_format = LOG_TEXT;

@@ -39,6 +39,8 @@ struct options {
 	char *cluster_domain;
 	char *default_image;         /* NULL: spec.image is required */
 	int starvation_seconds;
+	/* --max-array-size: an array's indices stop below this (Slurm's MaxArraySize) */
+	int max_array_size;
 	double kube_api_qps;
 	int kube_api_burst;
 	enum log_format log_format;

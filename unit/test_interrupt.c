@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "api/labels.h"
+#include "api/slurm.h"
 #include "base/err.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/reconcile.h"
@@ -243,6 +244,71 @@ static long node_gpus(const json_t *node)
 		node, "status"), "allocatable"), "nvidia.com/gpu")), NULL, 10);
 }
 
+/*
+ * An array job never has more elements that have not ended than its
+ * throttle ("%N") allows: the decision to start one is stored first.
+ */
+static void check_array_throttle(json_t *jobs, const char *when)
+{
+	json_t *job, *el;
+	size_t i, j;
+
+	json_array_foreach(jobs, i, job) {
+		const char *array = json_string_value(json_object_get(json_object_get(job, "spec"),
+								      "array"));
+		const char *name = json_string_value(json_object_get(json_object_get(job,
+								"metadata"), "name"));
+		struct slurm_array a;
+		size_t live = 0;
+
+		if (!array || slurm_array_parse(array, 1001, &a, NULL, 0))
+			continue;
+		json_array_foreach(jobs, j, el) {
+			const char *of = label_of(el, LABEL_ARRAY_JOB);
+			const char *phase = phase_of(el);
+
+			live += of && !strcmp(of, name) &&
+				!(phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")));
+		}
+		if (a.max_running)
+			cr_assert_leq(live, (size_t)a.max_running, "%s: array %s has %zu elements "
+				      "not ended, at most %d may be", when, name, live, a.max_running);
+		slurm_array_release(&a);
+	}
+}
+
+/* A job with an afterok dependency is never admitted before the job it names succeeded. */
+static void check_dependencies(json_t *jobs, const char *when)
+{
+	json_t *job, *item, *ref, *other;
+	size_t i, j, k, l;
+
+	json_array_foreach(jobs, i, job) {
+		const json_t *st = json_object_get(job, "status");
+
+		if (!json_object_get(st, "admittedTime"))
+			continue;
+		json_array_foreach(json_object_get(json_object_get(json_object_get(job, "spec"),
+				   "dependency"), "items"), j, item) {
+			if (strcmp(json_string_value(json_object_get(item, "type")), "afterok"))
+				continue;
+			json_array_foreach(json_object_get(item, "jobs"), k, ref)
+				json_array_foreach(jobs, l, other) {
+					const char *on = json_string_value(json_object_get(
+						json_object_get(other, "metadata"), "name"));
+
+					if (strcmp(on, json_string_value(ref)))
+						continue;
+					cr_assert(phase_of(other) && !strcmp(phase_of(other),
+						  "Succeeded"), "%s: %s was admitted while %s, which "
+						  "it depends on, is %s", when, json_string_value(
+						  json_object_get(json_object_get(job, "metadata"),
+						  "name")), on, phase_of(other));
+				}
+		}
+	}
+}
+
 /* The invariants of the header, on what the server holds now. */
 static void check_invariants(struct fakeapi *api, const char *when)
 {
@@ -321,6 +387,8 @@ static void check_invariants(struct fakeapi *api, const char *when)
 			      "exist", when, nn, promised, node_gpus(node));
 	}
 	cr_assert_eq(fakeapi_overbooked(api), 0, "%s: a pinned pod found its node full", when);
+	check_array_throttle(jobs, when);
+	check_dependencies(jobs, when);
 	json_decref(jobs);
 	json_decref(pods);
 	json_decref(nodes);
@@ -509,10 +577,109 @@ static const struct step suspend_steps[] = {
 	{ "a Running again", a_running, NULL },
 };
 
+/* An array of three whole-node elements, one at a time, on a cluster that holds two. */
+static void setup_array(struct fakeapi *api)
+{
+	two_nodes(api);
+	cr_assert_eq(fakeapi_add(api, "trainingjobs", json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:{s:s}, s:s, s:s, s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "sweep", "namespace", NS,
+		"spec", "numNodes", 1, "resources", "accelerators", "H100:8", "image", "img",
+		"run", "train", "array", "0-2%1"), T0), 0);
+}
+
+static bool element_running(struct fakeapi *api, const char *element)
+{
+	return job_is(api, element, "Running", 1);
+}
+
+static bool e0_running(struct fakeapi *api) { return element_running(api, "sweep-0"); }
+static bool e1_running(struct fakeapi *api) { return element_running(api, "sweep-1"); }
+static bool e2_running(struct fakeapi *api) { return element_running(api, "sweep-2"); }
+static void e0_done(struct fakeapi *api) { cr_assert_eq(fakeapi_succeed_pod(api, NS, "sweep-0-0"), 0); }
+static void e1_done(struct fakeapi *api) { cr_assert_eq(fakeapi_succeed_pod(api, NS, "sweep-1-0"), 0); }
+static void e2_done(struct fakeapi *api) { cr_assert_eq(fakeapi_succeed_pod(api, NS, "sweep-2-0"), 0); }
+
+static bool sweep_succeeded(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "sweep");
+	bool ok = job && phase_of(job) && !strcmp(phase_of(job), "Succeeded");
+
+	json_decref(job);
+	return ok;
+}
+
+static void check_sweep(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "sweep");
+	const json_t *a = json_object_get(json_object_get(job, "status"), "array");
+
+	cr_assert_str_eq(json_string_value(json_object_get(a, "started")), "0-2");
+	cr_assert_str_eq(json_string_value(json_object_get(a, "succeeded")), "0-2");
+	json_decref(job);
+}
+
+static const struct step array_steps[] = {
+	{ "sweep-0 Running", e0_running, e0_done },
+	{ "sweep-1 Running", e1_running, e1_done },
+	{ "sweep-2 Running", e2_running, e2_done },
+	{ "sweep Succeeded", sweep_succeeded, NULL },
+};
+
+/*
+ * A dependency: b (afterok:a) waits while a runs, though a third node has
+ * room for it, and starts once a succeeded.
+ */
+static void setup_dependency(struct fakeapi *api)
+{
+	two_nodes(api);
+	add_node(api, "n2");
+	add_job(api, "a", T0);
+	cr_assert_eq(fakeapi_add(api, "trainingjobs", json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:{s:s}, s:s, s:s, s:{s:[{s:s, s:[s]}]}}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "b", "namespace", NS,
+		"spec", "numNodes", 1, "resources", "accelerators", "H100:8", "image", "img",
+		"run", "train", "dependency", "items", "type", "afterok", "jobs", "a"), T0 + 1), 0);
+}
+
+static bool a_running_b_waiting(struct fakeapi *api)
+{
+	return job_is(api, "a", "Running", 2) && job_is(api, "b", "Queued", 0);
+}
+
+static void a_succeeds(struct fakeapi *api)
+{
+	cr_assert_eq(fakeapi_succeed_pod(api, NS, "a-0"), 0);
+	cr_assert_eq(fakeapi_succeed_pod(api, NS, "a-1"), 0);
+}
+
+static bool b_running_alone(struct fakeapi *api)
+{
+	return job_is(api, "b", "Running", 1);
+}
+
+static void check_b_met(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "b");
+	const json_t *dep = json_object_get(json_object_get(job, "status"), "dependency");
+
+	cr_assert(json_is_true(json_object_get(dep, "met")));
+	json_decref(job);
+}
+
+static const struct step dependency_steps[] = {
+	{ "a Running, b waiting for it", a_running_b_waiting, a_succeeds },
+	{ "b Running", b_running_alone, NULL },
+};
+
 static const struct scenario scenarios[] = {
 	{ "start, then delete", setup_two_jobs, start_steps, 2, check_b_clean },
 	{ "restart", setup_one_job, restart_steps, 2, check_one_user_restart },
 	{ "suspend and resume", setup_one_job, suspend_steps, 3, check_a_clean },
+	{ "an array, one element at a time", setup_array, array_steps, 4, check_sweep },
+	{ "an afterok dependency", setup_dependency, dependency_steps, 2, check_b_met },
 };
 
 /*

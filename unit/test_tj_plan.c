@@ -2307,3 +2307,159 @@ Test(tj_plan, a_met_dependency_is_stored_as_met_and_admission_follows_in_the_sam
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_STARTING);
 	fx_release(&f);
 }
+
+/* --- array jobs (docs/design.md 12) --- */
+
+static struct tj_element elements[16];
+
+static void fx_element(struct fx *f, int index, enum tj_phase phase)
+{
+	static char names[16][32];
+
+	snprintf(names[f->in.n_elements], sizeof(names[0]), "llama-%d", index);
+	elements[f->in.n_elements] = (struct tj_element){ .index = index,
+		.name = names[f->in.n_elements], .uid = "e-uid", .phase = phase };
+	f->in.elements = elements;
+	f->in.n_elements++;
+}
+
+static int created_elements(const struct tj_plan *p, char *out, size_t size)
+{
+	int n = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == TJ_CREATE_ELEMENT) {
+			snprintf(out + strlen(out), size - strlen(out), "%s%d", n ? "," : "",
+				 p->actions[i].rank);
+			n++;
+		}
+	return n;
+}
+
+Test(tj_plan, an_array_starts_at_most_its_throttle_and_stores_the_decision_first)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-9%2\"", NULL);
+	f.in.max_array_size = 1001;
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 2);
+	cr_assert_str_eq(made, "0,1");
+	cr_assert_str_eq(f.plan.status.array_started, "0-1");
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "JobArrayTaskLimit");
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0, "an array runs no pods itself");
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_str_eq(f.plan.status.message, "10 elements: 2 running, 8 waiting (at most 2 at "
+			 "once), 0 succeeded, 0 failed, 0 cancelled");
+	fx_release(&f);
+}
+
+Test(tj_plan, an_element_that_ends_lets_the_next_one_start)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-9%2\"", "{\"phase\":\"Running\",\"array\":{\"started\":\"0-1\"}}");
+	f.in.max_array_size = 1001;
+	fx_element(&f, 0, TJ_PHASE_SUCCEEDED);
+	fx_element(&f, 1, TJ_PHASE_RUNNING);
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 1);
+	cr_assert_str_eq(made, "2");
+	cr_assert_str_eq(f.plan.status.array_started, "0-2");
+	cr_assert_str_eq(f.plan.status.array_succeeded, "0");
+	fx_release(&f);
+}
+
+/* After a stop between the status write and the creates: the stored ones, and no more. */
+Test(tj_plan, started_elements_that_are_missing_are_created_and_no_others)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-9%2\"", "{\"phase\":\"Running\",\"array\":{\"started\":\"0-1\"}}");
+	f.in.max_array_size = 1001;
+	f.in.expectations_met = false;
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 0,
+		     "not while an earlier create is unseen");
+	f.in.expectations_met = true;
+	tj_plan_release(&f.plan);
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 2);
+	cr_assert_str_eq(made, "0,1");
+	cr_assert_str_eq(f.plan.status.array_started, "0-1");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_cancelled_element_is_deleted_and_counts_until_it_is_gone)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-3%2\"", "{\"phase\":\"Running\",\"array\":{\"started\":\"0-1\"}}");
+	f.in.max_array_size = 1001;
+	f.in.cancel_tasks = "1,3";
+	fx_element(&f, 0, TJ_PHASE_RUNNING);
+	fx_element(&f, 1, TJ_PHASE_RUNNING);
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_ELEMENT), 1);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 0, "1 is still there");
+	cr_assert_str_eq(f.plan.status.array_cancelled, "1,3");
+	/* Gone: 2 starts, 3 never will. */
+	f.in.n_elements = 1;
+	tj_plan_release(&f.plan);
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 1);
+	cr_assert_str_eq(made, "2");
+	fx_release(&f);
+}
+
+Test(tj_plan, an_array_ends_as_its_elements_did)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"array\":\"0-2\"", "{\"phase\":\"Running\",\"array\":{\"started\":\"0-2\"}}");
+	f.in.max_array_size = 1001;
+	fx_element(&f, 0, TJ_PHASE_SUCCEEDED);
+	fx_element(&f, 1, TJ_PHASE_FAILED);
+	fx_element(&f, 2, TJ_PHASE_SUCCEEDED);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "ElementsFailed");
+	cr_assert_str_eq(f.plan.status.message, "1 of 3 elements failed: 1");
+	tj_plan_release(&f.plan);
+	elements[1].phase = TJ_PHASE_SUCCEEDED;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUCCEEDED);
+	fx_release(&f);
+}
+
+Test(tj_plan, an_array_past_max_array_size_fails_naming_the_limit)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"array\":\"0-2000\"", NULL);
+	f.in.max_array_size = 1001;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert(strstr(f.plan.status.message, "MaxArraySize 1001"), "%s", f.plan.status.message);
+	fx_release(&f);
+}
+
+Test(tj_plan, a_held_array_starts_no_element)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-3\",\"suspend\":true", NULL);
+	f.in.max_array_size = 1001;
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 0);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_SUSPENDED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "JobHeldUser");
+	fx_release(&f);
+}

@@ -7,6 +7,7 @@
  * json_object_set_new() frees its value, so nothing leaks on that path.
  */
 #include "controller/build/build.h"
+#include "api/slurm.h"
 #include "controller/admission/kueue.h"
 
 #include "base/buf.h"
@@ -74,6 +75,36 @@ static int add_tasks_per_node(json_t *env, int tasks, int nodes)
 }
 
 /*
+ * An array job's element (docs/design.md 12): SLURM_ARRAY_JOB_ID (the array's own
+ * job id) and the element's index, as the controller labelled and annotated it
+ * when it made the element, then _COUNT, _MIN, _MAX and _STEP of the array's
+ * index set, as slurmctld's _create_job_array sets them. Nothing for any other job.
+ */
+static int add_array_env(const struct trainingjob *job, json_t *env)
+{
+	const char *array_id = meta_annotation(&job->meta, ANNOTATION_ARRAY_JOB_ID);
+	const char *index = meta_label(&job->meta, LABEL_ARRAY_INDEX);
+	const char *tasks = meta_annotation(&job->meta, ANNOTATION_ARRAY_TASKS);
+	struct slurm_array a;
+	int bad = 0;
+
+	if (!array_id || !index || !tasks)
+		return 0;
+	if (slurm_array_parse(tasks, SLURM_ARRAY_INDEX_LIMIT, &a, NULL, 0) || !a.n) {
+		slurm_array_release(&a);
+		return 0;
+	}
+	bad |= add_env(env, "SLURM_ARRAY_JOB_ID", array_id);
+	bad |= add_env(env, "SLURM_ARRAY_TASK_ID", index);
+	bad |= add_env_int(env, "SLURM_ARRAY_TASK_COUNT", (long long)a.n);
+	bad |= add_env_int(env, "SLURM_ARRAY_TASK_MIN", a.index[0]);
+	bad |= add_env_int(env, "SLURM_ARRAY_TASK_MAX", a.index[a.n - 1]);
+	bad |= add_env_int(env, "SLURM_ARRAY_TASK_STEP", a.step);
+	slurm_array_release(&a);
+	return bad;
+}
+
+/*
  * What a batch step sees under Slurm beyond the table of docs/design.md 2.3
  * (docs/design.md 2.4). CPUs are whole under Slurm: a fractional request counts
  * as the next whole CPU, and a task gets at least one.
@@ -110,6 +141,11 @@ static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodel
 		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->queue);
 	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
 	bad |= add_env(env, "SLURM_CLUSTER_NAME", BUILD_SLURM_CLUSTER_NAME);
+	bad |= add_array_env(c->job, env);
+	if (spec->output && *spec->output)
+		bad |= add_env(env, "CADRE_OUTPUT", spec->output);
+	if (spec->error && *spec->error)
+		bad |= add_env(env, "CADRE_ERROR", spec->error);
 	return bad;
 }
 
@@ -266,7 +302,9 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	bad |= add_env(env, "CADRE_TASK_ID", job->status.task_id);
 	bad |= add_env(env, "SLURM_JOB_ID", job->status.job_id);
 	bad |= add_env(env, "CADRE_JOB_ID", job->status.job_id);
-	bad |= add_env(env, "SLURM_JOB_NAME", name);
+	/* Slurm's job name: an array's elements all carry the array's (label cadre.dev/slurm-name). */
+	bad |= add_env(env, "SLURM_JOB_NAME", meta_label(&c->job->meta, LABEL_SLURM_NAME) ?
+		       meta_label(&c->job->meta, LABEL_SLURM_NAME) : name);
 	bad |= add_env(env, "CADRE_JOB_NAME", name);
 	bad |= add_env(env, "MASTER_ADDR", buf_str(master));
 	bad |= add_env_int(env, "MASTER_PORT", port);

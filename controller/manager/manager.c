@@ -95,6 +95,24 @@ int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)
 	return 0;
 }
 
+int manager_index_job_array(const json_t *job, json_t *values, void *arg)
+{
+	const json_t *meta = json_object_get(job, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *array = json_string_value(json_object_get(json_object_get(meta, "labels"),
+							      LABEL_ARRAY_JOB));
+	char key[STORE_KEY_MAX];
+	int n;
+
+	(void)arg;
+	if (!array)
+		return 0;
+	n = snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", array);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return 0;
+	return json_array_append_new(values, json_string(key)) ? CADRE_ENOMEM : 0;
+}
+
 /* What kind k is listed as; NULL for a kind this mode does not watch. */
 static const struct kube_resource *kind_resource(const struct manager *m, int k)
 {
@@ -479,6 +497,8 @@ int manager_stores_init(struct manager *m)
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
 					      NULL);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], "array", manager_index_job_array, NULL);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
 			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
 			if (!err)

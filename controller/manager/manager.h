@@ -150,6 +150,12 @@ void manager_enqueue(struct manager *m, const char *kind, const char *ns, const 
  * Volume's users are found without decoding every job.
  */
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg);
+
+/*
+ * The TrainingJob cache's index "array" (store_index_fn): an array job's
+ * element (label cadre.dev/array-job) under "namespace/<array>".
+ */
+int manager_index_job_array(const json_t *job, json_t *values, void *arg);
 void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
 			   const char *name, uint64_t delay_ms);
 void manager_kick_admission(struct manager *m);

@@ -119,6 +119,18 @@ struct tj_podgroup {
  */
 int tj_podgroup_read(const json_t *obj, struct tj_podgroup *out);
 
+/*
+ * An element of an array job (docs/design.md 12): a TrainingJob <job>-<index>
+ * the controller made, from the TrainingJob cache.
+ */
+struct tj_element {
+	int32_t index;
+	const char *name;
+	const char *uid;
+	enum tj_phase phase;     /* TJ_PHASE_UNSET: not looked at yet */
+	bool deleting;
+};
+
 enum admit_verdict { ADMIT_UNDECIDED, ADMIT_YES, ADMIT_WAIT };
 
 struct tj_admission {
@@ -176,6 +188,12 @@ struct tj_input {
 	 * holds a job back only before it first starts.
 	 */
 	const struct tj_dep_verdict *dependency;
+	/* An array job: its elements in the cache, the --max-array-size its indices stop
+	 * below, and its annotation cadre.dev/cancel-tasks (NULL: none). */
+	const struct tj_element *elements;
+	size_t n_elements;
+	int32_t max_array_size;
+	const char *cancel_tasks;
 };
 
 enum tj_action_kind {
@@ -196,6 +214,13 @@ enum tj_action_kind {
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
 	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
 	TJ_DELETE_PODGROUP, /* pod holds the PodGroup's name: one of an earlier attempt */
+	/*
+	 * An array job's element: rank is its index. Created once its index is
+	 * in the status being written (status.array.started); deleted (pod and
+	 * uid name it) when cancelled.
+	 */
+	TJ_CREATE_ELEMENT,
+	TJ_DELETE_ELEMENT,
 };
 
 struct tj_action {

@@ -77,6 +77,9 @@ struct tj_pass {
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 	struct job_partition partition;  /* the job's Partition, applied to job.spec */
 	struct tj_dep_verdict dependency;  /* spec.dependency against the caches */
+	json_t *element_objs;        /* an array job's elements, as cached */
+	struct tj_element *elements;
+	size_t n_elements;
 };
 
 /* store_get_record visitor: 1 or 0 from a node record, CADRE_EINVAL without one. */
@@ -388,10 +391,152 @@ static int read_dependency(struct tj_pass *p, struct tj_input *in)
 	return err;
 }
 
+/* An array job's elements (docs/design.md 12), from the TrainingJob cache's "array" index. */
+static void read_elements(struct tj_pass *p, struct tj_input *in)
+{
+	json_t *obj;
+	size_t i;
+
+	if (!p->job.spec.array)
+		return;
+	in->max_array_size = p->m->opts->max_array_size;
+	in->cancel_tasks = meta_annotation(&p->job.meta, ANNOTATION_CANCEL_TASKS);
+	if (store_by_index(p->m->stores[KIND_TRAININGJOBS], "array", p->key, &p->element_objs))
+		return;
+	p->elements = calloc(json_array_size(p->element_objs) + 1, sizeof(*p->elements));
+	if (!p->elements)
+		return;
+	json_array_foreach(p->element_objs, i, obj) {
+		const json_t *meta = json_object_get(obj, "metadata");
+		const char *index = meta_str(obj, "labels", LABEL_ARRAY_INDEX);
+		struct tj_element *e = &p->elements[p->n_elements];
+		char *end;
+		long n;
+
+		if (!index || !meta_owned_by(obj, p->job.meta.uid))
+			continue;
+		n = strtol(index, &end, 10);
+		if (*end || n < 0 || n >= SLURM_ARRAY_INDEX_LIMIT)
+			continue;
+		e->index = (int32_t)n;
+		e->name = json_string_value(json_object_get(meta, "name"));
+		e->uid = json_string_value(json_object_get(meta, "uid"));
+		e->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+		if (tj_phase_parse(json_string_value(json_object_get(json_object_get(obj, "status"),
+								     "phase")), &e->phase))
+			e->phase = TJ_PHASE_UNSET;
+		p->n_elements++;
+	}
+	in->elements = p->elements;
+	in->n_elements = p->n_elements;
+}
+
+/*
+ * Element index of the array job: its spec as the user wrote it (the cached
+ * object, not the partition's effective one), without array, dependency
+ * (the array's own, already met) and ttlSecondsAfterFinished (the array's
+ * TTL takes its elements with it); in the array's recorded partition;
+ * owned by the array; labelled and annotated so that its pods see
+ * SLURM_ARRAY_* (build_pod.c). New reference or NULL.
+ */
+static json_t *element_object(struct tj_pass *p, int index)
+{
+	const json_t *meta = json_object_get(p->obj, "metadata");
+	json_t *spec = json_deep_copy(json_object_get(p->obj, "spec"));
+	json_t *labels = json_deep_copy(json_object_get(meta, "labels"));
+	json_t *annotations = json_object(), *obj;
+	const char *user = meta_annotation(&p->job.meta, ANNOTATION_SUBMITTED_BY);
+	const char *slurm_name = meta_label(&p->job.meta, LABEL_SLURM_NAME);
+	char name[128], idx[16];
+
+	snprintf(name, sizeof(name), "%s-%d", p->job.meta.name, index);
+	snprintf(idx, sizeof(idx), "%d", index);
+	if (!labels)
+		labels = json_object();
+	if (!spec || !labels || !annotations)
+		goto fail;
+	json_object_del(spec, "array");
+	json_object_del(spec, "dependency");
+	json_object_del(spec, "ttlSecondsAfterFinished");
+	if (p->plan.status.partition && !json_object_get(spec, "partition") &&
+	    json_object_set_new(spec, "partition", json_string(p->plan.status.partition)))
+		goto fail;
+	/* Every element has the array's Slurm job name, as in Slurm. */
+	if (json_object_set_new(labels, LABEL_SLURM_NAME,
+				json_string(slurm_name ? slurm_name : p->job.meta.name)) ||
+	    json_object_set_new(labels, LABEL_ARRAY_JOB, json_string(p->job.meta.name)) ||
+	    json_object_set_new(labels, LABEL_ARRAY_INDEX, json_string(idx)) ||
+	    json_object_set_new(annotations, ANNOTATION_ARRAY_JOB_ID,
+				json_string(p->plan.status.job_id ? p->plan.status.job_id : "")) ||
+	    json_object_set_new(annotations, ANNOTATION_ARRAY_TASKS,
+				json_string(p->job.spec.array)) ||
+	    (user && json_object_set_new(annotations, ANNOTATION_SUBMITTED_BY, json_string(user))))
+		goto fail;
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, "
+			"s:o}", "apiVersion", TJ_API_VERSION, "kind", TJ_KIND,
+			"metadata", "name", name, "namespace", p->job.meta.namespace,
+			"labels", labels, "annotations", annotations, "ownerReferences",
+			"apiVersion", TJ_API_VERSION, "kind", TJ_KIND, "name", p->job.meta.name,
+			"uid", p->job.meta.uid, "controller", 1, "blockOwnerDeletion", 1,
+			"spec", spec);
+	return obj;
+fail:
+	json_decref(spec);
+	json_decref(labels);
+	json_decref(annotations);
+	return NULL;
+}
+
+/* TJ_CREATE_ELEMENT: recorded as expected first, so a pass before the watch shows it makes none. */
+static int create_element(struct tj_pass *p, const struct tj_action *a)
+{
+	json_t *obj = element_object(p, a->rank);
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+							     "name"));
+	struct kube_status st;
+	int ret;
+
+	if (!obj || !name) {
+		json_decref(obj);
+		return CADRE_ENOMEM;
+	}
+	ret = expect_create(p->m->expect, p->key, name, manager_now_ms());
+	if (!ret)
+		ret = kube_client_create(p->m->http, &kube_resource_trainingjobs,
+					 p->job.meta.namespace, obj, NULL, &st);
+	if (ret == CADRE_EEXIST) {
+		expect_observed_create(p->m->expect, p->key, name);
+		ret = 0;
+	} else if (ret) {
+		expect_observed_create(p->m->expect, p->key, name);
+		log_warn("tj", "%s: cannot create element %s: %s", p->key, name, st.message);
+		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+	}
+	json_decref(obj);
+	return ret;
+}
+
+/* TJ_DELETE_ELEMENT: a cancelled element (its pods go with it). */
+static int delete_element(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_delete_opts opts = { .propagation_policy = "Background", .uid = a->uid };
+	struct kube_status st;
+	int ret = kube_client_delete(p->m->http, &kube_resource_trainingjobs, p->job.meta.namespace,
+				     a->pod, &opts, NULL, &st);
+
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_ECONFLICT)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot delete element %s: %s", p->key, a->pod, st.message);
+	return ret;
+}
+
 static void pass_release(struct tj_pass *p)
 {
 	tj_plan_release(&p->plan);
 	tj_dep_verdict_release(&p->dependency);
+	free(p->elements);
+	json_decref(p->element_objs);
 	jobmemo_admission_release(&p->admission);
 	for (size_t i = 0; i < p->n_volumes; i++)
 		json_decref(p->volume_objs[i]);
@@ -857,6 +1002,12 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 	case TJ_DELETE_PODGROUP:
 		ret = p->m->podgroups ? delete_podgroup(p, a) : 0;
 		break;
+	case TJ_CREATE_ELEMENT:
+		ret = create_element(p, a);
+		break;
+	case TJ_DELETE_ELEMENT:
+		ret = delete_element(p, a);
+		break;
 	}
 	return ret;
 }
@@ -944,7 +1095,7 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 
 static bool runs_in_waves(enum tj_action_kind kind)
 {
-	return kind == TJ_CREATE_POD || kind == TJ_DELETE_POD;
+	return kind == TJ_CREATE_POD || kind == TJ_DELETE_POD || kind == TJ_CREATE_ELEMENT;
 }
 
 /*
@@ -1277,6 +1428,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		in.kueue = kueue_job_view(m->kueue, &p.job, &kueue_view, &kueue_wl, &kueue_obj);
 	if ((ret = read_dependency(&p, &in)))
 		goto out;
+	read_elements(&p, &in);
 
 	ret = plan(&p, &in);
 	if (ret)

@@ -142,11 +142,14 @@ static void answer(struct httpd_response *resp, int status, json_t *body)
 	resp->body = text;
 }
 
-/* Remove what a deleted TrainingJob owns, as the garbage collector would. Lock held. */
+/*
+ * Remove what a deleted TrainingJob owns, as the garbage collector would, and
+ * what those own in turn (an array job's elements, and their pods). Lock held.
+ */
 static void collect_garbage(struct fakeapi *f, const char *owner_uid)
 {
 	const char *key;
-	json_t *obj, *tmp, *ref;
+	json_t *obj, *tmp, *ref, *gone = json_array(), *uid;
 	size_t i;
 
 	json_object_foreach_safe(f->objects, tmp, key, obj) {
@@ -154,9 +157,15 @@ static void collect_garbage(struct fakeapi *f, const char *owner_uid)
 
 		json_array_foreach(json_object_get(meta(obj), "ownerReferences"), i, ref)
 			owned |= str(ref, "uid") && !strcmp(str(ref, "uid"), owner_uid);
-		if (owned)
-			json_object_del(f->objects, key);
+		if (!owned)
+			continue;
+		if (str(meta(obj), "uid"))
+			json_array_append_new(gone, json_string(str(meta(obj), "uid")));
+		json_object_del(f->objects, key);
 	}
+	json_array_foreach(gone, i, uid)
+		collect_garbage(f, json_string_value(uid));
+	json_decref(gone);
 }
 
 static void handle_create(struct fakeapi *f, const struct target *t, const char *body,
@@ -527,6 +536,27 @@ int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int co
 		json_object_set_new(status, "containerStatuses", json_pack(
 			"[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "main", "state", "terminated",
 			"exitCode", code, "reason", "Error", "message", "the program failed"));
+		set_rv(f, pod);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return pod ? 0 : CADRE_ENOTFOUND;
+}
+
+int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name)
+{
+	char key[512];
+	json_t *pod;
+
+	key_of(key, sizeof(key), "pods", ns, name);
+	pthread_mutex_lock(&f->lock);
+	pod = json_object_get(f->objects, key);
+	if (pod) {
+		json_t *status = json_object_get(pod, "status");
+
+		json_object_set_new(status, "phase", json_string("Succeeded"));
+		json_object_set_new(status, "containerStatuses", json_pack(
+			"[{s:s, s:{s:{s:i, s:s}}}]", "name", "main", "state", "terminated",
+			"exitCode", 0, "reason", "Completed"));
 		set_rv(f, pod);
 	}
 	pthread_mutex_unlock(&f->lock);

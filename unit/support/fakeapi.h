@@ -10,7 +10,7 @@
  * goes at once) of pods, services and configmaps (namespaced, core), nodes,
  * and trainingjobs (cadre.dev/v1alpha1). It assigns uids, resourceVersions,
  * generations and creation times. Deleting a TrainingJob takes what it owns
- * with it, as the garbage collector would.
+ * (and what that owns) with it, as the garbage collector would.
  *
  * It counts writes (every POST, PUT, PATCH and DELETE), and can die after
  * the k-th from now: that write is applied, and every request after it is
@@ -71,6 +71,9 @@ void fakeapi_schedule(struct fakeapi *f);
 
 /* The kubelet reports that pod's container exited with code. 0 or CADRE_ENOTFOUND. */
 int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int code);
+
+/* The kubelet reports that pod's container exited 0 (phase Succeeded). 0 or CADRE_ENOTFOUND. */
+int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name);
 
 /* Pods left Pending because their node had no room for them: 0 when none ever was. */
 int fakeapi_overbooked(struct fakeapi *f);
