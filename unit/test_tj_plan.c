@@ -2463,3 +2463,27 @@ Test(tj_plan, a_held_array_starts_no_element)
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "JobHeldUser");
 	fx_release(&f);
 }
+
+/* scontrol requeue (docs/design.md 13): a running gang goes back to the queue, once per request. */
+Test(tj_plan, a_requeue_restarts_a_running_gang_once_without_counting_it_against_max_restarts)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, "{\"phase\":\"Running\",\"admittedTime\":\"" NOW "\","
+	       "\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"\",\"lastTransitionTime\":\"" NOW "\"}]," DECIDED_NODES "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.requeue = "2026-12-01T10:00:00Z";
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Requeued");
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(f.plan.status.requeued, "2026-12-01T10:00:00Z");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	/* The same request again, once stored: nothing more. */
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	fx_release(&f);
+}

@@ -1699,12 +1699,34 @@ static bool dependency_holds(struct planner *p)
 	return true;
 }
 
+/*
+ * scontrol requeue (the annotation cadre.dev/requeue, a new value each
+ * time): an admitted gang is torn down and queued again, as Slurm requeues
+ * a running job, counted as an infrastructure restart (SLURM_RESTART_COUNT
+ * grows) and never against maxRestarts; a job not admitted is where a
+ * requeue would put it. Acted on once per value (status.requeued). True
+ * when it restarted.
+ */
+static bool requeue_asked(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	const char *asked = p->in->requeue;
+
+	if (!asked || !*asked || (st->requeued && !strcmp(st->requeued, asked)))
+		return false;
+	set_string(p, &st->requeued, asked);
+	if (st->phase == TJ_PHASE_RESTARTING || !condition_is_true(&st->conditions, "Admitted"))
+		return false;
+	restart(p, BLAME_INFRA, "Requeued", NULL, "requeued (scontrol requeue)");
+	return true;
+}
+
 static void plan_active(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 	int attempt = attempt_of(st);
 
-	if (dependency_holds(p))
+	if (dependency_holds(p) || requeue_asked(p))
 		return;
 	if (active_deadline_passed(p))
 		return;

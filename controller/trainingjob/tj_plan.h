@@ -194,6 +194,8 @@ struct tj_input {
 	size_t n_elements;
 	int32_t max_array_size;
 	const char *cancel_tasks;
+	/* The job's annotation cadre.dev/requeue (scontrol requeue); NULL: none. */
+	const char *requeue;
 };
 
 enum tj_action_kind {

@@ -1429,6 +1429,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	if ((ret = read_dependency(&p, &in)))
 		goto out;
 	read_elements(&p, &in);
+	in.requeue = meta_annotation(&p.job.meta, ANNOTATION_REQUEUE);
 
 	ret = plan(&p, &in);
 	if (ret)
