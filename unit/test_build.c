@@ -1757,3 +1757,57 @@ Test(build, where_cadre_does_not_place_the_pod_it_keeps_off_the_excluded_nodes)
 	json_decref(pod);
 	tj_release(&tj);
 }
+
+/* An array job's element, as the controller makes it (docs/design.md 12). */
+static void array_element(json_t *obj)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+
+	json_object_set_new(meta, "name", json_string("sweep-4"));
+	json_object_set_new(meta, "labels", json_pack("{s:s, s:s, s:s}", LABEL_ARRAY_JOB, "sweep",
+						      LABEL_ARRAY_INDEX, "4", LABEL_SLURM_NAME,
+						      "sweep"));
+	json_object_set_new(meta, "annotations", json_pack("{s:s, s:s}", ANNOTATION_ARRAY_JOB_ID,
+							   "482913300", ANNOTATION_ARRAY_TASKS,
+							   "0-15:4%2"));
+	json_object_set_new(json_object_get(obj, "spec"), "output",
+			    json_string("logs/%x-%A_%a.out"));
+}
+
+/* slurmctld's _create_job_array: COUNT, MIN, MAX and STEP of the index set. */
+Test(build, an_array_element_sees_slurm_array_variables_and_the_array_s_job_name)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", array_element, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_JOB_ID"), "482913300");
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_TASK_ID"), "4");
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_TASK_COUNT"), "4");
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_TASK_MIN"), "0");
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_TASK_MAX"), "12");
+	cr_assert_str_eq(env_value(pod, "SLURM_ARRAY_TASK_STEP"), "4");
+	cr_assert_str_eq(env_value(pod, "SLURM_JOB_NAME"), "sweep");
+	cr_assert_str_eq(env_value(pod, "CADRE_JOB_NAME"), "sweep-4");
+	cr_assert_str_eq(env_value(pod, "CADRE_OUTPUT"), "logs/%x-%A_%a.out");
+	cr_assert_null(env_value(pod, "CADRE_ERROR"));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, a_job_that_is_no_array_element_has_no_array_variables)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(env_value(pod, "SLURM_ARRAY_JOB_ID"));
+	cr_assert_null(env_value(pod, "SLURM_ARRAY_TASK_ID"));
+	cr_assert_null(env_value(pod, "CADRE_OUTPUT"));
+	json_decref(pod);
+	tj_release(&tj);
+}

@@ -1244,3 +1244,53 @@ BOTH_SHELLS(on_sigterm_the_signal_comes_first_and_sigterm_its_seconds_later)
 		  "want 2s (secondsBefore)", term);
 	ep_release(&e);
 }
+
+/*
+ * sbatch --output (spec.output): the pattern expanded as sbatch expands it,
+ * relative to the working directory, the program's stdout and stderr
+ * appended there as well as to the container log.
+ */
+BOTH_SHELLS(output_goes_to_the_file_its_pattern_names_and_to_the_log)
+{
+	struct ep e;
+	char path[256], dir[160];
+
+	ep_init(&e);
+	snprintf(dir, sizeof(dir), "%s/work", e.dir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, dir);
+	ep_setenv(&e, "SLURM_JOB_NAME", "sweep");
+	ep_setenv(&e, "SLURM_JOB_ID", "482913307");
+	ep_setenv(&e, "SLURM_ARRAY_JOB_ID", "482913300");
+	ep_setenv(&e, "SLURM_ARRAY_TASK_ID", "4");
+	ep_setenv(&e, "SLURM_NODEID", "1");
+	ep_setenv(&e, ENTRYPOINT_ENV_OUTPUT, "logs/%x-%j-%A_%a.%t.out%%");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo to-stdout; echo to-stderr >&2");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	snprintf(path, sizeof(path), "%s/logs/sweep-482913307-482913300_4.1.out%%", dir);
+	assert_file_has(path, "to-stdout\n");
+	assert_file_has(path, "to-stderr\n");
+	assert_file_has(e.out, "to-stdout\n");
+	assert_file_has(e.err, "to-stderr\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(error_has_its_own_file_when_given_and_a_job_no_array_index)
+{
+	struct ep e;
+	char out[256], err[256];
+
+	ep_init(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, e.dir);
+	ep_setenv(&e, "SLURM_JOB_ID", "7");
+	ep_setenv(&e, ENTRYPOINT_ENV_OUTPUT, "o-%j-%a");
+	ep_setenv(&e, ENTRYPOINT_ENV_ERROR, "e-%j");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo out; echo err >&2; exit 3");
+	cr_assert_eq(ep_run(&e, shell), 3, "the program's exit code is the pod's");
+	/* Slurm writes 4294967294 (NO_VAL) for %a of a job that is no array. */
+	snprintf(out, sizeof(out), "%s/o-7-4294967294", e.dir);
+	snprintf(err, sizeof(err), "%s/e-7", e.dir);
+	assert_file_eq(out, "out\n");
+	assert_file_eq(err, "err\n");
+	ep_release(&e);
+}

@@ -92,6 +92,9 @@
 #define ENTRYPOINT_ENV_SIGNAL "CADRE_SIGNAL"
 #define ENTRYPOINT_ENV_SIGNAL_BEFORE "CADRE_SIGNAL_SECONDS_BEFORE"
 #define ENTRYPOINT_ENV_DEADLINE "CADRE_DEADLINE"
+/* sbatch --output/--error patterns (spec.output, spec.error): the program's output also goes there. */
+#define ENTRYPOINT_ENV_OUTPUT "CADRE_OUTPUT"
+#define ENTRYPOINT_ENV_ERROR "CADRE_ERROR"
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's

@@ -742,6 +742,55 @@ mkdir -p "$cadre_work" 2>/dev/null || cadre_work=
 # The signals a helper of the entrypoint must outlive: they are meant for the program.
 cadre_immune='trap "" TERM INT HUP QUIT USR1 USR2 ALRM'
 
+# sbatch --output and --error (spec.output, spec.error): a file name pattern,
+# expanded as sbatch expands it (%x job name, %j job id, %A the array's job id,
+# %a the array index, %N the host name, %t and %n this node's rank, %u the user,
+# %% a percent sign), relative to the working directory. The program's output is
+# appended to the file as well as going to the container log; without an error
+# file its stderr goes to the output file too, as in Slurm.
+cadre_pattern() {
+	cadre_p=$1
+	cadre_o=
+	while [ -n "$cadre_p" ]; do
+		case $cadre_p in
+		%%*) cadre_o="$cadre_o%" ;;
+		%x*) cadre_o="$cadre_o${SLURM_JOB_NAME:-}" ;;
+		%j*) cadre_o="$cadre_o${SLURM_JOB_ID:-}" ;;
+		%A*) cadre_o="$cadre_o${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-}}" ;;
+		%a*) cadre_o="$cadre_o${SLURM_ARRAY_TASK_ID:-4294967294}" ;;
+		%N*) cadre_o="$cadre_o$(hostname 2>/dev/null || printf '%s' "${HOSTNAME:-}")" ;;
+		%t* | %n*) cadre_o="$cadre_o${SLURM_NODEID:-0}" ;;
+		%u*) cadre_o="$cadre_o$(id -un 2>/dev/null || printf '%s' "${USER:-}")" ;;
+		%*) cadre_o="$cadre_o${cadre_p%"${cadre_p#??}"}" ;;
+		*)
+			cadre_o="$cadre_o${cadre_p%"${cadre_p#?}"}"
+			cadre_p=${cadre_p#?}
+			continue
+			;;
+		esac
+		cadre_p=${cadre_p#??}
+	done
+	printf '%s' "$cadre_o"
+}
+cadre_out_file=
+cadre_err_file=
+[ -z "${CADRE_OUTPUT:-}" ] || cadre_out_file=$(cadre_pattern "$CADRE_OUTPUT")
+[ -z "${CADRE_ERROR:-}" ] || cadre_err_file=$(cadre_pattern "$CADRE_ERROR")
+for cadre_f in "$cadre_out_file" "$cadre_err_file"; do
+	[ -n "$cadre_f" ] || continue
+	case $cadre_f in
+	*/*) mkdir -p "${cadre_f%/*}" 2>/dev/null ;;
+	esac
+	: >>"$cadre_f" 2>/dev/null ||
+		cadre_say "cannot write $cadre_f (--output/--error); the output goes to the container log only"
+done
+if [ -n "$cadre_out_file$cadre_err_file" ] && ! command -v tee >/dev/null 2>&1; then
+	cadre_say "tee is not in the image: --output/--error are not written; the output goes to the container log"
+	cadre_out_file=
+	cadre_err_file=
+fi
+[ -n "$cadre_err_file" ] || cadre_err_file=$cadre_out_file
+
 # Send SIG to the program and its descendants, never to this shell or its helpers.
 cadre_signal_program() {
 	if [ -n "${CADRE_BIN_DIR:-}" ] && [ -x "$CADRE_BIN_DIR/cadre-signal" ]; then
@@ -867,29 +916,41 @@ cadre_watchdog() {
 	done
 }
 
+# Copy fifo $1 to the container log (fd $3: 1 or 2), and append it to file $2 if set.
+cadre_copy() {
+	eval "$cadre_immune"
+	if [ -n "$2" ]; then
+		if [ "$3" = 2 ]; then exec tee -a "$2" <"$1" >&2; else exec tee -a "$2" <"$1"; fi
+	fi
+	if [ "$3" = 2 ]; then exec cat "$1" >&2; else exec cat "$1"; fi
+}
+
 # Run $1 under the user shell and set cadre_rc to its exit status. A trapped
 # signal makes wait return early, so wait again for the real status. With
-# spec.hang, stdout and stderr pass through fifos to copiers (cat) whose
-# byte counts are the output's progress, and a watchdog runs beside.
+# spec.hang or an output file, stdout and stderr pass through fifos to
+# copiers (cat, or tee into the file) whose byte counts are the output's
+# progress, and with spec.hang a watchdog runs beside.
 cadre_exec() {
 	trap cadre_forward TERM INT
 	cadre_copiers=
 	cadre_dog=
-	if [ -n "$cadre_hang" ] && [ -n "$cadre_work" ]; then
+	if { [ -n "$cadre_hang" ] || [ -n "$cadre_out_file" ]; } && [ -n "$cadre_work" ]; then
 		rm -f "$cadre_work/out" "$cadre_work/err" "$cadre_work/hung"
 		if mkfifo "$cadre_work/out" "$cadre_work/err" 2>/dev/null; then
-			(eval "$cadre_immune"; exec cat "$cadre_work/out") &
+			cadre_copy "$cadre_work/out" "$cadre_out_file" 1 &
 			cadre_copiers=$!
-			(eval "$cadre_immune"; exec cat "$cadre_work/err" >&2) &
+			cadre_copy "$cadre_work/err" "$cadre_err_file" 2 &
 			cadre_copiers="$cadre_copiers $!"
 			"$cadre_shell" -c "$1" >"$cadre_work/out" 2>"$cadre_work/err" &
 		else
-			cadre_say "mkfifo is not in the image: only $CADRE_HEARTBEAT_FILE shows progress"
+			cadre_say "mkfifo is not in the image: only $CADRE_HEARTBEAT_FILE shows progress, and --output is not written"
 			"$cadre_shell" -c "$1" &
 		fi
 		cadre_child=$!
-		cadre_watchdog $cadre_copiers &
-		cadre_dog=$!
+		if [ -n "$cadre_hang" ]; then
+			cadre_watchdog $cadre_copiers &
+			cadre_dog=$!
+		fi
 	else
 		"$cadre_shell" -c "$1" &
 		cadre_child=$!
