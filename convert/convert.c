@@ -111,7 +111,8 @@ int convert_default_image(const struct convert_input *in, struct convert_result 
 		return 0;
 	}
 	return convert_note(&r->notes, 0, NULL, "no image: neither %s nor --image names one, so "
-			    "the controller's --default-image runs the job", from_file);
+			    "the job takes its Partition's defaultImage, else the controller's "
+			    "--default-image", from_file);
 }
 
 /* Whether a line starts with "#SBATCH" followed by a blank or its end. */

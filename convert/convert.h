@@ -67,6 +67,7 @@ struct convert_input {
 	const char *default_name;  /* the job's name when the file names none (sbatch
 				      uses the script's file name); NULL: "job" */
 	const char *image;         /* --image: used when the file names no image */
+	int32_t max_array_size;    /* --array's indices stop below this; 0: Slurm's 1001 */
 	const char *const *args;   /* batch scripts only: sbatch options from the command
 				      line, one word each, read after the script's #SBATCH
 				      lines so that they win, as sbatch's do; notes and

@@ -170,6 +170,69 @@ static bool emit_lists(struct emitter *em, const struct tj_spec *s)
 	return ok;
 }
 
+static bool bool_pair(struct emitter *em, const char *key, bool value)
+{
+	return str(em, key) && scalar(em, value ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
+}
+
+/* spec.dependency, spec.signal and spec.failurePolicy: the nested fields of sbatch and SkyPilot. */
+static bool emit_nested(struct emitter *em, const struct tj_spec *s)
+{
+	bool ok = true;
+
+	if (s->has_dependency) {
+		ok = str(em, "dependency") && map_start(em) &&
+		     (!s->dependency.any || bool_pair(em, "any", true)) && str(em, "items") &&
+		     seq(em, true);
+		for (size_t i = 0; ok && i < s->dependency.n_items; i++) {
+			const struct slurm_dep_item *it = &s->dependency.items[i];
+
+			ok = map_start(em) && pair(em, "type", slurm_dep_type_name(it->type));
+			if (ok && it->n_jobs) {
+				ok = str(em, "jobs") && seq(em, true);
+				for (size_t j = 0; ok && j < it->n_jobs; j++)
+					ok = str(em, it->jobs[j]);
+				ok = ok && seq(em, false);
+			}
+			ok = ok && map_end(em);
+		}
+		ok = ok && seq(em, false) && map_end(em);
+	}
+	return ok;
+}
+
+static bool emit_long_runs(struct emitter *em, const struct tj_spec *s)
+{
+	bool ok = true;
+
+	if (s->signal.name)
+		ok = str(em, "signal") && map_start(em) && pair(em, "name", s->signal.name) &&
+		     (!s->signal.has_seconds_before ||
+		      int_pair(em, "secondsBefore", s->signal.seconds_before)) && map_end(em);
+	if (ok && s->n_failure_rules) {
+		ok = str(em, "failurePolicy") && map_start(em) && str(em, "rules") && seq(em, true);
+		for (size_t i = 0; ok && i < s->n_failure_rules; i++) {
+			const struct tj_failure_rule *r = &s->failure_rules[i];
+			const char *action = r->action == TJ_FAILURE_FAIL ? "Fail" :
+					     r->action == TJ_FAILURE_RESTART_NOT_COUNTED ?
+					     "RestartNotCounted" : "Restart";
+
+			ok = map_start(em) && pair(em, "action", action) && str(em, "onExitCodes") &&
+			     map_start(em) && pair(em, "operator", r->not_in ? "NotIn" : "In") &&
+			     str(em, "values") && seq(em, true);
+			for (size_t j = 0; ok && j < r->n_codes; j++) {
+				char code[16];
+
+				snprintf(code, sizeof(code), "%d", r->codes[j]);
+				ok = scalar(em, code, YAML_PLAIN_SCALAR_STYLE);
+			}
+			ok = ok && seq(em, false) && map_end(em) && map_end(em);
+		}
+		ok = ok && seq(em, false) && map_end(em);
+	}
+	return ok;
+}
+
 static bool emit_job(struct emitter *em, const struct trainingjob *tj)
 {
 	const struct tj_spec *s = &tj->spec;
@@ -181,10 +244,14 @@ static bool emit_job(struct emitter *em, const struct trainingjob *tj)
 	       emit_resources(em, &s->resources) && quoted_pair(em, "image", s->image) &&
 	       pair(em, "setup", s->setup) && pair(em, "run", s->run) &&
 	       pair(em, "workdir", s->workdir) && emit_lists(em, s) &&
-	       pair(em, "queue", s->queue) &&
+	       pair(em, "queue", s->queue) && pair(em, "partition", s->partition) &&
+	       pair(em, "array", s->array) && emit_nested(em, s) &&
+	       (!s->priority || int_pair(em, "priority", s->priority)) &&
 	       (!s->max_restarts || int_pair(em, "maxRestarts", s->max_restarts)) &&
 	       (!s->has_active_deadline_seconds ||
 		int_pair(em, "activeDeadlineSeconds", s->active_deadline_seconds)) &&
+	       (!s->suspend || bool_pair(em, "suspend", true)) && emit_long_runs(em, s) &&
+	       pair(em, "output", s->output) && pair(em, "error", s->error) &&
 	       map_end(em);
 }
 

@@ -137,6 +137,88 @@ static void put_lists(struct writer *w, json_t *spec, const struct tj_spec *s)
 	}
 }
 
+static void append(struct writer *w, json_t *list, json_t *item)
+{
+	if (w->err || !item) {
+		json_decref(item);
+		if (!w->err)
+			w->err = CADRE_ENOMEM;
+		return;
+	}
+	if (json_array_append_new(list, item))
+		w->err = CADRE_ENOMEM;
+}
+
+static json_t *array(struct writer *w)
+{
+	json_t *j = w->err ? NULL : json_array();
+
+	if (!j && !w->err)
+		w->err = CADRE_ENOMEM;
+	return j;
+}
+
+/* spec.dependency, as emit.c writes it. */
+static void put_dependency(struct writer *w, json_t *spec, const struct tj_spec *s)
+{
+	json_t *dep, *items;
+
+	if (!s->has_dependency)
+		return;
+	dep = object(w);
+	items = array(w);
+	if (s->dependency.any)
+		put(w, dep, "any", json_true());
+	for (size_t i = 0; i < s->dependency.n_items && !w->err; i++) {
+		const struct slurm_dep_item *it = &s->dependency.items[i];
+		json_t *item = object(w), *jobs;
+
+		put_str(w, item, "type", slurm_dep_type_name(it->type));
+		if (it->n_jobs) {
+			jobs = array(w);
+			for (size_t j = 0; j < it->n_jobs; j++)
+				append(w, jobs, string(w, it->jobs[j]));
+			put(w, item, "jobs", jobs);
+		}
+		append(w, items, item);
+	}
+	put(w, dep, "items", items);
+	put(w, spec, "dependency", dep);
+}
+
+/* spec.signal and spec.failurePolicy, as emit.c writes them. */
+static void put_long_runs(struct writer *w, json_t *spec, const struct tj_spec *s)
+{
+	if (s->signal.name) {
+		json_t *sig = object(w);
+
+		put_str(w, sig, "name", s->signal.name);
+		if (s->signal.has_seconds_before)
+			put_int(w, sig, "secondsBefore", s->signal.seconds_before);
+		put(w, spec, "signal", sig);
+	}
+	if (s->n_failure_rules) {
+		json_t *policy = object(w), *rules = array(w);
+
+		for (size_t i = 0; i < s->n_failure_rules && !w->err; i++) {
+			const struct tj_failure_rule *r = &s->failure_rules[i];
+			json_t *rule = object(w), *on = object(w), *values = array(w);
+
+			put_str(w, rule, "action", r->action == TJ_FAILURE_FAIL ? "Fail" :
+				r->action == TJ_FAILURE_RESTART_NOT_COUNTED ? "RestartNotCounted" :
+				"Restart");
+			put_str(w, on, "operator", r->not_in ? "NotIn" : "In");
+			for (size_t j = 0; j < r->n_codes; j++)
+				append(w, values, json_integer(r->codes[j]));
+			put(w, on, "values", values);
+			put(w, rule, "onExitCodes", on);
+			append(w, rules, rule);
+		}
+		put(w, policy, "rules", rules);
+		put(w, spec, "failurePolicy", policy);
+	}
+}
+
 static json_t *job(struct writer *w, const struct trainingjob *tj)
 {
 	const struct tj_spec *s = &tj->spec;
@@ -153,10 +235,20 @@ static json_t *job(struct writer *w, const struct trainingjob *tj)
 	put_str(w, spec, "workdir", s->workdir);
 	put_lists(w, spec, s);
 	put_str(w, spec, "queue", s->queue);
+	put_str(w, spec, "partition", s->partition);
+	put_str(w, spec, "array", s->array);
+	put_dependency(w, spec, s);
+	if (s->priority)
+		put_int(w, spec, "priority", s->priority);
 	if (s->max_restarts)
 		put_int(w, spec, "maxRestarts", s->max_restarts);
 	if (s->has_active_deadline_seconds)
 		put_int(w, spec, "activeDeadlineSeconds", s->active_deadline_seconds);
+	if (s->suspend)
+		put(w, spec, "suspend", json_true());
+	put_long_runs(w, spec, s);
+	put_str(w, spec, "output", s->output);
+	put_str(w, spec, "error", s->error);
 	put(w, obj, "spec", spec);
 	return obj;
 }

@@ -356,5 +356,7 @@ out:
 		free(s.args[i].text);
 	free(s.args);
 	free(s.job_name);
+	free(s.output);
+	free(s.error);
 	return err;
 }

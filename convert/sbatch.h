@@ -42,6 +42,13 @@ struct sbatch {
 	char *job_name;
 	int job_name_line;
 	bool has_image;
+	/* --output, --error: decided at the end, once the volumes and workdir are known. */
+	char *output, *error;
+	int output_line, error_line;
+	/* --mem-per-cpu, --mem-per-gpu, in MiB: times the node's CPUs or GPUs. */
+	int64_t mem_per_cpu_mib, mem_per_gpu_mib;
+	int mem_per_line;
+	const char *mem_per_option;
 };
 
 /* Apply every collected argument to s->r->tj, then derive what needs several. */

@@ -11,6 +11,7 @@
 
 #include "api/name.h"
 #include "api/quantity.h"
+#include "api/slurm.h"
 #include "base/buf.h"
 #include "base/err.h"
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum arg_kind { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL };
 
@@ -170,6 +172,7 @@ static int opt_job_name(struct sbatch *s, const struct option_def *o, const char
 	return replace_string(&s->job_name, v);
 }
 
+/* -p NAME: the cluster's Partition of that name (api/partition.h), which cadre sbatch checks. */
 static int opt_partition(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
 	const char *comma = strchr(v, ',');
@@ -178,13 +181,139 @@ static int opt_partition(struct sbatch *s, const struct option_def *o, const cha
 
 	snprintf(first, sizeof(first), "%.*s", (int)(comma ? (size_t)(comma - v) : strlen(v)), v);
 	if (!name_is_dns1123_subdomain(first))
-		return fail(s, o, line, "\"%s\" cannot name a Kueue LocalQueue (lower case letters, "
+		return fail(s, o, line, "\"%s\" cannot name a partition (lower case letters, "
 			    "digits, '-' and '.')", first);
-	if ((err = replace_string(&s->r->tj.spec.queue, first)))
+	if ((err = replace_string(&s->r->tj.spec.partition, first)))
 		return err;
 	if (comma)
-		return note(s, o, line, "a job waits in one queue: cadre uses \"%s\" of \"%s\"",
+		return note(s, o, line, "a job runs in one partition: cadre uses \"%s\" of \"%s\"",
 			    first, v);
+	return 0;
+}
+
+/* --array=0-99%8: spec.array, checked against the cluster's MaxArraySize. */
+static int opt_array(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	int32_t max = s->in->max_array_size > 0 ? s->in->max_array_size :
+		      SLURM_DEFAULT_MAX_ARRAY_SIZE;
+	struct slurm_array a;
+	char why[256];
+	int err = slurm_array_parse(v, max, &a, why, sizeof(why));
+
+	slurm_array_release(&a);
+	if (err == CADRE_ENOMEM)
+		return err;
+	if (err)
+		return fail(s, o, line, "%s", why);
+	return replace_string(&s->r->tj.spec.array, v);
+}
+
+/* --dependency=afterok:123,singleton: spec.dependency. */
+static int opt_dependency(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	struct tj_spec *spec = &s->r->tj.spec;
+	struct slurm_dep d;
+	char why[256];
+	int err = slurm_dep_parse(v, &d, why, sizeof(why));
+
+	if (err) {
+		slurm_dep_release(&d);
+		return err == CADRE_ENOMEM ? err : fail(s, o, line, "%s", why);
+	}
+	slurm_dep_release(&spec->dependency);
+	spec->dependency = d;
+	spec->has_dependency = true;
+	return 0;
+}
+
+static int opt_kill_on_invalid_dep(struct sbatch *s, const struct option_def *o, const char *v,
+				   int line)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no"))
+		return fail(s, o, line, "\"%s\" is neither yes nor no", v);
+	if (!strcmp(v, "no"))
+		return note(s, o, line, "cadre always fails a job whose dependency can never be met "
+			    "(reason DependencyNeverSatisfied), as --kill-on-invalid-dep=yes does");
+	return 0;
+}
+
+/* The signals spec.signal takes, by their Linux numbers (signal(7), x86 and arm). */
+static const struct { int number; const char *name; } signals[] = {
+	{ 1, "HUP" }, { 2, "INT" }, { 3, "QUIT" }, { 10, "USR1" }, { 12, "USR2" }, { 14, "ALRM" },
+	{ 15, "TERM" }, { 18, "CONT" }, { 23, "URG" }, { 24, "XCPU" }, { 28, "WINCH" },
+	{ 30, "PWR" },
+};
+
+/* --signal=[{R|B}:]SIG[@SECONDS]: spec.signal (the deadline and any stop, SECONDS before). */
+static int opt_signal(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	struct tj_signal *sig = &s->r->tj.spec.signal;
+	const char *p = v, *at = strchr(v, '@'), *name = NULL;
+	char text[32];
+	long seconds = TJ_DEFAULT_SIGNAL_SECONDS_BEFORE;
+	int err;
+
+	if ((p[0] == 'R' || p[0] == 'B') && p[1] == ':') {
+		if ((err = note(s, o, line, p[0] == 'B' ?
+				"B: (the batch shell only): cadre signals the program, which is the "
+				"batch script, and the processes it started" :
+				"R: (reservations) has no counterpart: cadre has no reservations")))
+			return err;
+		p += 2;
+	}
+	snprintf(text, sizeof(text), "%.*s", (int)(at ? (size_t)(at - p) : strlen(p)), p);
+	if (!strncasecmp(text, "SIG", 3))
+		memmove(text, text + 3, strlen(text + 3) + 1);
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]) && !name; i++) {
+		char number[8];
+
+		snprintf(number, sizeof(number), "%d", signals[i].number);
+		if (!strcasecmp(text, signals[i].name) || !strcmp(text, number))
+			name = signals[i].name;
+	}
+	if (!name)
+		return fail(s, o, line, "\"%s\" is not a signal cadre can send (HUP, INT, QUIT, "
+			    "USR1, USR2, ALRM, TERM, CONT, URG, XCPU, WINCH, PWR, or their numbers)",
+			    text);
+	if (at) {
+		char *end;
+
+		seconds = strtol(at + 1, &end, 10);
+		if (!at[1] || *end || seconds < 0 || seconds > 3600)
+			return fail(s, o, line, "\"%s\" is not a number of seconds from 0 to 3600",
+				    at + 1);
+	}
+	if ((err = replace_string(&sig->name, name)))
+		return err;
+	sig->has_seconds_before = true;
+	sig->seconds_before = seconds;
+	return 0;
+}
+
+/* --hold: created suspended, as sbatch -H submits a held job (scontrol release lets it go). */
+static int opt_hold(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	(void)o;
+	(void)v;
+	(void)line;
+	s->r->tj.spec.suspend = true;
+	return 0;
+}
+
+/* --priority=N: spec.priority, the order of cadre's queue. --nice[=N]: priority -N (100). */
+static int opt_priority(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	bool nice = !strcmp(o->name, "nice");
+	char *end;
+	long n;
+
+	if (!nice && !strcasecmp(v, "TOP"))
+		return note(s, o, line, "TOP (the highest priority an admin allows) has no "
+			    "counterpart: give a number");
+	n = nice && !*v ? 100 : strtol(v, &end, 10);
+	if ((*v && *end) || n < (nice ? -2147483645 : 0) || n > 2147483645)
+		return fail(s, o, line, "\"%s\" is not a whole number", v);
+	s->r->tj.spec.priority = (int32_t)(nice ? -n : n);
 	return 0;
 }
 
@@ -446,11 +575,42 @@ static int opt_gpus(struct sbatch *s, const struct option_def *o, const char *v,
 	return parse_gpus(s, o, v, line, false, target);
 }
 
+/* --output/--error: kept, and decided once the volumes are known (finish_output). */
 static int opt_output(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
-	return note(s, o, line, "\"%s\" is not written: a pod's output goes to its container log "
-		    "(kubectl logs)%s", v,
-		    strchr(v, '%') ? "; patterns such as %j are not expanded" : "");
+	bool error = !strcmp(o->name, "error");
+	int err;
+
+	if (!*v)
+		return fail(s, o, line, "a file name pattern is required");
+	if ((err = replace_string(error ? &s->error : &s->output, v)))
+		return err;
+	*(error ? &s->error_line : &s->output_line) = line;
+	return 0;
+}
+
+/* --mem-per-cpu, --mem-per-gpu: kept in MiB, multiplied out in sbatch_apply. */
+static int opt_mem_per(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	char *quantity = NULL;
+	int64_t milli;
+	int err = convert_slurm_memory(v, &quantity);
+
+	if (err == CADRE_EPARSE || (!err && !quantity))
+		return fail(s, o, line, "\"%s\" is not a size (a number with K, M, G or T; M when "
+			    "none)", v);
+	if (err)
+		return err;
+	err = quantity_parse(quantity, &milli);
+	free(quantity);
+	if (err)
+		return fail(s, o, line, "\"%s\" is not a size", v);
+	s->mem_per_cpu_mib = s->mem_per_gpu_mib = 0;
+	*(!strcmp(o->name, "mem-per-cpu") ? &s->mem_per_cpu_mib : &s->mem_per_gpu_mib) =
+		milli / 1000 / (1024 * 1024);
+	s->mem_per_line = line;
+	s->mem_per_option = o->name;
+	return 0;
 }
 
 static int opt_report(struct sbatch *s, const struct option_def *o, const char *v, int line)
@@ -461,10 +621,12 @@ static int opt_report(struct sbatch *s, const struct option_def *o, const char *
 /* ---- the table: sbatch.1 and pyxis's README ---- */
 
 #define ACCOUNTING "Slurm accounts, QOS and reservations have no counterpart: quotas come " \
-		   "from the namespace and its Kueue queue (--partition)"
+		   "from the namespace and its Kueue queue (a Partition may name one)"
 #define PLACEMENT "node choice by name or feature is not converted: use " \
 		  "spec.podTemplate.spec.nodeSelector or affinity"
-#define SCHEDULING "not supported yet: cadre admits a gang as soon as it fits"
+#define SCHEDULING "cadre admits a gang as soon as it fits and keeps no start time or " \
+		   "deadline for a queued job: submit it with --hold and release it " \
+		   "(cadre scontrol release) when it should start"
 #define CPU_LAYOUT "CPU, socket and memory binding is the kubelet's (CPU manager), not cadre's"
 #define CLIENT "changes only how sbatch itself runs; nothing to convert"
 #define NOTIFY "no mail or notifications: watch with kubectl get tj -w or cadre squeue"
@@ -494,8 +656,8 @@ static const struct option_def options[] = {
 	{ "container-mounts", 0, ARG_REQUIRED, opt_container_mounts, NULL },
 	{ "container-workdir", 0, ARG_REQUIRED, opt_container_workdir, NULL },
 	{ "input", 'i', ARG_REQUIRED, opt_report, "a pod's standard input is empty" },
-	{ "mem-per-cpu", 0, ARG_REQUIRED, opt_report, "not converted yet: give the node's total with --mem" },
-	{ "mem-per-gpu", 0, ARG_REQUIRED, opt_report, "not converted yet: give the node's total with --mem" },
+	{ "mem-per-cpu", 0, ARG_REQUIRED, opt_mem_per, NULL },
+	{ "mem-per-gpu", 0, ARG_REQUIRED, opt_mem_per, NULL },
 	{ "ntasks-per-core", 0, ARG_REQUIRED, opt_report, CPU_LAYOUT },
 	{ "ntasks-per-socket", 0, ARG_REQUIRED, opt_report, CPU_LAYOUT },
 	{ "ntasks-per-gpu", 0, ARG_REQUIRED, opt_report, "not converted yet: use --ntasks-per-node" },
@@ -508,16 +670,16 @@ static const struct option_def options[] = {
 	{ "licenses", 'L', ARG_REQUIRED, opt_report, ACCOUNTING },
 	{ "clusters", 'M', ARG_REQUIRED, opt_report, "the cluster is the kubeconfig's context" },
 	{ "cluster-constraint", 0, ARG_REQUIRED, opt_report, "the cluster is the kubeconfig's context" },
-	{ "array", 'a', ARG_REQUIRED, opt_report, "job arrays are not supported yet: submit one job per element" },
-	{ "dependency", 'd', ARG_REQUIRED, opt_report, "job dependencies are not supported yet" },
-	{ "kill-on-invalid-dep", 0, ARG_REQUIRED, opt_report, "job dependencies are not supported yet" },
+	{ "array", 'a', ARG_REQUIRED, opt_array, NULL },
+	{ "dependency", 'd', ARG_REQUIRED, opt_dependency, NULL },
+	{ "kill-on-invalid-dep", 0, ARG_REQUIRED, opt_kill_on_invalid_dep, NULL },
 	{ "begin", 'b', ARG_REQUIRED, opt_report, SCHEDULING },
 	{ "deadline", 0, ARG_REQUIRED, opt_report, SCHEDULING },
 	{ "time-min", 0, ARG_REQUIRED, opt_report, SCHEDULING },
-	{ "hold", 'H', ARG_NONE, opt_report, "create the job with spec.suspend: true to hold it" },
-	{ "priority", 0, ARG_REQUIRED, opt_report, "not converted yet: set spec.priority" },
-	{ "nice", 0, ARG_OPTIONAL, opt_report, "not converted yet: set spec.priority" },
-	{ "signal", 0, ARG_REQUIRED, opt_report, "pods get SIGTERM, then SIGKILL after the grace period" },
+	{ "hold", 'H', ARG_NONE, opt_hold, NULL },
+	{ "priority", 0, ARG_REQUIRED, opt_priority, NULL },
+	{ "nice", 0, ARG_OPTIONAL, opt_priority, NULL },
+	{ "signal", 0, ARG_REQUIRED, opt_signal, NULL },
 	{ "constraint", 'C', ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "prefer", 0, ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "nodelist", 'w', ARG_REQUIRED, opt_report, PLACEMENT },
@@ -825,6 +987,140 @@ static int finish_name_and_image(struct sbatch *s)
 	return convert_default_image(s->in, s->r, "#SBATCH --container-image");
 }
 
+/* Whether path (absolute, or relative to workdir) lies on one of spec.volumes. */
+static bool on_volume(const struct tj_spec *spec, const char *path)
+{
+	char full[4096];
+
+	if (path[0] == '/')
+		snprintf(full, sizeof(full), "%s", path);
+	else if (spec->workdir && spec->workdir[0] == '/')
+		snprintf(full, sizeof(full), "%s/%s", spec->workdir, path);
+	else
+		return false;
+	for (size_t i = 0; i < spec->n_volumes; i++) {
+		size_t n = strlen(spec->volumes[i].mount_path);
+
+		if (!strncmp(full, spec->volumes[i].mount_path, n) && full[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --output and --error go where sbatch would write them when the path lies
+ * on a Volume the job mounts (the entrypoint appends there, beside the
+ * container log); anywhere else a pod's file system is gone with the pod,
+ * so they are not set and a note says where the output is.
+ */
+static int finish_output(struct sbatch *s)
+{
+	struct tj_spec *spec = &s->r->tj.spec;
+	const char *given[] = { s->output, s->error };
+	const int lines[] = { s->output_line, s->error_line };
+	char **field[] = { &spec->output, &spec->error };
+	const char *names[] = { "--output", "--error" };
+	int err;
+
+	for (int i = 0; i < 2; i++) {
+		const char *v = given[i];
+
+		if (!v)
+			continue;
+		if (!on_volume(spec, v)) {
+			if ((err = convert_note(&s->r->notes, lines[i], names[i], "\"%s\" is not on a "
+						"Volume the job mounts, so it is not written: the "
+						"output goes to the container log (cadre logs JOB)",
+						v)))
+				return err;
+			continue;
+		}
+		if ((err = replace_string(field[i], v)))
+			return err;
+		if ((s->nodes > 1) && !strstr(v, "%N") && !strstr(v, "%t") && !strstr(v, "%n") &&
+		    (err = convert_note(&s->r->notes, lines[i], names[i], "every node appends to "
+					"\"%s\" (cadre runs the script on every node); %%N or %%t in "
+					"the pattern gives each node a file", v)))
+			return err;
+	}
+	return 0;
+}
+
+/* --mem-per-cpu and --mem-per-gpu times the node's CPUs or GPUs: the node's --mem. */
+static int finish_mem_per(struct sbatch *s)
+{
+	struct tj_resources *res = &s->r->tj.spec.resources;
+	int64_t per = s->mem_per_cpu_mib ? s->mem_per_cpu_mib : s->mem_per_gpu_mib;
+	int64_t count = s->mem_per_cpu_mib ? (res->has_cpus ? (res->cpus_milli + 999) / 1000 : 0) :
+			(res->has_accel ? res->accel.count : 0);
+	char option[OPT_NAME_MAX + 2], quantity[48];
+
+	if (!s->mem_per_option)
+		return 0;
+	snprintf(option, sizeof(option), "--%s", s->mem_per_option);
+	if (res->memory)
+		return convert_note(&s->r->notes, s->mem_per_line, option, "not used: --mem gives the "
+				    "node's memory");
+	if (count < 1)
+		return convert_note(&s->r->notes, s->mem_per_line, option, "no %s per node to "
+				    "multiply: give the node's total with --mem",
+				    s->mem_per_cpu_mib ? "CPUs (--cpus-per-task)" : "GPUs");
+	snprintf(quantity, sizeof(quantity), "%lldMi", (long long)(per * count));
+	if (replace_string(&res->memory, quantity))
+		return CADRE_ENOMEM;
+	res->has_memory = quantity_parse(quantity, &res->memory_milli) == 0;
+	return 0;
+}
+
+/* An array's elements are <name>-<index>, at most TJ_NAME_MAX long: shorten the name to fit. */
+static int finish_array_name(struct sbatch *s)
+{
+	struct trainingjob *tj = &s->r->tj;
+	struct slurm_array a;
+	size_t room, len;
+	char digits[16];
+
+	if (!tj->spec.array || slurm_array_parse(tj->spec.array, SLURM_ARRAY_INDEX_LIMIT, &a,
+						 NULL, 0)) {
+		if (tj->spec.array)
+			slurm_array_release(&a);
+		return 0;
+	}
+	snprintf(digits, sizeof(digits), "%d", a.n ? a.index[a.n - 1] : 0);
+	slurm_array_release(&a);
+	room = TJ_NAME_MAX - 1 - strlen(digits);
+	len = strlen(tj->meta.name);
+	if (len <= room)
+		return 0;
+	while (room > 1 && tj->meta.name[room - 1] == '-')
+		room--;
+	tj->meta.name[room] = '\0';
+	return convert_note(&s->r->notes, s->job_name ? s->job_name_line : 0,
+			    s->job_name ? "--job-name" : NULL, "the job is named \"%s\": its array's "
+			    "elements are named <name>-<index>, at most %d characters",
+			    tj->meta.name, TJ_NAME_MAX);
+}
+
+/*
+ * --signal's seconds before the end reach past --time: Slurm then sends the
+ * signal at the start; a TrainingJob's secondsBefore must be less than its
+ * activeDeadlineSeconds, so it is cut to one second less, and said.
+ */
+static int finish_signal(struct sbatch *s)
+{
+	struct tj_spec *spec = &s->r->tj.spec;
+	long long asked = spec->signal.seconds_before;
+
+	if (!spec->signal.name || !spec->has_active_deadline_seconds ||
+	    asked < spec->active_deadline_seconds)
+		return 0;
+	spec->signal.seconds_before = spec->active_deadline_seconds - 1;
+	return convert_note(&s->r->notes, 0, "--signal", "%llds before the end is not within "
+			    "the time limit of %llds; the signal comes %llds before the end instead",
+			    asked, (long long)spec->active_deadline_seconds,
+			    (long long)spec->signal.seconds_before);
+}
+
 int sbatch_apply(struct sbatch *s)
 {
 	struct tj_spec *spec = &s->r->tj.spec;
@@ -832,7 +1128,7 @@ int sbatch_apply(struct sbatch *s)
 	char cpus[32];
 
 	if ((err = apply_args(s)) || (err = finish_tasks(s, &tasks)) ||
-	    (err = finish_gpus(s, tasks)) || (err = finish_name_and_image(s)))
+	    (err = finish_gpus(s, tasks)))
 		return err;
 	spec->num_nodes = s->nodes ? s->nodes : 1;
 	spec->has_num_nodes = true;
@@ -842,6 +1138,10 @@ int sbatch_apply(struct sbatch *s)
 			return err;
 		spec->resources.has_cpus = quantity_parse(cpus, &spec->resources.cpus_milli) == 0;
 	}
+	/* The options' own notes before the file's (the image), then the name's fit. */
+	if ((err = finish_mem_per(s)) || (err = finish_output(s)) || (err = finish_signal(s)) ||
+	    (err = finish_name_and_image(s)) || (err = finish_array_name(s)))
+		return err;
 	return 0;
 }
 

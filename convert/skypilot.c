@@ -152,6 +152,66 @@ static int res_infra(struct task *t, yaml_node_t *n, const char *field)
 	return note_at(t, n, field, "cadre runs on the cluster of the kubeconfig's context");
 }
 
+/* One exit code of recover_on_exit_codes: 1 to 255 (0 is success, never recovered). */
+static int recover_code(struct task *t, yaml_node_t *v, int32_t *codes, size_t *n)
+{
+	const char *s;
+	char *end;
+	long code;
+
+	if (!ydoc_text(v, &s) || !*s || (code = strtol(s, &end, 10)) < 0 || code > 255 || *end)
+		return fail_at(t, v, "resources.job_recovery.recover_on_exit_codes",
+			       "must be an exit code from 0 to 255, or a list of them");
+	if (code == 0)
+		return note_at(t, v, "resources.job_recovery.recover_on_exit_codes",
+			       "0 is success: nothing to recover");
+	if (code == 137 && note_at(t, v, "resources.job_recovery.recover_on_exit_codes",
+				   "137 is what an OOM kill or a SIGKILL gives: SkyPilot reserves it, "
+				   "cadre recovers it as asked"))
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < *n; i++)
+		if (codes[i] == code)
+			return 0;
+	codes[(*n)++] = (int32_t)code;
+	return 0;
+}
+
+/*
+ * recover_on_exit_codes: a failurePolicy rule RestartNotCounted for those
+ * codes (restarts that do not count against max_restarts_on_errors, as in
+ * SkyPilot; capped, as every infrastructure restart, by maxInfraRestarts).
+ */
+static int res_recover_codes(struct task *t, yaml_node_t *v)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	struct tj_failure_rule *rules, *rule;
+	int32_t codes[256];
+	size_t n = 0;
+	int err = 0;
+
+	if (v->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *i = v->data.sequence.items.start;
+		     i < v->data.sequence.items.top && !err && n < 255; i++)
+			err = recover_code(t, node_of(t, *i), codes, &n);
+	} else {
+		err = recover_code(t, v, codes, &n);
+	}
+	if (err || !n)
+		return err;
+	if (!(rules = realloc(spec->failure_rules, (spec->n_failure_rules + 1) * sizeof(*rules))))
+		return CADRE_ENOMEM;
+	spec->failure_rules = rules;
+	rule = &rules[spec->n_failure_rules];
+	memset(rule, 0, sizeof(*rule));
+	if (!(rule->codes = calloc(n, sizeof(*rule->codes))))
+		return CADRE_ENOMEM;
+	memcpy(rule->codes, codes, n * sizeof(*codes));
+	rule->n_codes = n;
+	rule->action = TJ_FAILURE_RESTART_NOT_COUNTED;
+	spec->n_failure_rules++;
+	return 0;
+}
+
 static int res_job_recovery(struct task *t, yaml_node_t *n)
 {
 	yaml_node_pair_t *p;
@@ -166,6 +226,11 @@ static int res_job_recovery(struct task *t, yaml_node_t *n)
 		char *end;
 		long max;
 
+		if (!strcmp(key, "recover_on_exit_codes")) {
+			if ((err = res_recover_codes(t, v)))
+				return err;
+			continue;
+		}
 		if (strcmp(key, "max_restarts_on_errors")) {
 			if ((err = note_at(t, v, "resources.job_recovery", "cadre requeues a gang "
 					   "after preemption or node loss whatever the strategy")))

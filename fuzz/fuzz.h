@@ -36,6 +36,7 @@ int fuzz_sbatch(const uint8_t *data, size_t size);
 int fuzz_skypilot(const uint8_t *data, size_t size);
 int fuzz_hostlist(const uint8_t *data, size_t size);
 int fuzz_slurm_values(const uint8_t *data, size_t size);
+int fuzz_slurm_grammar(const uint8_t *data, size_t size);
 int fuzz_kubeconfig(const uint8_t *data, size_t size);
 int fuzz_watch(const uint8_t *data, size_t size);
 int fuzz_objects(const uint8_t *data, size_t size);

@@ -2,7 +2,8 @@
  * objects.c - a TrainingJob or a Volume as the controller's caches hand it
  * over: JSON decoded (api/), defaulted and validated, then built into what
  * the controller creates (controller/build/). "kind": "Volume" picks the
- * Volume path; anything else is read as a TrainingJob.
+ * Volume path, "kind": "Partition" the Partition path; anything else is
+ * read as a TrainingJob.
  *
  * Properties: decoding never fails but with field errors; an object that
  * validates builds: its Service, entrypoint ConfigMap and pods (first and
@@ -10,10 +11,14 @@
  * every one with its name and namespace (a PV has none); a pod may wait
  * (CADRE_EAGAIN) only for an accelerator type no node has. A validated
  * object that cannot be built would be retried by the reconciler forever.
+ * A Partition that validates, applied to a job that validates, leaves a job
+ * that still validates and builds: the controller applies partitions to
+ * every job of theirs.
  */
 #include "fuzz/fuzz.h"
 
 #include "api/fielderr.h"
+#include "api/partition.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
 #include "base/buf.h"
@@ -114,6 +119,46 @@ static void build_volume(struct volume *vol)
 	buf_release(&why);
 }
 
+/* A valid job of two ranks with H100s, to apply a partition to. */
+static const char partition_job[] =
+	"{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+	"\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"uid\":\"u\"},"
+	"\"spec\":{\"numNodes\":2,\"run\":\"x\"}}";
+
+static void check_partition(const json_t *obj)
+{
+	struct field_errors errs, job_errs;
+	struct partition part;
+	struct trainingjob tj;
+	json_t *job = json_loads(partition_job, 0, NULL);
+	struct buf why;
+
+	field_errors_init(&errs);
+	field_errors_init(&job_errs);
+	tj_init(&tj);
+	buf_init(&why, 1 << 16);
+	if (partition_parse(obj, &part, &errs) || field_errors_count(&errs) || !job ||
+	    tj_parse(job, &tj, &job_errs))
+		goto out;
+	if (partition_refuses(&part, &tj.spec, (char[256]){ 0 }, 256))
+		goto out;
+	FUZZ_CHECK(partition_apply(&part, &tj.spec) == 0, "partition_apply failed");
+	tj_validate(&tj, &job_errs);
+	field_errors_join(&job_errs, &why);
+	FUZZ_CHECK(!field_errors_count(&job_errs), "a valid partition made a valid job invalid: %s",
+		   buf_str(&why));
+	FUZZ_CHECK(tj.spec.partition && !strcmp(tj.spec.partition, part.meta.name),
+		   "the job does not name its partition");
+	build_job(&tj);
+out:
+	buf_release(&why);
+	tj_release(&tj);
+	partition_release(&part);
+	field_errors_release(&errs);
+	field_errors_release(&job_errs);
+	json_decref(job);
+}
+
 int fuzz_objects(const uint8_t *data, size_t size)
 {
 	json_t *obj = json_loadb((const char *)data, size, 0, NULL);
@@ -124,7 +169,9 @@ int fuzz_objects(const uint8_t *data, size_t size)
 	if (!obj)
 		return 0;
 	field_errors_init(&errs);
-	if (kind && !strcmp(kind, "Volume")) {
+	if (kind && !strcmp(kind, "Partition")) {
+		check_partition(obj);
+	} else if (kind && !strcmp(kind, "Volume")) {
 		struct volume vol;
 
 		err = vol_parse(obj, &vol, &errs);

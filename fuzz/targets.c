@@ -9,6 +9,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "skypilot", fuzz_skypilot },
 	{ "hostlist", fuzz_hostlist },
 	{ "slurm_values", fuzz_slurm_values },
+	{ "slurm_grammar", fuzz_slurm_grammar },
 	{ "kubeconfig", fuzz_kubeconfig },
 	{ "watch", fuzz_watch },
 	{ "objects", fuzz_objects },

@@ -294,7 +294,7 @@ Test(cli_submit, without_an_image_a_note_says_the_controllers_default_image_runs
 {
 	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh"), 0, "%s", err);
 	cr_assert(strstr(err, "train.sh: no image: neither #SBATCH --container-image nor --image "
-			 "names one, so the controller's --default-image runs the job\n"), "%s", err);
+			 "names one, so the job takes its Partition's defaultImage, else the controller's --default-image\n"), "%s", err);
 	cr_assert_null(created("spec", "image", NULL));
 }
 

@@ -156,6 +156,9 @@ Test(convert, every_field_reads_back_through_tj_parse)
 		"#SBATCH --export=A=true,B=32,C=null,D=,E=a:b,F=#x,G=yes\n"
 		"#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.05-py3\n"
 		"#SBATCH --container-mounts=ckpt:/mnt/ckpt\n"
+		"#SBATCH --array=0-9%2 --dependency=afterok:123:prep?singleton\n"
+		"#SBATCH --signal=B:USR1@90 --hold --priority=5\n"
+		"#SBATCH --output=/mnt/ckpt/logs/%x-%A_%a.%N.out\n"
 		"srun torchrun train.py\n";
 	struct convert_result r;
 	struct ytree *tree;
@@ -181,7 +184,22 @@ Test(convert, every_field_reads_back_through_tj_parse)
 	cr_assert_str_eq(tj.spec.resources.cpus, "16");
 	cr_assert_str_eq(tj.spec.resources.memory, "512Gi");
 	cr_assert_eq(tj.spec.active_deadline_seconds, 172800);
-	cr_assert_str_eq(tj.spec.queue, "research");
+	cr_assert_str_eq(tj.spec.partition, "research");
+	cr_assert_null(tj.spec.queue);
+	cr_assert_str_eq(tj.spec.array, "0-9%2");
+	cr_assert(tj.spec.has_dependency);
+	cr_assert(tj.spec.dependency.any);
+	cr_assert_eq(tj.spec.dependency.n_items, 2);
+	cr_assert_str_eq(tj.spec.dependency.items[0].jobs[0], "123",
+			 "a job id stays a string");
+	cr_assert_str_eq(tj.spec.dependency.items[0].jobs[1], "prep");
+	cr_assert_eq(tj.spec.dependency.items[1].type, SLURM_DEP_SINGLETON);
+	cr_assert_str_eq(tj.spec.signal.name, "USR1");
+	cr_assert_eq(tj.spec.signal.seconds_before, 90);
+	cr_assert(tj.spec.suspend);
+	cr_assert_eq(tj.spec.priority, 5);
+	cr_assert_str_eq(tj.spec.output, "/mnt/ckpt/logs/%x-%A_%a.%N.out");
+	cr_assert_null(tj.spec.error);
 	cr_assert_str_eq(tj.spec.workdir, "/workspace");
 	cr_assert_str_eq(tj.spec.image, "nvcr.io/nvidia/pytorch:24.05-py3");
 	cr_assert_str_eq(tj.spec.volumes[0].volume, "ckpt");
@@ -532,4 +550,20 @@ Test(convert, the_crds_schema_refuses_a_converted_job_made_invalid)
 	json_decref(obj);
 	buf_release(&errors);
 	convert_result_release(&r);
+}
+
+/*
+ * The sweep of issue 30: an array of ten, two at a time, after job 123, in
+ * partition gpu, told USR1 90 s before its time limit, its --output off any
+ * Volume (so the note says where the output goes).
+ */
+Test(convert, a_slurm_sweep_matches_its_golden_job)
+{
+	assert_golden("sweep.sh", "sweep", false);
+}
+
+/* SkyPilot's job_recovery: max_restarts_on_errors and recover_on_exit_codes. */
+Test(convert, a_skypilot_recovery_matches_its_golden_job)
+{
+	assert_golden("recover.yaml", "recover", false);
 }

@@ -86,7 +86,7 @@ Test(fuzz, every_target_is_in_the_table_and_has_a_directory)
 	char dir[512];
 	struct stat st;
 
-	cr_assert_eq(fuzz_targets_len, 10);
+	cr_assert_eq(fuzz_targets_len, 11);
 	for (size_t i = 0; i < fuzz_targets_len; i++) {
 		snprintf(dir, sizeof(dir), FUZZ_DIR "/corpus/%s", fuzz_targets[i].name);
 		cr_assert_eq(stat(dir, &st), 0, "%s", dir);
@@ -101,6 +101,10 @@ Test(fuzz, hostlist_replays_its_seeds_and_regressions, .timeout = 60) { replay("
 Test(fuzz, slurm_values_replays_its_seeds_and_regressions, .timeout = 60)
 {
 	replay("slurm_values");
+}
+Test(fuzz, slurm_grammar_replays_its_seeds_and_regressions, .timeout = 60)
+{
+	replay("slurm_grammar");
 }
 Test(fuzz, kubeconfig_replays_its_seeds_and_regressions, .timeout = 60) { replay("kubeconfig"); }
 Test(fuzz, watch_replays_its_seeds_and_regressions, .timeout = 60) { replay("watch"); }

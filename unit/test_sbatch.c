@@ -120,7 +120,7 @@ Test(sbatch, reads_short_options_attached_or_separate)
 	sbatch_ok("#SBATCH -N2\n#SBATCH -J llama -p gpu\n#SBATCH -t 90");
 	cr_assert_eq(r.tj.spec.num_nodes, 2);
 	cr_assert_str_eq(r.tj.meta.name, "llama");
-	cr_assert_str_eq(r.tj.spec.queue, "gpu");
+	cr_assert_str_eq(r.tj.spec.partition, "gpu");
 	cr_assert_eq(r.tj.spec.active_deadline_seconds, 5400);
 	sbatch_ok("#SBATCH -N 3");
 	cr_assert_eq(r.tj.spec.num_nodes, 3);
@@ -130,7 +130,7 @@ Test(sbatch, accepts_unique_prefixes_of_long_names_as_getopt_does)
 {
 	sbatch_ok("#SBATCH --job=short --ntasks-per-n=1 --parti=q");
 	cr_assert_str_eq(r.tj.meta.name, "short");
-	cr_assert_str_eq(r.tj.spec.queue, "q");
+	cr_assert_str_eq(r.tj.spec.partition, "q");
 	sbatch_fails("#SBATCH --gpus-per=8", 2, NULL);
 	cr_assert(strstr(r.error.message, "ambiguous"), "%s", r.error.message);
 }
@@ -357,11 +357,13 @@ Test(sbatch, job_names_become_dns_labels)
 	free(name);
 }
 
-Test(sbatch, partition_is_the_queue)
+/* A partition is the cluster's Partition of that name (docs/design.md 11), not a Kueue queue. */
+Test(sbatch, partition_is_the_partition)
 {
 	sbatch_ok("#SBATCH --partition=a100,h100");
-	cr_assert_str_eq(r.tj.spec.queue, "a100");
-	assert_note(2, "--partition", "one queue");
+	cr_assert_str_eq(r.tj.spec.partition, "a100");
+	cr_assert_null(r.tj.spec.queue);
+	assert_note(2, "--partition", "one partition");
 	sbatch_fails("#SBATCH -p GPU_Queue", 2, "--partition");
 }
 
@@ -441,20 +443,113 @@ Test(sbatch, container_mounts_of_volumes_become_volumes)
 	sbatch_fails("#SBATCH --container-mounts=Data_Set:/data", 2, "--container-mounts");
 }
 
-Test(sbatch, output_patterns_are_reported)
+Test(sbatch, output_off_any_volume_is_reported_with_where_the_output_goes)
 {
 	sbatch_ok("#SBATCH --output=logs/%x-%j.out\n#SBATCH -e err.txt");
-	assert_note(2, "--output", "%j");
+	assert_note(2, "--output", "container log");
 	assert_note(3, "--error", "container log");
+	cr_assert_null(r.tj.spec.output);
+	cr_assert_null(r.tj.spec.error);
+}
+
+/* A path on a Volume the job mounts is written there: absolute, or relative to a workdir on one. */
+Test(sbatch, output_on_a_volume_is_written_there)
+{
+	sbatch_ok("#SBATCH --container-mounts=ckpt:/mnt/ckpt -D /mnt/ckpt/run\n"
+		  "#SBATCH --output=logs/%x-%j.out --error=/mnt/ckpt/err-%j");
+	cr_assert_str_eq(r.tj.spec.output, "logs/%x-%j.out");
+	cr_assert_str_eq(r.tj.spec.error, "/mnt/ckpt/err-%j");
+	cr_assert_null(note_on(3, NULL, NULL), "%s", first_line_note());
+	/* Several nodes append to one file: said, with how to have one per node. */
+	sbatch_ok("#SBATCH -N 2 --container-mounts=ckpt:/mnt/ckpt\n#SBATCH -o /mnt/ckpt/%x.out");
+	assert_note(3, "--output", "%N or %t");
+	sbatch_fails("#SBATCH --output=", 2, "--output");
+}
+
+Test(sbatch, array_is_the_array_and_bad_ones_name_their_line)
+{
+	sbatch_ok("#SBATCH --array=0-99%8");
+	cr_assert_str_eq(r.tj.spec.array, "0-99%8");
+	sbatch_ok("#SBATCH -a 1,3,5-7");
+	cr_assert_str_eq(r.tj.spec.array, "1,3,5-7");
+	sbatch_fails("#SBATCH -N 1\n#SBATCH --array=0-9%0", 3, "--array");
+	sbatch_fails("#SBATCH --array=oops", 2, "--array");
+	/* Slurm's MaxArraySize, 1001 unless the cluster says otherwise. */
+	sbatch_fails("#SBATCH --array=0-1001", 2, "--array");
+	cr_assert(strstr(r.error.message, "MaxArraySize 1001"), "%s", r.error.message);
+}
+
+Test(sbatch, an_arrays_name_leaves_room_for_its_element_names)
+{
+	sbatch_ok("#SBATCH -J abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij --array=0-999");
+	cr_assert_eq(strlen(r.tj.meta.name), TJ_NAME_MAX - 4, "%s", r.tj.meta.name);
+	assert_note(2, "--job-name", "<name>-<index>");
+}
+
+Test(sbatch, dependency_is_the_dependency_and_bad_ones_name_their_line)
+{
+	sbatch_ok("#SBATCH --dependency=afterok:123:456,afterany:prep");
+	cr_assert(r.tj.spec.has_dependency);
+	cr_assert_not(r.tj.spec.dependency.any);
+	cr_assert_eq(r.tj.spec.dependency.n_items, 2);
+	cr_assert_eq(r.tj.spec.dependency.items[0].n_jobs, 2);
+	sbatch_ok("#SBATCH -d singleton");
+	cr_assert_eq(r.tj.spec.dependency.items[0].type, SLURM_DEP_SINGLETON);
+	sbatch_fails("#SBATCH --dependency=afterok", 2, "--dependency");
+	sbatch_fails("#SBATCH --dependency=aftercorr:12", 2, "--dependency");
+	sbatch_fails("#SBATCH --dependency=afterok:1,afterany:2?after:3", 2, "--dependency");
+}
+
+/* --signal=[{R|B}:]SIG[@SECONDS]: spec.signal, 60 s by default as in Slurm. */
+Test(sbatch, signal_is_spec_signal)
+{
+	sbatch_ok("#SBATCH --signal=USR1@90");
+	cr_assert_str_eq(r.tj.spec.signal.name, "USR1");
+	cr_assert_eq(r.tj.spec.signal.seconds_before, 90);
+	sbatch_ok("#SBATCH --signal=SIGTERM");
+	cr_assert_str_eq(r.tj.spec.signal.name, "TERM");
+	cr_assert_eq(r.tj.spec.signal.seconds_before, 60);
+	sbatch_ok("#SBATCH --signal=B:10@30");
+	cr_assert_str_eq(r.tj.spec.signal.name, "USR1");
+	assert_note(2, "--signal", "batch shell");
+	/* Past the time limit it comes as early as it can, as Slurm's would at the start. */
+	sbatch_ok("#SBATCH --time=1 --signal=USR2@120");
+	cr_assert_eq(r.tj.spec.signal.seconds_before, 59);
+	sbatch_fails("#SBATCH --signal=KILL", 2, "--signal");
+	sbatch_fails("#SBATCH --signal=USR1@soon", 2, "--signal");
+}
+
+Test(sbatch, hold_priority_and_nice_map_to_the_spec)
+{
+	sbatch_ok("#SBATCH --hold --priority=7");
+	cr_assert(r.tj.spec.suspend);
+	cr_assert_eq(r.tj.spec.priority, 7);
+	sbatch_ok("#SBATCH --nice=5");
+	cr_assert_eq(r.tj.spec.priority, -5);
+	sbatch_ok("#SBATCH --nice");
+	cr_assert_eq(r.tj.spec.priority, -100);
+	sbatch_fails("#SBATCH --priority=high", 2, "--priority");
+}
+
+/* --mem-per-cpu and --mem-per-gpu, times the node's CPUs or GPUs, as the node's memory. */
+Test(sbatch, memory_per_cpu_or_gpu_is_the_nodes_memory)
+{
+	sbatch_ok("#SBATCH -c 4 --ntasks-per-node=2 --mem-per-cpu=2G");
+	cr_assert_str_eq(r.tj.spec.resources.memory, "16384Mi");
+	sbatch_ok("#SBATCH --gpus-per-node=h100:8 --mem-per-gpu=80G");
+	cr_assert_str_eq(r.tj.spec.resources.memory, "655360Mi");
+	sbatch_ok("#SBATCH --mem-per-cpu=2G");
+	assert_note(2, "--mem-per-cpu", "--mem");
 }
 
 Test(sbatch, every_other_option_is_reported_with_its_line)
 {
 	static const char *const lines[] = {
-		"--account=ml", "-A ml", "--qos=high", "--array=0-15%4", "--dependency=afterok:12",
+		"--account=ml", "-A ml", "--qos=high", "--begin=now+1hour", "--deadline=tomorrow",
 		"--constraint=h100", "--exclusive", "--mail-type=END", "--mem-per-gpu=80G",
-		"--nodelist=gpu[01-02]", "--hold", "--signal=USR1@90", "--container-name=x",
-		"--container-mount-home", "--nice=5", "--exclusive=user", "-v",
+		"--nodelist=gpu[01-02]", "--kill-on-invalid-dep=no", "--signal=R:USR1@90",
+		"--container-name=x", "--container-mount-home", "--priority=TOP", "--exclusive=user",
+		"-v", "--output=/home/me/out.txt",
 	};
 	char text[256];
 
