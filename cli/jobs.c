@@ -80,9 +80,21 @@ void cli_jobs_release(struct cli_jobs *jobs)
 
 const struct trainingjob *cli_jobs_find(const struct cli_jobs *jobs, const char *word)
 {
+	const char *under = strchr(word, '_');
+
 	for (size_t i = 0; i < jobs->len; i++)
 		if (jobs->items[i].status.job_id && !strcmp(jobs->items[i].status.job_id, word))
 			return &jobs->items[i];
+	/* An array's element by ARRAY_INDEX, as Slurm names it. */
+	for (size_t i = 0; under && i < jobs->len; i++) {
+		const struct object_meta *m = &jobs->items[i].meta;
+		const char *array = meta_annotation(m, ANNOTATION_ARRAY_JOB_ID);
+		const char *index = meta_label(m, LABEL_ARRAY_INDEX);
+
+		if (array && index && strlen(array) == (size_t)(under - word) &&
+		    !strncmp(array, word, (size_t)(under - word)) && !strcmp(index, under + 1))
+			return &jobs->items[i];
+	}
 	for (size_t i = 0; i < jobs->len; i++)
 		if (jobs->items[i].meta.name && !strcmp(jobs->items[i].meta.name, word))
 			return &jobs->items[i];

@@ -9,6 +9,8 @@
 #include "cli/ranks.h"
 #include "cli/slurmfmt.h"
 
+#include "api/slurm.h"
+
 #include "base/buf.h"
 #include "base/err.h"
 
@@ -39,12 +41,27 @@ static int by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether one of the comma-separated ids of list names tj (its own, its array's, "A_I"). */
+static bool ids_match(const struct trainingjob *tj, const char *list)
+{
+	char word[64];
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(word, sizeof(word), "%.*s", (int)n, p);
+		if (slurm_job_matches(tj, word))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 static bool sacct_wanted(const struct sacct_cmd *c, const struct trainingjob *tj)
 {
-	const char *id = tj->status.job_id ? tj->status.job_id : "";
 	const char *st = slurm_state(tj, false, true);
 
-	return (!c->jobs || cli_in_list(id, c->jobs, false)) &&
+	return slurm_row_shown(tj) && (!c->jobs || ids_match(tj, c->jobs)) &&
 	       (!c->users || cli_in_list(slurm_user(tj), c->users, false)) &&
 	       (!c->states || cli_in_list(st, c->states, true) ||
 		cli_in_list(slurm_state(tj, true, true), c->states, true));
@@ -164,6 +181,83 @@ static int cancel_one(struct cli_kube *k, const struct trainingjob *tj, FILE *er
 	return cli_kube_error(k, what, &st, err);
 }
 
+/* Delete one job (one already going is left to finish). */
+static int cancel_act(struct cli_kube *k, const struct trainingjob *tj, void *ctx, FILE *out,
+		      FILE *err)
+{
+	(void)ctx;
+	(void)out;
+	return tj->meta.deleting ? 0 : cancel_one(k, tj, err);
+}
+
+/*
+ * scancel ARRAY_INDEX of an element that has not started (or has): the
+ * array job records it in its annotation cadre.dev/cancel-tasks, and its
+ * controller never starts it (or deletes it). 1 when word named such an
+ * element and it was asked for, 0 when word is no such element, else the
+ * exit code after one line.
+ */
+static int cancel_element(struct cli_kube *k, const struct cli_jobs *jobs, const char *word,
+			  FILE *err)
+{
+	const char *under = strchr(word, '_');
+	const struct trainingjob *array = NULL;
+	struct slurm_array a;
+	struct kube_status st;
+	struct buf set;
+	json_t *patch;
+	char id[32], what[320];
+	long index;
+	char *end;
+	int e;
+
+	if (!under || (size_t)(under - word) >= sizeof(id))
+		return 0;
+	snprintf(id, sizeof(id), "%.*s", (int)(under - word), word);
+	index = strtol(under + 1, &end, 10);
+	if (!under[1] || *end || index < 0)
+		return 0;
+	for (size_t i = 0; i < jobs->len && !array; i++)
+		if (jobs->items[i].spec.array && jobs->items[i].status.job_id &&
+		    !strcmp(jobs->items[i].status.job_id, id))
+			array = &jobs->items[i];
+	if (!array || slurm_array_parse(array->spec.array, SLURM_ARRAY_INDEX_LIMIT, &a, NULL, 0)) {
+		if (array)
+			slurm_array_release(&a);
+		return 0;
+	}
+	e = slurm_array_has(&a, (int32_t)index);
+	slurm_array_release(&a);
+	if (!e)
+		return 0;
+	buf_init(&set, 1 << 20);
+	{
+		const char *had = meta_annotation(&array->meta, ANNOTATION_CANCEL_TASKS);
+
+		if (had && *had)
+			buf_addf(&set, "%s,", had);
+		buf_addf(&set, "%ld", index);
+	}
+	patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CANCEL_TASKS,
+			  buf_str(&set));
+	buf_release(&set);
+	if (!patch) {
+		fprintf(err, "%s: out of memory\n", SCANCEL);
+		return CLI_EXIT_FAILED;
+	}
+	kube_status_clear(&st);
+	e = kube_client_patch(k->http, &kube_resource_trainingjobs, array->meta.namespace,
+			      array->meta.name, NULL, KUBE_PATCH_MERGE, patch, NULL, &st);
+	json_decref(patch);
+	if (!e)
+		return 1;
+	snprintf(what, sizeof(what), "cancel element %ld of trainingjob \"%s\"", index,
+		 array->meta.name);
+	if (!st.code)
+		st.code = e;
+	return cli_kube_error(k, what, &st, err);
+}
+
 /*
  * Each job named by words[0..n) (a job id or a name) given to act; a name
  * that matches none is Slurm's error line. Exit code: the worst of act's
@@ -183,6 +277,14 @@ static int each_named_job(struct cli_kube *k, bool all, char **words, int n, job
 	for (int i = 0; i < n; i++) {
 		const struct trainingjob *tj = cli_jobs_find(&jobs, words[i]);
 
+		/* An element: its array records the cancel (one not started yet has no job). */
+		if (act == cancel_act && strchr(words[i], '_')) {
+			code = cancel_element(k, &jobs, words[i], err);
+			if (code > 1)
+				worst = code;
+			if (code && !tj)
+				continue;
+		}
 		if (!tj) {
 			fprintf(err, "%s: error: Kill job error on job id %s: Invalid job id "
 				"specified\n", SCANCEL, words[i]);
@@ -196,14 +298,6 @@ static int each_named_job(struct cli_kube *k, bool all, char **words, int n, job
 	return worst;
 }
 
-/* Delete one job (one already going is left to finish). */
-static int cancel_act(struct cli_kube *k, const struct trainingjob *tj, void *ctx, FILE *out,
-		      FILE *err)
-{
-	(void)ctx;
-	(void)out;
-	return tj->meta.deleting ? 0 : cancel_one(k, tj, err);
-}
 
 /*
  * What runs in each rank's container for --signal: the entrypoint's
@@ -224,10 +318,41 @@ static int signal_act(struct cli_kube *k, const struct trainingjob *tj, void *ct
 	return code || ranks_worst ? CLI_EXIT_FAILED : 0;
 }
 
+/*
+ * scancel -u USER and -t STATE with no job named: every job of those users
+ * in those states (a job's user is who submitted it, squeue's USER).
+ */
+static int cancel_selected(struct cli_kube *k, bool all, const char *users, const char *states,
+			   job_action act, void *ctx, FILE *out, FILE *err)
+{
+	struct cli_jobs jobs;
+	int code, worst = 0;
+
+	if ((code = cli_jobs_list(k, all, &jobs, err)))
+		return code;
+	for (size_t i = 0; i < jobs.len; i++) {
+		const struct trainingjob *tj = &jobs.items[i];
+
+		if (tj_phase_terminal(tj->status.phase) || slurm_is_element(tj))
+			continue;
+		if (users && !cli_in_list(slurm_user(tj), users, false))
+			continue;
+		if (states && !cli_in_list(slurm_state(tj, true, false), states, true) &&
+		    !cli_in_list(slurm_state(tj, false, false), states, true))
+			continue;
+		if ((code = act(k, tj, ctx, out, err)))
+			worst = code;
+	}
+	cli_jobs_release(&jobs);
+	return worst;
+}
+
 int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
-	const char *signal = NULL;
-	const struct cli_opt opts[] = { { "signal", 's', &signal, NULL }, { NULL, 0, NULL, NULL } };
+	const char *signal = NULL, *users = NULL, *states = NULL;
+	const struct cli_opt opts[] = { { "signal", 's', &signal, NULL },
+					{ "user", 'u', &users, NULL },
+					{ "state", 't', &states, NULL }, { NULL, 0, NULL, NULL } };
 	char sig[16];
 	struct cli_globals gl = *g;
 	struct cli_kube k = { 0 };
@@ -243,11 +368,22 @@ int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE
 		cli_print_help(out, "scancel");
 		goto done;
 	}
-	if (!n_pos) {
+	if (!n_pos && !users && !states) {
 		fprintf(err, "%s: error: No job identification provided (give a job id or name)\n",
 			SCANCEL);
 		code = CLI_EXIT_USAGE;
 		goto done;
+	}
+	if (states) {
+		const char *bad;
+		size_t bad_len;
+
+		if (!slurm_states_valid(states, &bad, &bad_len)) {
+			fprintf(err, "%s: error: Invalid job state specified: %.*s\n", SCANCEL,
+				(int)bad_len, bad);
+			code = CLI_EXIT_USAGE;
+			goto done;
+		}
 	}
 	if (signal && !cli_signal_name(signal, sig, sizeof(sig))) {
 		fprintf(err, "%s: error: Invalid job signal: %s\n", SCANCEL, signal);
@@ -256,11 +392,13 @@ int cli_scancel(const struct cli_globals *g, char **args, int n, FILE *out, FILE
 	}
 	if ((code = cli_kube_open(&gl, SCANCEL, &k, err)))
 		goto done;
-	if (signal) {
+	if (!n_pos)
+		code = cancel_selected(&k, all, users, states, signal ? signal_act : cancel_act,
+				       signal ? sig : NULL, out, err);
+	else if (signal)
 		code = each_named_job(&k, all, pos, n_pos, signal_act, sig, out, err);
-	} else {
+	else
 		code = each_named_job(&k, all, pos, n_pos, cancel_act, NULL, out, err);
-	}
 	cli_kube_close(&k);
 done:
 	free(pos);

@@ -12,6 +12,7 @@
  * "sbatch").
  */
 #include "cli/kube.h"
+#include "cli/sbatch.h"
 #include "cli/submit.h"
 
 #include "base/buf.h"
@@ -21,6 +22,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define CMD "cadre sbatch"
 
@@ -36,6 +38,11 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 
 	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
 		*(a[2] == 'p' ? &c->parsable : &c->help) = true;
+		return 1;
+	}
+	/* sbatch -W/--wait: wait for the job's end and exit with its code. */
+	if (!strcmp(a, "--wait") || !strcmp(a, "-W")) {
+		c->wait = true;
 		return 1;
 	}
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
@@ -161,6 +168,10 @@ int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double time
 		fprintf(err, "%s: out of memory\n", k->cmd);
 		goto out;
 	}
+	/* Labels the submission put on the job (singleton's cadre.dev/slurm-name). */
+	if (notes->r->tj.meta.labels && json_object_size(notes->r->tj.meta.labels) &&
+	    json_object_set(json_object_get(obj, "metadata"), "labels", notes->r->tj.meta.labels))
+		goto out;
 	if ((user = cli_kube_whoami(k))) {
 		json_t *meta = json_object_get(obj, "metadata");
 		json_t *ann = json_object_get(meta, "annotations");
@@ -190,10 +201,61 @@ int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_no
 	return code;
 }
 
+/*
+ * --dependency=singleton groups jobs by their Slurm name, and Slurm lets many
+ * jobs share one: the job is labelled with it (cadre.dev/slurm-name), and
+ * when a TrainingJob of that name exists already, named apart by five
+ * random characters, as salloc names its jobs. 0 or the exit code.
+ */
+static int singleton_name(struct cli_kube *k, struct convert_result *r, FILE *err)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	struct trainingjob *tj = &r->tj;
+	struct kube_status st;
+	unsigned char bytes[5];
+	json_t *obj = NULL;
+	char *name;
+	bool singleton = false;
+	size_t len;
+
+	for (size_t i = 0; tj->spec.has_dependency && i < tj->spec.dependency.n_items; i++)
+		singleton |= tj->spec.dependency.items[i].type == SLURM_DEP_SINGLETON;
+	if (!singleton)
+		return 0;
+	if (!tj->meta.labels && !(tj->meta.labels = json_object()))
+		return CLI_EXIT_FAILED;
+	if (json_object_set_new(tj->meta.labels, LABEL_SLURM_NAME, json_string(tj->meta.name)))
+		return CLI_EXIT_FAILED;
+	kube_status_clear(&st);
+	if (kube_client_get(k->http, &kube_resource_trainingjobs, k->ns, tj->meta.name, &obj,
+			    &st) == CADRE_ENOTFOUND)
+		return 0;
+	json_decref(obj);
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes)) {
+		fprintf(err, "%s: no random bytes to name the job apart\n", CMD);
+		return CLI_EXIT_FAILED;
+	}
+	len = strlen(tj->meta.name);
+	if (len > TJ_NAME_MAX - 6)
+		len = TJ_NAME_MAX - 6;
+	if (!(name = malloc(len + 7)))
+		return CLI_EXIT_FAILED;
+	memcpy(name, tj->meta.name, len);
+	name[len] = '-';
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		name[len + 1 + i] = alphabet[bytes[i] % (sizeof(alphabet) - 1)];
+	name[len + 6] = '\0';
+	free(tj->meta.name);
+	tj->meta.name = name;
+	return 0;
+}
+
 int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
 	struct cli_words c = { .g = *g };
 	struct convert_result r;
+	struct cli_kube k;
+	bool opened = false;
 	double timeout = CLI_SUBMIT_TIMEOUT_S;
 	char id[64];
 	int code = CLI_EXIT_USAGE;
@@ -215,12 +277,22 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 			c.timeout);
 		goto out;
 	}
-	if ((code = convert(&c, &r, err)) ||
-	    (code = cli_submit(&c.g, CMD, &(struct cli_notes){ &r, c.script }, timeout, id,
-				   sizeof(id), err)))
+	if ((code = convert(&c, &r, err)))
+		goto out;
+	if ((code = cli_kube_open(&c.g, CMD, &k, err)))
+		goto out;
+	opened = true;
+	if ((code = cli_sbatch_check(&k, &r, err)) || (code = singleton_name(&k, &r, err)) ||
+	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, c.script }, timeout, id,
+				  sizeof(id), err)))
 		goto out;
 	fprintf(out, c.parsable ? "%s\n" : "Submitted batch job %s\n", id);
+	fflush(out);
+	if (c.wait)
+		code = cli_sbatch_wait(&k, r.tj.meta.name, err);
 out:
+	if (opened)
+		cli_kube_close(&k);
 	cli_words_release(&c);
 	convert_result_release(&r);
 	return code;

@@ -4,6 +4,7 @@
  * (_print_str) and src/common/print_fields.c (print_fields_str).
  */
 #include "cli/slurmfmt.h"
+#include "api/slurm.h"
 
 #include "api/hostlist.h"
 #include "api/trainingjob.h"
@@ -94,8 +95,14 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 
 	if (tj->meta.deleting && !tj_phase_terminal(p))
 		return acct ? (compact ? "CA" : "CANCELLED") : (compact ? "CG" : "COMPLETING");
+	/* An array's row is its elements still waiting to start (slurm_array_pending). */
+	if (tj->spec.array && !tj_phase_terminal(p))
+		return compact ? "PD" : "PENDING";
 	if (p == TJ_PHASE_FAILED && failed_for(tj, "DeadlineExceeded"))
 		return compact ? "TO" : "TIMEOUT";
+	/* --kill-on-invalid-dep=yes cancels such a job (slurmctld's kill_invalid_depend). */
+	if (p == TJ_PHASE_FAILED && failed_for(tj, "DependencyNeverSatisfied"))
+		return compact ? "CA" : "CANCELLED";
 	if ((unsigned)p >= sizeof(names) / sizeof(names[0]))
 		p = TJ_PHASE_UNSET;
 	return names[p][compact ? 0 : 1];
@@ -139,7 +146,7 @@ const char *slurm_reason(const struct trainingjob *tj)
 
 	if (tj->status.phase == TJ_PHASE_UNSET)
 		return "BeginTime";
-	if (tj->status.phase == TJ_PHASE_SUSPENDED)
+	if (tj->status.phase == TJ_PHASE_SUSPENDED || (tj->spec.suspend && tj->spec.array))
 		return "JobHeldUser";
 	c = condition_find(&tj->status.conditions, "VolumesReady");
 	if (c && strcmp(c->status, "True") && *c->reason)
@@ -162,7 +169,100 @@ const char *slurm_user(const struct trainingjob *tj)
 
 const char *slurm_partition(const struct trainingjob *tj)
 {
+	if (tj->status.partition && *tj->status.partition)
+		return tj->status.partition;
+	if (tj->spec.partition && *tj->spec.partition)
+		return tj->spec.partition;
 	return tj->spec.queue && *tj->spec.queue ? tj->spec.queue : "-";
+}
+
+/* ---- job arrays (docs/design.md 12) ---- */
+
+bool slurm_is_element(const struct trainingjob *tj)
+{
+	return meta_label(&tj->meta, LABEL_ARRAY_INDEX) &&
+	       meta_annotation(&tj->meta, ANNOTATION_ARRAY_JOB_ID);
+}
+
+int slurm_array_pending(const struct trainingjob *tj, struct buf *out)
+{
+	struct slurm_array a;
+	int32_t *started = NULL, *cancelled = NULL, *pending = NULL;
+	size_t n_started = 0, n_cancelled = 0, n = 0;
+	int err;
+
+	if (!tj->spec.array || tj_phase_terminal(tj->status.phase))
+		return 0;
+	if (slurm_array_parse(tj->spec.array, SLURM_ARRAY_INDEX_LIMIT, &a, NULL, 0)) {
+		slurm_array_release(&a);
+		return 0;
+	}
+	err = slurm_indices_parse(tj->status.array_started, &started, &n_started);
+	if (!err)
+		err = slurm_indices_parse(tj->status.array_cancelled, &cancelled, &n_cancelled);
+	if (!err && !(pending = calloc(a.n + 1, sizeof(*pending))))
+		err = CADRE_ENOMEM;
+	for (size_t i = 0; !err && i < a.n; i++) {
+		bool in = false;
+
+		for (size_t j = 0; j < n_started && !in; j++)
+			in = started[j] == a.index[i];
+		for (size_t j = 0; j < n_cancelled && !in; j++)
+			in = cancelled[j] == a.index[i];
+		if (!in)
+			pending[n++] = a.index[i];
+	}
+	if (!err && n && out)
+		err = slurm_array_task_str(pending, n, a.max_running, out);
+	free(started);
+	free(cancelled);
+	free(pending);
+	slurm_array_release(&a);
+	return err ? err : (int)(n > 0);
+}
+
+bool slurm_row_shown(const struct trainingjob *tj)
+{
+	return !tj->spec.array || slurm_array_pending(tj, NULL) > 0;
+}
+
+int slurm_job_id(const struct trainingjob *tj, struct buf *out)
+{
+	const char *id = tj->status.job_id ? tj->status.job_id : "";
+
+	if (slurm_is_element(tj))
+		return buf_addf(out, "%s_%s", meta_annotation(&tj->meta, ANNOTATION_ARRAY_JOB_ID),
+				meta_label(&tj->meta, LABEL_ARRAY_INDEX));
+	if (tj->spec.array) {
+		int e = buf_addf(out, "%s_[", id);
+
+		if (!e && slurm_array_pending(tj, out) < 0)
+			e = CADRE_ENOMEM;
+		return e ? e : buf_addc(out, ']');
+	}
+	return buf_adds(out, id);
+}
+
+const char *slurm_job_name(const struct trainingjob *tj)
+{
+	const char *slurm = meta_label(&tj->meta, LABEL_SLURM_NAME);
+
+	return slurm && *slurm ? slurm : tj->meta.name ? tj->meta.name : "";
+}
+
+bool slurm_job_matches(const struct trainingjob *tj, const char *word)
+{
+	const char *id = tj->status.job_id ? tj->status.job_id : "";
+	const char *array = meta_annotation(&tj->meta, ANNOTATION_ARRAY_JOB_ID);
+	const char *index = meta_label(&tj->meta, LABEL_ARRAY_INDEX);
+	char element[64];
+
+	if (!strcmp(id, word) || (array && !strcmp(array, word)))
+		return true;
+	if (!array || !index)
+		return false;
+	snprintf(element, sizeof(element), "%s_%s", array, index);
+	return !strcmp(element, word);
 }
 
 void slurm_exit_code(const struct trainingjob *tj, char out[24])
@@ -318,8 +418,8 @@ static int squeue_value(char letter, const struct trainingjob *tj, int64_t now,
 		return 0;
 	}
 	switch (letter) {
-	case 'i': *text = tj->status.job_id ? tj->status.job_id : ""; return 0;
-	case 'j': *text = tj->meta.name ? tj->meta.name : ""; return 0;
+	case 'i': e = slurm_job_id(tj, tmp); break;
+	case 'j': *text = slurm_job_name(tj); return 0;
 	case 'u': *text = slurm_user(tj); return 0;
 	case 'a': *text = tj->meta.namespace ? tj->meta.namespace : ""; return 0;
 	case 'P': *text = slurm_partition(tj); return 0;
@@ -504,9 +604,9 @@ static int sacct_value(int id, const struct trainingjob *tj, int64_t now, struct
 
 	buf_reset(tmp);
 	switch (id) {
-	case F_JOBID:
+	case F_JOBID: e = slurm_job_id(tj, tmp); break;
 	case F_JOBIDRAW: *text = tj->status.job_id ? tj->status.job_id : ""; return 0;
-	case F_JOBNAME: *text = tj->meta.name ? tj->meta.name : ""; return 0;
+	case F_JOBNAME: *text = slurm_job_name(tj); return 0;
 	case F_PARTITION: *text = slurm_partition(tj); return 0;
 	case F_ACCOUNT: *text = tj->meta.namespace ? tj->meta.namespace : ""; return 0;
 	case F_USER: *text = slurm_user(tj); return 0;

@@ -79,8 +79,31 @@ const char *slurm_reason(const struct trainingjob *tj);
 /* The user: the cadre.dev/submitted-by annotation, else the namespace, else "". Borrowed. */
 const char *slurm_user(const struct trainingjob *tj);
 
-/* spec.queue (a Kueue LocalQueue, Slurm's partition), else "-". Borrowed. */
+/* The Partition (status.partition, else spec.partition), else spec.queue, else "-". Borrowed. */
 const char *slurm_partition(const struct trainingjob *tj);
+
+/*
+ * Job arrays (docs/design.md 12). An array job's own row stands for its
+ * elements still waiting to start, as Slurm's pending array record does;
+ * each started element is a job of its own.
+ *
+ * slurm_is_element: tj is an array's element (its labels and annotations).
+ * slurm_array_pending: appends to out (may be NULL) the pending indices as
+ *   squeue prints them ("4-99%8"); 1 when there are any, 0 when none (or tj
+ *   is no array, or ended), negative on error.
+ * slurm_row_shown: false for an array job with nothing pending.
+ * slurm_job_id: squeue's %i and sacct's JobID: "123_4" for an element,
+ *   "123_[4-99%8]" for an array's pending row, else status.jobId.
+ * slurm_job_name: the Slurm job name (an element's is its array's).
+ * slurm_job_matches: word names tj as squeue -j and sacct -j read ids: its
+ *   own id, its array's id, or "ARRAY_INDEX".
+ */
+bool slurm_is_element(const struct trainingjob *tj);
+int slurm_array_pending(const struct trainingjob *tj, struct buf *out);
+bool slurm_row_shown(const struct trainingjob *tj);
+int slurm_job_id(const struct trainingjob *tj, struct buf *out);
+const char *slurm_job_name(const struct trainingjob *tj);
+bool slurm_job_matches(const struct trainingjob *tj, const char *word);
 
 /* ExitCode "exit:signal": lastFailure's code, a code above 128 as the signal (137: "0:9"). */
 void slurm_exit_code(const struct trainingjob *tj, char out[24]);

@@ -36,15 +36,30 @@ static bool state_wanted(const struct trainingjob *tj, const char *states)
 	       cli_in_list(slurm_state(tj, false, false), states, true);
 }
 
+/* Whether one of the comma-separated ids of list names tj (its own, its array's, "A_I"). */
+static bool ids_match(const struct trainingjob *tj, const char *list)
+{
+	char word[64];
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(word, sizeof(word), "%.*s", (int)n, p);
+		if (slurm_job_matches(tj, word))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 static bool wanted(const struct squeue_cmd *c, const struct trainingjob *tj)
 {
-	const char *id = tj->status.job_id ? tj->status.job_id : "";
-
-	return state_wanted(tj, c->states) &&
+	return slurm_row_shown(tj) && state_wanted(tj, c->states) &&
 	       (!c->users || cli_in_list(slurm_user(tj), c->users, false)) &&
 	       (!c->me_user || !strcmp(slurm_user(tj), c->me_user)) &&
-	       (!c->jobs || cli_in_list(id, c->jobs, false)) &&
-	       (!c->names || (tj->meta.name && cli_in_list(tj->meta.name, c->names, false)));
+	       (!c->jobs || ids_match(tj, c->jobs)) &&
+	       (!c->names || cli_in_list(slurm_job_name(tj), c->names, false) ||
+		(tj->meta.name && cli_in_list(tj->meta.name, c->names, false)));
 }
 
 /* Slurm's order of job states (enum job_states): pending, running, suspended, then the ends. */
@@ -112,7 +127,7 @@ static json_t *job_json(const struct trainingjob *tj, int64_t now)
 	slurm_time_used(slurm_job_elapsed(tj, now), t);
 	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:[s],s:s,s:i,s:s,s:s,s:I,s:I,s:I}",
 		      "job_id", (json_int_t)job_number(tj),
-		      "name", tj->meta.name ? tj->meta.name : "",
+		      "name", slurm_job_name(tj),
 		      "user_name", slurm_user(tj),
 		      "account", tj->meta.namespace ? tj->meta.namespace : "",
 		      "partition", slurm_partition(tj),
@@ -150,8 +165,11 @@ out:
 static int print_table(const struct squeue_cmd *c, const struct trainingjob **v, size_t n,
 		       int64_t now, FILE *out)
 {
+	/* squeue reads SQUEUE_FORMAT when neither -o nor -l says otherwise (opts.c). */
+	const char *env = getenv("SQUEUE_FORMAT");
 	const char *format = c->format ? c->format :
-			     c->is_long ? SLURM_SQUEUE_FORMAT_LONG : SLURM_SQUEUE_FORMAT;
+			     c->is_long ? SLURM_SQUEUE_FORMAT_LONG :
+			     env && *env ? env : SLURM_SQUEUE_FORMAT;
 	struct buf line;
 	int e = 0;
 
@@ -197,6 +215,12 @@ static int squeue_args(struct squeue_cmd *c, char **args, int n, FILE *err)
 	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
 		fprintf(err, "%s: --states: invalid job state \"%.*s\" (PD, R, CF, RQ, S, CG, CD, "
 			"F, TO, their long names, or all)\n", SQUEUE, (int)state_len, state);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && !c->format && !c->is_long && getenv("SQUEUE_FORMAT") &&
+	    *getenv("SQUEUE_FORMAT") && slurm_squeue_check(getenv("SQUEUE_FORMAT"), &bad)) {
+		fprintf(err, "%s: SQUEUE_FORMAT: unknown field at \"%s\" (known: %%i %%P %%j %%u "
+			"%%t %%T %%M %%l %%D %%R %%N %%r %%a)\n", SQUEUE, getenv("SQUEUE_FORMAT") + bad);
 		code = CLI_EXIT_USAGE;
 	}
 	if (!code && c->format && slurm_squeue_check(c->format, &bad)) {

@@ -26,6 +26,7 @@ struct cli_words {
 	const char *image;      /* --image */
 	const char *timeout;    /* --submit-timeout, as text */
 	bool parsable, help;    /* --parsable; --help or -h */
+	bool wait;              /* sbatch -W/--wait */
 	const char *script;     /* SCRIPT mode: the script; NULL when none */
 	char **command;         /* COMMAND mode: the command and its arguments (borrowed) */
 	int n_command;          /* 0: none given */

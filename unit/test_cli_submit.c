@@ -19,6 +19,7 @@
 #define TESTDATA CADRE_SOURCE_DIR "/unit/testdata/convert"
 #define JOBS "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs"
 #define VOLUMES "/apis/cadre.dev/v1alpha1/namespaces/ml/volumes"
+#define PARTITIONS "/apis/cadre.dev/v1alpha1/partitions"
 
 /* The API server's side: what it answers, what it was sent. */
 static struct fake {
@@ -31,6 +32,9 @@ static struct fake {
 	json_t *created;     /* the body of the last create */
 	const char *volume_rv;  /* NULL: no Volume yet */
 	bool volume_changes;    /* an apply changes the stored Volume */
+	const char *partitions; /* the items of the Partition list; NULL: no such kind (404) */
+	const char *jobs;       /* the items of the TrainingJob list; NULL: none */
+	const char *job_status; /* the job's status once it has its id, besides jobId */
 	char body[8192];
 } fake;
 
@@ -58,11 +62,18 @@ static void answer_job(const struct httpd_request *req, struct httpd_response *r
 		snprintf(fake.body, sizeof(fake.body), "%s", req->body);
 		return;
 	}
-	fake.job_gets++;
 	resp->status = 200;
-	snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"x\"}%s}",
+	if (!strcmp(req->target, JOBS) || !strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
+		snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.jobs ? fake.jobs : "");
+		return;
+	}
+	fake.job_gets++;
+	snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"x\"}%s%s%s}",
 		 fake.gets_before_id >= 0 && fake.job_gets > fake.gets_before_id ?
-		 ",\"status\":{\"jobId\":\"4242\"}" : "");
+		 ",\"status\":{\"jobId\":\"4242\"" : "",
+		 fake.gets_before_id >= 0 && fake.job_gets > fake.gets_before_id && fake.job_status ?
+		 fake.job_status : "",
+		 fake.gets_before_id >= 0 && fake.job_gets > fake.gets_before_id ? "}" : "");
 }
 
 static void answer_volume(const struct httpd_request *req, struct httpd_response *resp)
@@ -96,6 +107,9 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 		answer_job(req, resp);
 	} else if (!strncmp(req->target, VOLUMES, strlen(VOLUMES))) {
 		answer_volume(req, resp);
+	} else if (!strncmp(req->target, PARTITIONS, strlen(PARTITIONS)) && fake.partitions) {
+		resp->status = 200;
+		snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.partitions);
 	} else {
 		resp->status = 404;
 		status_body(404, "NotFound", "not here");
@@ -294,8 +308,75 @@ Test(cli_submit, without_an_image_a_note_says_the_controllers_default_image_runs
 {
 	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh"), 0, "%s", err);
 	cr_assert(strstr(err, "train.sh: no image: neither #SBATCH --container-image nor --image "
-			 "names one, so the job takes its Partition's defaultImage, else the controller's --default-image\n"), "%s", err);
+			 "names one, so the controller's --default-image runs the job (no "
+			 "partition gives one); without one the job fails\n"), "%s", err);
 	cr_assert_null(created("spec", "image", NULL));
+}
+
+/* docs/design.md 11: the default Partition's image runs a script that names none, and the note says so. */
+Test(cli_submit, without_an_image_the_note_names_the_default_partitions_image)
+{
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"default\":true,"
+			  "\"defaultImage\":\"img:demo\"}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC train.sh"), 0, "%s", err);
+	cr_assert(strstr(err, "train.sh: no image: neither #SBATCH --container-image nor --image "
+			 "names one, so partition gpu's defaultImage img:demo runs the job\n"),
+		  "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+}
+
+/* Slurm's words for a partition that does not exist (slurmctld's job_mgr.c), nothing submitted. */
+Test(cli_submit, an_unknown_partition_is_refused_in_slurms_words_and_nothing_is_created)
+{
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu2 train.sh"), CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: invalid partition specified: gpu2\n");
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(count_requests("POST", JOBS), 0);
+	/* Without the Partition kind at all, no partition exists. */
+	fake.partitions = NULL;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu train.sh"), CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: invalid partition specified: gpu\n");
+	cr_assert_eq(count_requests("POST", JOBS), 0);
+	/* A known one goes through, named in the job. */
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"maxTime\":\"1:00:00\"}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu --image i:1 train.sh"), 0, "%s", err);
+	cr_assert_str_eq(created_str("spec", "partition", NULL), "gpu");
+	/* Past its MaxTime: Slurm's EnforcePartLimits refusal. */
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu -t 2:00:00 train.sh"), CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Requested time limit is "
+			 "invalid (missing or exceeds some limit)\n");
+}
+
+/* A dependency names jobs that exist; a name is written as that job's id, as Slurm keeps it. */
+Test(cli_submit, a_dependency_names_existing_jobs_and_a_name_becomes_its_id)
+{
+	fake.jobs = "{\"metadata\":{\"name\":\"prep\",\"namespace\":\"ml\"},\"spec\":{\"run\":\"x\"},"
+		    "\"status\":{\"jobId\":\"482913307\"}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -d afterok:prep train.sh"), 0, "%s",
+		     err);
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(json_array_get(
+		created("spec", "dependency", "items"), 0), "jobs"), 0)), "482913307");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -d afterok:482913307 train.sh"), 0);
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -d afterany:nope train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert(strstr(err, "sbatch: error: Batch job submission failed: Job dependency problem"),
+		  "%s", err);
+	cr_assert_eq(count_requests("POST", JOBS), 2, "the refused one is not created");
+	/* A malformed one is one line naming the option, exit 2, before any request. */
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -d afterok train.sh"), CLI_EXIT_USAGE);
+	assert_one_line("command line: --dependency: afterok needs at least one job");
+}
+
+/* sbatch --wait exits with the job's exit code. */
+Test(cli_submit, wait_returns_the_jobs_exit_code)
+{
+	fake.job_status = ",\"phase\":\"Failed\",\"lastFailure\":{\"exitCode\":3}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 --wait train.sh"), 3, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	fake.job_status = ",\"phase\":\"Succeeded\"";
+	fake.job_gets = 0;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -W train.sh"), 0, "%s", err);
 }
 
 Test(cli_submit, the_job_is_named_after_the_script_when_nothing_names_it)

@@ -270,7 +270,7 @@ Test(salloc, the_options_become_the_jobs_spec_through_sbatchs_converter)
 	cr_assert_eq(r.tj.spec.num_nodes, 2);
 	cr_assert_str_eq(r.tj.spec.resources.accelerators, "h100:8");
 	cr_assert_eq(r.tj.spec.active_deadline_seconds, 1800);
-	cr_assert_str_eq(r.tj.spec.queue, "research");
+	cr_assert_str_eq(r.tj.spec.partition, "research");
 	cr_assert(strstr(r.tj.spec.run, "while :; do sleep 3600; done"), "holds: %s", r.tj.spec.run);
 	convert_result_release(&r);
 	cli_words_release(&c);
