@@ -202,12 +202,14 @@ int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_no
 }
 
 /*
- * --dependency=singleton groups jobs by their Slurm name, and Slurm lets many
- * jobs share one: the job is labelled with it (cadre.dev/slurm-name), and
- * when a TrainingJob of that name exists already, named apart by five
- * random characters, as salloc names its jobs. 0 or the exit code.
+ * Slurm lets many jobs share a name (and --dependency=singleton groups jobs
+ * by it); a TrainingJob's name is unique in its namespace. So the job is
+ * labelled with its Slurm name (cadre.dev/slurm-name, which squeue's NAME
+ * and singleton read) and, when a TrainingJob of that name exists already,
+ * named apart by five random characters, as salloc names its jobs; a note
+ * says so. 0 or the exit code.
  */
-static int singleton_name(struct cli_kube *k, struct convert_result *r, FILE *err)
+static int name_apart(struct cli_kube *k, struct convert_result *r, FILE *err)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	struct trainingjob *tj = &r->tj;
@@ -215,22 +217,18 @@ static int singleton_name(struct cli_kube *k, struct convert_result *r, FILE *er
 	unsigned char bytes[5];
 	json_t *obj = NULL;
 	char *name;
-	bool singleton = false;
 	size_t len;
+	int e;
 
-	for (size_t i = 0; tj->spec.has_dependency && i < tj->spec.dependency.n_items; i++)
-		singleton |= tj->spec.dependency.items[i].type == SLURM_DEP_SINGLETON;
-	if (!singleton)
-		return 0;
+	kube_status_clear(&st);
+	e = kube_client_get(k->http, &kube_resource_trainingjobs, k->ns, tj->meta.name, &obj, &st);
+	json_decref(obj);
+	if (e)
+		return 0;  /* not there (or unreadable: the create says why) */
 	if (!tj->meta.labels && !(tj->meta.labels = json_object()))
 		return CLI_EXIT_FAILED;
 	if (json_object_set_new(tj->meta.labels, LABEL_SLURM_NAME, json_string(tj->meta.name)))
 		return CLI_EXIT_FAILED;
-	kube_status_clear(&st);
-	if (kube_client_get(k->http, &kube_resource_trainingjobs, k->ns, tj->meta.name, &obj,
-			    &st) == CADRE_ENOTFOUND)
-		return 0;
-	json_decref(obj);
 	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes)) {
 		fprintf(err, "%s: no random bytes to name the job apart\n", CMD);
 		return CLI_EXIT_FAILED;
@@ -245,9 +243,27 @@ static int singleton_name(struct cli_kube *k, struct convert_result *r, FILE *er
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		name[len + 1 + i] = alphabet[bytes[i] % (sizeof(alphabet) - 1)];
 	name[len + 6] = '\0';
+	fprintf(err, "%s: job name %s is taken in namespace %s: the TrainingJob is %s (squeue and "
+		"sacct show %s)\n", CMD, tj->meta.name, k->ns, name, tj->meta.name);
 	free(tj->meta.name);
 	tj->meta.name = name;
 	return 0;
+}
+
+/* --dependency=singleton: the job carries its Slurm name, which singleton groups by. */
+static int singleton_label(struct convert_result *r)
+{
+	struct trainingjob *tj = &r->tj;
+	bool singleton = false;
+
+	for (size_t i = 0; tj->spec.has_dependency && i < tj->spec.dependency.n_items; i++)
+		singleton |= tj->spec.dependency.items[i].type == SLURM_DEP_SINGLETON;
+	if (!singleton || (tj->meta.labels && json_object_get(tj->meta.labels, LABEL_SLURM_NAME)))
+		return 0;
+	if (!tj->meta.labels && !(tj->meta.labels = json_object()))
+		return CLI_EXIT_FAILED;
+	return json_object_set_new(tj->meta.labels, LABEL_SLURM_NAME, json_string(tj->meta.name)) ?
+	       CLI_EXIT_FAILED : 0;
 }
 
 int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
@@ -282,7 +298,8 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 	if ((code = cli_kube_open(&c.g, CMD, &k, err)))
 		goto out;
 	opened = true;
-	if ((code = cli_sbatch_check(&k, &r, err)) || (code = singleton_name(&k, &r, err)) ||
+	if ((code = cli_sbatch_check(&k, &r, err)) || (code = name_apart(&k, &r, err)) ||
+	    (code = singleton_label(&r)) ||
 	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, c.script }, timeout, id,
 				  sizeof(id), err)))
 		goto out;

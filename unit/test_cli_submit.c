@@ -35,6 +35,7 @@ static struct fake {
 	const char *partitions; /* the items of the Partition list; NULL: no such kind (404) */
 	const char *jobs;       /* the items of the TrainingJob list; NULL: none */
 	const char *job_status; /* the job's status once it has its id, besides jobId */
+	bool job_exists;        /* GET of one job answers before any create */
 	char body[8192];
 } fake;
 
@@ -65,6 +66,17 @@ static void answer_job(const struct httpd_request *req, struct httpd_response *r
 	resp->status = 200;
 	if (!strcmp(req->target, JOBS) || !strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
 		snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.jobs ? fake.jobs : "");
+		return;
+	}
+	/* Before any create, no job of that name exists (sbatch names its job apart otherwise). */
+	const char *was = json_string_value(json_object_get(json_object_get(fake.created,
+									    "metadata"), "name"));
+	const char *asked = strrchr(req->target, '/') + 1;
+
+	if (!fake.job_exists && (!was || strncmp(asked, was, strcspn(asked, "?")) ||
+				 strlen(was) != strcspn(asked, "?"))) {
+		resp->status = 404;
+		status_body(404, "NotFound", "trainingjobs.cadre.dev not found");
 		return;
 	}
 	fake.job_gets++;
@@ -199,7 +211,8 @@ Test(cli_submit, sbatch_prints_submitted_batch_job_with_the_id_the_controller_se
 			   "train.sh"), CLI_EXIT_OK, "%s", err);
 	cr_assert_str_eq(out, "Submitted batch job 4242\n");
 	cr_assert_eq(count_requests("POST", JOBS), 1);
-	cr_assert_eq(count_requests("GET", JOBS "/llama-pretrain"), 3);
+	/* One to see that the name is free, then until the id is there. */
+	cr_assert_eq(count_requests("GET", JOBS "/llama-pretrain"), 4);
 	cr_assert_str_eq(created_str("kind", NULL, NULL), "TrainingJob");
 	cr_assert_str_eq(created_str("metadata", "name", NULL), "llama-pretrain");
 	cr_assert_str_eq(created_str("spec", "image", NULL), "registry.invalid/pytorch:24.05");
@@ -426,6 +439,23 @@ Test(cli_submit, a_name_that_exists_is_an_error_as_sbatch_never_replaces_a_job)
 			 "namespace \"ml\""), "%s", err);
 	cr_assert_eq(strchr(strstr(err, "cadre sbatch:"), '\n'), err + strlen(err) - 1, "%s", err);
 	cr_assert_str_eq(out, "");
+}
+
+/* Slurm's job names need not be unique: a taken one is named apart, its Slurm name kept. */
+Test(cli_submit, a_taken_name_is_named_apart_and_keeps_its_slurm_name)
+{
+	const char *name;
+
+	fake.job_exists = true;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 train.sh"), 0, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	name = created_str("metadata", "name", NULL);
+	cr_assert_eq(strlen(name), strlen("llama-pretrain-") + 5, "%s", name);
+	cr_assert(!strncmp(name, "llama-pretrain-", 15), "%s", name);
+	cr_assert_str_eq(created_str("metadata", "labels", "cadre.dev/slurm-name"),
+			 "llama-pretrain");
+	cr_assert(strstr(err, "cadre sbatch: job name llama-pretrain is taken in namespace ml: "
+			 "the TrainingJob is llama-pretrain-"), "%s", err);
 }
 
 Test(cli_submit, a_job_the_controller_never_numbers_is_one_line_naming_it_and_exit_one)
