@@ -60,6 +60,11 @@ static int run_squeue(struct invocation *inv, FILE *out, FILE *err)
 	return cli_squeue(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+static int run_sinfo(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_sinfo(&inv->g, inv->args, inv->n_args, out, err);
+}
+
 static int run_queue(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_queue(&inv->g, inv->args, inv->n_args, out, err);
@@ -228,6 +233,38 @@ static const struct command commands[] = {
 	  "  cadre squeue --me\n"
 	  "  cadre squeue -t PD -o \"%.18i %.8j %.10M %R\"\n",
 	  run_squeue, true },
+	{ "sinfo", "the partitions and their nodes, as sinfo prints them",
+	  "Usage: cadre sinfo [-N] [-l] [-p PARTITION[,...]] [-t STATE[,...]] [-o FORMAT] [-h]\n"
+	  "                   [--json]\n"
+	  "\n"
+	  "Prints the Partitions and their nodes with sinfo's default columns and widths:\n"
+	  "PARTITION AVAIL TIMELIMIT NODES STATE NODELIST, one row per partition and node\n"
+	  "state, \"*\" after the default partition, node names compressed as Slurm writes\n"
+	  "hostlists (gpu-node-[0-3]). A node is in a partition when it has every label of\n"
+	  "the partition's nodeSelector. Its state: down (Ready False; down* when the kubelet\n"
+	  "stopped answering), drain or drng (cordoned), alloc, mix or idle (how many of its\n"
+	  "GPUs the pods on it hold; a node without GPUs, its CPUs held by cadre's pods).\n"
+	  "TIMELIMIT is the partition's maxTime. GRES (%G) is gpu:TYPE:COUNT (gpu:h100:8).\n"
+	  "SINFO_FORMAT is read as sinfo reads it. Reads Partitions, Nodes and Pods of every\n"
+	  "namespace (the ClusterRole cadre-cluster-view, docs/install.md).\n"
+	  "\n"
+	  "Flags:\n"
+	  "  -N, --Node                  one row per node and partition\n"
+	  "  -l, --long                  sinfo -l's columns, after the date\n"
+	  "  -p, --partition LIST        these partitions\n"
+	  "  -t, --states LIST           nodes in these states (idle, mix, alloc, drain,\n"
+	  "                              down, ...)\n"
+	  "  -o, --format FORMAT         sinfo's %[.][WIDTH]FIELD: %P %R %a %l %L %D %t %T\n"
+	  "                              %N %c %m %G %F %A %s %r %h %g %z %d %w %f %E %i\n"
+	  "                              (\".\" right-justifies, \"#\" sinfo's computed width)\n"
+	  "  -h, --noheader              no header line\n"
+	  "      --json                  {\"sinfo\": [...]} with Slurm's field names\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre sinfo\n"
+	  "  cadre sinfo -N -l\n"
+	  "  cadre sinfo -p gpu -o \"%P %D %t %G %N\"\n",
+	  run_sinfo, true },
 	{ "queue", "the jobs as sky jobs queue prints them",
 	  "Usage: cadre queue\n"
 	  "\n"

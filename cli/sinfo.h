@@ -1,0 +1,67 @@
+/*
+ * sinfo.h - internal to cli/: cadre sinfo's table, from the Partitions, the
+ * Nodes and the pods bound to them (cli/sinfo.c), as Slurm's sinfo prints
+ * it (src/sinfo/opts.c, print.c, sort.c @ SchedMD/slurm 284c3b9).
+ *
+ * A node is in a partition when it carries every label of the partition's
+ * nodeSelector (all nodes when it has none). Its state, as sinfo's:
+ *   down*  Ready is Unknown (the kubelet stopped answering: NO_RESPOND)
+ *   down   Ready is False
+ *   drain  cordoned (spec.unschedulable), nothing allocated; drng when
+ *          something still runs on it
+ *   alloc  every GPU requested by pods that have not ended (a node without
+ *          GPUs: every CPU, by cadre's pods)
+ *   mix    some of them
+ *   idle   none
+ * GRES is gpu:TYPE:COUNT, TYPE from nvidia.com/gpu.product ("h100").
+ *
+ * Pure: no I/O.
+ */
+#ifndef CADRE_CLI_SINFO_H
+#define CADRE_CLI_SINFO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct buf;
+
+/* sinfo's default formats (src/sinfo/opts.c), in the short form of -o. */
+#define SINFO_FORMAT "%#P %.5a %.10l %.6D %.6t %N"
+#define SINFO_FORMAT_LONG "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %.11i %N"
+#define SINFO_FORMAT_NODE "%#N %.6D %.#P %6t"
+#define SINFO_FORMAT_NODE_LONG "%#N %.6D %.#P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
+
+struct sinfo_query {
+	const char *format;      /* -o; NULL: the default for node_flag/long */
+	bool node_flag;          /* -N */
+	bool long_output;        /* -l (the date line is the caller's) */
+	bool noheader;           /* -h */
+	const char *partitions;  /* -p LIST; NULL: all */
+	const char *states;      /* -t LIST; NULL: all */
+};
+
+/*
+ * Whether format is one sinfo reads here; *bad the offset of the first
+ * field it does not know.
+ */
+bool sinfo_format_ok(const char *format, size_t *bad);
+
+/* Whether every item of the comma-separated list is a node state sinfo -t knows. */
+bool sinfo_states_ok(const char *list);
+
+/*
+ * The table for q from the items of the Partition, Node and Pod lists
+ * (borrowed JSON arrays; pods may be NULL: nothing allocated), appended to
+ * out; with json, {"sinfo": [...]} instead. 0, CADRE_EINVAL for a format
+ * sinfo_format_ok refuses, CADRE_ENOMEM/CADRE_ETOOBIG.
+ */
+int sinfo_table(const struct sinfo_query *q, const json_t *partitions, const json_t *nodes,
+		const json_t *pods, struct buf *out);
+int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json_t *nodes,
+	       const json_t *pods, struct buf *out);
+
+/* "h100" from "NVIDIA-H100-80GB-HBM3": the GRES type of a product label, into out. */
+void sinfo_gres_type(const char *product, char out[64]);
+
+#endif

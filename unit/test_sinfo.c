@@ -1,0 +1,173 @@
+/*
+ * cli/sinfo: the partitions and their nodes as Slurm's sinfo prints them,
+ * compared byte for byte. The reference lines follow src/sinfo/opts.c's
+ * default formats ("partition:9 ,available:.5 ,time:.10 ,nodes:.6
+ * ,statecompact:.6 ,nodelist:0"; -N "nodelist:0 ,nodes:.6 ,partition:.9
+ * ,statecompact:6") and print.c's _print_str padding and cutting, at
+ * SchedMD/slurm 284c3b9.
+ */
+#include <criterion/criterion.h>
+
+#include "base/buf.h"
+#include "cli/sinfo.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static json_t *parts, *nodes, *pods;
+static struct buf b;
+
+static json_t *node(const char *name, const char *ready, bool cordoned)
+{
+	return json_pack("{s:{s:s,s:{s:s}},s:{s:b},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}",
+			 "metadata", "name", name, "labels", "nvidia.com/gpu.product",
+			 "NVIDIA-H100-80GB-HBM3", "spec", "unschedulable", cordoned,
+			 "status", "capacity", "cpu", "96", "memory", "1024Gi", "nvidia.com/gpu",
+			 "8", "conditions", "type", "Ready", "status", ready);
+}
+
+static json_t *pod(const char *on, const char *gpus)
+{
+	return json_pack("{s:{s:{s:s}},s:{s:s,s:[{s:{s:{s:s}}}]},s:{s:s}}",
+			 "metadata", "labels", "cadre.dev/job-name", "j", "spec", "nodeName", on,
+			 "containers", "resources", "requests", "nvidia.com/gpu", gpus,
+			 "status", "phase", "Running");
+}
+
+static void setup(void)
+{
+	buf_init(&b, 1 << 20);
+	parts = json_pack("[{s:{s:s},s:{s:s}},{s:{s:s},s:{s:b,s:s,s:{s:s}}}]",
+			  "metadata", "name", "debug", "spec", "maxTime", "30:00",
+			  "metadata", "name", "gpu", "spec", "default", 1, "maxTime", "7-00:00:00",
+			  "nodeSelector", "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3");
+	nodes = json_array();
+	json_array_append_new(nodes, node("gpu-node-2", "True", false));
+	json_array_append_new(nodes, node("gpu-node-0", "True", false));
+	json_array_append_new(nodes, node("gpu-node-1", "True", false));
+	json_array_append_new(nodes, node("gpu-node-3", "True", false));
+	json_array_append_new(nodes, node("gpu-node-10", "True", false));
+	pods = json_array();
+	json_array_append_new(pods, pod("gpu-node-0", "8"));
+	json_array_append_new(pods, pod("gpu-node-1", "4"));
+}
+
+static void teardown(void)
+{
+	buf_release(&b);
+	json_decref(parts);
+	json_decref(nodes);
+	json_decref(pods);
+}
+
+TestSuite(sinfo, .init = setup, .fini = teardown);
+
+Test(sinfo, the_default_format_groups_by_partition_and_state_with_a_star_on_the_default)
+{
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ 0 }, parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+		"debug        up      30:00      1    mix gpu-node-1\n"
+		"debug        up      30:00      1  alloc gpu-node-0\n"
+		"debug        up      30:00      3   idle gpu-node-[2-3,10]\n"
+		"gpu*         up 7-00:00:00      1    mix gpu-node-1\n"
+		"gpu*         up 7-00:00:00      1  alloc gpu-node-0\n"
+		"gpu*         up 7-00:00:00      3   idle gpu-node-[2-3,10]\n");
+}
+
+Test(sinfo, drain_and_down_come_from_cordons_and_the_ready_condition)
+{
+	json_array_set_new(nodes, 0, node("gpu-node-2", "False", false));
+	json_array_set_new(nodes, 3, node("gpu-node-3", "True", true));
+	json_array_set_new(nodes, 4, node("gpu-node-10", "Unknown", false));
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .partitions = "gpu" }, parts, nodes, pods,
+				 &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+		"gpu*         up 7-00:00:00      1  down* gpu-node-10\n"
+		"gpu*         up 7-00:00:00      1  drain gpu-node-3\n"
+		"gpu*         up 7-00:00:00      1    mix gpu-node-1\n"
+		"gpu*         up 7-00:00:00      1  alloc gpu-node-0\n"
+		"gpu*         up 7-00:00:00      1   down gpu-node-2\n");
+}
+
+Test(sinfo, node_format_lists_each_node_and_partition)
+{
+	json_array_remove(nodes, 4);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .node_flag = true, .partitions = "gpu" },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"NODELIST    NODES PARTITION STATE \n"
+		"gpu-node-0      1      gpu* alloc \n"
+		"gpu-node-1      1      gpu* mix   \n"
+		"gpu-node-2      1      gpu* idle  \n"
+		"gpu-node-3      1      gpu* idle  \n");
+}
+
+Test(sinfo, the_long_formats_have_sinfos_columns)
+{
+	json_array_remove(nodes, 4);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .long_output = true, .partitions = "gpu" },
+				 parts, nodes, NULL, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE "
+		"RESERVATION NODELIST\n"
+		"gpu*         up 7-00:00:00 1-infinite   no       NO        all      4        idle "
+		"            gpu-node-[0-3]\n");
+	buf_reset(&b);
+	json_array_remove(nodes, 3);
+	json_array_remove(nodes, 2);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .long_output = true, .node_flag = true,
+							.partitions = "gpu" },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"NODELIST    NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT "
+		"AVAIL_FE REASON              \n"
+		"gpu-node-0      1      gpu*   allocated 96     96:1:1 104857        0      1 "
+		"  (null) none                \n"
+		"gpu-node-2      1      gpu*        idle 96     96:1:1 104857        0      1 "
+		"  (null) none                \n");
+}
+
+Test(sinfo, a_format_of_its_own_with_gres_and_counts)
+{
+	size_t bad = 0;
+
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%P %D %G %F %N",
+							.partitions = "gpu" },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "PARTITION NODES GRES NODES(A/I/O/T) NODELIST\n"
+				      "gpu* 5 gpu:h100:8 2/3/0/5 gpu-node-[0-3,10]\n");
+	cr_assert_not(sinfo_format_ok("%P %Q", &bad));
+	cr_assert_eq(bad, 3);
+	cr_assert(sinfo_states_ok("idle,MIX,drain"));
+	cr_assert_not(sinfo_states_ok("idle,bogus"));
+}
+
+Test(sinfo, gres_types_come_from_the_product_label)
+{
+	char t[64];
+
+	sinfo_gres_type("NVIDIA-H100-80GB-HBM3", t);
+	cr_assert_str_eq(t, "h100");
+	sinfo_gres_type("NVIDIA-A100-SXM4-80GB", t);
+	cr_assert_str_eq(t, "a100");
+	sinfo_gres_type("Tesla-T4", t);
+	cr_assert_str_eq(t, "t4");
+	sinfo_gres_type(NULL, t);
+	cr_assert_str_eq(t, "");
+}
+
+Test(sinfo, json_lists_each_row_with_its_nodes)
+{
+	json_t *doc;
+
+	cr_assert_eq(sinfo_json(&(struct sinfo_query){ .partitions = "gpu" }, parts, nodes, pods,
+				&b), 0);
+	doc = json_loads(buf_str(&b), 0, NULL);
+	cr_assert(doc);
+	cr_assert_eq(json_array_size(json_object_get(doc, "sinfo")), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(
+		json_object_get(doc, "sinfo"), 0), "partition"), "name")), "gpu");
+	json_decref(doc);
+}
