@@ -60,6 +60,11 @@ static int run_squeue(struct invocation *inv, FILE *out, FILE *err)
 	return cli_squeue(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+static int run_scontrol(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_scontrol(&inv->g, inv->args, inv->n_args, out, err);
+}
+
 static int run_sinfo(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_sinfo(&inv->g, inv->args, inv->n_args, out, err);
@@ -233,6 +238,29 @@ static const struct command commands[] = {
 	  "  cadre squeue --me\n"
 	  "  cadre squeue -t PD -o \"%.18i %.8j %.10M %R\"\n",
 	  run_squeue, true },
+	{ "scontrol", "show a job, hold, release, requeue or update it, as scontrol does",
+	  "Usage: cadre scontrol show job [ID]\n"
+	  "       cadre scontrol show hostnames [HOSTLIST]\n"
+	  "       cadre scontrol hold|release|requeue ID[,ID...]...\n"
+	  "       cadre scontrol update JobId=ID TimeLimit=TIME\n"
+	  "\n"
+	  "show job prints the job (a Slurm job id, ARRAY_INDEX, or a name; every job\n"
+	  "without one) in scontrol's key=value layout. hold keeps a job that has not been\n"
+	  "admitted from starting (spec.suspend: true; squeue shows PD (JobHeldUser)), as\n"
+	  "Slurm holds only pending jobs; release lets it go. requeue stops an admitted job's\n"
+	  "gang and queues it again (the annotation cadre.dev/requeue). update TimeLimit\n"
+	  "sets spec.activeDeadlineSeconds (a Slurm time, or UNLIMITED); no other field of\n"
+	  "a submitted job is changed here. show hostnames expands a hostlist (default\n"
+	  "$SLURM_JOB_NODELIST), one host a line.\n"
+	  "\n"
+	  "Flags:\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre scontrol show job 4242\n"
+	  "  cadre scontrol hold 4243\n"
+	  "  cadre scontrol update JobId=4242 TimeLimit=2:00:00\n",
+	  run_scontrol, true },
 	{ "sinfo", "the partitions and their nodes, as sinfo prints them",
 	  "Usage: cadre sinfo [-N] [-l] [-p PARTITION[,...]] [-t STATE[,...]] [-o FORMAT] [-h]\n"
 	  "                   [--json]\n"

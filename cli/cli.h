@@ -74,6 +74,7 @@ int cli_volumes(const struct cli_globals *g, const char *filename, char **args, 
  * --name, sacct's -n --noheader); g holds the global flags given before it.
  */
 int cli_squeue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+int cli_scontrol(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_queue(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 int cli_sacct(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);

@@ -103,6 +103,9 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 	/* --kill-on-invalid-dep=yes cancels such a job (slurmctld's kill_invalid_depend). */
 	if (p == TJ_PHASE_FAILED && failed_for(tj, "DependencyNeverSatisfied"))
 		return compact ? "CA" : "CANCELLED";
+	/* scontrol hold: a job held before it started is pending (JobHeldUser), as Slurm's. */
+	if (p == TJ_PHASE_SUSPENDED && !tj->status.start_time)
+		return compact ? "PD" : "PENDING";
 	if ((unsigned)p >= sizeof(names) / sizeof(names[0]))
 		p = TJ_PHASE_UNSET;
 	return names[p][compact ? 0 : 1];

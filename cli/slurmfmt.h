@@ -105,6 +105,14 @@ int slurm_job_id(const struct trainingjob *tj, struct buf *out);
 const char *slurm_job_name(const struct trainingjob *tj);
 bool slurm_job_matches(const struct trainingjob *tj, const char *word);
 
+/*
+ * The job as `scontrol show job` prints it (src/scontrol/info_job.c
+ * _sprint_job_info): key=value lines indented three spaces, a blank line
+ * after; appended to out. What Kubernetes has no word for is Slurm's value
+ * for none (uid 0, QOS normal, (null)). 0 or CADRE_ENOMEM/CADRE_ETOOBIG.
+ */
+int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out);
+
 /* ExitCode "exit:signal": lastFailure's code, a code above 128 as the signal (137: "0:9"). */
 void slurm_exit_code(const struct trainingjob *tj, char out[24]);
 

@@ -207,7 +207,9 @@ Test(slurmfmt, phases_map_to_slurms_states)
 	char s[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(s, sizeof(s), "\"phase\":\"%s\"", cases[i].phase);
+		/* A job that ran (Suspended after a start; one held before is PD). */
+		snprintf(s, sizeof(s), "\"phase\":\"%s\",\"startTime\":\"2026-12-01T10:01:00Z\"",
+			 cases[i].phase);
 		job("p", NULL, s, NULL);
 		cr_assert_str_eq(slurm_state(&tj, true, false), cases[i].compact, "%s", s);
 		cr_assert_str_eq(slurm_state(&tj, false, true), cases[i].full, "%s", s);
@@ -507,4 +509,60 @@ Test(slurmfmt, sacct_never_cuts_numbers_and_durations_and_cuts_dates_and_headers
 	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_TABLE, &tj, T0, &b), 0);
 	cr_assert_str_eq(buf_str(&b), "All Elap      Start \n--- ---- ---------- \n"
 				      "123456 1-00:00:00 2026-12-01 \n");
+}
+
+/*
+ * scontrol show job's layout: src/scontrol/info_job.c _sprint_job_info at
+ * SchedMD/slurm 284c3b9 - "JobId=%u " then "JobName=%s", each later line
+ * after "\n   ", the record trimmed (xstrtrim) and ended by "\n\n".
+ */
+Test(slurmfmt, scontrol_show_job_has_slurms_key_value_layout)
+{
+	job("llama-pretrain",
+	    "\"resources\":{\"accelerators\":\"H100:8\",\"cpus\":\"32\"},\"partition\":\"gpu\","
+	    "\"activeDeadlineSeconds\":3600",
+	    "\"phase\":\"Running\",\"jobId\":\"4242\",\"startTime\":\"2026-12-01T10:01:00Z\","
+	    "\"admittedTime\":\"2026-12-01T10:00:30Z\",\"partition\":\"gpu\","
+	    "\"nodes\":[{\"rank\":0,\"pod\":\"llama-pretrain-0\",\"node\":\"gpu-node-0\"},"
+	    "{\"rank\":1,\"pod\":\"llama-pretrain-1\",\"node\":\"gpu-node-1\"}]",
+	    "\"cadre.dev/submitted-by\":\"alice\"");
+	cr_assert_eq(slurm_show_job(&tj, T0 + 60 + 62, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"JobId=4242 JobName=llama-pretrain\n"
+		"   UserId=alice(0) GroupId=ml(0) MCS_label=N/A\n"
+		"   Priority=0 Nice=0 Account=ml QOS=normal\n"
+		"   JobState=RUNNING Reason=None Dependency=(null)\n"
+		"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+		"   RunTime=00:01:02 TimeLimit=01:00:00 TimeMin=N/A\n"
+		"   SubmitTime=2026-12-01T10:00:00 EligibleTime=2026-12-01T10:00:00\n"
+		"   AccrueTime=2026-12-01T10:00:00\n"
+		"   StartTime=2026-12-01T10:01:00 EndTime=2026-12-01T11:01:00 Deadline=N/A\n"
+		"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T10:00:30 "
+		"Scheduler=Main\n"
+		"   Partition=gpu AllocNode:Sid=cadre:0\n"
+		"   ReqNodeList=(null) ExcNodeList=(null)\n"
+		"   NodeList=llama-pretrain-[0-1]\n"
+		"   BatchHost=llama-pretrain-0\n"
+		"   NumNodes=2 NumCPUs=64 NumTasks=2 CPUs/Task=N/A ReqB:S:C:T=0:0:*:*\n"
+		"   ReqTRES=cpu=64,node=2,billing=64,gres/gpu=16\n"
+		"   AllocTRES=cpu=64,node=2,billing=64,gres/gpu=16\n"
+		"   Socks/Node=* NtasksPerN:B:S:C=1:0:*:* CoreSpec=*\n"
+		"   MinCPUsNode=32 MinMemoryNode=0 MinTmpDiskNode=0\n"
+		"   Features=(null) DelayBoot=00:00:00\n"
+		"   OverSubscribe=NO Exclusive=NO Contiguous=0 Licenses=(null) LicensesAlloc=(null) "
+		"Network=(null)\n"
+		"   Command=llama-pretrain\n"
+		"   WorkDir=/\n"
+		"   StdErr=(container log)\n"
+		"   StdIn=/dev/null\n"
+		"   StdOut=(container log)\n"
+		"   TresPerNode=gres/gpu:h100:8\n\n");
+}
+
+/* scontrol hold before the job started: PENDING (JobHeldUser), as Slurm shows a held job. */
+Test(slurmfmt, a_job_held_before_it_started_is_pending_held_by_its_user)
+{
+	job("held", "\"suspend\":true", "\"phase\":\"Suspended\",\"jobId\":\"7\"", NULL);
+	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
+	cr_assert_str_eq(slurm_reason(&tj), "JobHeldUser");
 }
