@@ -566,3 +566,33 @@ Test(slurmfmt, a_job_held_before_it_started_is_pending_held_by_its_user)
 	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
 	cr_assert_str_eq(slurm_reason(&tj), "JobHeldUser");
 }
+
+/*
+ * squeue's JOBID of an array (src/squeue/print.c _print_job_job_id): the
+ * elements not started yet as one row "%u_[%s]" with the throttle, each
+ * started element "%u_%u".
+ */
+Test(slurmfmt, an_arrays_pending_elements_are_one_row_and_each_started_one_its_own)
+{
+	job("sweep", "\"array\":\"0-9%2\"",
+	    "\"phase\":\"Running\",\"jobId\":\"4242\",\"array\":{\"started\":\"0-3\","
+	    "\"succeeded\":\"0-1\"}", NULL);
+	cr_assert_eq(slurm_job_id(&tj, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4242_[4-9%2]");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
+	cr_assert(slurm_row_shown(&tj));
+	job("sweep", "\"array\":\"0-9%2\"",
+	    "\"phase\":\"Running\",\"jobId\":\"4242\",\"array\":{\"started\":\"0-9\"}", NULL);
+	cr_assert_not(slurm_row_shown(&tj), "nothing pending: no row of its own");
+	buf_reset(&b);
+	job("sweep-3", NULL, "\"phase\":\"Running\",\"jobId\":\"4246\"",
+	    "\"cadre.dev/array-job-id\":\"4242\"");
+	/* the index is a label */
+	json_object_set_new(tj.meta.labels ? tj.meta.labels : (tj.meta.labels = json_object()),
+			    "cadre.dev/array-index", json_string("3"));
+	cr_assert_eq(slurm_job_id(&tj, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4242_3");
+	cr_assert(slurm_job_matches(&tj, "4242"));
+	cr_assert(slurm_job_matches(&tj, "4242_3"));
+	cr_assert_not(slurm_job_matches(&tj, "4242_4"));
+}
