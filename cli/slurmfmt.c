@@ -136,6 +136,51 @@ bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len)
 	}
 }
 
+/* How many of an array's started elements have not ended. */
+static size_t array_running(const struct trainingjob *tj)
+{
+	const char *ended[] = { tj->status.array_succeeded, tj->status.array_failed,
+				tj->status.array_cancelled };
+	int32_t *started = NULL, *done = NULL;
+	size_t n_started = 0, n_done = 0, running = 0;
+
+	if (slurm_indices_parse(tj->status.array_started, &started, &n_started))
+		return 0;
+	for (size_t i = 0; i < n_started; i++) {
+		bool over = false;
+
+		for (size_t k = 0; k < 3 && !over; k++) {
+			free(done);
+			done = NULL;
+			n_done = 0;
+			if (slurm_indices_parse(ended[k], &done, &n_done))
+				continue;
+			for (size_t j = 0; j < n_done && !over; j++)
+				over = done[j] == started[i];
+		}
+		running += !over;
+	}
+	free(done);
+	free(started);
+	return running;
+}
+
+/*
+ * An array's pending row: JobArrayTaskLimit while %N elements run (slurmctld's
+ * WAIT_ARRAY_TASK_LIMIT), else Priority: the next one starts when admitted.
+ */
+static const char *array_reason(const struct trainingjob *tj)
+{
+	struct slurm_array a;
+	const char *why = "Priority";
+
+	if (!slurm_array_parse(tj->spec.array, SLURM_ARRAY_INDEX_LIMIT, &a, NULL, 0) &&
+	    a.max_running > 0 && array_running(tj) >= (size_t)a.max_running)
+		why = "JobArrayTaskLimit";
+	slurm_array_release(&a);
+	return why;
+}
+
 const char *slurm_reason(const struct trainingjob *tj)
 {
 	static const struct { const char *cadre, *slurm; } map[] = {
@@ -151,6 +196,8 @@ const char *slurm_reason(const struct trainingjob *tj)
 		return "BeginTime";
 	if (tj->status.phase == TJ_PHASE_SUSPENDED || (tj->spec.suspend && tj->spec.array))
 		return "JobHeldUser";
+	if (tj->spec.array)
+		return array_reason(tj);
 	c = condition_find(&tj->status.conditions, "VolumesReady");
 	if (c && strcmp(c->status, "True") && *c->reason)
 		return c->reason;

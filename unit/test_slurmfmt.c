@@ -579,6 +579,7 @@ Test(slurmfmt, an_arrays_pending_elements_are_one_row_and_each_started_one_its_o
 	    "\"succeeded\":\"0-1\"}", NULL);
 	cr_assert_eq(slurm_job_id(&tj, &b), 0);
 	cr_assert_str_eq(buf_str(&b), "4242_[4-9%2]");
+	cr_assert_str_eq(slurm_reason(&tj), "JobArrayTaskLimit", "2 and 3 run");
 	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
 	cr_assert(slurm_row_shown(&tj));
 	job("sweep", "\"array\":\"0-9%2\"",
