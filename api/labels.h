@@ -39,6 +39,8 @@
 #define ANNOTATION_CANCEL_TASKS CADRE_KEY_PREFIX "cancel-tasks"
 /* On a job: a requeue asked for by `cadre scontrol requeue` (any new value asks again). */
 #define ANNOTATION_REQUEUE CADRE_KEY_PREFIX "requeue"
+/* On a job `cadre launch -c NAME` keeps up as a SkyPilot cluster: NAME (cli/cluster.c). */
+#define LABEL_CLUSTER CADRE_KEY_PREFIX "cluster"
 /* On a job `cadre sbatch --dependency=singleton` named apart: the Slurm job name it groups by. */
 #define LABEL_SLURM_NAME CADRE_KEY_PREFIX "slurm-name"
 

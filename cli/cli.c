@@ -17,6 +17,8 @@ struct invocation {
 	const char *image;  /* convert and launch --image */
 	const char *name;   /* launch --name */
 	const char *submit_timeout;  /* launch --submit-timeout */
+	const char *cluster;         /* launch -c */
+	const char *gpus;            /* launch --gpus */
 	const char *filename;        /* volumes -f */
 	bool help;
 	const char *command;
@@ -45,7 +47,8 @@ static int run_sbatch(struct invocation *inv, FILE *out, FILE *err)
 static int run_launch(struct invocation *inv, FILE *out, FILE *err)
 {
 	struct cli_launch_opts o = { .image = inv->image, .name = inv->name,
-				     .wait_timeout = inv->submit_timeout };
+				     .wait_timeout = inv->submit_timeout, .cluster = inv->cluster,
+				     .gpus = inv->gpus };
 
 	return cli_launch(&inv->g, &o, inv->args, inv->n_args, out, err);
 }
@@ -83,6 +86,11 @@ static int run_sacct(struct invocation *inv, FILE *out, FILE *err)
 static int run_scancel(struct invocation *inv, FILE *out, FILE *err)
 {
 	return cli_scancel(&inv->g, inv->args, inv->n_args, out, err);
+}
+
+static int run_down(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_down(&inv->g, inv->args, inv->n_args, out, err);
 }
 
 static int run_status(struct invocation *inv, FILE *out, FILE *err)
@@ -176,21 +184,31 @@ static const struct command commands[] = {
 	  run_sbatch, true },
 	{ "launch", "submit a SkyPilot task.yaml; prints Submitted job <name> (jobId <id>)",
 	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME]\n"
+	  "       cadre launch -c NAME [--gpus TYPE[:N]] [--image IMG] [TASK.yaml]\n"
 	  "\n"
 	  "Submits the SkyPilot task as a TrainingJob (as sky jobs launch does) and, once the\n"
 	  "controller has given it its id, prints \"Submitted job <name> (jobId <id>)\".\n"
 	  "What cannot be honoured is listed on stderr as FILE:LINE: message. The job is\n"
 	  "named --name, else the task's name, else after the file; it must not exist yet.\n"
 	  "\n"
+	  "With -c NAME, as sky launch -c: a cluster named NAME that stays up, as a dev node:\n"
+	  "a TrainingJob NAME (label cadre.dev/cluster) that runs the task's setup and run,\n"
+	  "if a task is given, and then holds its pods. It waits until the cluster is UP.\n"
+	  "cadre exec NAME CMD (or TASK.yaml) runs on it, cadre status lists the clusters,\n"
+	  "cadre down NAME ends it. --gpus sets the accelerators per node (H100:1).\n"
+	  "\n"
 	  "Flags:\n"
 	  "      --image IMG             the image when the task names none (image_id);\n"
 	  "                              else the controller's --default-image\n"
 	  "      --name NAME             the job's name (a DNS label)\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  "  -c, --cluster NAME          a cluster that stays up (sky launch -c)\n"
+	  "      --gpus TYPE[:N]         with -c: the accelerators per node\n"
 	  "\n"
 	  "Examples:\n"
 	  "  cadre launch task.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
-	  "  cadre -n ml launch task.yaml --name llama-ft-2\n",
+	  "  cadre -n ml launch task.yaml --name llama-ft-2\n"
+	  "  cadre launch -c dev-node --gpus H100:1 --image nvcr.io/nvidia/pytorch:24.05-py3\n",
 	  run_launch, false },
 	{ "volumes", "apply a SkyPilot volume file as a Volume",
 	  "Usage: cadre volumes apply -f VOLUME.yaml\n"
@@ -393,6 +411,7 @@ static const struct command commands[] = {
 	  run_logs, true },
 	{ "exec", "run a command on every rank, or a shell on one",
 	  "Usage: cadre exec ID|NAME [--rank N] [-it] -- COMMAND [ARG...]\n"
+	  "       cadre exec CLUSTER COMMAND [ARG...] | TASK.yaml\n"
 	  "\n"
 	  "Runs COMMAND in the container of every running rank of the job (or of rank N)\n"
 	  "through the API server's pods/exec (WebSocket, v5.channel.k8s.io), all ranks at\n"
@@ -403,6 +422,9 @@ static const struct command commands[] = {
 	  "terminal is put in raw mode (and restored on exit), its size follows the window,\n"
 	  "the output is not prefixed, and the exit code is the command's.\n"
 	  "\n"
+	  "As sky exec: without \"--\" the command is the words after the job (or cluster);\n"
+	  "a single TASK.yaml runs that task's run (bash -c) on every rank.\n"
+	  "\n"
 	  "Flags:\n"
 	  "      --rank N                only rank N\n"
 	  "  -i, --stdin                 send stdin to the command (one rank)\n"
@@ -411,10 +433,15 @@ static const struct command commands[] = {
 	  "\n"
 	  "Examples:\n"
 	  "  cadre exec 4242 -- nvidia-smi -L\n"
-	  "  cadre exec llama-pretrain --rank 1 -it -- bash\n",
+	  "  cadre exec llama-pretrain --rank 1 -it -- bash\n"
+	  "  cadre exec dev-node python train.py\n",
 	  run_exec, true },
 	{ "status", "one job as a person reads it: state and why, times, ranks, conditions",
-	  "Usage: cadre status ID|NAME\n"
+	  "Usage: cadre status [ID|NAME]\n"
+	  "\n"
+	  "Without a job: the clusters of cadre launch -c, as sky status lists them (NAME\n"
+	  "INFRA RESOURCES STATUS AUTOSTOP LAUNCHED; STATUS is INIT until the pods run, UP,\n"
+	  "STOPPED once the job ended).\n"
 	  "\n"
 	  "Prints one TrainingJob, named by its Slurm job id or its name: its state and why it\n"
 	  "waits, resources, queue, times, restarts, the last failure, the host names, every\n"
@@ -425,8 +452,22 @@ static const struct command commands[] = {
 	  "\n"
 	  "Examples:\n"
 	  "  cadre status 4242\n"
-	  "  cadre status llama-pretrain\n",
+	  "  cadre status llama-pretrain\n"
+	  "  cadre status\n",
 	  run_status, true },
+	{ "down", "end a cluster of cadre launch -c, as sky down",
+	  "Usage: cadre down NAME...\n"
+	  "\n"
+	  "Deletes each cluster cadre launch -c NAME made (its TrainingJob and pods) and\n"
+	  "prints \"Terminating cluster NAME...done.\" as sky down does. A name that is no\n"
+	  "cluster (a job: cadre scancel ends it) is an error, and the others still end.\n"
+	  "\n"
+	  "Flags:\n"
+	  DAILY_FLAGS
+	  "\n"
+	  "Examples:\n"
+	  "  cadre down dev-node\n",
+	  run_down, true },
 	{ "salloc", "an interactive allocation: nodes held, a shell here with SLURM_* set",
 	  "Usage: cadre salloc [sbatch options] [COMMAND [ARGS...]]\n"
 	  "\n"
@@ -567,6 +608,8 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "image", 0, &inv->image, NULL }, "convert launch" },
 		{ { "name", 0, &inv->name, NULL }, "launch" },
 		{ { "submit-timeout", 0, &inv->submit_timeout, NULL }, "launch" },
+		{ { "cluster", 'c', &inv->cluster, NULL }, "launch" },
+		{ { "gpus", 0, &inv->gpus, NULL }, "launch" },
 		{ { "filename", 'f', &inv->filename, NULL }, "volumes" },
 	};
 	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };

@@ -58,7 +58,16 @@ struct cli_launch_opts {
 	const char *image;         /* --image */
 	const char *name;          /* --name */
 	const char *wait_timeout;  /* --submit-timeout, seconds as text; NULL: 30 */
+	const char *cluster;       /* -c/--cluster: a named cluster that stays up */
+	const char *gpus;          /* --gpus TYPE[:N] (with -c) */
 };
+
+/* `cadre launch -c NAME [TASK.yaml]` (cli/cluster.c); timeout: for the job id. */
+int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts *o,
+		       char **args, int n, double timeout, FILE *out, FILE *err);
+
+/* `cadre down NAME...`: ends the clusters of cadre launch -c. */
+int cli_down(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
 
 /* `cadre launch TASK.yaml`: see its --help. */
 int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, char **args,

@@ -5,7 +5,10 @@
  */
 #include "cli/ranks.h"
 
+#include "base/buf.h"
 #include "base/err.h"
+#include "cli/kube.h"
+#include "convert/convert.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -239,8 +242,52 @@ out:
 	return code;
 }
 
+/* sky exec CLUSTER TASK.yaml: the task's run, as bash -c RUN on every rank. */
+struct task_cmd {
+	char *run;
+	char *argv[4];
+};
+
+static int task_command(struct cli_exec_opts *o, struct task_cmd *t, FILE *err)
+{
+	struct convert_result r;
+	struct buf text;
+	size_t len;
+	int code, e;
+
+	memset(t, 0, sizeof(*t));
+	if (o->argc != 1 || o->interactive || (len = strlen(o->argv[0])) < 6 ||
+	    (strcmp(o->argv[0] + len - 5, ".yaml") && strcmp(o->argv[0] + len - 4, ".yml")) ||
+	    access(o->argv[0], R_OK))
+		return 0;
+	convert_result_init(&r);
+	buf_init(&text, CONVERT_MAX_INPUT);
+	if (!(code = cli_read_input(EXEC, o->argv[0], &text, err))) {
+		e = convert_sky_task(&(struct convert_input){ .text = buf_str(&text),
+							      .len = text.len }, &r);
+		code = cli_converted(EXEC, o->argv[0], e, &r, err);
+	}
+	if (!code && !(r.tj.spec.run && *r.tj.spec.run)) {
+		fprintf(err, "%s: %s has no run\n", EXEC, o->argv[0]);
+		code = CLI_EXIT_USAGE;
+	}
+	if (!code && !(t->run = strdup(r.tj.spec.run)))
+		code = CLI_EXIT_FAILED;
+	if (!code) {
+		t->argv[0] = "bash";
+		t->argv[1] = "-c";
+		t->argv[2] = t->run;
+		o->argv = t->argv;
+		o->argc = 3;
+	}
+	buf_release(&text);
+	convert_result_release(&r);
+	return code;
+}
+
 int cli_exec(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
+	struct task_cmd task = { 0 };
 	struct cli_exec_opts o = { .g = *g };
 	struct cli_kube k = { 0 };
 	struct cli_jobs jobs = { 0 };
@@ -254,8 +301,10 @@ int cli_exec(const struct cli_globals *g, char **args, int n, FILE *out, FILE *e
 		cli_print_help(out, "exec");
 		return 0;
 	}
-	if ((code = cli_kube_open(&o.g, EXEC, &k, err)))
+	if ((code = task_command(&o, &task, err)))
 		return code;
+	if ((code = cli_kube_open(&o.g, EXEC, &k, err)))
+		goto out_task;
 	if ((code = cli_jobs_list(&k, o.all, &jobs, err)))
 		goto out;
 	if (!(tj = cli_jobs_find(&jobs, o.job))) {
@@ -278,5 +327,7 @@ int cli_exec(const struct cli_globals *g, char **args, int n, FILE *out, FILE *e
 out:
 	cli_jobs_release(&jobs);
 	cli_kube_close(&k);
+out_task:
+	free(task.run);
 	return code;
 }

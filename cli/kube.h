@@ -98,4 +98,7 @@ int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double time
 /* "30", "2.5": seconds > 0, at most a day; false for anything else. */
 bool cli_parse_timeout(const char *text, double *seconds);
 
+/* `cadre status` with no job: the clusters of cadre launch -c, as sky status lists them. */
+int cli_clusters(struct cli_kube *k, bool all, FILE *out, FILE *err);
+
 #endif

@@ -57,6 +57,20 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 	int code = CLI_EXIT_USAGE;
 
 	convert_result_init(&r);
+	if (o->wait_timeout && !cli_parse_timeout(o->wait_timeout, &timeout)) {
+		fprintf(err, "%s: --submit-timeout \"%s\": not a number of seconds\n", CMD,
+			o->wait_timeout);
+		goto out;
+	}
+	if (o->cluster) {
+		code = cli_launch_cluster(g, o, args, n, timeout, out, err);
+		goto out;
+	}
+	if (o->gpus) {
+		fprintf(err, "%s: --gpus goes with -c NAME (a cluster); a task names its "
+			"accelerators in resources\n", CMD);
+		goto out;
+	}
 	if (n != 1) {
 		fprintf(err, "%s: %s (see cadre launch --help)\n", CMD,
 			n ? "one TASK.yaml at a time" : "TASK.yaml is required");

@@ -383,6 +383,31 @@ static int dashdash_at(char **args, int n)
 	return n;
 }
 
+/*
+ * sky exec NAME CMD...: without "--", the command starts at the first word
+ * after the job that is not one of exec's flags (a program's name does not
+ * start with '-'); n when there is none.
+ */
+static int command_at(char **args, int n)
+{
+	static const char *const valued[] = { "--rank", "--namespace", "-n", "--kubeconfig",
+					      "--context" };
+	bool job = false;
+
+	for (int i = 0; i < n; i++) {
+		if (args[i][0] == '-' && args[i][1]) {
+			for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
+				if (!strcmp(args[i], valued[k]))
+					i++;
+			continue;
+		}
+		if (job)
+			return i;
+		job = true;
+	}
+	return n;
+}
+
 int cli_exec_parse(char **args, int n, struct cli_exec_opts *o, FILE *err)
 {
 	const char *rank = NULL;
@@ -390,10 +415,12 @@ int cli_exec_parse(char **args, int n, struct cli_exec_opts *o, FILE *err)
 		{ "rank", 0, &rank, NULL }, { "stdin", 'i', NULL, &o->interactive },
 		{ "tty", 't', NULL, &o->tty }, { NULL, 0, NULL, NULL },
 	};
-	int dd = dashdash_at(args, n), n_pos = 0, code;
+	int dd = dashdash_at(args, n), n_pos = 0, code, skip = 1;
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 
 	o->rank = -1;
+	if (dd == n && (dd = command_at(args, n)) < n)
+		skip = 0;  /* sky exec's form: the command right after the job */
 	if (!pos)
 		return CLI_EXIT_FAILED;
 	code = cli_opts_parse("cadre exec", opts, args, dd, &o->g, &o->all, &o->help, pos, &n_pos,
@@ -409,8 +436,8 @@ int cli_exec_parse(char **args, int n, struct cli_exec_opts *o, FILE *err)
 	}
 	o->job = pos[0];
 	/* as kubectl exec: the command follows "--", so its own flags stay its own */
-	o->argv = dd < n ? args + dd + 1 : NULL;
-	o->argc = dd < n ? n - dd - 1 : 0;
+	o->argv = dd < n ? args + dd + skip : NULL;
+	o->argc = dd < n ? n - dd - skip : 0;
 	if (n_pos > 1) {
 		fprintf(err, "cadre exec: unexpected \"%s\": the command goes after \"--\" "
 			"(cadre exec JOB -- COMMAND...)\n", pos[1]);

@@ -95,7 +95,7 @@ int cli_logs_parse(char **args, int n, struct cli_logs_opts *o, FILE *err);
 struct cli_exec_opts {
 	struct cli_globals g;
 	const char *job;
-	char **argv;  /* borrowed from args: the words after "--" (or after JOB) */
+	char **argv;  /* borrowed from args: the words after "--" (or after JOB, as sky exec) */
 	int argc;
 	bool interactive, tty, all, help;
 	int rank;  /* -1: every rank */

@@ -171,6 +171,14 @@ int cli_status(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 		cli_print_help(out, "status");
 		goto done;
 	}
+	if (!n_pos) {
+		/* sky status: the clusters. */
+		if (!(code = cli_kube_open(&gl, STATUS, &k, err))) {
+			code = cli_clusters(&k, all, out, err);
+			cli_kube_close(&k);
+		}
+		goto done;
+	}
 	if (n_pos != 1) {
 		fprintf(err, "%s: give one job id or name\n", STATUS);
 		code = CLI_EXIT_USAGE;

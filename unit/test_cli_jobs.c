@@ -352,6 +352,9 @@ Test(cli_jobs, status_shows_one_job_by_id_or_name)
 	cr_assert(strstr(out, "\nState:         PENDING (Resources), phase Queued\n"), "%s", out);
 	cr_assert_eq(cadre("status --kubeconfig KC 9999"), CLI_EXIT_FAILED);
 	assert_one_line("cadre status: no job 9999 in ml");
-	cr_assert_eq(cadre("status --kubeconfig KC"), CLI_EXIT_USAGE);
+	cr_assert_eq(cadre("status --kubeconfig KC 4242 4243"), CLI_EXIT_USAGE);
 	assert_one_line("cadre status: give one job id or name");
+	/* No job: the clusters of cadre launch -c, as sky status; none here. */
+	cr_assert_eq(cadre("status --kubeconfig KC"), 0, "%s", err);
+	cr_assert_str_eq(out, "Clusters\nNo existing clusters.\n");
 }

@@ -464,7 +464,8 @@ Test(cli_ranks, exec_options_split_at_the_double_dash)
 
 Test(cli_ranks, exec_refuses_no_command_a_word_before_the_dashes_and_t_without_i)
 {
-	const char *bad[] = { "job", "job --", "job hostname", "job extra -- true", "job -t -- sh",
+	/* "job hostname" is sky exec's form (tested below); a word before "--" is not. */
+	const char *bad[] = { "job", "job --", "job extra -- true", "job -t -- sh",
 			      "-- true", "job --rank=a -- true" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -479,6 +480,25 @@ Test(cli_ranks, exec_refuses_no_command_a_word_before_the_dashes_and_t_without_i
 		fclose(err);
 		cr_assert(printed_len > 0 && !strchr(printed, '\n')[1], "one line for %s", bad[i]);
 	}
+}
+
+/* sky exec NAME CMD...: without "--" the command is the words after the job. */
+Test(cli_ranks, exec_takes_sky_execs_form_without_the_dashes)
+{
+	char line[96], *v[16];
+	struct cli_exec_opts o = { 0 };
+	FILE *err = capture();
+	int n;
+
+	snprintf(line, sizeof(line), "%s", "dev-node --rank 0 python train.py --lr 3");
+	n = split(line, v);
+	cr_assert_eq(cli_exec_parse(v, n, &o, err), 0);
+	fclose(err);
+	cr_assert_str_eq(o.job, "dev-node");
+	cr_assert_eq(o.rank, 0);
+	cr_assert_eq(o.argc, 4);
+	cr_assert_str_eq(o.argv[0], "python");
+	cr_assert_str_eq(o.argv[3], "3");
 }
 
 Test(cli_ranks, signal_names_as_scancel_takes_them)
