@@ -37,7 +37,7 @@ static int cluster_job(const char *path, const struct cli_launch_opts *o,
 	buf_init(&run, CONVERT_MAX_INPUT + 4096);
 	if (path && (code = cli_read_input(LAUNCH, path, &text, err)))
 		goto out;
-	if (!path && buf_adds(&text, "num_nodes: 1\n")) {
+	if (!path && buf_adds(&text, "num_nodes: 1\nrun: \"true\"\n")) {
 		code = CLI_EXIT_FAILED;
 		goto out;
 	}

@@ -603,3 +603,20 @@ Test(cli_submit, every_submission_command_has_help_with_an_example)
 	cr_assert_eq(cadre("--help"), 0);
 	cr_assert(strstr(out, "  sbatch ") && strstr(out, "  launch ") && strstr(out, "  volumes "));
 }
+
+/* sky launch -c: a named cluster that stays up, waited for until UP. */
+Test(cli_submit, launch_c_keeps_a_named_cluster_up)
+{
+	fake.job_status = ",\"phase\":\"Running\"";
+	cr_assert_eq(cadre("launch --kubeconfig KC -c dev-node --gpus H100:1 --image i:1"), 0, "%s",
+		     err);
+	cr_assert_str_eq(out, "Launching cluster dev-node (jobId 4242)...\n"
+			      "Cluster dev-node is UP: cadre exec dev-node CMD runs on it, cadre down "
+			      "dev-node ends it.\n");
+	cr_assert_str_eq(created_str("metadata", "name", NULL), "dev-node");
+	cr_assert_str_eq(created_str("metadata", "labels", "cadre.dev/cluster"), "dev-node");
+	cr_assert_str_eq(created_str("spec", "resources", "accelerators"), "H100:1");
+	cr_assert(strstr(created_str("spec", "run", NULL), "while :; do sleep 3600; done"));
+	cr_assert_eq(cadre("launch --kubeconfig KC -c Bad_Name"), CLI_EXIT_USAGE);
+	cr_assert_eq(cadre("launch --kubeconfig KC --gpus H100:1 x.yaml"), CLI_EXIT_USAGE);
+}
