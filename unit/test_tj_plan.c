@@ -2282,3 +2282,24 @@ Test(tj_plan, status_topology_names_the_domains_of_the_ranks_nodes)
 	cr_assert_null(f.plan.status.topology.level);
 	fx_release(&f);
 }
+
+/* What a gang mode cannot say of spec.topology is told in a Warning event, once. */
+Test(tj_plan, a_mode_that_cannot_say_part_of_the_topology_tells_so_in_an_event)
+{
+	struct fx f;
+	const char *topo = ",\"topology\":{\"required\":\"example.com/block\","
+			   "\"preferred\":\"example.com/rack\"}";
+
+	fx_job(&f, topo, "{}");
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert(has_event(&f.plan, "TopologyNotExpressible"));
+	fx_release(&f);
+
+	fx_job(&f, ",\"topology\":{\"required\":\"example.com/block\"}", "{}");
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_not(has_event(&f.plan, "TopologyNotExpressible"), "Kueue says all of it");
+	fx_release(&f);
+}

@@ -860,6 +860,31 @@ static const char *scheduler_wait(struct planner *p, const char *name, int n, ch
 }
 
 /*
+ * The part of spec.topology a gang mode cannot say, told once per attempt
+ * as its first pods are made (docs/topology.md): Kueue takes required or
+ * preferred, not both; a PodGroup takes required only.
+ */
+static void topology_unexpressed(struct planner *p)
+{
+	const struct tj_topology *t = &p->job->spec.topology;
+	const char *mode = p->in->mode == GANG_KUEUE ? "Kueue" : "a PodGroup";
+	char what[256] = "";
+
+	if (!t->set || (p->in->mode != GANG_KUEUE && p->in->mode != GANG_NATIVE))
+		return;
+	if (p->in->mode == GANG_KUEUE && t->required && t->preferred)
+		snprintf(what, sizeof(what), "preferred (%s): Kueue takes one of required and "
+			 "preferred, and has required", t->preferred);
+	else if (p->in->mode == GANG_NATIVE && (t->preferred || t->has_segment))
+		snprintf(what, sizeof(what), "%s%s%s: a PodGroup takes one required level only",
+			 t->preferred ? "preferred" : "", t->preferred && t->has_segment ?
+			 " and " : "", t->has_segment ? "segment" : "");
+	if (*what)
+		event(p, true, "TopologyNotExpressible", "%s cannot say spec.topology.%s; the "
+		      "pods are placed without it", mode, what);
+}
+
+/*
  * Before admission: the PodGroup, then every pod naming it, ungated, in the
  * same pass (the reconciler sends the pods only once the group's create
  * succeeded: a pod naming a missing group never reaches the scheduler's
@@ -880,6 +905,7 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 	if (!pg) {
 		if (p->in->expectations_met) {
 			action(p, TJ_CREATE_PODGROUP, -1, NULL);
+			topology_unexpressed(p);
 			for (int r = 0; r < n; r++)
 				if (!by_rank[r])
 					action(p, TJ_CREATE_POD, r, NULL);
@@ -1033,6 +1059,8 @@ static bool gang_kueue_wait(struct planner *p, const struct podview **by_rank, i
 
 	if (refused && refusal_expired(p, refused, refused_since))
 		return true;
+	if (in->expectations_met && !have)
+		topology_unexpressed(p);
 	if (in->expectations_met)
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])

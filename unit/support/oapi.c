@@ -148,9 +148,14 @@ static json_t *cel_string(struct cel *c)
 
 		if (ch == '\\') {
 			ch = *c->p++;
-			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
 			if (!ch)
 				break;
+			/* CEL's escapes; any other, "\." as in a regex, does not compile. */
+			if (!strchr("abfnrtv\\'\"`?", ch)) {
+				buf_release(&b);
+				return cel_fail(c, "invalid escape \\%c in a string", ch);
+			}
+			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
 		}
 		buf_add(&b, &ch, 1);
 	}
