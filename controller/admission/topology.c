@@ -354,16 +354,17 @@ static bool valid_level(const struct topo_map *t, int k)
 }
 
 /* Room now (or when empty) per position, never on a fenced or ineligible node. */
-static void fill_room(const struct capacity *c, const struct topo_map *t,
-		      const struct cap_demand *d, int count, const unsigned char *fence,
-		      bool empty, int64_t *room)
+static int fill_room(const struct capacity *c, const struct topo_map *t,
+		     const struct cap_demand *d, int count, const unsigned char *fence,
+		     bool empty, int64_t *room, int64_t *by_node)
 {
-	for (size_t p = 0; p < c->n_nodes; p++) {
-		uint32_t i = t->order[p];
+	int err = capacity_rooms(c, d, count, fence, empty, by_node);
 
-		room[p] = (fence && fence[i]) || !capacity_eligible(c, d, i) ? 0 :
-			  empty ? capacity_room_empty(c, d, i, count) : capacity_room(c, d, i, count);
-	}
+	if (err)
+		return err;
+	for (size_t p = 0; p < c->n_nodes; p++)
+		room[p] = by_node[t->order[p]];
+	return 0;
 }
 
 /* For the level that decides: the most units a domain holds, and all together. */
@@ -399,8 +400,9 @@ int topo_fit(const struct capacity *c, const struct cap_demand *d, int count,
 	struct place pl = { t, r, NULL, NULL, 0 };
 	int level = r->segment >= 0 ? r->segment : r->required;
 	int size = r->segment >= 0 ? r->segment_size : 1;
-	int64_t units, best, total;
-	struct run *runs = NULL, chosen = { 0, nn, 0 };
+	int survey_level = r->required >= 0 ? r->required : level;
+	int64_t units, best, total, *by_node = NULL;
+	struct run *runs = NULL, chosen;
 	int err = 0;
 
 	memset(fit, 0, sizeof(*fit));
@@ -415,20 +417,16 @@ int topo_fit(const struct capacity *c, const struct cap_demand *d, int count,
 		fit->carriers = t->carriers[level];
 	pl.room = calloc(nn + 1, sizeof(*pl.room));
 	pl.taken = calloc((size_t)count, sizeof(*pl.taken));
+	by_node = calloc(nn + 1, sizeof(*by_node));
 	runs = calloc(nn + 1, sizeof(*runs));
-	if (!pl.room || !pl.taken || !runs) {
+	if (!pl.room || !pl.taken || !by_node || !runs) {
 		err = CADRE_ENOMEM;
 		goto out;
 	}
-	/* What the cluster could hold empty, for the message and the starvation guard. */
+	if ((err = fill_room(c, t, d, count, fence, false, pl.room, by_node)))
+		goto out;
 	if (level >= 0) {
-		fill_room(c, t, d, count, fence, true, pl.room);
-		survey(&pl, r->required >= 0 ? r->required : level, r->segment, size, &best, &total);
-		fit->best_ever = clamp_int(r->required >= 0 ? best : total);
-	}
-	fill_room(c, t, d, count, fence, false, pl.room);
-	if (level >= 0) {
-		survey(&pl, r->required >= 0 ? r->required : level, r->segment, size, &best, &total);
+		survey(&pl, survey_level, r->segment, size, &best, &total);
 		fit->best_room = clamp_int(best);
 		fit->room = clamp_int(total);
 	} else {
@@ -441,33 +439,37 @@ int topo_fit(const struct capacity *c, const struct cap_demand *d, int count,
 		long i = pick_one(runs, n, units, r->first_fit);
 
 		if (i < 0)
-			goto out;
+			goto unplaced;
 		chosen = runs[i];
 		err = place_in(&pl, chosen.a, chosen.b, r->required + 1, count);
-	} else if (r->segment >= 0) {
-		if (fit->room < units)
-			goto out;
-		err = place_in(&pl, 0, nn, 0, count);
+	} else if (fit->room < (r->segment >= 0 ? units : count)) {
+		goto unplaced;
 	} else {
-		if (fit->room < count)
-			goto out;
 		err = place_in(&pl, 0, nn, 0, count);
 	}
-	if (err == CADRE_EINVAL) {
-		err = 0;  /* a shape the sums promised but the packing could not keep */
-		goto out;
-	}
+	if (err == CADRE_EINVAL)
+		goto unplaced;  /* a shape the sums promised but the packing could not keep */
 	if (err || pl.n_taken != count)
 		goto out;
 	fit->fits = true;
+	fit->best_ever = fit->best_room;
 	if (placement) {
 		qsort(pl.taken, (size_t)count, sizeof(*pl.taken), compare_u32);
 		for (int i = 0; i < count; i++)
 			placement[i] = t->order[pl.taken[i]];
 	}
+	goto out;
+unplaced:
+	/* What the cluster could hold empty: for the message and the starvation guard. */
+	err = 0;
+	if (level >= 0 && !(err = fill_room(c, t, d, count, fence, true, pl.room, by_node))) {
+		survey(&pl, survey_level, r->segment, size, &best, &total);
+		fit->best_ever = clamp_int(r->required >= 0 ? best : total);
+	}
 out:
 	free(pl.room);
 	free(pl.taken);
+	free(by_node);
 	free(runs);
 	return err;
 }
@@ -480,18 +482,21 @@ size_t topo_hold(const struct capacity *c, const struct cap_demand *d, int count
 	int size = r->segment >= 0 ? r->segment_size : 1;
 	struct place pl = { t, r, NULL, NULL, 0 };
 	struct run *ever = NULL, *now = NULL;
+	int64_t *by_node = NULL;
 	long best = -1;
 
 	if (r->required < 0 || count < 1 || count % size)
 		return 0;
 	pl.room = calloc(nn + 1, sizeof(*pl.room));
+	by_node = calloc(nn + 1, sizeof(*by_node));
 	ever = calloc(nn + 1, sizeof(*ever));
 	now = calloc(nn + 1, sizeof(*now));
-	if (!pl.room || !ever || !now)
+	if (!pl.room || !by_node || !ever || !now ||
+	    fill_room(c, t, d, count, fence, true, pl.room, by_node))
 		goto out;
-	fill_room(c, t, d, count, fence, true, pl.room);
 	n = runs_of(&pl, r->required, 0, nn, true, r->segment, size, ever);
-	fill_room(c, t, d, count, fence, false, pl.room);
+	if (fill_room(c, t, d, count, fence, false, pl.room, by_node))
+		goto out;
 	runs_of(&pl, r->required, 0, nn, true, r->segment, size, now);
 	for (size_t i = 0; i < n; i++)
 		if (ever[i].units >= count / size &&
@@ -509,6 +514,7 @@ size_t topo_hold(const struct capacity *c, const struct cap_demand *d, int count
 	}
 out:
 	free(pl.room);
+	free(by_node);
 	free(ever);
 	free(now);
 	return held_n;

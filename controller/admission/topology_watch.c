@@ -87,6 +87,8 @@ int topology_watch_levels(struct topology_watch *w, struct cluster_topology *out
 	int err;
 
 	cluster_topology_init(out);
+	if (!w)
+		return cluster_topology_builtin_levels(out);
 	if (topology_watch_ensure(w) || !reflector_synced(w->reflector)) {
 		snprintf(why, size, "reading the cluster's topology levels (ClusterTopology "
 			 CLUSTER_TOPOLOGY_NAME "; is crd/clustertopologies.cadre.dev.yaml installed?)");

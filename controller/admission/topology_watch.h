@@ -23,7 +23,7 @@ int topology_watch_ensure(struct topology_watch *w);
 /*
  * The levels now, into out (initialized first): the ClusterTopology named
  * default once the watch has listed, or cadre's built-in levels when there
- * is none. Returns 0; CADRE_EAGAIN while the watch has not listed yet;
+ * is none (or w is NULL: a manager without the watch, as in benchmarks). Returns 0; CADRE_EAGAIN while the watch has not listed yet;
  * CADRE_EINVAL when the object is there but wrong, with why in why (a
  * person's line, at most size bytes); CADRE_ENOMEM. Release out whatever
  * it returns.
