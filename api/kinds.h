@@ -1,6 +1,7 @@
 /*
  * kinds.h - where cadre's own kinds live in the API: the group, version,
- * plural and kind of TrainingJob, Volume and Partition (cadre.dev/v1alpha1), as the
+ * plural and kind of TrainingJob, Volume, Partition and ClusterTopology
+ * (cadre.dev/v1alpha1), as the
  * initialisers of a struct kube_resource (kube/resource.h).
  *
  * api/ and kube/ never include each other, so the descriptors themselves
@@ -24,5 +25,9 @@
 /* Cluster-scoped (api/partition.h). */
 #define CADRE_RESOURCE_PARTITIONS \
 	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "partitions", "Partition", 0 }
+/* Cluster-scoped (api/clustertopology.h). */
+#define CADRE_RESOURCE_CLUSTERTOPOLOGIES \
+	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "clustertopologies", \
+	  "ClusterTopology", 0 }
 
 #endif

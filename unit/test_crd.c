@@ -460,6 +460,7 @@ Test(crd, trainingjob_printer_columns_and_wide_ones)
 		{"JOBID", ".status.jobId", "string", 1},
 		{"PARTITION", ".status.partition", "string", 1},
 		{"QUEUE", ".spec.queue", "string", 1},
+		{"TOPOLOGY", ".status.topology.domains", "string", 1},
 		{"MESSAGE", ".status.message", "string", 1},
 	};
 
@@ -804,6 +805,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
 		"partition", "array", "dependency", "output", "error",
+		"topology",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",
