@@ -281,7 +281,7 @@ static const struct command commands[] = {
 	  run_scontrol, true },
 	{ "sinfo", "the partitions and their nodes, as sinfo prints them",
 	  "Usage: cadre sinfo [-N] [-l] [-p PARTITION[,...]] [-t STATE[,...]] [-o FORMAT] [-h]\n"
-	  "                   [--json]\n"
+	  "                   [--json] [--topology]\n"
 	  "\n"
 	  "Prints the Partitions and their nodes with sinfo's default columns and widths:\n"
 	  "PARTITION AVAIL TIMELIMIT NODES STATE NODELIST, one row per partition and node\n"
@@ -301,13 +301,18 @@ static const struct command commands[] = {
 	  "  -t, --states LIST           nodes in these states (idle, mix, alloc, drain,\n"
 	  "                              down, ...)\n"
 	  "  -o, --format FORMAT         sinfo's %[.][WIDTH]FIELD: %P %R %a %l %L %D %t %T\n"
-	  "                              %N %c %m %G %F %A %s %r %h %g %z %d %w %f %E %i\n"
+	  "                              %N %c %m %G %F %A %s %r %h %g %z %d %w %f %E %i,\n"
+	  "                              and cadre's %y (TOPOLOGY)\n"
 	  "                              (\".\" right-justifies, \"#\" sinfo's computed width)\n"
 	  "  -h, --noheader              no header line\n"
 	  "      --json                  {\"sinfo\": [...]} with Slurm's field names\n"
+	  "      --topology              a TOPOLOGY column: each node's domains of the\n"
+	  "                              ClusterTopology's levels (block=b1,rack=r2), one\n"
+	  "                              row per domain\n"
 	  "\n"
 	  "Examples:\n"
 	  "  cadre sinfo\n"
+	  "  cadre sinfo --topology\n"
 	  "  cadre sinfo -N -l\n"
 	  "  cadre sinfo -p gpu -o \"%P %D %t %G %N\"\n",
 	  run_sinfo, true },

@@ -15,6 +15,7 @@
 #include "cli/jobs.h"
 #include "cli/kube.h"
 
+#include "api/clustertopology.h"
 #include "api/fielderr.h"
 #include "api/hostlist.h"
 #include "api/labels.h"
@@ -56,7 +57,7 @@ struct row {
 	size_t part_index;
 	size_t *nodes;
 	size_t n;
-	char key[256];
+	char key[1024];
 };
 
 static const char *str(const json_t *o, const char *k)
@@ -252,7 +253,7 @@ struct field {
 	size_t suffix_len;
 };
 
-static const char known[] = "PRalLDtTNcmGFAsrhgzdwfEi";
+static const char known[] = "PRalLDtTNcmGFAsrhgzdwfEiy";
 
 /* Parse format into fields (at most max); *prefix_len bytes of text before the first. */
 static int parse_format(const char *format, struct field *f, size_t max, size_t *n,
@@ -288,6 +289,19 @@ static int parse_format(const char *format, struct field *f, size_t max, size_t 
 		f[(*n)++] = x;
 	}
 	return 0;
+}
+
+static bool format_has(const char *format, char letter)
+{
+	struct field f[64];
+	size_t n = 0, prefix;
+
+	if (parse_format(format, f, 64, &n, &prefix, NULL))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (f[i].letter == letter)
+			return true;
+	return false;
 }
 
 bool sinfo_format_ok(const char *format, size_t *bad)
@@ -355,6 +369,30 @@ static int cell(struct buf *out, const char *s, int width, bool right, bool cut)
 	return e;
 }
 
+/* %y: "name=value" of every topology level whose label the node carries, else "-". */
+static void topology_text(const struct sinfo_query *q, const struct node *n, char *out,
+			  size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < q->n_topo && used + 1 < size; i++) {
+		const char *v = str(n->labels, q->topo_labels[i]);
+		const char *name = q->topo_names && q->topo_names[i] ? q->topo_names[i] : NULL;
+		const char *slash;
+
+		if (!v)
+			continue;
+		if (!name)
+			name = (slash = strrchr(q->topo_labels[i], '/')) ? slash + 1 :
+			       q->topo_labels[i];
+		used += (size_t)snprintf(out + used, size - used, "%s%s=%s", used ? "," : "", name,
+					 v);
+	}
+	if (!used)
+		snprintf(out, size, "-");
+}
+
 /* "96" or "96+" for the lowest of a group that differs (_build_min_max_32_string). */
 static void min_plus(long long lo, long long hi, char out[48])
 {
@@ -362,6 +400,7 @@ static void min_plus(long long lo, long long hi, char out[48])
 }
 
 struct ctx {
+	const struct sinfo_query *q;
 	const struct node *nodes;
 	const struct part *parts;
 	int part_width, node_width;
@@ -400,7 +439,7 @@ static int field_text(struct ctx *c, char letter, const struct row *r, struct bu
 			{ "A", "NODES(A/I)" }, { "s", "JOB_SIZE" }, { "r", "ROOT" },
 			{ "h", "OVERSUBSCRIBE" }, { "g", "GROUPS" }, { "z", "S:C:T" },
 			{ "d", "TMP_DISK" }, { "w", "WEIGHT" }, { "f", "AVAIL_FEATURES" },
-			{ "E", "REASON" }, { "i", "RESERVATION" },
+			{ "E", "REASON" }, { "i", "RESERVATION" }, { "y", "TOPOLOGY" },
 		};
 
 		for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
@@ -456,20 +495,28 @@ static int field_text(struct ctx *c, char letter, const struct row *r, struct bu
 	case 'f': return buf_adds(out, "(null)");
 	case 'E': return buf_adds(out, first && first->reason ? first->reason : "none");
 	case 'i': return 0;
+	case 'y': {
+		char where[512];
+
+		if (!first)
+			return buf_adds(out, "-");
+		topology_text(c->q, first, where, sizeof(where));
+		return buf_adds(out, where);
+	}
 	}
 	return 0;
 }
 
 /* The node fields of format: rows group the nodes that agree on them. */
-static void group_key(const struct field *f, size_t nf, const struct node *n, char *key,
-		      size_t size)
+static void group_key(const struct sinfo_query *q, const struct field *f, size_t nf,
+		      const struct node *n, char *key, size_t size)
 {
 	size_t used = 0;
 
 	key[0] = '\0';
 	for (size_t i = 0; i < nf && used + 1 < size; i++) {
 		const char *v = NULL;
-		char t[48];
+		char t[512];
 
 		switch (f[i].letter) {
 		case 't': v = state_compact(n->state); break;
@@ -480,6 +527,7 @@ static void group_key(const struct field *f, size_t nf, const struct node *n, ch
 		case 'm': snprintf(t, sizeof(t), "%lld", n->mem_mb); v = t; break;
 		case 'd': snprintf(t, sizeof(t), "%lld", n->disk_mb); v = t; break;
 		case 'z': snprintf(t, sizeof(t), "%lld", n->cpus); v = t; break;
+		case 'y': topology_text(q, n, t, sizeof(t)); v = t; break;
 		default: break;
 		}
 		if (v)
@@ -594,11 +642,11 @@ static int model_build(const struct sinfo_query *q, const struct field *f, size_
 		for (size_t ni = 0; ni < m->n_nodes; ni++) {
 			const struct node *n = &m->nodes[ni];
 			struct row *r = NULL;
-			char key[256];
+			char key[1024];
 
 			if (!in_partition(n, &m->parts[pi].p) || !state_wanted(n->state, q->states))
 				continue;
-			group_key(f, nf, n, key, sizeof(key));
+			group_key(q, f, nf, n, key, sizeof(key));
 			for (size_t k = first_row; !q->node_flag && k < m->n_rows && !r; k++)
 				if (!strcmp(m->rows[k].key, key))
 					r = &m->rows[k];
@@ -674,6 +722,7 @@ int sinfo_table(const struct sinfo_query *q, const json_t *partitions, const jso
 		return CADRE_EINVAL;
 	if ((e = model_build(q, f, nf, partitions, nodes, pods, &m)))
 		goto out;
+	c.q = q;
 	c.nodes = m.nodes;
 	c.parts = m.parts;
 	c.part_width = c.node_width = 9;  /* MIN_PART_FIELD_SIZE, MIN_NODE_FIELD_SIZE */
@@ -710,6 +759,7 @@ int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json
 		return CADRE_ENOMEM;
 	if ((e = model_build(q, f, 2, partitions, nodes, pods, &m)))
 		goto out;
+	c.q = q;
 	c.nodes = m.nodes;
 	buf_init(&c.tmp, 1 << 20);
 	for (size_t k = 0; k < m.n_rows && !e; k++) {
@@ -762,6 +812,25 @@ out:
 
 /* ---- the command ---- */
 
+/* The cluster's levels: ClusterTopology default, else cadre's built-in ones (docs/topology.md). */
+static void load_levels(struct cli_kube *k, struct cluster_topology *t)
+{
+	struct field_errors errs;
+	struct kube_status st;
+	json_t *obj = NULL;
+
+	kube_status_clear(&st);
+	field_errors_init(&errs);
+	cluster_topology_init(t);
+	if (kube_client_get(k->http, &kube_resource_clustertopologies, NULL, CLUSTER_TOPOLOGY_NAME,
+			    &obj, &st) || cluster_topology_parse(obj, t, &errs)) {
+		cluster_topology_release(t);
+		cluster_topology_builtin_levels(t);
+	}
+	field_errors_release(&errs);
+	json_decref(obj);
+}
+
 static int list(struct cli_kube *k, const struct kube_resource *res, const char *what,
 		json_t **items, bool missing_ok, FILE *err)
 {
@@ -785,12 +854,15 @@ static int list(struct cli_kube *k, const struct kube_resource *res, const char 
 int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
 	struct sinfo_query q = { 0 };
-	bool json = false, all = false, help = false;
+	bool json = false, all = false, help = false, topology = false;
+	struct cluster_topology levels;
+	char *with_topology = NULL;
 	const struct cli_opt opts[] = {
 		{ "Node", 'N', NULL, &q.node_flag }, { "long", 'l', NULL, &q.long_output },
 		{ "noheader", 'h', NULL, &q.noheader }, { "format", 'o', &q.format, NULL },
 		{ "partition", 'p', &q.partitions, NULL }, { "states", 't', &q.states, NULL },
-		{ "json", 0, NULL, &json }, { NULL, 0, NULL, NULL },
+		{ "json", 0, NULL, &json }, { "topology", 0, NULL, &topology },
+		{ NULL, 0, NULL, NULL },
 	};
 	struct cli_globals gl = *g;
 	struct cli_kube k = { 0 };
@@ -801,6 +873,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 	size_t bad;
 
 	buf_init(&text, (size_t)64 << 20);
+	cluster_topology_init(&levels);
 	if (!pos)
 		return CLI_EXIT_FAILED;
 	code = cli_opts_parse(CMD, opts, args, n, &gl, &all, &help, pos, &n_pos, err);
@@ -817,7 +890,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 		q.format = getenv("SINFO_FORMAT");
 	if (!code && q.format && !sinfo_format_ok(q.format, &bad)) {
 		fprintf(err, "%s: --format: unknown field at \"%s\" (known: %%P %%R %%a %%l %%L %%D "
-			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i)\n",
+			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i %%y)\n",
 			CMD, q.format + bad);
 		code = CLI_EXIT_USAGE;
 	}
@@ -828,6 +901,25 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 	}
 	if (code || (code = cli_kube_open(&gl, CMD, &k, err)))
 		goto done;
+	/* --topology: the TOPOLOGY column after the format's own. */
+	if (topology) {
+		const char *base = q.format ? q.format : q.node_flag ?
+				   (q.long_output ? SINFO_FORMAT_NODE_LONG : SINFO_FORMAT_NODE) :
+				   (q.long_output ? SINFO_FORMAT_LONG : SINFO_FORMAT);
+
+		if (!(with_topology = malloc(strlen(base) + 5))) {
+			code = CLI_EXIT_FAILED;
+			goto close;
+		}
+		snprintf(with_topology, strlen(base) + 5, "%s %%y", base);
+		q.format = with_topology;
+	}
+	if (topology || (q.format && format_has(q.format, 'y'))) {
+		load_levels(&k, &levels);
+		q.topo_labels = (const char *const *)levels.labels;
+		q.topo_names = (const char *const *)levels.names;
+		q.n_topo = levels.n_levels;
+	}
 	if ((code = list(&k, &kube_resource_partitions, "list partitions", &parts, true, err)) ||
 	    (code = list(&k, &kube_resource_nodes, "list nodes", &nodes, false, err)) ||
 	    (code = list(&k, &kube_resource_pods, "list pods", &pods, false, err)))
@@ -853,6 +945,8 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 close:
 	cli_kube_close(&k);
 done:
+	cluster_topology_release(&levels);
+	free(with_topology);
 	json_decref(parts);
 	json_decref(nodes);
 	json_decref(pods);

@@ -14,6 +14,9 @@
  *   mix    some of them
  *   idle   none
  * GRES is gpu:TYPE:COUNT, TYPE from nvidia.com/gpu.product ("h100").
+ * cadre's own field %y (TOPOLOGY; sinfo --topology adds it) shows where a
+ * node sits in the network: "block=b1,rack=r2" of the ClusterTopology's
+ * levels it carries, "-" for none; rows group the nodes of one domain.
  *
  * Pure: no I/O.
  */
@@ -39,6 +42,15 @@ struct sinfo_query {
 	bool noheader;           /* -h */
 	const char *partitions;  /* -p LIST; NULL: all */
 	const char *states;      /* -t LIST; NULL: all */
+	/*
+	 * The cluster's topology levels, coarse to fine (docs/topology.md), for
+	 * cadre's own field %y (TOPOLOGY): each node's "name=value" of every level
+	 * whose label it carries. labels[i] a node label key, names[i] what a
+	 * person calls it (NULL: the label's last part).
+	 */
+	const char *const *topo_labels;
+	const char *const *topo_names;
+	size_t n_topo;
 };
 
 /*

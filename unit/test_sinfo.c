@@ -171,3 +171,27 @@ Test(sinfo, json_lists_each_row_with_its_nodes)
 		json_object_get(doc, "sinfo"), 0), "partition"), "name")), "gpu");
 	json_decref(doc);
 }
+
+/* cadre's %y: where each node sits in the ClusterTopology's levels; rows group each domain. */
+Test(sinfo, the_topology_column_names_each_nodes_domains)
+{
+	static const char *const labels[] = { "example.com/block", "example.com/rack" };
+	static const char *const names[] = { "block", NULL };
+	const char *racks[] = { "r2", "r1", "r1", "r2", NULL };
+
+	for (size_t i = 0; i < 4; i++) {
+		json_t *l = json_object_get(json_object_get(json_array_get(nodes, i), "metadata"),
+					    "labels");
+
+		json_object_set_new(l, "example.com/block", json_string("b1"));
+		json_object_set_new(l, "example.com/rack", json_string(racks[i]));
+	}
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%P %D %t %N %y",
+							.partitions = "gpu", .topo_labels = labels,
+							.topo_names = names, .n_topo = 2 },
+				 parts, nodes, NULL, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "PARTITION NODES STATE NODELIST TOPOLOGY\n"
+				      "gpu* 1 idle gpu-node-10 -\n"
+				      "gpu* 2 idle gpu-node-[0-1] block=b1,rack=r1\n"
+				      "gpu* 2 idle gpu-node-[2-3] block=b1,rack=r2\n");
+}
