@@ -15,6 +15,7 @@
 struct invocation {
 	struct cli_globals g;
 	const char *image;  /* convert and launch --image */
+	const char *topology_level;  /* convert --topology-level */
 	const char *name;   /* launch --name */
 	const char *submit_timeout;  /* launch --submit-timeout */
 	const char *cluster;         /* launch -c */
@@ -36,7 +37,8 @@ struct command {
 
 static int run_convert(struct invocation *inv, FILE *out, FILE *err)
 {
-	return cli_convert(&inv->g, inv->image, inv->args, inv->n_args, out, err);
+	return cli_convert(&inv->g, &(struct cli_convert_opts){ inv->image, inv->topology_level },
+			   inv->args, inv->n_args, out, err);
 }
 
 static int run_sbatch(struct invocation *inv, FILE *out, FILE *err)
@@ -131,7 +133,7 @@ static int run_dashboard(struct invocation *inv, FILE *out, FILE *err)
 
 static const struct command commands[] = {
 	{ "convert", "a Slurm batch script or SkyPilot YAML as a TrainingJob or Volume",
-	  "Usage: cadre convert FILE [--image IMG]\n"
+	  "Usage: cadre convert FILE [--image IMG] [--topology-level LABEL]\n"
 	  "\n"
 	  "Reads a Slurm batch script (#SBATCH lines), a SkyPilot task.yaml or a SkyPilot\n"
 	  "volume file and prints the TrainingJob or Volume it becomes on stdout. Whatever\n"
@@ -140,6 +142,9 @@ static const struct command commands[] = {
 	  "Flags:\n"
 	  "      --image IMG   the image when the file names none (#SBATCH --container-image,\n"
 	  "                    resources.image_id); else the controller's --default-image\n"
+	  "      --topology-level LABEL  the node label #SBATCH --switches and --segment\n"
+	  "                    mean (a leaf switch, an NVLink domain); cadre sbatch reads it\n"
+	  "                    from the cluster's ClusterTopology (defaultLevel)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  cadre convert train.sh --image nvcr.io/nvidia/pytorch:24.05-py3 > job.yaml\n"
@@ -172,6 +177,8 @@ static const struct command commands[] = {
 	  "      --parsable              print the job id alone\n"
 	  "  -W, --wait                  wait for the job to end; exit with its exit code\n"
 	  "      --image IMG             the image when the script names none\n"
+	  "      --topology-level LABEL  the node label --switches and --segment mean\n"
+	  "                              (default: the ClusterTopology's defaultLevel)\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
 	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
 	  "                              before \"sbatch\" is the namespace)\n"
@@ -611,6 +618,7 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "namespace", 'n', &inv->g.namespace, NULL }, NULL },
 		{ { "help", 'h', NULL, &inv->help }, NULL },
 		{ { "image", 0, &inv->image, NULL }, "convert launch" },
+		{ { "topology-level", 0, &inv->topology_level, NULL }, "convert" },
 		{ { "name", 0, &inv->name, NULL }, "launch" },
 		{ { "submit-timeout", 0, &inv->submit_timeout, NULL }, "launch" },
 		{ { "cluster", 'c', &inv->cluster, NULL }, "launch" },

@@ -43,7 +43,12 @@ struct cli_flag {
 int cli_main(int argc, char **argv, FILE *out, FILE *err);
 
 /* `cadre convert`: see its --help. args[0..n) are the positional words. */
-int cli_convert(const struct cli_globals *g, const char *image, char **args, int n,
+struct cli_convert_opts {
+	const char *image;           /* --image */
+	const char *topology_level;  /* --topology-level */
+};
+
+int cli_convert(const struct cli_globals *g, const struct cli_convert_opts *o, char **args, int n,
 		FILE *out, FILE *err);
 
 /*

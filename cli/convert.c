@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_convert(const struct cli_globals *g, const char *image, char **args, int n,
+int cli_convert(const struct cli_globals *g, const struct cli_convert_opts *o, char **args, int n,
 		FILE *out, FILE *err)
 {
 	struct convert_result r;
@@ -37,7 +37,8 @@ int cli_convert(const struct cli_globals *g, const char *image, char **args, int
 		goto out;
 	}
 	e = convert_any(&(struct convert_input){ .text = buf_str(&text), .len = text.len,
-						 .default_name = name, .image = image }, &r);
+						 .default_name = name, .image = o->image,
+						 .topology_level = o->topology_level }, &r);
 	if (e == CADRE_EPARSE) {
 		cli_print_note(err, args[0], &r.error);
 		goto out;

@@ -284,24 +284,13 @@ static void names_text(const struct dash_names *names, char *out, size_t size)
 static json_t *topology_levels(struct cli_kube *k)
 {
 	struct cluster_topology t;
-	struct field_errors errs;
-	struct kube_status st;
-	json_t *obj = NULL, *out = json_array();
+	json_t *out = json_array();
 
-	kube_status_clear(&st);
-	field_errors_init(&errs);
-	cluster_topology_init(&t);
-	if (kube_client_get(k->http, &kube_resource_clustertopologies, NULL, CLUSTER_TOPOLOGY_NAME,
-			    &obj, &st) || cluster_topology_parse(obj, &t, &errs)) {
-		cluster_topology_release(&t);
-		cluster_topology_builtin_levels(&t);
-	}
+	cli_cluster_topology(k, &t);
 	for (size_t i = 0; out && i < t.n_levels; i++)
 		json_array_append_new(out, json_pack("{s:s, s:s?}", "nodeLabel", t.labels[i],
 						     "name", t.names[i]));
 	cluster_topology_release(&t);
-	field_errors_release(&errs);
-	json_decref(obj);
 	return out;
 }
 

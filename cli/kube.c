@@ -4,6 +4,8 @@
  */
 #include "cli/kube.h"
 
+#include "api/clustertopology.h"
+#include "api/fielderr.h"
 #include "base/err.h"
 #include "convert/convert.h"
 
@@ -204,4 +206,22 @@ void cli_notes_print(const struct cli_notes *n, FILE *err)
 {
 	for (size_t i = 0; n && i < n->r->notes.len; i++)
 		cli_print_note(err, n->file, &n->r->notes.items[i]);
+}
+
+void cli_cluster_topology(struct cli_kube *k, struct cluster_topology *t)
+{
+	struct field_errors errs;
+	struct kube_status st;
+	json_t *obj = NULL;
+
+	kube_status_clear(&st);
+	field_errors_init(&errs);
+	cluster_topology_init(t);
+	if (kube_client_get(k->http, &kube_resource_clustertopologies, NULL, CLUSTER_TOPOLOGY_NAME,
+			    &obj, &st) || cluster_topology_parse(obj, t, &errs)) {
+		cluster_topology_release(t);
+		cluster_topology_builtin_levels(t);
+	}
+	field_errors_release(&errs);
+	json_decref(obj);
 }

@@ -40,6 +40,16 @@ struct cli_kube {
 int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube *k, FILE *err);
 void cli_kube_close(struct cli_kube *k);
 
+struct cluster_topology;
+
+/*
+ * The cluster's topology levels into t (released by the caller): the
+ * ClusterTopology named default, or cadre's built-in levels when there is
+ * none or it cannot be read or parsed (docs/topology.md); t->source says
+ * which, and t->default_level is NULL for the built-in ones.
+ */
+void cli_cluster_topology(struct cli_kube *k, struct cluster_topology *t);
+
 /*
  * Print what st says went wrong, as one line naming the server when it
  * could not be reached or refused the credentials; what is "doing"

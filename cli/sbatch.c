@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "api/clustertopology.h"
 #include "api/labels.h"
 #include "convert/convert.h"
 
@@ -31,9 +32,9 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 		    FILE *err)
 {
 	static const char *const names[] = { "kubeconfig", "context", "namespace", "image",
-					     "submit-timeout" };
+					     "submit-timeout", "topology-level" };
 	const char **values[] = { &c->g.kubeconfig, &c->g.context, &c->g.namespace, &c->image,
-				  &c->timeout };
+				  &c->timeout, &c->topology_level };
 	const char *a = args[*i];
 
 	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -132,17 +133,52 @@ int cli_words_convert(const struct cli_words *c, const char *cmd, const char *fi
 	int e = convert_slurm(&(struct convert_input){ .text = text, .len = len,
 						       .default_name = default_name,
 						       .image = c->image, .args = c->opts,
+						       .topology_level = c->topology_level,
 						       .n_args = c->n_opts }, r);
 
 	return cli_converted(cmd, file, e, r, err);
 }
 
-/* The script with the options on top. 0 or the exit code. */
-static int convert(struct cli_words *c, struct convert_result *r, FILE *err)
+/*
+ * The level #SBATCH --switches and --segment mean, when the command line
+ * gave none: the cluster's ClusterTopology defaultLevel (docs/topology.md).
+ * Opens k. 0 with *level set (owned) or left NULL when the cluster names
+ * none, or the exit code.
+ */
+static int cluster_level(struct cli_words *c, struct cli_kube *k, bool *opened, char **level,
+			 FILE *err)
 {
+	struct cluster_topology t;
+	int code;
+
+	if (!*opened) {
+		if ((code = cli_kube_open(&c->g, CMD, k, err)))
+			return code;
+		*opened = true;
+	}
+	cli_cluster_topology(k, &t);
+	if (t.default_level && !(*level = strdup(t.default_level))) {
+		cluster_topology_release(&t);
+		fprintf(err, "%s: out of memory\n", CMD);
+		return CLI_EXIT_FAILED;
+	}
+	cluster_topology_release(&t);
+	return 0;
+}
+
+/*
+ * The script with the options on top. A script that asks for a topology
+ * (--switches, --segment) without --topology-level is converted again with
+ * the cluster's level, which opens k. 0 or the exit code.
+ */
+static int convert(struct cli_words *c, struct cli_kube *k, bool *opened, char **level,
+		   struct convert_result *r, FILE *err)
+{
+	struct convert_input in = { .image = c->image, .args = c->opts, .n_args = c->n_opts,
+				    .topology_level = c->topology_level };
 	struct buf text;
 	char *name = NULL;
-	int code;
+	int code, e;
 
 	buf_init(&text, CONVERT_MAX_INPUT);
 	if ((code = cli_read_input(CMD, c->script, &text, err)))
@@ -150,7 +186,33 @@ static int convert(struct cli_words *c, struct convert_result *r, FILE *err)
 	code = CLI_EXIT_FAILED;
 	if (!(name = cli_name_from_path(c->script)))
 		goto out;
-	code = cli_words_convert(c, CMD, c->script, buf_str(&text), text.len, name, r, err);
+	in.text = buf_str(&text);
+	in.len = text.len;
+	in.default_name = name;
+	e = convert_slurm(&in, r);
+
+	if (e == CADRE_EPARSE && r->needs_topology_level && !c->topology_level) {
+		if ((code = cluster_level(c, k, opened, level, err)))
+			goto out;
+		if (*level) {
+			convert_result_release(r);
+			convert_result_init(r);
+			in.topology_level = c->topology_level = *level;
+			e = convert_slurm(&in, r);
+		} else {
+			struct convert_note *n = &r->error;
+
+			convert_notes_sort(&r->notes);
+			cli_print_note(err, c->script, &(struct convert_note){
+				n->line, n->column, n->option,
+				"the cluster's ClusterTopology names no defaultLevel (kubectl get "
+				"ctopo default): pass --topology-level LABEL, the node label a "
+				"switch is" });
+			code = CLI_EXIT_USAGE;
+			goto out;
+		}
+	}
+	code = cli_converted(CMD, c->script, e, r, err);
 out:
 	free(name);
 	buf_release(&text);
@@ -272,6 +334,7 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 	struct convert_result r;
 	struct cli_kube k;
 	bool opened = false;
+	char *level = NULL;
 	double timeout = CLI_SUBMIT_TIMEOUT_S;
 	char id[64];
 	int code = CLI_EXIT_USAGE;
@@ -293,9 +356,9 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 			c.timeout);
 		goto out;
 	}
-	if ((code = convert(&c, &r, err)))
+	if ((code = convert(&c, &k, &opened, &level, &r, err)))
 		goto out;
-	if ((code = cli_kube_open(&c.g, CMD, &k, err)))
+	if (!opened && (code = cli_kube_open(&c.g, CMD, &k, err)))
 		goto out;
 	opened = true;
 	if ((code = cli_sbatch_check(&k, &r, err)) || (code = name_apart(&k, &r, err)) ||
@@ -312,5 +375,6 @@ out:
 		cli_kube_close(&k);
 	cli_words_release(&c);
 	convert_result_release(&r);
+	free(level);
 	return code;
 }

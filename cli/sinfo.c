@@ -812,24 +812,6 @@ out:
 
 /* ---- the command ---- */
 
-/* The cluster's levels: ClusterTopology default, else cadre's built-in ones (docs/topology.md). */
-static void load_levels(struct cli_kube *k, struct cluster_topology *t)
-{
-	struct field_errors errs;
-	struct kube_status st;
-	json_t *obj = NULL;
-
-	kube_status_clear(&st);
-	field_errors_init(&errs);
-	cluster_topology_init(t);
-	if (kube_client_get(k->http, &kube_resource_clustertopologies, NULL, CLUSTER_TOPOLOGY_NAME,
-			    &obj, &st) || cluster_topology_parse(obj, t, &errs)) {
-		cluster_topology_release(t);
-		cluster_topology_builtin_levels(t);
-	}
-	field_errors_release(&errs);
-	json_decref(obj);
-}
 
 static int list(struct cli_kube *k, const struct kube_resource *res, const char *what,
 		json_t **items, bool missing_ok, FILE *err)
@@ -915,7 +897,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 		q.format = with_topology;
 	}
 	if (topology || (q.format && format_has(q.format, 'y'))) {
-		load_levels(&k, &levels);
+		cli_cluster_topology(&k, &levels);
 		q.topo_labels = (const char *const *)levels.labels;
 		q.topo_names = (const char *const *)levels.names;
 		q.n_topo = levels.n_levels;

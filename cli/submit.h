@@ -24,6 +24,7 @@ enum cli_words_mode {
 struct cli_words {
 	struct cli_globals g;   /* --kubeconfig, --context, --namespace, on top of the caller's */
 	const char *image;      /* --image */
+	const char *topology_level;  /* --topology-level, else the ClusterTopology's */
 	const char *timeout;    /* --submit-timeout, as text */
 	bool parsable, help;    /* --parsable; --help or -h */
 	bool wait;              /* sbatch -W/--wait */

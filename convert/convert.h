@@ -68,6 +68,10 @@ struct convert_input {
 				      uses the script's file name); NULL: "job" */
 	const char *image;         /* --image: used when the file names no image */
 	int32_t max_array_size;    /* --array's indices stop below this; 0: Slurm's 1001 */
+	const char *topology_level; /* the level --switches and --segment mean: the
+				      ClusterTopology's defaultLevel (a node label key);
+				      NULL: either option is an error that sets
+				      convert_result.needs_topology_level */
 	const char *const *args;   /* batch scripts only: sbatch options from the command
 				      line, one word each, read after the script's #SBATCH
 				      lines so that they win, as sbatch's do; notes and
@@ -85,6 +89,7 @@ struct convert_result {
 	struct convert_notes notes;   /* in line order of discovery */
 	struct convert_note error;    /* set when a convert_* call returns CADRE_EPARSE */
 	bool image_from_flag;         /* spec.image came from convert_input.image */
+	bool needs_topology_level;    /* --switches or --segment met no topology_level */
 };
 
 void convert_result_init(struct convert_result *r);

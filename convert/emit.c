@@ -201,6 +201,19 @@ static bool emit_nested(struct emitter *em, const struct tj_spec *s)
 	return ok;
 }
 
+/* spec.topology: --switches and --segment. */
+static bool emit_topology(struct emitter *em, const struct tj_topology *t)
+{
+	if (!t->set)
+		return true;
+	return str(em, "topology") && map_start(em) && pair(em, "required", t->required) &&
+	       pair(em, "preferred", t->preferred) &&
+	       (!t->has_segment || (str(em, "segment") && map_start(em) &&
+				    int_pair(em, "size", t->segment_size) &&
+				    pair(em, "required", t->segment_required) && map_end(em))) &&
+	       map_end(em);
+}
+
 static bool emit_long_runs(struct emitter *em, const struct tj_spec *s)
 {
 	bool ok = true;
@@ -246,6 +259,7 @@ static bool emit_job(struct emitter *em, const struct trainingjob *tj)
 	       pair(em, "workdir", s->workdir) && emit_lists(em, s) &&
 	       pair(em, "queue", s->queue) && pair(em, "partition", s->partition) &&
 	       pair(em, "array", s->array) && emit_nested(em, s) &&
+	       emit_topology(em, &s->topology) &&
 	       (!s->priority || int_pair(em, "priority", s->priority)) &&
 	       (!s->max_restarts || int_pair(em, "maxRestarts", s->max_restarts)) &&
 	       (!s->has_active_deadline_seconds ||

@@ -186,6 +186,26 @@ static void put_dependency(struct writer *w, json_t *spec, const struct tj_spec 
 	put(w, spec, "dependency", dep);
 }
 
+/* spec.topology, as emit.c writes it. */
+static void put_topology(struct writer *w, json_t *spec, const struct tj_topology *t)
+{
+	json_t *topo;
+
+	if (!t->set)
+		return;
+	topo = object(w);
+	put_str(w, topo, "required", t->required);
+	put_str(w, topo, "preferred", t->preferred);
+	if (t->has_segment) {
+		json_t *seg = object(w);
+
+		put_int(w, seg, "size", t->segment_size);
+		put_str(w, seg, "required", t->segment_required);
+		put(w, topo, "segment", seg);
+	}
+	put(w, spec, "topology", topo);
+}
+
 /* spec.signal and spec.failurePolicy, as emit.c writes them. */
 static void put_long_runs(struct writer *w, json_t *spec, const struct tj_spec *s)
 {
@@ -238,6 +258,7 @@ static json_t *job(struct writer *w, const struct trainingjob *tj)
 	put_str(w, spec, "partition", s->partition);
 	put_str(w, spec, "array", s->array);
 	put_dependency(w, spec, s);
+	put_topology(w, spec, &s->topology);
 	if (s->priority)
 		put_int(w, spec, "priority", s->priority);
 	if (s->max_restarts)

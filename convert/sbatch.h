@@ -49,6 +49,9 @@ struct sbatch {
 	int64_t mem_per_cpu_mib, mem_per_gpu_mib;
 	int mem_per_line;
 	const char *mem_per_option;
+	/* --switches=COUNT, --segment=N: spec.topology at the input's topology_level. */
+	int switches, switches_line;
+	int segment, segment_line;
 };
 
 /* Apply every collected argument to s->r->tj, then derive what needs several. */

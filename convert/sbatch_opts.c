@@ -290,6 +290,50 @@ static int opt_signal(struct sbatch *s, const struct option_def *o, const char *
 	return 0;
 }
 
+/*
+ * --switches=COUNT[@MAX-TIME]: at most COUNT leaf switches. One is every rank
+ * in one domain of the topology level (spec.topology.required); more is as
+ * few domains as the cluster allows (preferred), since cadre packs rather
+ * than counts. Slurm's MAX-TIME (wait that long, then take any nodes) has
+ * no counterpart: required waits for a domain with room.
+ */
+static int opt_switches(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	const char *at = strchr(v, '@');
+	size_t len = at ? (size_t)(at - v) : strlen(v);
+	int count, err;
+
+	if (!parse_count(v, len, 1, 100000, &count))
+		return fail(s, o, line, "\"%s\" is not a count of switches (COUNT[@MAX-TIME], "
+			    "COUNT from 1)", v);
+	if (at) {
+		int64_t secs;
+
+		if (convert_slurm_time(at + 1, &secs))
+			return fail(s, o, line, "\"%s\" after @ is not a Slurm time", at + 1);
+		if ((err = note(s, o, line, "@%s: cadre does not give up on the topology after a "
+				"wait: %s", at + 1, count == 1 ?
+				"the gang waits until one domain has room" :
+				"preferred never waits")))
+			return err;
+	}
+	s->switches = count;
+	s->switches_line = line;
+	return 0;
+}
+
+/* --segment=N: groups of N consecutive ranks, each in one domain of the level. */
+static int opt_segment(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	int n;
+
+	if (!parse_count(v, strlen(v), 1, 100000, &n))
+		return fail(s, o, line, "\"%s\" is not a number of nodes from 1", v);
+	s->segment = n;
+	s->segment_line = line;
+	return 0;
+}
+
 /* --hold: created suspended, as sbatch -H submits a held job (scontrol release lets it go). */
 static int opt_hold(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
@@ -685,7 +729,7 @@ static const struct option_def options[] = {
 	{ "nodelist", 'w', ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "exclude", 'x', ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "nodefile", 'F', ARG_REQUIRED, opt_report, PLACEMENT },
-	{ "switches", 0, ARG_REQUIRED, opt_report, PLACEMENT },
+	{ "switches", 0, ARG_REQUIRED, opt_switches, NULL },
 	{ "exclusive", 0, ARG_OPTIONAL, opt_report,
 	  "a pod gets what it asks for: ask for all of a node's GPUs to have the node alone" },
 	{ "oversubscribe", 's', ARG_NONE, opt_report, "pods share nodes as their requests allow" },
@@ -733,7 +777,7 @@ static const struct option_def options[] = {
 	{ "uid", 0, ARG_REQUIRED, opt_report, "the pod runs as its image's user" },
 	{ "gid", 0, ARG_REQUIRED, opt_report, "the pod runs as its image's user" },
 	{ "wait-all-nodes", 0, ARG_REQUIRED, opt_report, "a gang always starts on all its nodes" },
-	{ "segment", 0, ARG_REQUIRED, opt_report, PLACEMENT },
+	{ "segment", 0, ARG_REQUIRED, opt_segment, NULL },
 	{ "batch", 0, ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "container", 0, ARG_REQUIRED, opt_report, CONTAINER },
 	{ "container-id", 0, ARG_REQUIRED, opt_report, CONTAINER },
@@ -1121,6 +1165,54 @@ static int finish_signal(struct sbatch *s)
 			    (long long)spec->signal.seconds_before);
 }
 
+/* spec.topology from --switches and --segment, once --nodes is known. */
+static int finish_topology(struct sbatch *s)
+{
+	struct tj_topology *t = &s->r->tj.spec.topology;
+	const char *level = s->in->topology_level;
+	int line = s->switches ? s->switches_line : s->segment_line;
+	const char *option = s->switches ? "--switches" : "--segment";
+	int nodes = s->r->tj.spec.num_nodes;
+	int err;
+
+	if (!s->switches && !s->segment)
+		return 0;
+	if (!level || !*level) {
+		s->r->needs_topology_level = true;
+		return convert_fail(s->r, line, 0, option, "which topology level is a switch: "
+				    "pass --topology-level LABEL (cadre sbatch reads the "
+				    "ClusterTopology's defaultLevel)");
+	}
+	if (s->segment && nodes % s->segment)
+		return convert_fail(s->r, s->segment_line, 0, "--segment", "%d does not divide "
+				    "the job's %d nodes into equal segments", s->segment, nodes);
+	t->set = true;
+	if (s->switches == 1 && (err = replace_string(&t->required, level)))
+		return err;
+	if (s->switches > 1) {
+		if ((err = replace_string(&t->preferred, level)))
+			return err;
+		if ((err = convert_note(&s->r->notes, s->switches_line, "--switches",
+					"cadre packs the ranks into as few %s domains as it can "
+					"(spec.topology.preferred); it does not count them", level)))
+			return err;
+	}
+	/* One segment of every node is one domain; segments inside one domain of the same
+	 * level add nothing. */
+	if (s->segment && s->segment == nodes && !t->required) {
+		free(t->preferred);
+		t->preferred = NULL;
+		return replace_string(&t->required, level);
+	}
+	if (s->segment && s->switches != 1) {
+		t->has_segment = true;
+		t->segment_size = s->segment;
+		if ((err = replace_string(&t->segment_required, level)))
+			return err;
+	}
+	return 0;
+}
+
 int sbatch_apply(struct sbatch *s)
 {
 	struct tj_spec *spec = &s->r->tj.spec;
@@ -1140,7 +1232,8 @@ int sbatch_apply(struct sbatch *s)
 	}
 	/* The options' own notes before the file's (the image), then the name's fit. */
 	if ((err = finish_mem_per(s)) || (err = finish_output(s)) || (err = finish_signal(s)) ||
-	    (err = finish_name_and_image(s)) || (err = finish_array_name(s)))
+	    (err = finish_name_and_image(s)) || (err = finish_array_name(s)) ||
+	    (err = finish_topology(s)))
 		return err;
 	return 0;
 }

@@ -43,6 +43,7 @@ int fuzz_sbatch(const uint8_t *data, size_t size)
 	convert_result_init(&r);
 	err = convert_slurm(&(struct convert_input){ .text = script, .len = len,
 						     .default_name = "fuzz",
+						     .topology_level = "network.topology.nvidia.com/leaf",
 						     .args = (const char *const *)words,
 						     .n_args = n_words }, &r);
 	if (!err)

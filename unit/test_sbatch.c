@@ -500,6 +500,80 @@ Test(sbatch, dependency_is_the_dependency_and_bad_ones_name_their_line)
 	sbatch_fails("#SBATCH --dependency=afterok:1,afterany:2?after:3", 2, "--dependency");
 }
 
+/* A script of these #SBATCH lines converted with level as --topology-level (NULL: none). */
+static int topology_script(const char *lines, const char *level)
+{
+	char text[4096];
+	struct convert_input in = { .text = text, .default_name = "train",
+				    .topology_level = level };
+
+	snprintf(text, sizeof(text), "#!/bin/bash\n%s\nsrun python train.py\n", lines);
+	in.len = strlen(text);
+	convert_result_release(&r);
+	return convert_slurm(&in, &r);
+}
+
+#define LEAF "network.topology.nvidia.com/leaf"
+
+/* --switches and --segment: spec.topology at the cluster's level (docs/topology.md). */
+Test(sbatch, switches_and_segment_are_spec_topology_at_the_level)
+{
+	const struct tj_topology *t = &r.tj.spec.topology;
+
+	/* One switch: every rank under one leaf, or wait. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --switches=1", LEAF), 0, "%s",
+		     r.error.message ? r.error.message : "");
+	cr_assert(t->set);
+	cr_assert_str_eq(t->required, LEAF);
+	cr_assert_null(t->preferred);
+	cr_assert_not(t->has_segment);
+	/* Slurm's @MAX-TIME relaxes after a wait; cadre says it does not. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --switches=1@10:00", LEAF), 0);
+	assert_note(3, "--switches", "does not give up");
+	/* More than one: as few as the cluster allows, said in a note. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --switches=3", LEAF), 0);
+	cr_assert_null(t->required);
+	cr_assert_str_eq(t->preferred, LEAF);
+	assert_note(3, "--switches", "as few");
+	/* Segments of N consecutive ranks, each under one leaf. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --segment=4", LEAF), 0);
+	cr_assert(t->has_segment);
+	cr_assert_eq(t->segment_size, 4);
+	cr_assert_str_eq(t->segment_required, LEAF);
+	cr_assert_null(t->required);
+	/* One segment of every node is one domain. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --segment=8", LEAF), 0);
+	cr_assert_str_eq(t->required, LEAF);
+	cr_assert_not(t->has_segment);
+	/* The options written as JSON as the API server reads them. */
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --switches=2 --segment=4", LEAF), 0);
+	json_t *obj = NULL, *want = json_pack("{s:s, s:{s:i, s:s}}", "preferred", LEAF, "segment",
+					      "size", 4, "required", LEAF);
+
+	cr_assert_eq(convert_to_json(&r, &obj), 0);
+	cr_assert(json_equal(json_object_get(json_object_get(obj, "spec"), "topology"), want));
+	json_decref(want);
+	json_decref(obj);
+}
+
+Test(sbatch, switches_without_a_level_or_a_segment_that_does_not_divide_is_refused)
+{
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --switches=1", NULL), CADRE_EPARSE);
+	cr_assert(r.needs_topology_level);
+	cr_assert_eq(r.error.line, 3);
+	cr_assert_str_eq(r.error.option, "--switches");
+	cr_assert(strstr(r.error.message, "--topology-level"), "%s", r.error.message);
+	cr_assert_eq(topology_script("#SBATCH -N 8\n#SBATCH --segment=3", LEAF), CADRE_EPARSE);
+	cr_assert_not(r.needs_topology_level);
+	cr_assert_eq(r.error.line, 3);
+	cr_assert_str_eq(r.error.option, "--segment");
+	cr_assert_eq(topology_script("#SBATCH --switches=0", LEAF), CADRE_EPARSE);
+	cr_assert_str_eq(r.error.option, "--switches");
+	cr_assert_eq(topology_script("#SBATCH --switches=1@soon", LEAF), CADRE_EPARSE);
+	cr_assert_eq(topology_script("#SBATCH --segment=x", LEAF), CADRE_EPARSE);
+	cr_assert_str_eq(r.error.option, "--segment");
+}
+
 /* --signal=[{R|B}:]SIG[@SECONDS]: spec.signal, 60 s by default as in Slurm. */
 Test(sbatch, signal_is_spec_signal)
 {

@@ -193,3 +193,43 @@ spec:
   defaultLevel: $RACK
 EOF
 }
+
+# The Slurm way of asking: #SBATCH --switches=1 means one domain of the ClusterTopology's
+# defaultLevel (the rack here), which cadre sbatch reads from the cluster; sinfo --topology
+# then shows the partition's nodes rack by rack, the gang's rack allocated.
+@test "cadre sbatch: #SBATCH --switches=1 is one rack, the ClusterTopology's defaultLevel; sinfo --topology shows each rack's state" {
+	local cadre=$REPO_ROOT/build/cadre script=$BATS_TEST_TMPDIR/switches.sh rack other
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata:
+  name: topo-$NS
+spec:
+  nodeSelector: {$BLOCK: b3}
+EOF
+	cat >"$script" <<EOF
+#!/bin/bash
+#SBATCH -p topo-$NS
+#SBATCH -N 4
+#SBATCH --gres=gpu:h100:8
+#SBATCH --switches=1
+srun python train.py
+EOF
+	# Offline, convert cannot know the level and says so in one line.
+	run "$cadre" convert "$script"
+	[ "$status" -eq 2 ]
+	[ "$output" = "$script:5: --switches: which topology level is a switch: pass --topology-level LABEL (cadre sbatch reads the ClusterTopology's defaultLevel)" ]
+	run "$cadre" -n "$NS" sbatch --image registry.invalid/cadre/e2e:latest "$script"
+	[ "$status" -eq 0 ]
+	[[ ${lines[-1]} =~ ^Submitted\ batch\ job\ [0-9]+$ ]]
+	json_has_now switches ".spec.topology == {required: \"$RACK\"}"
+	wait_for -t 120 all_pods_running switches 4
+	rack=$(racks_of switches | sort -u)
+	[[ $rack == b3-r[01] ]] || { racks_of switches; false; }
+	other=b3-r$((1 - ${rack: -1}))
+	run "$cadre" sinfo -p "topo-$NS" -h -o "%P %D %t %y"
+	[ "$status" -eq 0 ]
+	[ "$output" = "topo-$NS 4 alloc block=b3,rack=$rack
+topo-$NS 4 idle block=b3,rack=$other" ] || { echo "$output"; false; }
+	kubectl delete partition "topo-$NS" >/dev/null
+}
