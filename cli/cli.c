@@ -17,6 +17,8 @@ struct invocation {
 	const char *image;  /* convert and launch --image */
 	const char *name;   /* launch --name */
 	const char *submit_timeout;  /* launch --submit-timeout */
+	const char *node_selector;   /* launch --node-selector */
+	const char *tolerations;     /* launch --toleration */
 	const char *filename;        /* volumes -f */
 	bool help;
 	const char *command;
@@ -45,7 +47,9 @@ static int run_sbatch(struct invocation *inv, FILE *out, FILE *err)
 static int run_launch(struct invocation *inv, FILE *out, FILE *err)
 {
 	struct cli_launch_opts o = { .image = inv->image, .name = inv->name,
-				     .wait_timeout = inv->submit_timeout };
+				     .wait_timeout = inv->submit_timeout,
+				     .node_selector = inv->node_selector,
+				     .tolerations = inv->tolerations };
 
 	return cli_launch(&inv->g, &o, inv->args, inv->n_args, out, err);
 }
@@ -105,6 +109,13 @@ static int run_dashboard(struct invocation *inv, FILE *out, FILE *err)
 	return cli_dashboard(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+/* Where the pods may run, for the submitting commands (cli/placement.c). */
+#define PLACEMENT_FLAGS \
+	"      --node-selector K=V[,K=V...]\n" \
+	"                              run only on nodes with these labels\n" \
+	"      --toleration KEY[=VALUE][:EFFECT][,...]\n" \
+	"                              tolerate these taints (no VALUE: any value)\n"
+
 #define DAILY_FLAGS \
 	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
 	"                              is the Slurm tool's own option)\n" \
@@ -140,22 +151,26 @@ static const struct command commands[] = {
 	  "else after the script (train.sh: train); a job of that name must not exist yet.\n"
 	  "\n"
 	  "The image: --container-image (here or #SBATCH), else --image, else the\n"
-	  "controller's --default-image (a note says so).\n"
+	  "controller's --default-image (a note says so). Where the pods may run:\n"
+	  "--node-selector and --toleration, written into the job's podTemplate.\n"
 	  "\n"
 	  "Flags (besides sbatch's own):\n"
 	  "      --parsable              print the job id alone\n"
 	  "      --image IMG             the image when the script names none\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  PLACEMENT_FLAGS
 	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
 	  "                              before \"sbatch\" is the namespace)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  cadre sbatch train.sh\n"
 	  "  cadre sbatch -N 4 --time=2:00:00 --container-image=nvcr.io#nvidia/pytorch:24.05-py3 train.sh\n"
-	  "  JOB=$(cadre sbatch --parsable train.sh)\n",
+	  "  JOB=$(cadre sbatch --parsable train.sh)\n"
+	  "  cadre sbatch --node-selector pool=a100 --toleration pool=a100:NoSchedule train.sh\n",
 	  run_sbatch, true },
 	{ "launch", "submit a SkyPilot task.yaml; prints Submitted job <name> (jobId <id>)",
-	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME]\n"
+	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME] [--node-selector K=V]\n"
+	  "                              [--toleration KEY[=VALUE][:EFFECT]]\n"
 	  "\n"
 	  "Submits the SkyPilot task as a TrainingJob (as sky jobs launch does) and, once the\n"
 	  "controller has given it its id, prints \"Submitted job <name> (jobId <id>)\".\n"
@@ -167,6 +182,7 @@ static const struct command commands[] = {
 	  "                              else the controller's --default-image\n"
 	  "      --name NAME             the job's name (a DNS label)\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  PLACEMENT_FLAGS
 	  "\n"
 	  "Examples:\n"
 	  "  cadre launch task.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
@@ -362,6 +378,7 @@ static const struct command commands[] = {
 	  "Flags (besides sbatch's own):\n"
 	  "      --image IMG             the image when --container-image names none\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  PLACEMENT_FLAGS
 	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
 	  "                              before \"salloc\" is the namespace)\n"
 	  "\n"
@@ -481,6 +498,8 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "image", 0, &inv->image, NULL }, "convert launch" },
 		{ { "name", 0, &inv->name, NULL }, "launch" },
 		{ { "submit-timeout", 0, &inv->submit_timeout, NULL }, "launch" },
+		{ { "node-selector", 0, &inv->node_selector, NULL }, "launch" },
+		{ { "toleration", 0, &inv->tolerations, NULL }, "launch" },
 		{ { "filename", 'f', &inv->filename, NULL }, "volumes" },
 	};
 	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };

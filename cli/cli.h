@@ -58,6 +58,8 @@ struct cli_launch_opts {
 	const char *image;         /* --image */
 	const char *name;          /* --name */
 	const char *wait_timeout;  /* --submit-timeout, seconds as text; NULL: 30 */
+	const char *node_selector; /* --node-selector KEY=VALUE[,...] */
+	const char *tolerations;   /* --toleration KEY[=VALUE][:EFFECT][,...] */
 };
 
 /* `cadre launch TASK.yaml`: see its --help. */

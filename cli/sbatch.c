@@ -29,9 +29,10 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 		    FILE *err)
 {
 	static const char *const names[] = { "kubeconfig", "context", "namespace", "image",
-					     "submit-timeout" };
+					     "submit-timeout", "node-selector", "toleration" };
 	const char **values[] = { &c->g.kubeconfig, &c->g.context, &c->g.namespace, &c->image,
-				  &c->timeout };
+				  &c->timeout, &c->placement.node_selector,
+				  &c->placement.tolerations };
 	const char *a = args[*i];
 
 	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -157,7 +158,7 @@ int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double time
 	char *user = NULL;
 	int code = CLI_EXIT_FAILED;
 
-	if (convert_to_json(notes->r, &obj)) {
+	if (convert_to_json(notes->r, &obj) || cli_placement_put(notes->placement, obj)) {
 		fprintf(err, "%s: out of memory\n", k->cmd);
 		goto out;
 	}
@@ -215,9 +216,9 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 			c.timeout);
 		goto out;
 	}
-	if ((code = convert(&c, &r, err)) ||
-	    (code = cli_submit(&c.g, CMD, &(struct cli_notes){ &r, c.script }, timeout, id,
-				   sizeof(id), err)))
+	if ((code = cli_placement_check(&c.placement, CMD, err)) || (code = convert(&c, &r, err)) ||
+	    (code = cli_submit(&c.g, CMD, &(struct cli_notes){ &r, c.script, &c.placement },
+				   timeout, id, sizeof(id), err)))
 		goto out;
 	fprintf(out, c.parsable ? "%s\n" : "Submitted batch job %s\n", id);
 out:

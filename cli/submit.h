@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/kube.h"
 
 struct convert_result;
 
@@ -24,6 +25,7 @@ enum cli_words_mode {
 struct cli_words {
 	struct cli_globals g;   /* --kubeconfig, --context, --namespace, on top of the caller's */
 	const char *image;      /* --image */
+	struct cli_placement placement;  /* --node-selector, --toleration */
 	const char *timeout;    /* --submit-timeout, as text */
 	bool parsable, help;    /* --parsable; --help or -h */
 	const char *script;     /* SCRIPT mode: the script; NULL when none */
