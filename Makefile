@@ -79,9 +79,10 @@ e2e: build
 
 test: unit asan valgrind clang fuzz-quick health-checks e2e bench-quick
 
-# KUEUE=1 runs Kueue too (scripts/demo says what it shows).
+# KUEUE=1 runs Kueue too; REAL=1 a real node (root), where the seed's train.sh trains
+# for real (scripts/demo says what each shows).
 demo: build
-	KUEUE=$(KUEUE) scripts/demo
+	KUEUE=$(KUEUE) REAL=$(REAL) scripts/demo
 
 demo-down:
 	scripts/demo-down
