@@ -44,6 +44,12 @@ real_gpu_product=NVIDIA-H100-80GB-HBM3
 
 real_enabled() { [[ -f $real_dir/enabled ]]; }
 
+# log, and the same line in $logs/real-node.log: what a test's setup_file said, after it.
+rlog() {
+	log "$@"
+	printf '%s %s\n' "$(date -u +%FT%TZ)" "$*" >>"$logs/real-node.log" 2>/dev/null || true
+}
+
 # The network index <n> of this cluster's node (bridge cadre-e2e-<n>, 10.88.<n>.0/24).
 real_index() { cat "$real_dir/index" 2>/dev/null; }
 
@@ -337,6 +343,20 @@ real_pki() {
 # ---------------------------------------------------------------------------------------
 # on and off
 
+# containerd's root, from the seed (e2e/realnode/build seed): the images' blobs and
+# unpacked layers as hard links, which nothing writes; the bolt databases, which
+# containerd writes, as copies of their own. A root that exists already is kept.
+real_seed_root() {
+	local seed=$1/root root=$real_dir/containerd/root f
+	[[ -e $root ]] && return 0
+	mkdir -p "$real_dir/containerd"
+	cp -al "$seed" "$root.tmp"
+	while IFS= read -r -d '' f; do
+		cp -p --remove-destination "$f" "$root.tmp/${f#"$seed"/}"
+	done < <(find "$seed" -type f -name '*.db' -print0)
+	mv "$root.tmp" "$root"
+}
+
 # Imports an image directory unless containerd has its name already.
 real_import() {
 	local dir=$1 ref t=$SECONDS
@@ -346,7 +366,7 @@ real_import() {
 	fi
 	"$e2e_dir/realnode/build" import "$dir" "$real_dir/run/containerd.sock" ||
 		die "importing $ref into containerd failed"
-	log "imported $ref in $((SECONDS - t))s"
+	rlog "imported $ref in $((SECONDS - t))s"
 }
 
 real_node_on() {
@@ -365,14 +385,15 @@ real_node_on() {
 		die "missing ${missing[*]} (apt-get install -y containerd runc containernetworking-plugins busybox-static debootstrap)"
 	[[ -d /sys/fs/cgroup/memory ]] || die "the real node expects cgroup v1 hierarchies under /sys/fs/cgroup (this machine's kind)"
 
-	local t0=$SECONDS t kbin dbin small torch
+	local t0=$SECONDS t kbin dbin small torch seed
 	# Build or find everything first: nothing on the machine changes before this works.
 	t=$SECONDS
 	kbin=$("$e2e_dir/realnode/build" kubelet)
 	dbin=$("$e2e_dir/realnode/build" coredns)
 	small=$("$e2e_dir/realnode/build" small)
 	torch=$("$e2e_dir/realnode/build" torch)
-	log "real node: programs and images ready in $((SECONDS - t))s"
+	seed=$("$e2e_dir/realnode/build" seed "$small" "$torch")
+	rlog "real node: programs and images ready in $((SECONDS - t))s"
 
 	mkdir -p "$real_dir"
 	echo "$kbin" >"$real_dir/kubelet.bin"
@@ -391,10 +412,11 @@ real_node_on() {
 	real_network
 
 	t=$SECONDS
+	real_seed_root "$seed"
 	start_one containerd
 	real_import "$small"
 	real_import "$torch"
-	log "real node: containerd and its images in $((SECONDS - t))s"
+	rlog "real node: containerd and its images in $((SECONDS - t))s"
 	t=$SECONDS
 	start_one kubelet
 	local deadline=$((SECONDS + ready_timeout))
@@ -412,10 +434,10 @@ real_node_on() {
 		((SECONDS < deadline)) || die "$real_node_name does not show nvidia.com/gpu: $real_gpus allocatable"
 		sleep 0.5
 	done
-	log "real node: $real_node_name Ready in $((SECONDS - t))s"
+	rlog "real node: $real_node_name Ready in $((SECONDS - t))s"
 	t=$SECONDS
 	start_one coredns
-	log "real node on in $((SECONDS - t0))s: $real_node_name at $(<"$real_dir/node-ip"):$real_kubelet_port, pods on 10.88.$(real_index).0/24, DNS cluster.local at 10.88.$(real_index).1, images $(<"$real_dir/small.ref") $(<"$real_dir/torch.ref")"
+	rlog "real node on in $((SECONDS - t0))s: $real_node_name at $(<"$real_dir/node-ip"):$real_kubelet_port, pods on 10.88.$(real_index).0/24, DNS cluster.local at 10.88.$(real_index).1, images $(<"$real_dir/small.ref") $(<"$real_dir/torch.ref")"
 }
 
 # Unmounts everything under DIR, deepest first.
@@ -437,7 +459,7 @@ real_node_off() {
 	if running apiserver && running kubelet; then
 		kubectl delete pods -A --field-selector "spec.nodeName=$real_node_name" --grace-period=1 \
 			--wait=true --timeout=60s >/dev/null 2>&1 || true
-		log "real node: its pods deleted in $((SECONDS - t0))s"
+		rlog "real node: its pods deleted in $((SECONDS - t0))s"
 	fi
 	for c in coredns kubelet; do
 		{ running "$c" || supervisor_of "$c" >/dev/null; } && stop_one "$c"
@@ -459,7 +481,7 @@ real_node_off() {
 	{ running containerd || supervisor_of containerd >/dev/null; } && stop_one containerd
 	local pids
 	mapfile -t pids < <(real_strays)
-	((${#pids[@]} == 0)) || { log "real node: stopping leftover processes: ${pids[*]}"; terminate "${pids[@]}"; }
+	((${#pids[@]} == 0)) || { rlog "real node: stopping leftover processes: ${pids[*]}"; terminate "${pids[@]}"; }
 	# Network namespaces of sandboxes nobody stopped (the kubelet stops a sandbox's, so
 	# this is after a crash only).
 	for ns in "${netns[@]}"; do
@@ -492,7 +514,7 @@ real_node_off() {
 	# The state dir keeps the images' references and logs only; mounts are gone, so rm is safe.
 	rm -rf "$real_dir/containerd" "$real_dir/kubelet" "$real_dir/volumes" "$real_dir/runc" \
 		"$real_dir/run" "$real_dir/cni-ipam"
-	log "real node off in $((SECONDS - t0))s"
+	rlog "real node off in $((SECONDS - t0))s"
 }
 
 # containerd, its shims, the kubelet and CoreDNS of this state dir, found by command line.
