@@ -1,6 +1,6 @@
 /*
  * kinds.h - where cadre's own kinds live in the API: the group, version,
- * plural and kind of TrainingJob and Volume (cadre.dev/v1alpha1), as the
+ * plural and kind of TrainingJob, Volume and ClusterTopology (cadre.dev/v1alpha1), as the
  * initialisers of a struct kube_resource (kube/resource.h).
  *
  * api/ and kube/ never include each other, so the descriptors themselves
@@ -21,5 +21,8 @@
 	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "trainingjobs", "TrainingJob", 1 }
 #define CADRE_RESOURCE_VOLUMES \
 	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "volumes", "Volume", 1 }
+#define CADRE_RESOURCE_CLUSTERTOPOLOGIES \
+	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "clustertopologies", \
+	  "ClusterTopology", 0 }
 
 #endif

@@ -61,6 +61,9 @@ static void spec_release(struct tj_spec *spec)
 	for (size_t i = 0; i < spec->n_failure_rules; i++)
 		free(spec->failure_rules[i].codes);
 	free(spec->failure_rules);
+	free(spec->topology.required);
+	free(spec->topology.preferred);
+	free(spec->topology.segment_required);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -427,6 +430,38 @@ static void parse_failure_policy(struct decoder *d, const json_t *spec, struct t
 	}
 }
 
+/* spec.topology: {required, preferred, segment: {size, required}}. */
+static void parse_topology(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	const json_t *topo = decode_object(d, spec, "spec", "topology"), *seg;
+	struct tj_topology *t = &s->topology;
+
+	if (!topo)
+		return;
+	t->set = true;
+	decode_string(d, topo, "spec.topology", "required", &t->required);
+	decode_string(d, topo, "spec.topology", "preferred", &t->preferred);
+	seg = decode_object(d, topo, "spec.topology", "segment");
+	if (!seg)
+		return;
+	t->has_segment = true;
+	if (!decode_int32(d, seg, "spec.topology.segment", "size", &t->segment_size, NULL))
+		decode_fail(d, "spec.topology.segment.size", "is required");
+	if (!decode_string(d, seg, "spec.topology.segment", "required", &t->segment_required))
+		decode_fail(d, "spec.topology.segment.required", "is required");
+}
+
+const char *tj_topology_level(const struct tj_spec *spec)
+{
+	const struct tj_topology *t = &spec->topology;
+
+	if (!t->set)
+		return NULL;
+	if (t->has_segment && t->segment_required)
+		return t->segment_required;
+	return t->required ? t->required : t->preferred;
+}
+
 static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 {
 	const json_t *gang;
@@ -463,6 +498,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	decode_int64(d, spec, "spec", "terminationGracePeriodSeconds",
 		     &s->termination_grace_period_seconds, &s->has_termination_grace_period_seconds);
 	parse_failure_policy(d, spec, s);
+	parse_topology(d, spec, s);
 }
 
 /* apiVersion and kind, when present, must name this kind. */

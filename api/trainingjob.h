@@ -177,6 +177,20 @@ struct tj_failure_rule {
 	size_t n_codes;
 };
 
+/*
+ * spec.topology: where the ranks go in the network (docs/topology.md). Each
+ * level is a node label key; nodes with the same value of it (and of every
+ * coarser level) are one domain.
+ */
+struct tj_topology {
+	bool set;                  /* spec.topology is present */
+	char *required;            /* every rank in one domain of this level; NULL: none */
+	char *preferred;           /* as few domains of this level as possible; NULL: none */
+	bool has_segment;
+	int32_t segment_size;      /* segment.size: consecutive ranks per group */
+	char *segment_required;    /* segment.required: each group in one domain of it */
+};
+
 struct tj_spec {
 	bool has_num_nodes;
 	int32_t num_nodes;
@@ -216,7 +230,24 @@ struct tj_spec {
 	int64_t termination_grace_period_seconds;
 	struct tj_failure_rule *failure_rules;  /* spec.failurePolicy.rules, owned */
 	size_t n_failure_rules;
+	struct tj_topology topology;
 };
+
+/*
+ * The level whose domains say where a job's ranks went: the segment's, else
+ * the required one, else the preferred one; NULL without spec.topology.
+ */
+const char *tj_topology_level(const struct tj_spec *spec);
+
+/*
+ * spec.topology's levels against the cluster's, levels[0..n) coarse to
+ * fine (node label keys): each must be one of them, preferred finer than
+ * required, segment.required not wider than required. source names the
+ * levels in the errors ("ClusterTopology default"). Returns 0 or
+ * CADRE_EINVAL with the fields in errs.
+ */
+int tj_topology_check_levels(const struct tj_spec *spec, const char *const *levels, size_t n,
+			     const char *source, struct field_errors *errs);
 
 /*
  * The action spec.failurePolicy gives exit code (the first rule that
@@ -273,6 +304,13 @@ struct tj_failure {
 	int64_t time;  /* Unix seconds; 0 when unknown */
 };
 
+/* status.topology: the domains of the job's placement. */
+struct tj_topology_status {
+	char *level;      /* tj_topology_level's label key; NULL: no status.topology */
+	char **domains;   /* the level's values on the ranks' nodes, distinct, in rank order */
+	size_t n_domains;
+};
+
 struct tj_status {
 	enum tj_phase phase;
 	struct condition_list conditions;
@@ -294,6 +332,7 @@ struct tj_status {
 	size_t n_excluded_nodes;
 	struct tj_failure_record *failures;       /* owned array, oldest first */
 	size_t n_failures;
+	struct tj_topology_status topology;
 };
 
 struct trainingjob {
@@ -309,6 +348,7 @@ void tj_init(struct trainingjob *tj);
 void tj_release(struct trainingjob *tj);
 
 void tj_status_init(struct tj_status *status);
+void tj_topology_status_release(struct tj_topology_status *t);
 void tj_status_release(struct tj_status *status);
 
 /*

@@ -50,7 +50,49 @@ void tj_status_release(struct tj_status *status)
 		free(status->failures[i].node);
 	}
 	free(status->failures);
+	tj_topology_status_release(&status->topology);
 	tj_status_init(status);
+}
+
+void tj_topology_status_release(struct tj_topology_status *t)
+{
+	free(t->level);
+	for (size_t i = 0; i < t->n_domains; i++)
+		free(t->domains[i]);
+	free(t->domains);
+	memset(t, 0, sizeof(*t));
+}
+
+/* status.topology: {level, domains}. */
+static void parse_topology(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *topo = decode_object(d, obj, "status", "topology");
+	const json_t *list = decode_array(d, topo, "status.topology", "domains"), *item;
+	char path[DECODE_PATH_MAX];
+	size_t i;
+
+	if (!topo)
+		return;
+	decode_string(d, topo, "status.topology", "level", &st->topology.level);
+	if (!list || !json_array_size(list))
+		return;
+	st->topology.domains = calloc(json_array_size(list), sizeof(*st->topology.domains));
+	if (!st->topology.domains) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		decode_path_index(path, sizeof(path), "status.topology.domains", i);
+		if (!json_is_string(item)) {
+			decode_fail(d, path, "must be a string");
+			continue;
+		}
+		if (!(st->topology.domains[st->topology.n_domains] = strdup(json_string_value(item)))) {
+			decode_nomem(d);
+			return;
+		}
+		st->topology.n_domains++;
+	}
 }
 
 static void parse_excluded_nodes(struct decoder *d, const json_t *obj, struct tj_status *st)
@@ -190,6 +232,7 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	parse_last_failure(&d, obj, status);
 	parse_excluded_nodes(&d, obj, status);
 	parse_failures(&d, obj, status);
+	parse_topology(&d, obj, status);
 	decode_string(&d, obj, "status", "message", &status->message);
 	return decode_finish(&d);
 }
@@ -291,6 +334,27 @@ static json_t *failures_to_json(const struct tj_status *st)
 	return array;
 }
 
+static json_t *topology_to_json(const struct tj_topology_status *t)
+{
+	json_t *obj = json_object(), *domains = json_array();
+
+	for (size_t i = 0; domains && i < t->n_domains; i++)
+		if (json_array_append_new(domains, json_string(t->domains[i]))) {
+			json_decref(domains);
+			domains = NULL;
+		}
+	if (!obj || !domains || !put_string(obj, "level", t->level)) {
+		json_decref(domains);
+		json_decref(obj);
+		return NULL;
+	}
+	if (json_object_set_new(obj, "domains", domains)) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
 json_t *tj_status_to_json(const struct tj_status *st)
 {
 	json_t *obj = json_object();
@@ -316,6 +380,8 @@ json_t *tj_status_to_json(const struct tj_status *st)
 		ok = !json_object_set_new(obj, "excludedNodes", excluded_to_json(st));
 	if (ok && st->n_failures)
 		ok = !json_object_set_new(obj, "failures", failures_to_json(st));
+	if (ok && st->topology.level)
+		ok = !json_object_set_new(obj, "topology", topology_to_json(&st->topology));
 	ok = ok && put_string(obj, "message", st->message);
 	if (!ok) {
 		json_decref(obj);

@@ -547,6 +547,73 @@ static void validate_long_runs(struct decoder *d, const struct tj_spec *s)
 	}
 }
 
+static void validate_level(struct decoder *d, const char *path, const char *label)
+{
+	if (label && !name_is_qualified(label))
+		decode_fail(d, path, "\"%.64s\" is not a node label key", label);
+}
+
+/* spec.topology's own shape; its levels against the cluster's: tj_topology_check_levels. */
+static void validate_topology(struct decoder *d, const struct tj_spec *s)
+{
+	const struct tj_topology *t = &s->topology;
+
+	if (!t->set)
+		return;
+	if (!t->required && !t->preferred && !t->has_segment)
+		decode_fail(d, "spec.topology", "must set required, preferred or segment");
+	validate_level(d, "spec.topology.required", t->required);
+	validate_level(d, "spec.topology.preferred", t->preferred);
+	if (!t->has_segment)
+		return;
+	validate_level(d, "spec.topology.segment.required", t->segment_required);
+	if (t->segment_size < 1)
+		decode_fail(d, "spec.topology.segment.size", "must be >= 1");
+	else if (s->num_nodes >= 1 && s->num_nodes % t->segment_size)
+		decode_fail(d, "spec.topology.segment.size", "must divide numNodes (%d) into "
+			    "whole segments", s->num_nodes);
+}
+
+/* The place of label in levels, or -1. */
+static long level_index(const char *label, const char *const *levels, size_t n)
+{
+	for (size_t i = 0; label && i < n; i++)
+		if (levels[i] && !strcmp(levels[i], label))
+			return (long)i;
+	return -1;
+}
+
+int tj_topology_check_levels(const struct tj_spec *spec, const char *const *levels, size_t n,
+			     const char *source, struct field_errors *errs)
+{
+	const struct tj_topology *t = &spec->topology;
+	struct decoder d;
+	long req, pref, seg;
+
+	decode_init(&d, errs);
+	if (!t->set)
+		return decode_finish(&d);
+	req = level_index(t->required, levels, n);
+	pref = level_index(t->preferred, levels, n);
+	seg = level_index(t->segment_required, levels, n);
+	if (t->required && req < 0)
+		decode_fail(&d, "spec.topology.required", "\"%.64s\" is not a level of %s",
+			    t->required, source);
+	if (t->preferred && pref < 0)
+		decode_fail(&d, "spec.topology.preferred", "\"%.64s\" is not a level of %s",
+			    t->preferred, source);
+	if (t->has_segment && t->segment_required && seg < 0)
+		decode_fail(&d, "spec.topology.segment.required", "\"%.64s\" is not a level of %s",
+			    t->segment_required, source);
+	if (req >= 0 && pref >= 0 && pref <= req)
+		decode_fail(&d, "spec.topology.preferred", "must be a level finer than required "
+			    "(%.64s), inside which it packs the ranks", t->required);
+	if (req >= 0 && seg >= 0 && seg < req)
+		decode_fail(&d, "spec.topology.segment.required", "must not be wider than "
+			    "required (%.64s): the segments lie inside its one domain", t->required);
+	return decode_finish(&d);
+}
+
 int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 {
 	const struct tj_spec *s = &tj->spec;
@@ -581,5 +648,6 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
 	validate_pod_template(&d, &s->pod_template);
 	validate_long_runs(&d, s);
+	validate_topology(&d, s);
 	return decode_finish(&d);
 }

@@ -98,6 +98,16 @@ json_t *dash_job_detail(const json_t *tj, const json_t *pods, const json_t *even
  */
 json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods);
 
+/*
+ * The cluster's topology for the cluster page (docs/topology.md): for each of
+ * levels ([{nodeLabel, name}], coarse to fine) that some GPU node carries,
+ * {label, name, domains: [{value, nodes, freeNodes, freeGpus, gpus}]}, the
+ * domains by value; a free node is Ready with every GPU free. gpu_rows are
+ * dash_gpu_nodes' rows, nodes the Node objects they came from. A new array,
+ * NULL when out of memory.
+ */
+json_t *dash_topology(const json_t *levels, const json_t *nodes, const json_t *gpu_rows);
+
 /* Sum of "used" and "allocatable" over dash_gpu_nodes' rows. */
 void dash_gpu_totals(const json_t *gpu_nodes, long long *used, long long *total);
 
@@ -335,6 +345,8 @@ struct dash_server_opts {
 	struct store *jobs, *pods, *nodes, *events;
 	struct reflector *reflectors[DASH_MAX_REFLECTORS];  /* borrowed, for their counters */
 	size_t n_reflectors;
+	/* The topology levels ([{nodeLabel, name}], coarse to fine); borrowed; may be NULL. */
+	const json_t *levels;
 	/* Probe the API server (GET /version): 0 when it answers. NULL: via http. */
 	int (*probe)(void *ctx);
 	void *probe_ctx;

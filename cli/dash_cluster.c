@@ -228,3 +228,88 @@ bool dash_health_step(struct dash_health *h, uint64_t failures, bool probe_ok)
 	h->failures = failures;
 	return was != h->connected;
 }
+
+/* One domain's row in out (an object value -> row), counted for a GPU node row. */
+static void count_in_domain(json_t *domains, const char *value, const json_t *row)
+{
+	json_t *d = json_object_get(domains, value);
+	long long alloc = json_integer_value(json_object_get(row, "allocatable"));
+	long long free_gpus = json_integer_value(json_object_get(row, "free"));
+	bool whole = json_is_true(json_object_get(row, "ready")) && free_gpus == alloc;
+
+	if (!d) {
+		d = json_pack("{s:s, s:i, s:i, s:I, s:I}", "value", value, "nodes", 0, "freeNodes",
+			      0, "freeGpus", (json_int_t)0, "gpus", (json_int_t)0);
+		if (!d || json_object_set_new(domains, value, d))
+			return;
+	}
+	json_object_set_new(d, "nodes", json_integer(json_integer_value(json_object_get(d, "nodes")) + 1));
+	json_object_set_new(d, "freeNodes", json_integer(json_integer_value(
+		json_object_get(d, "freeNodes")) + whole));
+	json_object_set_new(d, "freeGpus", json_integer(json_integer_value(
+		json_object_get(d, "freeGpus")) + free_gpus));
+	json_object_set_new(d, "gpus", json_integer(json_integer_value(json_object_get(d, "gpus")) +
+						   alloc));
+}
+
+static int domain_cmp(const void *a, const void *b)
+{
+	return strcmp(str(*(const json_t *const *)a, "value"), str(*(const json_t *const *)b, "value"));
+}
+
+json_t *dash_topology(const json_t *levels, const json_t *nodes, const json_t *gpu_rows)
+{
+	json_t *out = json_array(), *labels_of = json_object(), *level, *node, *row;
+	size_t i, j;
+
+	if (!out || !labels_of)
+		goto fail;
+	json_array_foreach(nodes, i, node) {
+		const json_t *m = json_object_get(node, "metadata");
+
+		if (str(m, "name"))
+			json_object_set(labels_of, str(m, "name"), json_object_get(m, "labels"));
+	}
+	json_array_foreach(levels, i, level) {
+		const char *label = str(level, "nodeLabel");
+		json_t *domains = json_object(), *list = json_array(), *v;
+		json_t **sorted;
+		const char *k;
+		size_t n = 0;
+
+		if (!label || !domains || !list) {
+			json_decref(domains);
+			json_decref(list);
+			continue;
+		}
+		json_array_foreach(gpu_rows, j, row) {
+			const char *value = str(json_object_get(labels_of, or_empty(str(row, "name"))),
+						label);
+
+			if (value)
+				count_in_domain(domains, value, row);
+		}
+		sorted = calloc(json_object_size(domains) + 1, sizeof(*sorted));
+		json_object_foreach(domains, k, v)
+			if (sorted)
+				sorted[n++] = v;
+		if (sorted)
+			qsort(sorted, n, sizeof(*sorted), domain_cmp);
+		for (j = 0; j < n; j++)
+			json_array_append(list, sorted[j]);
+		free(sorted);
+		if (n)
+			json_array_append_new(out, json_pack("{s:s, s:s, s:O}", "label", label, "name",
+							     str(level, "name") ? str(level, "name") :
+							     (strrchr(label, '/') ? strrchr(label, '/') + 1 :
+							      label), "domains", list));
+		json_decref(list);
+		json_decref(domains);
+	}
+	json_decref(labels_of);
+	return out;
+fail:
+	json_decref(out);
+	json_decref(labels_of);
+	return NULL;
+}

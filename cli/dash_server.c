@@ -226,8 +226,8 @@ static void conn_release(struct dash_conn *c)
 
 static json_t *cluster_json(struct dash_server *srv)
 {
-	return json_pack("{s:O, s:o?}", "nodes", srv->gpu_nodes, "gpuHistory",
-			 dash_history_json(&srv->history));
+	return json_pack("{s:O, s:O, s:o?}", "nodes", srv->gpu_nodes, "topology", srv->topology,
+			 "gpuHistory", dash_history_json(&srv->history));
 }
 
 static json_t *snapshot(struct dash_server *srv)
@@ -291,17 +291,20 @@ static void rebuild(struct dash_server *srv, bool force)
 {
 	bool connected = atomic_load(&srv->connected);
 	json_t *jobs = store_array(srv->opts.jobs), *pods = store_array(srv->opts.pods);
-	json_t *nodes = store_array(srv->opts.nodes), *map, *queue, *gpu, *delta = NULL, *msg;
+	json_t *nodes = store_array(srv->opts.nodes), *map, *queue, *gpu, *topo = NULL;
+	json_t *delta = NULL, *msg;
 	bool changed;
 
 	if ((map = dash_job_map(jobs)))
 		add_phases(srv, map);
 	queue = dash_queue_order(jobs);
 	gpu = dash_gpu_nodes(nodes, pods);
-	if (!map || !queue || !gpu || dash_job_delta(srv->job_map, map, &delta))
+	if (gpu)
+		topo = dash_topology(srv->opts.levels, nodes, gpu);
+	if (!map || !queue || !gpu || !topo || dash_job_delta(srv->job_map, map, &delta))
 		goto out;
 	changed = delta || !json_equal(queue, srv->queue) || !json_equal(gpu, srv->gpu_nodes) ||
-		  connected != srv->sent_connected || force;
+		  !json_equal(topo, srv->topology) || connected != srv->sent_connected || force;
 	msg = changed ? json_pack("{s:s, s:b, s:o?, s:O, s:o?}", "type", "delta",
 				  "connected", connected, "jobs", delta, "queue", queue,
 				  "cluster", NULL) : NULL;
@@ -312,7 +315,9 @@ static void rebuild(struct dash_server *srv, bool force)
 	srv->job_map = map;
 	srv->queue = queue;
 	srv->gpu_nodes = gpu;
-	map = queue = gpu = NULL;
+	json_decref(srv->topology);
+	srv->topology = topo;
+	map = queue = gpu = topo = NULL;
 	srv->sent_connected = connected;
 	if (msg)
 		json_object_set_new(msg, "cluster", cluster_json(srv));
@@ -327,6 +332,7 @@ out:
 	json_decref(map);
 	json_decref(queue);
 	json_decref(gpu);
+	json_decref(topo);
 	json_decref(jobs);
 	json_decref(pods);
 	json_decref(nodes);
@@ -496,6 +502,7 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	srv->job_map = json_object();
 	srv->queue = json_array();
 	srv->gpu_nodes = json_array();
+	srv->topology = json_array();
 	if (dash_auth_init(&srv->auth, opts->code)) {
 		e = CADRE_EIO;
 		goto fail;
@@ -508,7 +515,7 @@ int dash_server_start(const struct dash_server_opts *opts, struct dash_server **
 	info.user = srv;
 	/* "::" takes IPv4 too (IPV6_V6ONLY off), as every listener on "::" does by default */
 	info.options = strchr(srv->address, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
-	if (!srv->job_map || !srv->queue || !srv->gpu_nodes || !srv->phases)
+	if (!srv->job_map || !srv->queue || !srv->gpu_nodes || !srv->topology || !srv->phases)
 		goto fail;
 	if (!(srv->ctx = lws_create_context(&info))) {
 		e = CADRE_EIO;
@@ -577,6 +584,7 @@ void dash_server_free(struct dash_server *srv)
 	json_decref(srv->job_map);
 	json_decref(srv->queue);
 	json_decref(srv->gpu_nodes);
+	json_decref(srv->topology);
 	json_decref(srv->phases);
 	OPENSSL_cleanse(&srv->auth, sizeof(srv->auth));
 	pthread_mutex_destroy(&srv->log_lock);

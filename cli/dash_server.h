@@ -104,7 +104,7 @@ struct dash_server {
 	pthread_mutex_t phase_lock;
 	json_t *phases;
 	/* what was last pushed: rows by key, the queue, the GPU nodes */
-	json_t *job_map, *queue, *gpu_nodes;
+	json_t *job_map, *queue, *gpu_nodes, *topology;
 	struct dash_history history;
 	time_t last_sample;
 	struct dash_action *actions;  /* service thread: in flight, or done and not yet joined */

@@ -8,9 +8,11 @@
 #include "cli/dash_server.h"
 #include "cli/jobs.h"
 
+#include "api/clustertopology.h"
 #include "api/labels.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "kube/client.h"
 #include "kube/reflector.h"
 #include "api/pod_trim.h"
 #include "kube/store.h"
@@ -274,6 +276,35 @@ static void names_text(const struct dash_names *names, char *out, size_t size)
 	}
 }
 
+/*
+ * The cluster's topology levels for the cluster page, read once: the
+ * ClusterTopology named default, or cadre's built-in levels when there is
+ * none or it cannot be read (docs/topology.md). [{nodeLabel, name}], new.
+ */
+static json_t *topology_levels(struct cli_kube *k)
+{
+	struct cluster_topology t;
+	struct field_errors errs;
+	struct kube_status st;
+	json_t *obj = NULL, *out = json_array();
+
+	kube_status_clear(&st);
+	field_errors_init(&errs);
+	cluster_topology_init(&t);
+	if (kube_client_get(k->http, &kube_resource_clustertopologies, NULL, CLUSTER_TOPOLOGY_NAME,
+			    &obj, &st) || cluster_topology_parse(obj, &t, &errs)) {
+		cluster_topology_release(&t);
+		cluster_topology_builtin_levels(&t);
+	}
+	for (size_t i = 0; out && i < t.n_levels; i++)
+		json_array_append_new(out, json_pack("{s:s, s:s?}", "nodeLabel", t.labels[i],
+						     "name", t.names[i]));
+	cluster_topology_release(&t);
+	field_errors_release(&errs);
+	json_decref(obj);
+	return out;
+}
+
 static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cache *c,
 		 FILE *out, FILE *err)
 {
@@ -282,6 +313,7 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 				      .n_reflectors = DASH_MAX_REFLECTORS };
 	struct url_printer printer = { .out = out };
 	struct dash_server *srv = NULL;
+	json_t *levels = NULL;
 	struct store_handlers h, jh;
 	char url[400], names[2048], open_dir[512] = "";
 	int e;
@@ -294,10 +326,12 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 		o.reflectors[i] = c->reflectors[i];
 	o.on_code = print_next_code;
 	o.code_ctx = &printer;
+	o.levels = levels = topology_levels(k);
 	if ((e = dash_server_start(&o, &srv))) {
 		fprintf(err, "%s: cannot listen on %s:%d: %s\n", DASHBOARD, f->address, f->port_n,
 			e == CADRE_EIO ? "the address is not this machine's, or the port is taken"
 				       : cadre_strerror(e));
+		json_decref(levels);
 		return CLI_EXIT_FAILED;
 	}
 	dash_server_handlers(srv, &h);
@@ -324,6 +358,7 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
 		reflector_stop(c->reflectors[i]);
 	dash_server_free(srv);
+	json_decref(levels);
 	remove_open_page(open_dir);
 	if (e)
 		fprintf(err, "%s: %s\n", DASHBOARD, cadre_strerror(e));

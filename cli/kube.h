@@ -21,6 +21,8 @@
 /* cadre's kinds for the CLI's client (api/kinds.h names them; the controller has its own). */
 static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
 static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
+static const struct kube_resource kube_resource_clustertopologies =
+	CADRE_RESOURCE_CLUSTERTOPOLOGIES;
 
 struct cli_kube {
 	struct kube_config *cfg;

@@ -15,5 +15,7 @@
 
 static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
 static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
+static const struct kube_resource kube_resource_clustertopologies =
+	CADRE_RESOURCE_CLUSTERTOPOLOGIES;
 
 #endif

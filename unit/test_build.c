@@ -1784,3 +1784,58 @@ Test(build, where_cadre_does_not_place_the_pod_it_keeps_off_the_excluded_nodes)
 	json_decref(pod);
 	tj_release(&tj);
 }
+
+/* spec.topology of a 2-node job: required and preferred racks, segments of one. */
+static void with_topology(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "topology", json_pack(
+		"{s:s, s:s, s:{s:i, s:s}}", "required", "example.com/block", "preferred",
+		"example.com/rack", "segment", "size", 1, "required", "example.com/rack"));
+}
+
+/* Kueue mode: Kueue's TAS annotations, one of required and preferred, ranks as the pod index. */
+Test(build, kueue_mode_writes_spec_topology_as_kueues_tas_annotations)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", with_topology, &tj);
+	opts.mode = GANG_KUEUE;
+	pod = pod_ok(&tj, 1, 0, &opts);
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_TAS_REQUIRED), "example.com/block");
+	cr_assert_null(annotation(pod, BUILD_KUEUE_TAS_PREFERRED),
+		       "Kueue refuses a pod with both");
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_TAS_SLICE_REQUIRED), "example.com/rack");
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_TAS_SLICE_SIZE), "1");
+	cr_assert_str_eq(annotation(pod, BUILD_KUEUE_POD_INDEX_LABEL), LABEL_NODE_RANK);
+	cr_assert_str_eq(label(pod, LABEL_NODE_RANK), "1");
+	json_decref(pod);
+	/* Built-in mode writes none of them: the admission placed the ranks. */
+	opts.mode = GANG_BUILTIN;
+	pod = pod_ok(&tj, 1, 0, &opts);
+	cr_assert_null(annotation(pod, BUILD_KUEUE_TAS_REQUIRED));
+	cr_assert_null(annotation(pod, BUILD_KUEUE_POD_INDEX_LABEL));
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, a_pod_group_takes_the_required_level_as_its_topology_constraint)
+{
+	struct trainingjob tj;
+	struct buf err;
+	json_t *pg = NULL, *topo;
+
+	load_job("llama-pretrain", with_topology, &tj);
+	buf_init(&err, 1024);
+	cr_assert_eq(build_podgroup(&tj, 0, BUILD_PODGROUP_V1ALPHA2, &pg, &err), 0, "%s",
+		     buf_str(&err));
+	topo = json_object_get(json_object_get(json_object_get(pg, "spec"),
+					       "schedulingConstraints"), "topology");
+	cr_assert_eq(json_array_size(topo), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(topo, 0), "key")),
+			 "example.com/block");
+	json_decref(pg);
+	tj_release(&tj);
+	buf_release(&err);
+}

@@ -459,6 +459,7 @@ Test(crd, trainingjob_printer_columns_and_wide_ones)
 		{"AGE", ".metadata.creationTimestamp", "date", 0},
 		{"JOBID", ".status.jobId", "string", 1},
 		{"QUEUE", ".spec.queue", "string", 1},
+		{"TOPOLOGY", ".status.topology.domains", "string", 1},
 		{"MESSAGE", ".status.message", "string", 1},
 	};
 
@@ -799,6 +800,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"numNodes", "tasksPerNode", "resources", "image", "setup", "run", "workdir", "envs",
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
+		"topology",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",

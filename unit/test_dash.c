@@ -749,3 +749,32 @@ Test(dash_cli, help_names_every_flag)
 	free(out);
 	free(err);
 }
+
+/* The cluster page's topology: each level the GPU nodes carry, its domains and their room. */
+Test(dash_topology, levels_the_nodes_carry_with_free_nodes_and_gpus_per_domain)
+{
+	json_t *levels = json_pack("[{s:s, s:s}, {s:s}]", "nodeLabel", "example.com/rack", "name",
+				   "rack", "nodeLabel", "example.com/unused");
+	json_t *nodes = json_pack("[{s:{s:s, s:{s:s}}}, {s:{s:s, s:{s:s}}}, {s:{s:s, s:{s:s}}}]",
+				  "metadata", "name", "n1", "labels", "example.com/rack", "r2",
+				  "metadata", "name", "n2", "labels", "example.com/rack", "r1",
+				  "metadata", "name", "n3", "labels", "example.com/rack", "r1");
+	json_t *rows = json_pack("[{s:s, s:b, s:i, s:i}, {s:s, s:b, s:i, s:i}, {s:s, s:b, s:i, s:i}]",
+				 "name", "n1", "ready", 1, "allocatable", 8, "free", 8,
+				 "name", "n2", "ready", 1, "allocatable", 8, "free", 2,
+				 "name", "n3", "ready", 1, "allocatable", 8, "free", 8);
+	json_t *want = json_pack("[{s:s, s:s, s:[{s:s, s:i, s:i, s:i, s:i}, {s:s, s:i, s:i, s:i, s:i}]}]",
+				 "label", "example.com/rack", "name", "rack", "domains",
+				 "value", "r1", "nodes", 2, "freeNodes", 1, "freeGpus", 10, "gpus", 16,
+				 "value", "r2", "nodes", 1, "freeNodes", 1, "freeGpus", 8, "gpus", 8);
+	json_t *got = dash_topology(levels, nodes, rows);
+	char *text = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+
+	cr_assert(json_equal(got, want), "%s", text);
+	free(text);
+	json_decref(got);
+	json_decref(want);
+	json_decref(levels);
+	json_decref(nodes);
+	json_decref(rows);
+}

@@ -2247,3 +2247,59 @@ Test(tj_plan, status_failures_keep_the_ten_latest)
 	cr_assert_eq(f.plan.status.failures[9].attempt, 10);
 	fx_release(&f);
 }
+
+/* n0 and n1 in rack r1, n2 in r2; no other node is known. */
+static int rack_label(void *ctx, const char *node, const char *key, char *out, size_t size)
+{
+	(void)ctx;
+	if (strcmp(key, "example.com/rack") || (strcmp(node, "n0") && strcmp(node, "n1")))
+		return -1;
+	snprintf(out, size, "r1");
+	return 0;
+}
+
+/* status.topology says which domains of the job's level its ranks got, each once. */
+Test(tj_plan, status_topology_names_the_domains_of_the_ranks_nodes)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"topology\":{\"required\":\"example.com/rack\"}", ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.node_label = rack_label;
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.topology.level, "example.com/rack");
+	cr_assert_eq(f.plan.status.topology.n_domains, 1);
+	cr_assert_str_eq(f.plan.status.topology.domains[0], "r1");
+	fx_release(&f);
+
+	/* Without spec.topology, nothing. */
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.node_label = rack_label;
+	fx_plan(&f);
+	cr_assert_null(f.plan.status.topology.level);
+	fx_release(&f);
+}
+
+/* What a gang mode cannot say of spec.topology is told in a Warning event, once. */
+Test(tj_plan, a_mode_that_cannot_say_part_of_the_topology_tells_so_in_an_event)
+{
+	struct fx f;
+	const char *topo = ",\"topology\":{\"required\":\"example.com/block\","
+			   "\"preferred\":\"example.com/rack\"}";
+
+	fx_job(&f, topo, "{}");
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 2);
+	cr_assert(has_event(&f.plan, "TopologyNotExpressible"));
+	fx_release(&f);
+
+	fx_job(&f, ",\"topology\":{\"required\":\"example.com/block\"}", "{}");
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_not(has_event(&f.plan, "TopologyNotExpressible"), "Kueue says all of it");
+	fx_release(&f);
+}

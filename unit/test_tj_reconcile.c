@@ -22,6 +22,7 @@
 #include "api/pod_trim.h"
 #include "controller/manager/reconcile.h"
 #include "controller/serve/metrics.h"
+#include "controller/trainingjob/podview.h"
 #include "controller/trainingjob/tj_plan.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -534,11 +535,17 @@ Test(tj_reconcile, no_pod_of_a_native_gang_is_created_when_its_pod_group_create_
 
 /* ---- every decision is stored before it is acted on ---- */
 
-/* Rank r of the running gang, cached: Running, or Failed with exit code 3. */
-static void cache_pod(int rank, bool failed)
+/*
+ * Rank r of the running gang, cached: Running, or Failed with exit code code
+ * and the container's terminated message (NULL: none).
+ */
+static void cache_pod_exited(int rank, bool failed, int code, const char *message)
 {
 	char name[32], rank_s[8];
+	json_t *terminated = json_pack("{s:i, s:s}", "exitCode", code, "reason", "Error");
 
+	if (message)
+		json_object_set_new(terminated, "message", json_string(message));
 	snprintf(name, sizeof(name), "llama-%d", rank);
 	snprintf(rank_s, sizeof(rank_s), "%d", rank);
 	cache(KIND_PODS, json_pack(
@@ -549,8 +556,16 @@ static void cache_pod(int rank, bool failed)
 		"spec", "nodeName", rank ? "n1" : "n0",
 		"status", "phase", failed ? "Failed" : "Running", "podIP", "10.0.0.9",
 		"containerStatuses", "name", "main", "state",
-		failed ? json_pack("{s:{s:i, s:s}}", "terminated", "exitCode", 3, "reason", "Error") :
+		failed ? json_pack("{s:o}", "terminated", terminated) :
 			 json_pack("{s:{}}", "running")));
+	if (!failed)
+		json_decref(terminated);
+}
+
+/* Rank r of the running gang, cached: Running, or Failed with exit code 3. */
+static void cache_pod(int rank, bool failed)
+{
+	cache_pod_exited(rank, failed, 3, NULL);
 }
 
 /*
@@ -615,4 +630,55 @@ Test(tj_reconcile, a_restart_is_stored_before_any_pod_goes_and_counted_once_afte
 		    is(httpd_request_at(server, i), "DELETE", PODS_PATH "/llama-1"))
 			cr_assert_gt(i, stored, "a pod was deleted before the restart was stored");
 	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 1, "counted once");
+}
+
+/*
+ * A rank the entrypoint's watchdog ended (spec.hang) restarts the gang as
+ * Hung: the restart is the job's, and cadre_job_restarts_total counts it
+ * under reason Hung, apart from a program's own failures.
+ */
+Test(tj_reconcile, a_hung_rank_is_counted_in_the_restart_metric_as_hung)
+{
+	static const char *const reason[] = { "reason", NULL };
+	static const char *const hung[] = { "Hung" }, *const pod_failed[] = { "PodFailed" };
+	json_t *job = NULL, *body = NULL, *st;
+
+	m.registry = registry_new();
+	m.metrics.job_restarts = registry_add(m.registry, METRIC_COUNTER, "cadre_job_restarts_total",
+					      "restarts", reason, NULL, 0);
+	cr_assert_not_null(m.metrics.job_restarts);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ml/llama", &job), 0);
+	json_object_set_new(json_object_get(job, "spec"), "maxRestarts", json_integer(2));
+	json_object_set_new(json_object_get(job, "spec"), "hang",
+			    json_pack("{s:i}", "progressSeconds", 60));
+	json_object_set_new(job, "status", json_pack(
+		"{s:s, s:s, s:s, s:i, s:i, s:[{s:s, s:s, s:s, s:s, s:s}], s:s, s:s}",
+		"phase", "Running", "jobId", "123456789", "taskId", "t", "restarts", 0,
+		"infraRestarts", 0, "conditions", "type", "Admitted", "status", "True", "reason",
+		"Admitted", "message", "m", "lastTransitionTime", "2026-12-01T10:00:00Z",
+		"admittedTime", "2026-12-01T10:00:00Z", "startTime", "2026-12-01T10:00:05Z"));
+	cache(KIND_TRAININGJOBS, job);
+	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
+				       "llama", "namespace", "ml", "uid", "svc",
+				       "ownerReferences", "uid", JOB_UID));
+	cache_pod(0, false);
+	cache_pod_exited(1, true, 125, PODVIEW_HUNG_MESSAGE "rank 1 no progress for 60s "
+			 "(spec.hang.progressSeconds)");
+
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH)) {
+			json_decref(body);
+			body = body_of(i);
+		}
+	cr_assert_not_null(body);
+	st = json_object_get(body, "status");
+	cr_assert_eq(json_integer_value(json_object_get(st, "restarts")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(st, "infraRestarts")), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(st, "lastFailure"),
+							   "reason")), "Hung");
+	json_decref(body);
+	cr_assert_eq(metric_value(m.metrics.job_restarts, hung), 1);
+	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 0);
 }

@@ -170,6 +170,31 @@ static void admitted_message(struct buf *b, const struct capacity *cap, const ui
 			 distinct - named == 1 ? "node" : "nodes");
 }
 
+/*
+ * Whether job fits: its topology placement, or the first fit of its pods.
+ * fit is filled either way (for a topology job, from a plain fit when its
+ * levels do not decide), tfit for a topology job.
+ */
+static int fits(const struct capacity *cap, const struct adm_job *job, const unsigned char *fence,
+		uint32_t *nodes, struct cap_fit *fit, struct topo_fit *tfit)
+{
+	int ret;
+
+	memset(tfit, 0, sizeof(*tfit));
+	tfit->level = -1;
+	if (!job->topo)
+		return capacity_fit(cap, &job->demand, job->num_nodes, fence, nodes, fit);
+	ret = topo_fit(cap, &job->demand, job->num_nodes, job->topo, fence, nodes, tfit);
+	if (ret)
+		return ret;
+	/* The plain fit says which nodes are eligible, fenced or too full. */
+	ret = capacity_fit(cap, &job->demand, job->num_nodes, fence, NULL, fit);
+	fit->fits = tfit->fits;
+	if (tfit->level >= 0)
+		fit->ever = tfit->best_ever >= tfit->units ? job->num_nodes : 0;
+	return ret;
+}
+
 /* The job holding the first held node that job could use; the fence says one exists. */
 static const struct adm_job *first_holder(const struct admission *a, const struct capacity *cap,
 					  const struct adm_job *job)
@@ -227,12 +252,19 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 		uint32_t *nodes = a->placement + used;
 		int64_t waited = now_s - job->waiting_since_s;
 		struct cap_fit fit, open;
+		struct topo_fit tfit, topen;
 
 		memset(d, 0, sizeof(*d));
 		d->position = pos;
 		buf_reset(&a->text);
-		ret = capacity_fit(cap, &job->demand, job->num_nodes, any_held ? a->fence : NULL,
-				   nodes, &fit);
+		if (job->blocked) {
+			d->verdict = ADM_WAIT;
+			d->reason = ADM_REASON_INSUFFICIENT_CAPACITY;
+			buf_adds(&a->text, job->blocked);
+			set_message(d, &a->text);
+			continue;
+		}
+		ret = fits(cap, job, any_held ? a->fence : NULL, nodes, &fit, &tfit);
 		if (ret)
 			return ret;
 		if (fit.fits) {
@@ -250,7 +282,7 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 		d->reason = ADM_REASON_INSUFFICIENT_CAPACITY;
 		if (fit.fenced > 0) {
 			/* Would it fit but for the held nodes? Then it waits its turn. */
-			ret = capacity_fit(cap, &job->demand, job->num_nodes, NULL, NULL, &open);
+			ret = fits(cap, job, NULL, NULL, &open, &topen);
 			if (ret)
 				return ret;
 			const struct adm_job *holder = open.fits ? first_holder(a, cap, job) : NULL;
@@ -266,13 +298,25 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 				buf_adds(&a->text, ") and goes first");
 			}
 		}
-		if (d->reason == ADM_REASON_INSUFFICIENT_CAPACITY)
+		if (d->reason == ADM_REASON_INSUFFICIENT_CAPACITY && tfit.level >= 0 &&
+		    fit.eligible > 0)
+			topo_describe(job->topo, job->num_nodes, &tfit, &a->text);
+		else if (d->reason == ADM_REASON_INSUFFICIENT_CAPACITY)
 			capacity_describe(cap, &job->demand, job->num_nodes, &fit, &a->text);
 
 		/* A job that could never fit must not hold the cluster hostage. */
 		if (starvation_s >= 0 && waited >= starvation_s && fit.ever >= job->num_nodes) {
 			d->starving = true;
-			hold(a, cap, job);
+			if (job->topo && topo_hold(cap, &job->demand, job->num_nodes, job->topo,
+						   a->fence)) {
+				for (size_t i = 0; i < cap->n_nodes; i++)
+					if (a->fence[i] == TOPO_NEWLY_HELD) {
+						a->fence[i] = 1;
+						a->held_by[i] = job;
+					}
+			} else {
+				hold(a, cap, job);
+			}
 			any_held = true;
 			buf_adds(&a->text, "; waiting ");
 			add_duration(&a->text, waited);

@@ -33,6 +33,7 @@
 
 #include "base/buf.h"
 #include "controller/admission/capacity.h"
+#include "controller/admission/topology.h"
 
 /* --starvation-seconds' default. */
 #define ADM_DEFAULT_STARVATION_SECONDS 600
@@ -59,6 +60,13 @@ struct adm_job {
 	int64_t waiting_since_s;  /* when it last started waiting (created, or requeued) */
 	int num_nodes;            /* pods in the gang, >= 1 */
 	struct cap_demand demand; /* per pod; borrowed */
+	/* spec.topology, resolved; NULL without one (borrowed). */
+	const struct topo_request *topo;
+	/*
+	 * Set when the job cannot be placed for a reason of its own (a level the
+	 * cluster does not describe): it waits with this message, and holds nothing.
+	 */
+	const char *blocked;
 };
 
 struct adm_decision {

@@ -469,6 +469,26 @@ int capacity_room_empty(const struct capacity *c, const struct cap_demand *d, si
 	return copies(c->alloc + i * c->n_res, &need, limit);
 }
 
+int capacity_rooms(const struct capacity *c, const struct cap_demand *d, int limit,
+		   const unsigned char *fence, bool empty, int64_t *room)
+{
+	struct need need;
+	int ret = resolve(c, d, &need);
+
+	if (ret)
+		return ret;
+	memset(room, 0, c->n_nodes * sizeof(*room));
+	for (size_t k = 0; k < scan_len(c, &need); k++) {
+		size_t i = scan_node(&need, k);
+		const int64_t *row = (empty ? c->alloc : c->free) + i * c->n_res;
+
+		if ((fence && fence[i]) || (!need.plain && exclusion(c, d, &need, i) != OK))
+			continue;
+		room[i] = copies(row, &need, limit);
+	}
+	return 0;
+}
+
 int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count,
 		 const unsigned char *fence, uint32_t *placement, struct cap_fit *fit)
 {

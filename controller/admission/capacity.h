@@ -209,6 +209,15 @@ bool capacity_eligible(const struct capacity *c, const struct cap_demand *d, siz
 int capacity_room(const struct capacity *c, const struct cap_demand *d, size_t i, int limit);
 int capacity_room_empty(const struct capacity *c, const struct cap_demand *d, size_t i, int limit);
 
+/*
+ * Pods of d that each node has room for now (or when empty), at most limit,
+ * into room (c->n_nodes entries, by node index): 0 for a node d may not use
+ * or that fence keeps out (fence may be NULL). The demand is resolved once,
+ * so this is the way to ask about every node. Returns 0 or CADRE_EINVAL.
+ */
+int capacity_rooms(const struct capacity *c, const struct cap_demand *d, int limit,
+		   const unsigned char *fence, bool empty, int64_t *room);
+
 /* A node a job could use, as capacity_candidates() lists them. */
 struct cap_candidate {
 	uint32_t node;

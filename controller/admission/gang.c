@@ -16,6 +16,8 @@
 #include "controller/admission/admission.h"
 #include "controller/admission/cache_record.h"
 #include "controller/admission/capacity.h"
+#include "controller/admission/topology.h"
+#include "controller/admission/topology_watch.h"
 #include "controller/manager/manager.h"
 #include "controller/trainingjob/podview.h"
 
@@ -563,18 +565,111 @@ static void reserve_admitted(struct manager *m, struct scratch *s, struct capaci
 			capacity_reserve(cap, d, 1, decided_node(w, r), NULL);
 }
 
+/* The cluster's levels for this decision, read once some waiting job has spec.topology. */
+struct levels_ctx {
+	bool wanted;                   /* a waiting job has spec.topology */
+	int err;                       /* of topology_watch_levels; -1 before it is asked */
+	char why[320];                 /* why the levels cannot be used */
+	struct cluster_topology levels;
+	struct topo_map map;
+	bool have_map;
+};
+
+static char *scratch_strdup(struct scratch *s, const char *text)
+{
+	char *copy = scratch_alloc(s, strlen(text) + 1, 1);
+
+	if (copy)
+		memcpy(copy, text, strlen(text) + 1);
+	return copy;
+}
+
+/*
+ * A waiting job's spec.topology against the cluster's levels: a request on
+ * the map, or the reason it cannot be placed in *blocked.
+ */
+static const struct topo_request *topology_of(struct scratch *s, struct levels_ctx *l,
+					      const struct tj_spec *spec, const char **blocked)
+{
+	const struct tj_topology *t = &spec->topology;
+	struct topo_request *r;
+	struct field_errors errs;
+
+	*blocked = NULL;
+	if (!t->set)
+		return NULL;
+	if (!l->have_map) {
+		*blocked = scratch_strdup(s, l->why);
+		return NULL;
+	}
+	field_errors_init(&errs);
+	if (tj_topology_check_levels(spec, (const char *const *)l->levels.labels,
+				     l->levels.n_levels, l->levels.source, &errs)) {
+		const struct field_error *e = field_errors_at(&errs, 0);
+		char text[768];
+
+		snprintf(text, sizeof(text), "%s: %s", e ? e->path : "spec.topology",
+			 e ? e->message : "cannot be placed");
+		*blocked = scratch_strdup(s, text);
+		field_errors_release(&errs);
+		return NULL;
+	}
+	field_errors_release(&errs);
+	r = scratch_alloc(s, 1, sizeof(*r));
+	if (!r)
+		return NULL;
+	*r = (struct topo_request){
+		.map = &l->map,
+		.required = topo_level_index(&l->map, t->required),
+		.preferred = topo_level_index(&l->map, t->preferred),
+		.segment = t->has_segment ? topo_level_index(&l->map, t->segment_required) : -1,
+		.segment_size = t->has_segment ? t->segment_size : 0,
+	};
+	return r;
+}
+
+/* Read the levels and map the nodes, when a waiting job has spec.topology. */
+static int levels_load(struct manager *m, const struct collect *c, const struct capacity *cap,
+		       struct levels_ctx *l)
+{
+	int err;
+
+	l->err = -1;
+	for (size_t i = 0; i < c->n && !l->wanted; i++)
+		l->wanted = !c->jobs[i].admitted && c->jobs[i].job.spec.topology.set;
+	if (!l->wanted)
+		return 0;
+	l->err = topology_watch_levels(m->topology, &l->levels, l->why, sizeof(l->why));
+	if (l->err == CADRE_ENOMEM)
+		return l->err;
+	if (l->err)
+		return 0;
+	err = topo_map_init(&l->map, cap, (const char *const *)l->levels.labels,
+			    (const char *const *)l->levels.names, l->levels.n_levels);
+	l->have_map = !err;
+	return err;
+}
+
+static void levels_release(struct levels_ctx *l)
+{
+	cluster_topology_release(&l->levels);
+	topo_map_release(&l->map);
+}
+
 /*
  * The queue: every waiting candidate in c, with its demand. Admitted gangs
  * are not in it; their pods without a node yet are reserved in cap instead.
  * *target is the position of job in the queue, -1 when it is not a candidate.
  */
 static void gang_queue(struct scratch *s, const struct collect *c, struct capacity *cap,
-		       const struct trainingjob *job, struct adm_job *queue, size_t *n_queue,
-		       long *target)
+		       struct levels_ctx *l, const struct trainingjob *job,
+		       struct adm_job *queue, size_t *n_queue, long *target)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct candidate *w = &c->jobs[i];
 		struct cap_demand d;
+		const char *blocked;
+		const struct topo_request *topo;
 
 		demand_of(s, &w->job, &d);
 		if (w->admitted) {
@@ -583,12 +678,13 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 		}
 		if (same_job(&w->job, job))
 			*target = (long)*n_queue;
+		topo = topology_of(s, l, &w->job.spec, &blocked);
 		queue[(*n_queue)++] = (struct adm_job){
 			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
 			.priority = w->job.spec.priority,
 			.created_s = w->job.meta.creation_timestamp,
 			.waiting_since_s = w->since, .num_nodes = w->job.spec.num_nodes,
-			.demand = d,
+			.demand = d, .topo = topo, .blocked = blocked,
 		};
 	}
 }
@@ -653,6 +749,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct cap_node *cap_nodes = NULL;
 	struct adm_job *queue = NULL;
 	struct adm_decision *decisions = NULL;
+	struct levels_ctx levels = { 0 };
 	json_t *nodes = NULL;
 	size_t n_queue = 0;
 	long target = -1;
@@ -683,7 +780,10 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		err = CADRE_ENOMEM;
 		goto out;
 	}
-	gang_queue(&s, &c, &cap, job, queue, &n_queue, &target);
+	err = levels_load(m, &c, &cap, &levels);
+	if (err)
+		goto out;
+	gang_queue(&s, &c, &cap, &levels, job, queue, &n_queue, &target);
 	if (s.err) {
 		err = s.err;
 		goto out;
@@ -704,6 +804,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 out:
 	pthread_mutex_unlock(&m->admission_lock);
 	admission_release(&adm);
+	levels_release(&levels);
 	capacity_release(&cap);
 	collect_release(&c);
 	free(queue);

@@ -434,6 +434,18 @@ int build_podgroup(const struct trainingjob *job, int attempt, const char *api_v
 		json_decref(pg);
 		pg = NULL;
 	}
+	/*
+	 * spec.topology.required as the one topology constraint a PodGroup
+	 * takes (TopologyAwareWorkloadScheduling): every pod in one domain. The
+	 * rest of spec.topology has no form here (docs/topology.md).
+	 */
+	if (pg && job->spec.topology.set && job->spec.topology.required &&
+	    json_object_set_new(json_object_get(pg, "spec"), "schedulingConstraints",
+				json_pack("{s:[{s:s}]}", "topology", "key",
+					  job->spec.topology.required))) {
+		json_decref(pg);
+		pg = NULL;
+	}
 	if (!pg)
 		return CADRE_ENOMEM;
 	*out = pg;

@@ -38,6 +38,12 @@ struct buf;
 #define BUILD_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define BUILD_KUEUE_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define BUILD_KUEUE_COUNT_ANNOTATION "kueue.x-k8s.io/pod-group-total-count"
+/* Kueue's topology-aware scheduling (TAS) on a pod group (v0.17, docs/topology.md). */
+#define BUILD_KUEUE_TAS_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define BUILD_KUEUE_TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define BUILD_KUEUE_TAS_SLICE_REQUIRED "kueue.x-k8s.io/podset-slice-required-topology"
+#define BUILD_KUEUE_TAS_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+#define BUILD_KUEUE_POD_INDEX_LABEL "kueue.x-k8s.io/pod-group-pod-index-label"
 /* The PodGroup versions of native gang mode (docs/gang-admission.md). */
 #define BUILD_PODGROUP_V1ALPHA2 "scheduling.k8s.io/v1alpha2"  /* Kubernetes 1.36 */
 #define BUILD_PODGROUP_V1BETA1 "scheduling.k8s.io/v1beta1"    /* Kubernetes 1.37 */

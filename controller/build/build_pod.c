@@ -729,6 +729,32 @@ nomem:
 }
 
 /*
+ * spec.topology as Kueue's TAS annotations on the pod group: required, else
+ * preferred (Kueue takes one of the two; a job with both gets required and
+ * an event, tj_topology_unexpressed), the segment as a slice, and the pod's
+ * rank as the group's pod index so Kueue places ranks in topology order.
+ */
+static int add_kueue_topology(const struct tj_topology *t, json_t *annotations)
+{
+	char text[16];
+	int bad = 0;
+
+	if (!t->set)
+		return 0;
+	if (t->required)
+		bad |= set_str(annotations, BUILD_KUEUE_TAS_REQUIRED, t->required);
+	else if (t->preferred)
+		bad |= set_str(annotations, BUILD_KUEUE_TAS_PREFERRED, t->preferred);
+	if (t->has_segment && t->segment_required) {
+		snprintf(text, sizeof(text), "%d", t->segment_size);
+		bad |= set_str(annotations, BUILD_KUEUE_TAS_SLICE_REQUIRED, t->segment_required);
+		bad |= set_str(annotations, BUILD_KUEUE_TAS_SLICE_SIZE, text);
+	}
+	bad |= set_str(annotations, BUILD_KUEUE_POD_INDEX_LABEL, LABEL_NODE_RANK);
+	return bad;
+}
+
+/*
  * Labels and annotations: podTemplate's first, then cadre's over them, so
  * a template cannot take a pod out of its Service, its gang or its Kueue
  * group.
@@ -767,6 +793,7 @@ static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **ou
 		bad |= set_str(labels, BUILD_KUEUE_GROUP_LABEL, text);
 		snprintf(text, sizeof(text), "%d", c->num_nodes);
 		bad |= set_str(annotations, BUILD_KUEUE_COUNT_ANNOTATION, text);
+		bad |= add_kueue_topology(&job->spec.topology, annotations);
 		/* Kueue reads a WorkloadPriorityClass from the pods; the job names it
 		 * on itself, as a batch Job does (docs/kueue.md). */
 		if (json_is_string(json_object_get(job->meta.labels, KUEUE_PRIORITY_LABEL)))

@@ -8,6 +8,7 @@
 #include "api/labels.h"
 #include "controller/admission/cache_record.h"
 #include "controller/admission/kueue.h"
+#include "controller/admission/topology_watch.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -536,7 +537,8 @@ int manager_init(struct manager *m, const struct options *opts)
 		return err;
 
 	m->kueue = kueue_watch_new(m);
-	if (!m->kueue)
+	m->topology = topology_watch_new(m);
+	if (!m->kueue || !m->topology)
 		return CADRE_ENOMEM;
 	if (opts->gang_scheduler == GANG_NATIVE) {
 		err = manager_discover_podgroups(m->http, &m->podgroups);
@@ -694,6 +696,8 @@ void manager_release(struct manager *m)
 		reflector_free(m->reflectors[k]);
 	kueue_watch_free(m->kueue);
 	m->kueue = NULL;
+	topology_watch_free(m->topology);
+	m->topology = NULL;
 	if (m->events) {
 		events_flush(m->events, 2000);
 		events_free(m->events);

@@ -37,6 +37,7 @@
 #include "kube/workqueue.h"
 
 struct kueue_watch;
+struct topology_watch;
 
 enum manager_kind {
 	KIND_TRAININGJOBS,
@@ -78,6 +79,7 @@ struct manager {
 	/* Native gang mode: the PodGroup version the API server serves; NULL otherwise. */
 	const struct kube_resource *podgroups;
 	struct kueue_watch *kueue;             /* Kueue's Workloads (kueue.h); started on demand */
+	struct topology_watch *topology;       /* ClusterTopology (topology_watch.h); on demand */
 	struct registry *registry;
 	struct manager_metrics metrics;
 	struct store *stores[KIND_COUNT];

@@ -248,6 +248,8 @@ static void node_status_release(struct tj_node_status *ns)
  * A rank whose pod does not exist (yet) keeps the node the admission chose
  * for it, without a phase: that is the record its pod is created from.
  */
+static void record_topology(struct planner *p);
+
 static void record_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
@@ -287,6 +289,54 @@ static void record_nodes(struct planner *p)
 	st->nodes = fresh;
 	st->n_nodes = n_fresh;
 	st->ready_nodes = ready;
+	record_topology(p);
+}
+
+/*
+ * status.topology: the values of spec.topology's level on the ranks' nodes,
+ * each once, in rank order (docs/topology.md). Nothing without spec.topology
+ * or before any rank has a node; a node whose label is not known is left out.
+ */
+static void record_topology(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+	const char *level = tj_topology_level(&p->job->spec);
+	struct tj_topology_status t = { 0 };
+	char value[64];
+
+	tj_topology_status_release(&st->topology);
+	if (!level || !p->in->node_label || !st->n_nodes)
+		return;
+	t.domains = calloc(st->n_nodes, sizeof(*t.domains));
+	t.level = strdup(level);
+	if (!t.domains || !t.level) {
+		tj_topology_status_release(&t);
+		p->err = CADRE_ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		bool seen = false;
+
+		if (!st->nodes[i].node ||
+		    p->in->node_label(p->in->node_ctx, st->nodes[i].node, level, value,
+				      sizeof(value)))
+			continue;
+		for (size_t j = 0; j < t.n_domains && !seen; j++)
+			seen = !strcmp(t.domains[j], value);
+		if (seen)
+			continue;
+		if (!(t.domains[t.n_domains] = strdup(value))) {
+			tj_topology_status_release(&t);
+			p->err = CADRE_ENOMEM;
+			return;
+		}
+		t.n_domains++;
+	}
+	if (!t.n_domains) {
+		tj_topology_status_release(&t);
+		return;
+	}
+	st->topology = t;
 }
 
 static void clear_nodes(struct planner *p)
@@ -299,6 +349,7 @@ static void clear_nodes(struct planner *p)
 	st->nodes = NULL;
 	st->n_nodes = 0;
 	st->ready_nodes = 0;
+	tj_topology_status_release(&st->topology);
 }
 
 static void record_failure(struct planner *p, const struct podview *v, const char *reason,
@@ -809,6 +860,31 @@ static const char *scheduler_wait(struct planner *p, const char *name, int n, ch
 }
 
 /*
+ * The part of spec.topology a gang mode cannot say, told once per attempt
+ * as its first pods are made (docs/topology.md): Kueue takes required or
+ * preferred, not both; a PodGroup takes required only.
+ */
+static void topology_unexpressed(struct planner *p)
+{
+	const struct tj_topology *t = &p->job->spec.topology;
+	const char *mode = p->in->mode == GANG_KUEUE ? "Kueue" : "a PodGroup";
+	char what[256] = "";
+
+	if (!t->set || (p->in->mode != GANG_KUEUE && p->in->mode != GANG_NATIVE))
+		return;
+	if (p->in->mode == GANG_KUEUE && t->required && t->preferred)
+		snprintf(what, sizeof(what), "preferred (%s): Kueue takes one of required and "
+			 "preferred, and has required", t->preferred);
+	else if (p->in->mode == GANG_NATIVE && (t->preferred || t->has_segment))
+		snprintf(what, sizeof(what), "%s%s%s: a PodGroup takes one required level only",
+			 t->preferred ? "preferred" : "", t->preferred && t->has_segment ?
+			 " and " : "", t->has_segment ? "segment" : "");
+	if (*what)
+		event(p, true, "TopologyNotExpressible", "%s cannot say spec.topology.%s; the "
+		      "pods are placed without it", mode, what);
+}
+
+/*
  * Before admission: the PodGroup, then every pod naming it, ungated, in the
  * same pass (the reconciler sends the pods only once the group's create
  * succeeded: a pod naming a missing group never reaches the scheduler's
@@ -829,6 +905,7 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 	if (!pg) {
 		if (p->in->expectations_met) {
 			action(p, TJ_CREATE_PODGROUP, -1, NULL);
+			topology_unexpressed(p);
 			for (int r = 0; r < n; r++)
 				if (!by_rank[r])
 					action(p, TJ_CREATE_POD, r, NULL);
@@ -982,6 +1059,8 @@ static bool gang_kueue_wait(struct planner *p, const struct podview **by_rank, i
 
 	if (refused && refusal_expired(p, refused, refused_since))
 		return true;
+	if (in->expectations_met && !have)
+		topology_unexpressed(p);
 	if (in->expectations_met)
 		for (int r = 0; r < n; r++)
 			if (!by_rank[r])

@@ -147,6 +147,11 @@ struct tj_input {
 	bool (*node_ok)(void *ctx, const char *node);
 	/* Whether the node exists at all, Ready or not; NULL: every node does. */
 	bool (*node_known)(void *ctx, const char *node);
+	/*
+	 * The value of the node's label key into out (size bytes): 0, or -1
+	 * when the node or its label is not known. NULL: no label is known.
+	 */
+	int (*node_label)(void *ctx, const char *node, const char *key, char *out, size_t size);
 	void *node_ctx;
 	struct tj_admission admission;
 	bool service_exists;          /* the job's Service exists and is the job's (its uid) */

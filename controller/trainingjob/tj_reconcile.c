@@ -119,6 +119,34 @@ static bool node_known(void *ctx, const char *name)
 	return store_contains(m->stores[KIND_NODES], name);
 }
 
+struct label_ask {
+	const char *key;
+	char *out;
+	size_t size;
+};
+
+/* store_get_record visitor: the label of a node's record, 0 or -1. */
+static int label_of_record(void *ctx, const char *key, const void *rec, size_t len)
+{
+	struct label_ask *a = ctx;
+	const char *v = len ? cache_node_label(rec, len, a->key) : NULL;
+
+	(void)key;
+	if (!v || strlen(v) >= a->size)
+		return -1;
+	memcpy(a->out, v, strlen(v) + 1);
+	return 0;
+}
+
+/* A node's label, from its record (status.topology; docs/topology.md). */
+static int node_label(void *ctx, const char *name, const char *key, char *out, size_t size)
+{
+	struct manager *m = ctx;
+	struct label_ask a = { key, out, size };
+
+	return store_get_record(m->stores[KIND_NODES], name, label_of_record, &a) == 0 ? 0 : -1;
+}
+
 static void read_volumes(struct tj_pass *p)
 {
 	const struct tj_spec *spec = &p->job.spec;
@@ -1092,6 +1120,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.volumes = p.volumes;
 	in.n_volumes = p.n_volumes;
 	in.node_ok = node_ok;
+	in.node_label = node_label;
 	in.node_known = node_known;
 	in.node_ctx = m;
 	read_refusal(&p, &in);

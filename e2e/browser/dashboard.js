@@ -182,6 +182,16 @@ async function run() {
     const holders = await page.$$eval('#nodes tbody tr', (rs) => rs.map((r) => r.innerText).join('\n'));
     if (!holders.includes(`${NS}/${JOB}`)) throw new Error('no GPU node shows the job holding it');
     step('the cluster page shows the GPU nodes, the job holding them, and the chart');
+    if (process.env.ZONES) {
+      // The test put the GPU nodes in two zones, a level of ClusterTopology default.
+      await page.waitForFunction(() => ['zone-a', 'zone-b'].every((z) =>
+        document.querySelector(`#topology tr[data-level="topology.kubernetes.io/zone"][data-domain="${z}"]`)),
+      { timeout: TIMEOUT });
+      const zones = await page.$$eval('#topology tbody tr', (rs) => rs.map((r) => r.innerText.replace(/\s+/g, ' ')));
+      if (!zones.some((z) => /^zone zone-a \d+ \d+ \d+\/\d+$/.test(z)))
+        throw new Error('the topology table does not count zone-a: ' + JSON.stringify(zones));
+      step('and the topology levels, each zone with its free nodes and GPUs');
+    }
     await shot(browser, page, 'cluster');
 
     await openJob(page, JOB);

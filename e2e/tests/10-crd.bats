@@ -12,14 +12,26 @@ load helpers
 CRD_DIR=$REPO_ROOT/crd
 SAMPLES=$REPO_ROOT/manifests/samples
 INVALID=$REPO_ROOT/e2e/testdata/invalid
+INVALID_POLICY=$REPO_ROOT/e2e/testdata/invalid-policy
+TOPOLOGY_DEFAULT=$REPO_ROOT/manifests/clustertopology-default.yaml
 # The CRD files by name: crd/ and manifests/samples/ also hold a kustomization.yaml, which
 # `kubectl -f DIR` would try to create; `-k DIR` is the way to take a whole directory.
-CRD_FILES=(-f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml")
+CRD_FILES=(-f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml"
+	-f "$CRD_DIR/clustertopologies.cadre.dev.yaml" -f "$CRD_DIR/topology-policy.yaml")
 
 setup_file() {
 	kubectl apply "${CRD_FILES[@]}"
 	kubectl wait --for=condition=Established --timeout=60s \
-		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev
+		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/clustertopologies.cadre.dev
+	kubectl apply -f "$TOPOLOGY_DEFAULT"
+	# The API server configures the admission policy once the ClusterTopology kind is in
+	# its discovery, some seconds after the CRD is Established.
+	wait_for -t 90 policy_refuses_unknown_levels
+}
+
+policy_refuses_unknown_levels() {
+	! kubectl -n default create --dry-run=server -f "$INVALID_POLICY/topology-unknown-level.yaml" \
+		>/dev/null 2>&1
 }
 
 setup() {
@@ -55,7 +67,7 @@ EOF
 	run kubectl apply "${CRD_FILES[@]}"
 	[ "$status" -eq 0 ]
 	[[ $output != *[Ww]arning* ]] || { echo "$output"; false; }
-	for crd in trainingjobs.cadre.dev volumes.cadre.dev; do
+	for crd in trainingjobs.cadre.dev volumes.cadre.dev clustertopologies.cadre.dev; do
 		kubectl wait --for=condition=Established --timeout=60s "crd/$crd"
 		[ "$(kubectl get crd "$crd" -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}')" = True ]
 	done
@@ -136,7 +148,7 @@ EOF
 	[ "$managers" = gitops,operator-ui ] || { echo "managers: $managers"; false; }
 }
 
-@test "kubectl get tj shows PHASE NODES READY ACCELERATORS RESTARTS AGE; -o wide adds JOBID QUEUE MESSAGE" {
+@test "kubectl get tj shows PHASE NODES READY ACCELERATORS RESTARTS AGE; -o wide adds JOBID QUEUE TOPOLOGY MESSAGE" {
 	kubectl -n "$NS" apply -f "$SAMPLES/llama-pretrain.yaml"
 	kubectl -n "$NS" patch tj llama-pretrain --subresource=status --type=merge -p \
 		'{"status":{"phase":"Running","readyNodes":2,"restarts":1,"jobId":"482913307","message":"all 2 nodes Running"}}'
@@ -145,7 +157,7 @@ EOF
 	row=$(kubectl -n "$NS" get tj llama-pretrain --no-headers | squeeze)
 	[[ $row == "llama-pretrain Running 2 2 H100:8 1 "* ]] || { echo "row: $row"; false; }
 
-	[ "$(kubectl -n "$NS" get tj -o wide | head -n 1 | squeeze)" = "NAME PHASE NODES READY ACCELERATORS RESTARTS AGE JOBID QUEUE MESSAGE" ]
+	[ "$(kubectl -n "$NS" get tj -o wide | head -n 1 | squeeze)" = "NAME PHASE NODES READY ACCELERATORS RESTARTS AGE JOBID QUEUE TOPOLOGY MESSAGE" ]
 	row=$(kubectl -n "$NS" get tj llama-pretrain -o wide --no-headers | squeeze)
 	[[ $row == "llama-pretrain Running 2 2 H100:8 1 "* ]] || { echo "row: $row"; false; }
 	[[ $row == *" 482913307 "* ]] || { echo "row: $row"; false; }
@@ -231,6 +243,66 @@ EOF
 	[ "$status" -eq 0 ]
 	[[ $output == *trainingjob.cadre.dev/llama-pretrain* ]] || { echo "$output"; false; }
 	[[ $output == *volume.cadre.dev/shared-checkpoints* ]] || { echo "$output"; false; }
+}
+
+# refused_as FILE: creating FILE fails with its '# field:' and '# expect:' lines in the answer.
+refused_as() {
+	local field expect
+	field=$(sed -n 's/^# field: //p' "$1")
+	expect=$(sed -n 's/^# expect: //p' "$1")
+	[[ -n $field && -n $expect ]] || { echo "$1: needs '# field:' and '# expect:' lines"; return 1; }
+	run kubectl -n "$NS" create -f "$1"
+	if [[ $status -eq 0 ]]; then
+		echo "$(basename "$1"): accepted, should break $field"
+		return 1
+	elif [[ $output != *"$field"* || $output != *"$expect"* ]]; then
+		echo "$(basename "$1"): want '$field' and '$expect' in: $output"
+		return 1
+	fi
+}
+
+@test "spec.topology naming a level ClusterTopology default does not list, or a segment wider than required, is refused by the admission policy naming the field" {
+	local failed=0 file
+	for file in "$INVALID_POLICY"/*.yaml; do
+		refused_as "$file" || failed=1
+	done
+	[ "$failed" -eq 0 ]
+	# The same job with levels the cluster lists is accepted.
+	kubectl -n "$NS" create -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: known-level
+spec:
+  numNodes: 4
+  image: busybox
+  run: hostname
+  topology:
+    required: topology.kubernetes.io/zone
+    segment: {size: 2, required: nvidia.com/gpu.clique}
+EOF
+	# A ClusterTopology of another name, or a defaultLevel not among its levels, is refused.
+	run kubectl create -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: ClusterTopology
+metadata:
+  name: racks
+spec:
+  levels: [{nodeLabel: example.com/rack}]
+EOF
+	[ "$status" -ne 0 ]
+	[[ $output == *"cadre reads one ClusterTopology, named default"* ]] || { echo "$output"; false; }
+	run kubectl apply --dry-run=server -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: ClusterTopology
+metadata:
+  name: default
+spec:
+  levels: [{nodeLabel: example.com/rack}]
+  defaultLevel: example.com/block
+EOF
+	[ "$status" -ne 0 ]
+	[[ $output == *"spec.defaultLevel"*"must be the nodeLabel of one of levels"* ]] || { echo "$output"; false; }
 }
 
 @test "each invalid object in e2e/testdata/invalid is refused with a message that names its field" {

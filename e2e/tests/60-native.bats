@@ -27,6 +27,8 @@ setup_file() {
 teardown_file() {
 	if controller_pid >/dev/null; then controller_stop; fi
 	kubectl uncordon -l type=kwok >/dev/null 2>&1 || true
+	kubectl label nodes -l type=kwok e2e.cadre.dev/rack- >/dev/null 2>&1 || true
+	kubectl apply -f "$REPO_ROOT/manifests/clustertopology-default.yaml" >/dev/null 2>&1 || true
 	uninstall
 	"$E2E_DIR/cluster" native-gang off >/dev/null
 }
@@ -210,6 +212,66 @@ scheduled_times() {
 	wait_for -t 120 phase_is partial Running
 	[ "$(bound_pods partial)" -eq 2 ]
 	controller_log_clean
+}
+
+@test "spec.topology.required becomes the PodGroup's topology constraint and the scheduler keeps the gang in one rack; preferred is told as not expressible" {
+	native_controller
+	mapfile -t nodes < <(gpu_node_names)
+	# Two racks of two: the first node of r0 is taken by somebody else.
+	for i in 0 1 2 3; do
+		kubectl label node "${nodes[i]}" --overwrite "e2e.cadre.dev/rack=r$((i / 2))" >/dev/null
+	done
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: ClusterTopology
+metadata:
+  name: default
+spec:
+  levels: [{nodeLabel: e2e.cadre.dev/rack, name: rack}, {nodeLabel: e2e.cadre.dev/half, name: half}]
+EOF
+	kubectl -n "$NS" create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: other
+spec:
+  nodeName: ${nodes[0]}
+$GPU_TOLERATION
+  containers:
+  - name: main
+    image: registry.invalid/cadre/e2e:latest
+    resources: {requests: {nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}
+EOF
+	wait_for -t 60 pod_phase_is other Running
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: racked
+spec:
+  numNodes: 2
+  topology: {required: e2e.cadre.dev/rack, preferred: e2e.cadre.dev/half}
+  resources: {accelerators: "H100:8"}
+  # Left to itself the scheduler would take ${nodes[1]}, the free node of r0, for one rank.
+  podTemplate:
+    spec:
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            preference:
+              matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [${nodes[1]}]}]
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun train.py
+EOF
+	wait_for -t 60 podgroups_are racked "racked-attempt-0 "
+	json_has "$(kubectl -n "$NS" get podgroups.v1alpha2.scheduling.k8s.io racked-attempt-0 -o json)" \
+		'.spec.schedulingConstraints.topology == [{key: "e2e.cadre.dev/rack"}]'
+	wait_for -t 120 phase_is racked Running
+	json_has "$(kubectl -n "$NS" get pods -l cadre.dev/job-name=racked -o json)" \
+		"[.items[].spec.nodeName] | sort == [\"${nodes[2]}\", \"${nodes[3]}\"]"
+	kubectl -n "$NS" get events --field-selector involvedObject.name=racked,reason=TopologyNotExpressible \
+		-o jsonpath='{.items[*].note}{.items[*].message}' | grep -q 'spec.topology.preferred'
 }
 
 @test "a rank fails with maxRestarts 1: a new PodGroup for attempt 1, the one of attempt 0 gone" {

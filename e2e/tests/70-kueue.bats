@@ -40,8 +40,11 @@ EOF
 
 teardown_file() {
 	if controller_pid >/dev/null; then controller_stop; fi
-	kubectl delete clusterqueues,workloadpriorityclasses -l e2e.cadre.dev/test=true \
-		--ignore-not-found --wait=false >/dev/null 2>&1 || true
+	kubectl delete clusterqueues,workloadpriorityclasses,resourceflavors,topologies.kueue.x-k8s.io \
+		-l e2e.cadre.dev/test=true --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	kubectl label nodes -l e2e.cadre.dev/tas=true e2e.cadre.dev/tas- e2e.cadre.dev/block- \
+		e2e.cadre.dev/rack- >/dev/null 2>&1 || true
+	kubectl apply -f "$REPO_ROOT/manifests/clustertopology-default.yaml" >/dev/null 2>&1 || true
 	uninstall
 	"$E2E_DIR/cluster" kueue off >/dev/null
 }
@@ -246,6 +249,117 @@ preempted_one_of() {
 	kubectl -n "$NS" get tj big -o json | jq -e '.status.message | contains("8 more needed")' >/dev/null
 	finish holder
 	wait_for -t 90 running_admitted big 2
+}
+
+@test "topology through Kueue: spec.topology.required becomes Kueue TAS, and the real Kueue puts the gang in one rack, ranks as its pod index" {
+	local n
+	# gpu-node-0 and -1 in rack r0, -2 and -3 in rack r1; a Topology of block, rack, host.
+	for n in 0 1 2 3; do
+		kubectl label node "gpu-node-$n" --overwrite e2e.cadre.dev/tas=true \
+			e2e.cadre.dev/block=b0 "e2e.cadre.dev/rack=r$((n / 2))" >/dev/null
+	done
+	# cadre's levels (the admission policy checks spec.topology against them) and Kueue's.
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: ClusterTopology
+metadata:
+  name: default
+spec:
+  levels:
+  - {nodeLabel: e2e.cadre.dev/block, name: block}
+  - {nodeLabel: e2e.cadre.dev/rack, name: rack}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata:
+  name: e2e-racks
+  labels: {e2e.cadre.dev/test: "true"}
+spec:
+  levels:
+  - nodeLabel: e2e.cadre.dev/block
+  - nodeLabel: e2e.cadre.dev/rack
+  - nodeLabel: kubernetes.io/hostname
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: e2e-tas
+  labels: {e2e.cadre.dev/test: "true"}
+spec:
+  nodeLabels: {e2e.cadre.dev/tas: "true"}
+  topologyName: e2e-racks
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: tas-$NS
+  labels: {e2e.cadre.dev/test: "true", e2e.cadre.dev/ns: $NS}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: e2e-tas
+      resources:
+      - {name: cpu, nominalQuota: "1000"}
+      - {name: memory, nominalQuota: 100Ti}
+      - {name: nvidia.com/gpu, nominalQuota: 32}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: tas
+  namespace: $NS
+spec:
+  clusterQueue: tas-$NS
+EOF
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: racked
+spec:
+  numNodes: 2
+  queue: tas
+  topology: {required: e2e.cadre.dev/rack}
+  resources: {accelerators: "H100:8", cpus: "8", memory: 64Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun train.py
+EOF
+	wait_for -t 90 running_admitted racked 2
+	pods=$(kubectl -n "$NS" get pods -l cadre.dev/job-name=racked -o json)
+	# Kueue read the request and the rank: its pod index is cadre's node rank.
+	json_has "$pods" 'all(.items[]; .metadata.annotations["kueue.x-k8s.io/podset-required-topology"] == "e2e.cadre.dev/rack")'
+	json_has "$pods" 'all(.items[]; .metadata.labels["kueue.x-k8s.io/pod-group-pod-index"] == .metadata.labels["cadre.dev/node-rank"])'
+	racks=$(for n in $(jq -r '.items[].spec.nodeName' <<<"$pods"); do
+		kubectl get node "$n" -o "jsonpath={.metadata.labels['e2e\.cadre\.dev/rack']}{\"\n\"}"; done | sort -u)
+	[ "$(wc -l <<<"$racks")" -eq 1 ] || { echo "racks: $racks"; false; }
+	# The Workload carries Kueue's topology assignment, and the job says which rack.
+	kubectl -n "$NS" get workloads -o json | jq -e '[.items[].status.admission.podSetAssignments[].topologyAssignment | select(. != null)] | length == 1' >/dev/null
+	wait_for -t 30 json_has_now racked ".status.topology.domains == [\"$racks\"]"
+	# A gang no rack holds waits: Kueue says so, cadre mirrors it.
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: toowide
+spec:
+  numNodes: 3
+  queue: tas
+  topology: {required: e2e.cadre.dev/rack}
+  resources: {accelerators: "H100:8", cpus: "8", memory: 64Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: torchrun train.py
+EOF
+	wait_for -t 60 phase_is toowide Queued
+	same_for 5 no_pod_bound toowide
+	# The first gang ends and a third node joins rack r0: Kueue places the wide one there.
+	finish racked
+	kubectl label node gpu-node-2 --overwrite e2e.cadre.dev/rack=r0 >/dev/null
+	wait_for -t 120 running_admitted toowide 3
+	racks=$(for n in $(kubectl -n "$NS" get pods -l cadre.dev/job-name=toowide -o jsonpath='{.items[*].spec.nodeName}'); do
+		kubectl get node "$n" -o "jsonpath={.metadata.labels['e2e\.cadre\.dev/rack']}{\"\n\"}"; done | sort -u)
+	[ "$racks" = r0 ] || { echo "racks: $racks"; false; }
 }
 
 @test "priority: with WorkloadPriorityClasses the higher-priority job is admitted first" {

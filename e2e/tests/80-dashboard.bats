@@ -33,6 +33,7 @@ setup() {
 
 teardown() {
 	apiserver_ensure_up
+	kubectl label nodes -l type=kwok topology.kubernetes.io/zone- >/dev/null 2>&1 || true
 	test_cleanup
 }
 
@@ -158,11 +159,17 @@ EOF
 		>>"$CADRE_E2E_STATE/kwok/containers.log"
 	kubectl -n "$NS" logs "$pod" -c main --tail=1 | grep -qx "dashboard tail line"
 	logs=1
+	# Two zones, a level of ClusterTopology default: the cluster page shows them.
+	mapfile -t gpu_names < <(kubectl get nodes -l type=kwok -o name)
+	for i in "${!gpu_names[@]}"; do
+		kubectl label "${gpu_names[i]}" --overwrite "topology.kubernetes.io/zone=zone-$([[ $((i % 2)) -eq 0 ]] && echo a || echo b)" >/dev/null
+	done
 	dashboard_start
 	mkdir -p "$SHOTS"
 	rm -f "$SHOTS"/*.png
-	DASH_URL=$URL NS=$NS BLOCKER=blocker OUT=$SHOTS LOGS=$logs NODE_PATH=$node_path \
+	DASH_URL=$URL NS=$NS BLOCKER=blocker OUT=$SHOTS LOGS=$logs ZONES=1 NODE_PATH=$node_path \
 		node "$REPO_ROOT/e2e/browser/dashboard.js"
+	kubectl label nodes -l type=kwok topology.kubernetes.io/zone- >/dev/null
 	for page in jobs job cluster; do
 		[ -s "$SHOTS/$page.png" ]
 	done

@@ -440,9 +440,10 @@ event_recorded() {
 # crds_install: applies the CRDs (idempotent) and waits until both are Established. The
 # files are named, not the directory, which also holds a kustomization.
 crds_install() {
-	kubectl apply -f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.dev.yaml" >/dev/null
+	kubectl apply -k "$CRD_DIR" >/dev/null
 	kubectl wait --for=condition=Established --timeout=60s \
-		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev >/dev/null
+		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/clustertopologies.cadre.dev >/dev/null
+	kubectl apply -f "$CRD_DIR/../manifests/clustertopology-default.yaml" >/dev/null
 }
 
 # ---------------------------------------------------------------------------------------

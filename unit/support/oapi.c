@@ -148,9 +148,14 @@ static json_t *cel_string(struct cel *c)
 
 		if (ch == '\\') {
 			ch = *c->p++;
-			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
 			if (!ch)
 				break;
+			/* CEL's escapes; any other, "\." as in a regex, does not compile. */
+			if (!strchr("abfnrtv\\'\"`?", ch)) {
+				buf_release(&b);
+				return cel_fail(c, "invalid escape \\%c in a string", ch);
+			}
+			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
 		}
 		buf_add(&b, &ch, 1);
 	}
@@ -463,10 +468,47 @@ static int cel_compare(const json_t *a, const json_t *b, bool *ok)
 	return 0;
 }
 
+/* a * b, a / b, a % b of integers, left to right; division by zero is CEL's error. */
+static json_t *cel_mul(struct cel *c, bool eval)
+{
+	json_t *a = cel_unary(c, eval), *b;
+	char op;
+
+	while (a) {
+		if (cel_eat(c, "*"))
+			op = '*';
+		else if (cel_eat(c, "/"))
+			op = '/';
+		else if (cel_eat(c, "%"))
+			op = '%';
+		else
+			return a;
+		if (!(b = cel_unary(c, eval))) {
+			json_decref(a);
+			return NULL;
+		}
+		if (eval) {
+			json_int_t x = json_integer_value(a), y = json_integer_value(b);
+			json_t *r;
+
+			if (!json_is_integer(a) || !json_is_integer(b))
+				r = cel_fail(c, "no such overload: %c of a non-int", op);
+			else if (op != '*' && y == 0)
+				r = cel_fail(c, "division by zero");
+			else
+				r = json_integer(op == '*' ? x * y : op == '/' ? x / y : x % y);
+			json_decref(a);
+			a = r;
+		}
+		json_decref(b);
+	}
+	return NULL;
+}
+
 static json_t *cel_relation(struct cel *c, bool eval)
 {
 	static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">", "in", NULL };
-	json_t *a = cel_unary(c, eval), *b, *out = NULL;
+	json_t *a = cel_mul(c, eval), *b, *out = NULL;
 	int op;
 	bool ok;
 
@@ -476,7 +518,7 @@ static json_t *cel_relation(struct cel *c, bool eval)
 		;
 	if (!ops[op])
 		return a;
-	if (!(b = cel_unary(c, eval))) {
+	if (!(b = cel_mul(c, eval))) {
 		json_decref(a);
 		return NULL;
 	}

@@ -262,6 +262,18 @@ function chart(samples, usedNow, totalNow) {
   return svg;
 }
 
+// The cluster's topology levels (ClusterTopology default, coarse to fine): for each level
+// its nodes carry, the domains with their free nodes and GPUs (docs/topology.md).
+function topologyView(levels) {
+  if (!levels.length) return null;
+  return [h('h2', {}, 'Topology'),
+    h('table', { id: 'topology' },
+      h('thead', {}, h('tr', {}, ['Level', 'Domain', 'Nodes', 'Free nodes', 'Free GPUs'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, levels.map((l) => l.domains.map((d) => h('tr', { 'data-level': l.label, 'data-domain': d.value },
+        h('td', { title: l.label }, l.name), h('td', {}, d.value), h('td', {}, d.nodes),
+        h('td', {}, d.freeNodes), h('td', {}, d.freeGpus + '/' + d.gpus))))))];
+}
+
 function clusterView() {
   const nodes = state.cluster.nodes || [];
   const used = nodes.reduce((a, n) => a + n.used, 0), total = nodes.reduce((a, n) => a + n.allocatable, 0);
@@ -274,6 +286,7 @@ function clusterView() {
         h('td', {}, n.used + '/' + n.allocatable), h('td', {}, n.free),
         h('td', {}, h('span', { class: 'bar' }, h('span', { width: (100 * n.used / Math.max(1, n.allocatable)) + '%' }))),
         h('td', {}, n.jobs.map((j, i) => [i ? ', ' : '', h('a', { href: '#/job/' + j.key.split('/').map(encodeURIComponent).join('/') }, j.key), ' (' + j.count + ')'])))))),
+    topologyView(state.cluster.topology || []),
     h('h2', {}, 'Admission queue'),
     state.queue.length ? h('ol', { id: 'queue' }, state.queue.map((k) => {
       const j = state.jobs.get(k);
