@@ -11,7 +11,7 @@ atomically; a run that finds one resumes after its step ("resumed from step 7"),
 restarted gang carries on where the last one stopped. SIGUSR1 is caught and said
 ("got SIGUSR1 at step 5"), as a program that saves before a deadline would.
 
-e2e/tests/60-real-pods.bats runs it on the real node through cadre (e2e/realnode.bash);
+e2e/tests/65-real-pods.bats runs it on the real node through cadre (e2e/realnode.bash);
 the training image has it in /workspace, its working directory.
 """
 
