@@ -48,14 +48,6 @@ teardown() {
 	test_cleanup
 }
 
-cli() {
-	rc=0
-	"$CADRE" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
-	echo "cadre $* -> $rc"
-	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
-	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
-}
-
 # logs JOB [ARGS...]: the job's merged log (cadre logs) in $BATS_TEST_TMPDIR/logs.
 logs() {
 	"$CADRE" -n "$NS" logs "$@" >"$BATS_TEST_TMPDIR/logs" 2>&1
