@@ -85,9 +85,10 @@ CHAOS_REPS ?= 10
 chaos: build
 	CADRE_CHAOS_REPS=$(CHAOS_REPS) e2e/run 90-faults
 
-# KUEUE=1 runs Kueue too (scripts/demo says what it shows).
+# KUEUE=1 runs Kueue too; REAL=1 a real node (root), where the seed's train.sh trains
+# for real (scripts/demo says what each shows).
 demo: build
-	KUEUE=$(KUEUE) scripts/demo
+	KUEUE=$(KUEUE) REAL=$(REAL) scripts/demo
 
 demo-down:
 	scripts/demo-down

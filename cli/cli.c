@@ -20,6 +20,8 @@ struct invocation {
 	const char *submit_timeout;  /* launch --submit-timeout */
 	const char *cluster;         /* launch -c */
 	const char *gpus;            /* launch --gpus */
+	const char *node_selector;   /* launch --node-selector */
+	const char *tolerations;     /* launch --toleration */
 	const char *filename;        /* volumes -f */
 	bool help;
 	const char *command;
@@ -50,7 +52,8 @@ static int run_launch(struct invocation *inv, FILE *out, FILE *err)
 {
 	struct cli_launch_opts o = { .image = inv->image, .name = inv->name,
 				     .wait_timeout = inv->submit_timeout, .cluster = inv->cluster,
-				     .gpus = inv->gpus };
+				     .gpus = inv->gpus, .node_selector = inv->node_selector,
+				     .tolerations = inv->tolerations };
 
 	return cli_launch(&inv->g, &o, inv->args, inv->n_args, out, err);
 }
@@ -125,6 +128,13 @@ static int run_dashboard(struct invocation *inv, FILE *out, FILE *err)
 	return cli_dashboard(&inv->g, inv->args, inv->n_args, out, err);
 }
 
+/* Where the pods may run, for the submitting commands (cli/placement.c). */
+#define PLACEMENT_FLAGS \
+	"      --node-selector K=V[,K=V...]\n" \
+	"                              run only on nodes with these labels\n" \
+	"      --toleration KEY[=VALUE][:EFFECT][,...]\n" \
+	"                              tolerate these taints (no VALUE: any value)\n"
+
 #define DAILY_FLAGS \
 	"      --namespace NS          the namespace (-n before the command; after it, -n\n" \
 	"                              is the Slurm tool's own option)\n" \
@@ -166,7 +176,8 @@ static const struct command commands[] = {
 	  "\n"
 	  "The image: --container-image (here or #SBATCH), else --image, else the\n"
 	  "defaultImage of the job's Partition (-p, else the default one), else the\n"
-	  "controller's --default-image; a note says which one applies.\n"
+	  "controller's --default-image; a note says which one applies. Where the pods\n"
+	  "may run: --node-selector and --toleration, written into the job's podTemplate.\n"
 	  "\n"
 	  "Before submitting, the cluster is asked as slurmctld checks a job: a partition\n"
 	  "that does not exist is \"sbatch: error: invalid partition specified: NAME\",\n"
@@ -180,6 +191,7 @@ static const struct command commands[] = {
 	  "      --topology-level LABEL  the node label --switches and --segment mean\n"
 	  "                              (default: the ClusterTopology's defaultLevel)\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  PLACEMENT_FLAGS
 	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
 	  "                              before \"sbatch\" is the namespace)\n"
 	  "\n"
@@ -187,10 +199,12 @@ static const struct command commands[] = {
 	  "  cadre sbatch train.sh\n"
 	  "  cadre sbatch -N 4 --time=2:00:00 --container-image=nvcr.io#nvidia/pytorch:24.05-py3 train.sh\n"
 	  "  JOB=$(cadre sbatch --parsable train.sh)\n"
-	  "  cadre sbatch -p gpu --array=0-9%2 --dependency=afterok:$JOB sweep.sh\n",
+	  "  cadre sbatch -p gpu --array=0-9%2 --dependency=afterok:$JOB sweep.sh\n"
+	  "  cadre sbatch --node-selector pool=a100 --toleration pool=a100:NoSchedule train.sh\n",
 	  run_sbatch, true },
 	{ "launch", "submit a SkyPilot task.yaml; prints Submitted job <name> (jobId <id>)",
-	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME]\n"
+	  "Usage: cadre launch TASK.yaml [--image IMG] [--name NAME] [--node-selector K=V]\n"
+	  "                              [--toleration KEY[=VALUE][:EFFECT]]\n"
 	  "       cadre launch -c NAME [--gpus TYPE[:N]] [--image IMG] [TASK.yaml]\n"
 	  "\n"
 	  "Submits the SkyPilot task as a TrainingJob (as sky jobs launch does) and, once the\n"
@@ -211,6 +225,7 @@ static const struct command commands[] = {
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
 	  "  -c, --cluster NAME          a cluster that stays up (sky launch -c)\n"
 	  "      --gpus TYPE[:N]         with -c: the accelerators per node\n"
+	  PLACEMENT_FLAGS
 	  "\n"
 	  "Examples:\n"
 	  "  cadre launch task.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
@@ -501,6 +516,7 @@ static const struct command commands[] = {
 	  "Flags (besides sbatch's own):\n"
 	  "      --image IMG             the image when --container-image names none\n"
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
+	  PLACEMENT_FLAGS
 	  "      --namespace NS          the namespace (-n is sbatch's --ntasks here; -n\n"
 	  "                              before \"salloc\" is the namespace)\n"
 	  "\n"
@@ -623,6 +639,8 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "submit-timeout", 0, &inv->submit_timeout, NULL }, "launch" },
 		{ { "cluster", 'c', &inv->cluster, NULL }, "launch" },
 		{ { "gpus", 0, &inv->gpus, NULL }, "launch" },
+		{ { "node-selector", 0, &inv->node_selector, NULL }, "launch" },
+		{ { "toleration", 0, &inv->tolerations, NULL }, "launch" },
 		{ { "filename", 'f', &inv->filename, NULL }, "volumes" },
 	};
 	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };

@@ -65,6 +65,8 @@ struct cli_launch_opts {
 	const char *wait_timeout;  /* --submit-timeout, seconds as text; NULL: 30 */
 	const char *cluster;       /* -c/--cluster: a named cluster that stays up */
 	const char *gpus;          /* --gpus TYPE[:N] (with -c) */
+	const char *node_selector; /* --node-selector KEY=VALUE[,...] */
+	const char *tolerations;   /* --toleration KEY[=VALUE][:EFFECT][,...] */
 };
 
 /* `cadre launch -c NAME [TASK.yaml]` (cli/cluster.c); timeout: for the job id. */

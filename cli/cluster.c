@@ -119,6 +119,7 @@ static int wait_up(struct cli_kube *k, const char *name, FILE *err)
 int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts *o,
 		       char **args, int n, double timeout, FILE *out, FILE *err)
 {
+	const struct cli_placement placement = { o->node_selector, o->tolerations };
 	struct convert_result r;
 	struct cli_kube k;
 	struct kube_status st;
@@ -137,7 +138,8 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 			LAUNCH, o->cluster);
 		return CLI_EXIT_USAGE;
 	}
-	if ((code = cluster_job(n ? args[0] : NULL, o, &r, err)))
+	if ((code = cli_placement_check(&placement, LAUNCH, err)) ||
+	    (code = cluster_job(n ? args[0] : NULL, o, &r, err)))
 		goto out;
 	if ((code = cli_kube_open(g, LAUNCH, &k, err)))
 		goto out;
@@ -149,7 +151,8 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 			k.ns, o->cluster, o->cluster);
 		json_decref(had);
 		code = CLI_EXIT_FAILED;
-	} else if (!(code = cli_submit_on(&k, &(struct cli_notes){ &r, n ? args[0] : NULL },
+	} else if (!(code = cli_submit_on(&k, &(struct cli_notes){ &r, n ? args[0] : NULL,
+								    &placement },
 					 timeout, id, sizeof(id), err))) {
 		fprintf(out, "Launching cluster %s (jobId %s)...\n", o->cluster, id);
 		fflush(out);

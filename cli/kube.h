@@ -73,9 +73,11 @@ char *cli_kube_whoami(struct cli_kube *k);
  * fails says one line only.
  */
 struct convert_result;
+struct cli_placement;
 struct cli_notes {
 	const struct convert_result *r;
 	const char *file;
+	const struct cli_placement *placement;  /* where it runs; NULL: as converted */
 };
 
 /* Each note as "FILE:LINE: ..." on err; n may be NULL. */
@@ -106,6 +108,30 @@ int cli_submit(const struct cli_globals *g, const char *cmd, const struct cli_no
 /* cli_submit on a client already open (k stays open, for a command that goes on with it). */
 int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double timeout_s,
 		  char *job_id, size_t size, FILE *err);
+
+/*
+ * Where a submitted job's pods may run: cadre's --node-selector and
+ * --toleration flags of sbatch, salloc and launch (cli/placement.c), which
+ * become the job's spec.podTemplate.spec.nodeSelector and tolerations.
+ * Both are text as given (borrowed); NULL when not given.
+ */
+struct cli_placement {
+	const char *node_selector;  /* "KEY=VALUE[,KEY=VALUE...]" */
+	const char *tolerations;    /* "KEY[=VALUE][:EFFECT][,...]": Equal with a value, else Exists */
+};
+
+/*
+ * Check the flags' form, as cmd's, before any request: 0, or
+ * CLI_EXIT_USAGE after one line on err naming the flag.
+ */
+int cli_placement_check(const struct cli_placement *p, const char *cmd, FILE *err);
+
+/*
+ * Write p (checked; NULL or empty: nothing) into obj's
+ * spec.podTemplate.spec, replacing nodeSelector and tolerations there.
+ * 0, CADRE_EINVAL when obj has no spec, or CADRE_ENOMEM.
+ */
+int cli_placement_put(const struct cli_placement *p, json_t *obj);
 
 /* "30", "2.5": seconds > 0, at most a day; false for anything else. */
 bool cli_parse_timeout(const char *text, double *seconds);

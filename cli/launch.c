@@ -54,6 +54,7 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 	struct convert_result r;
 	double timeout = CLI_SUBMIT_TIMEOUT_S;
 	char id[64];
+	const struct cli_placement placement = { o->node_selector, o->tolerations };
 	int code = CLI_EXIT_USAGE;
 
 	convert_result_init(&r);
@@ -87,9 +88,10 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 			o->wait_timeout);
 		goto out;
 	}
-	if ((code = convert(args[0], o, &r, err)) ||
-	    (code = cli_submit(g, CMD, &(struct cli_notes){ &r, args[0] }, timeout, id,
-				   sizeof(id), err)))
+	if ((code = cli_placement_check(&placement, CMD, err)) ||
+	    (code = convert(args[0], o, &r, err)) ||
+	    (code = cli_submit(g, CMD, &(struct cli_notes){ &r, args[0], &placement }, timeout,
+				   id, sizeof(id), err)))
 		goto out;
 	fprintf(out, "Submitted job %s (jobId %s)\n", r.tj.meta.name, id);
 out:

@@ -304,15 +304,16 @@ static void random_suffix(char out[6])
  * The allocation: submit, wait for the grant, run, release. The job's
  * name stays the converted job's; job_name is what $SLURM_JOB_NAME says.
  */
-static int allocate(struct salloc *s, const struct convert_result *r, double timeout,
-		    char **argv, const char *job_name)
+static int allocate(struct salloc *s, const struct convert_result *r,
+		    const struct cli_placement *placement, double timeout, char **argv,
+		    const char *job_name)
 {
 	struct salloc_watch w = { .job_id = s->id, .state = SALLOC_SUBMITTED };
 	int code;
 
 	catch_signals();
-	if ((code = cli_submit_on(&s->k, &(struct cli_notes){ r, "salloc" }, timeout, s->id,
-				  sizeof(s->id), s->err)))
+	if ((code = cli_submit_on(&s->k, &(struct cli_notes){ r, "salloc", placement }, timeout,
+				  s->id, sizeof(s->id), s->err)))
 		return code;
 	if ((code = wait_granted(s, &w)) == 0) {
 		fprintf(s->err, "salloc: To reach the nodes: cadre -n %s exec %s -it -- bash\n",
@@ -350,7 +351,7 @@ static int salloc_args(struct cli_words *c, char **args, int n, double *timeout,
 			c->timeout);
 		return CLI_EXIT_USAGE;
 	}
-	return 0;
+	return cli_placement_check(&c->placement, CMD, err);
 }
 
 int cli_salloc(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
@@ -384,7 +385,7 @@ int cli_salloc(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 	s.name = r.tj.meta.name;
 	if ((code = cli_kube_open(&c.g, CMD, &s.k, err)))
 		goto out;
-	code = allocate(&s, &r, timeout, argv, job_name);
+	code = allocate(&s, &r, &c.placement, timeout, argv, job_name);
 out:
 	if (s.have_tj)
 		tj_release(&s.tj);

@@ -32,9 +32,11 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 		    FILE *err)
 {
 	static const char *const names[] = { "kubeconfig", "context", "namespace", "image",
-					     "submit-timeout", "topology-level" };
+					     "submit-timeout", "topology-level", "node-selector",
+					     "toleration" };
 	const char **values[] = { &c->g.kubeconfig, &c->g.context, &c->g.namespace, &c->image,
-				  &c->timeout, &c->topology_level };
+				  &c->timeout, &c->topology_level, &c->placement.node_selector,
+				  &c->placement.tolerations };
 	const char *a = args[*i];
 
 	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -226,7 +228,7 @@ int cli_submit_on(struct cli_kube *k, const struct cli_notes *notes, double time
 	char *user = NULL;
 	int code = CLI_EXIT_FAILED;
 
-	if (convert_to_json(notes->r, &obj)) {
+	if (convert_to_json(notes->r, &obj) || cli_placement_put(notes->placement, obj)) {
 		fprintf(err, "%s: out of memory\n", k->cmd);
 		goto out;
 	}
@@ -356,15 +358,16 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 			c.timeout);
 		goto out;
 	}
-	if ((code = convert(&c, &k, &opened, &level, &r, err)))
+	if ((code = cli_placement_check(&c.placement, CMD, err)) ||
+	    (code = convert(&c, &k, &opened, &level, &r, err)))
 		goto out;
 	if (!opened && (code = cli_kube_open(&c.g, CMD, &k, err)))
 		goto out;
 	opened = true;
 	if ((code = cli_sbatch_check(&k, &r, err)) || (code = name_apart(&k, &r, err)) ||
 	    (code = singleton_label(&r)) ||
-	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, c.script }, timeout, id,
-				  sizeof(id), err)))
+	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, c.script, &c.placement }, timeout,
+				  id, sizeof(id), err)))
 		goto out;
 	fprintf(out, c.parsable ? "%s\n" : "Submitted batch job %s\n", id);
 	fflush(out);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/kube.h"
 
 struct convert_result;
 
@@ -25,6 +26,7 @@ struct cli_words {
 	struct cli_globals g;   /* --kubeconfig, --context, --namespace, on top of the caller's */
 	const char *image;      /* --image */
 	const char *topology_level;  /* --topology-level, else the ClusterTopology's */
+	struct cli_placement placement;  /* --node-selector, --toleration */
 	const char *timeout;    /* --submit-timeout, as text */
 	bool parsable, help;    /* --parsable; --help or -h */
 	bool wait;              /* sbatch -W/--wait */

@@ -98,7 +98,7 @@ int cli_volumes(const struct cli_globals *g, const char *filename, char **args, 
 	}
 	if ((code = apply(&k, r.vol.meta.name, obj, &done, err)))
 		goto out;
-	cli_notes_print(&(struct cli_notes){ &r, filename }, err);
+	cli_notes_print(&(struct cli_notes){ &r, filename, NULL }, err);
 	fprintf(out, "volume/%s %s\n", r.vol.meta.name, done);
 out:
 	json_decref(obj);

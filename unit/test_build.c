@@ -372,7 +372,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "CADRE_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
 			{ "SLURM_JOB_ID", "482913307" }, { "CADRE_JOB_ID", "482913307" },
 			{ "SLURM_JOB_NAME", "llama-pretrain" }, { "CADRE_JOB_NAME", "llama-pretrain" },
-			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc" },
+			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc.cluster.local" },
 			{ "MASTER_PORT", "29500" },
 			{ "CADRE_RESTART_ATTEMPT", "2" },
 			/* docs/design.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
@@ -543,6 +543,33 @@ Test(build, pods_search_the_services_domain_so_short_host_names_resolve)
 	searches = json_object_get(json_object_get(pod_spec(pod), "dnsConfig"), "searches");
 	cr_assert_str_eq(json_string_value(json_array_get(searches, 0)),
 			 "llama-pretrain.research.svc.k8s.corp.example");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+/*
+ * MASTER_ADDR is rank 0's name as the kubelet writes it first in the pod's
+ * /etc/hosts, cluster domain and all: torchrun's c10d rendezvous on rank 0
+ * hosts the store only when the endpoint is that name (PyTorch 1.13 on the
+ * real node: without the domain every rank timed out).
+ */
+Test(build, master_addr_is_rank_0s_full_name_with_the_cluster_domain)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("llama-pretrain", NULL, &tj);
+	for (int rank = 0; rank < 2; rank++) {
+		pod = pod_ok(&tj, rank, 0, &opts);
+		cr_assert_str_eq(env_value(pod, "MASTER_ADDR"),
+				 "llama-pretrain-0.llama-pretrain.research.svc.cluster.local");
+		json_decref(pod);
+	}
+	opts.cluster_domain = "k8s.corp.example";
+	pod = pod_ok(&tj, 1, 0, &opts);
+	cr_assert_str_eq(env_value(pod, "MASTER_ADDR"),
+			 "llama-pretrain-0.llama-pretrain.research.svc.k8s.corp.example");
 	json_decref(pod);
 	tj_release(&tj);
 }

@@ -620,3 +620,65 @@ Test(cli_submit, launch_c_keeps_a_named_cluster_up)
 	cr_assert_eq(cadre("launch --kubeconfig KC -c Bad_Name"), CLI_EXIT_USAGE);
 	cr_assert_eq(cadre("launch --kubeconfig KC --gpus H100:1 x.yaml"), CLI_EXIT_USAGE);
 }
+
+/* cadre's --node-selector and --toleration: where the pods may run, in spec.podTemplate.spec. */
+Test(cli_submit, node_selector_and_toleration_put_the_pods_where_they_say)
+{
+	json_t *pod_spec, *t;
+
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image img:1 --node-selector=pool=cpu,zone=a "
+			   "--toleration pool=cpu:NoSchedule,cadre.dev/real-node train.sh"), 0, "%s",
+		     err);
+	pod_spec = created("spec", "podTemplate", "spec");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod_spec, "nodeSelector"),
+							   "pool")), "cpu");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod_spec, "nodeSelector"),
+							   "zone")), "a");
+	cr_assert_eq(json_array_size(json_object_get(pod_spec, "tolerations")), 2);
+	t = json_array_get(json_object_get(pod_spec, "tolerations"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(t, "key")), "pool");
+	cr_assert_str_eq(json_string_value(json_object_get(t, "operator")), "Equal");
+	cr_assert_str_eq(json_string_value(json_object_get(t, "value")), "cpu");
+	cr_assert_str_eq(json_string_value(json_object_get(t, "effect")), "NoSchedule");
+	t = json_array_get(json_object_get(pod_spec, "tolerations"), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(t, "key")), "cadre.dev/real-node");
+	cr_assert_str_eq(json_string_value(json_object_get(t, "operator")), "Exists");
+	cr_assert_null(json_object_get(t, "value"));
+	cr_assert_null(json_object_get(t, "effect"));
+	/* The rest of the job is the script's, as without them. */
+	cr_assert_eq(created_int("spec", "numNodes", NULL), 2);
+
+	cr_assert_eq(cadre("launch --kubeconfig KC --image img:2 --toleration=gpu:NoExecute "
+			   "--node-selector pool=h100 task.yaml"), 0, "%s", err);
+	pod_spec = created("spec", "podTemplate", "spec");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pod_spec, "nodeSelector"),
+							   "pool")), "h100");
+	t = json_array_get(json_object_get(pod_spec, "tolerations"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(t, "effect")), "NoExecute");
+	cr_assert_str_eq(json_string_value(json_object_get(t, "operator")), "Exists");
+
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image img:1 train.sh"), 0, "%s", err);
+	cr_assert_null(created("spec", "podTemplate", NULL), "none without the flags");
+}
+
+Test(cli_submit, a_placement_flag_of_the_wrong_form_is_one_line_exit_two_and_sends_nothing)
+{
+	const char *const lines[] = {
+		"sbatch --kubeconfig KC --node-selector pool train.sh",
+		"sbatch --kubeconfig KC --node-selector =cpu train.sh",
+		"sbatch --kubeconfig KC --node-selector a=b,,c=d train.sh",
+		"sbatch --kubeconfig KC --toleration pool:Sometimes train.sh",
+		"sbatch --kubeconfig KC --toleration =x train.sh",
+		"launch --kubeconfig KC --toleration a=b=c task.yaml",
+		"launch --kubeconfig KC --node-selector= task.yaml",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		cr_assert_eq(cadre(lines[i]), CLI_EXIT_USAGE, "%s", lines[i]);
+		cr_assert(strstr(err, strstr(lines[i], "--toleration") ? "--toleration \"" :
+				 "--node-selector \""), "%s: %s", lines[i], err);
+		cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line: %s", err);
+		cr_assert_str_eq(out, "");
+	}
+	cr_assert_eq(httpd_request_count(server), 0);
+}

@@ -128,6 +128,9 @@ static void ep_init_path(struct ep *e, const char *path)
 		ep_setenv(e, "PATH", def);
 	}
 	ep_setenv(e, "HOME", e->dir);
+	/* The entrypoint keeps its working files (fifos, marks) in TMPDIR/.cadre when no
+	 * CADRE_BIN_DIR is set: a pod's alone, and each test's alone as tests run at once. */
+	ep_setenv(e, "TMPDIR", e->dir);
 	ep_setenv(e, "CADRE_TEST_HOSTS", e->hosts);
 	ep_setenv(e, ENTRYPOINT_ENV_TERMINATION_LOG, e->termlog);
 }
@@ -941,6 +944,64 @@ BOTH_SHELLS(srun_forwards_sigterm_to_its_tasks)
 	tj_release(&tj);
 }
 
+/*
+ * A USR1 srun did not get from a task of its own (--kill-on-bad-exit's
+ * word) stops nothing: the task runs to its end and srun returns its code.
+ * The task sends it to its srun (its parent's parent) as anyone could.
+ */
+BOTH_SHELLS(srun_takes_a_usr1_from_outside_for_no_failure)
+{
+	static const char run[] =
+		"srun sh -c 'read -r line </proc/$PPID/stat; set -- ${line##*) };"
+		" kill -USR1 \"$2\"; sleep 1; echo task-done'\n"
+		"echo \"srun $?\"\n";
+	struct trainingjob tj;
+	struct ep e;
+
+	skip_under_valgrind();
+	slurm_job(run, 1, &tj);
+	ep_init(&e);
+	ep_pod_env(&e, &tj, 0);
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "task-done\nsrun 0\n");
+	assert_file_lacks(e.err, "a task failed");
+	ep_release(&e);
+	tj_release(&tj);
+}
+
+/*
+ * cadre-signal, as `cadre scancel --signal=USR1` runs it in the container
+ * while the run is in its srun step: the step's task gets USR1, and the
+ * batch script's shell (no trap of its own: USR1 would kill it) and srun
+ * are left alone, as Slurm's scancel --signal leaves the batch shell, so the
+ * script goes on after the step. The task's own `sleep` gets it too.
+ */
+BOTH_SHELLS(a_signal_for_the_program_reaches_the_srun_tasks_and_spares_the_batch_shell)
+{
+	static const char run[] =
+		"srun sh -c 'trap \"echo task-got-usr1\" USR1; echo ready; i=0;"
+		" while [ $i -lt 40 ]; do sleep 0.1; i=$((i + 1)); done; echo task-done'\n"
+		"echo \"batch goes on after srun $?\"\n";
+	char cmd[512];
+	struct trainingjob tj;
+	struct ep e;
+
+	skip_under_valgrind();
+	slurm_job(run, 1, &tj);
+	ep_init(&e);
+	ep_pod_env(&e, &tj, 0);
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready\n", 30000));
+	snprintf(cmd, sizeof(cmd), "CADRE_BIN_DIR='%s/cadre-bin' /bin/sh -c "
+		 "'exec \"${CADRE_BIN_DIR:-/cadre/bin}/cadre-signal\" USR1'", e.dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_eq(e.out, "ready\ntask-got-usr1\ntask-done\nbatch goes on after srun 0\n");
+	assert_file_lacks(e.err, "a task failed");
+	ep_release(&e);
+	tj_release(&tj);
+}
+
 /* Append `cmd 'arg'` to run: arg in single quotes, none of which it holds. */
 static void add_quoted(struct buf *run, const char *cmd, const char *arg, const char *tail)
 {
@@ -1292,5 +1353,46 @@ BOTH_SHELLS(error_has_its_own_file_when_given_and_a_job_no_array_index)
 	snprintf(err, sizeof(err), "%s/e-7", e.dir);
 	assert_file_eq(out, "out\n");
 	assert_file_eq(err, "err\n");
+	ep_release(&e);
+}
+
+/* A shell that traps the signal gets it: the run's own trap, as SkyPilot runs use. */
+BOTH_SHELLS(a_signal_for_the_program_reaches_a_shell_that_traps_it)
+{
+	char cmd[512];
+	struct ep e;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN,
+		  "got=0; trap 'got=1' USR1; echo ready\n"
+		  "while [ $got = 0 ]; do sleep 0.1; done\n"
+		  "echo run-got-usr1");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready\n", 30000));
+	snprintf(cmd, sizeof(cmd), "'%s/cadre-bin/cadre-signal' USR1", e.dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_eq(e.out, "ready\nrun-got-usr1\n");
+	ep_release(&e);
+}
+
+/*
+ * The seed's `$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)`:
+ * head stops reading after a line, and scontrol, still writing, says
+ * nothing about it (it said "invalid hostlist" of a good list, now and
+ * then on two hosts, always on a list longer than a pipe holds).
+ */
+BOTH_SHELLS(scontrol_hostnames_cut_short_by_head_is_no_error)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "scontrol show hostnames 'n[0-19999]' | head -n 1");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "n0\n");
+	assert_file_lacks(e.err, "invalid hostlist");
 	ep_release(&e);
 }

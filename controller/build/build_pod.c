@@ -363,9 +363,21 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
 	return bad ? CADRE_ENOMEM : 0;
 }
 
+/*
+ * MASTER_ADDR is rank 0's fully qualified name, cluster domain and all: the
+ * name the kubelet writes first for the pod in its own /etc/hosts, so the
+ * canonical name rank 0 finds for its host name. torchrun's c10d rendezvous
+ * (--rdzv_endpoint=$MASTER_ADDR:$MASTER_PORT) decides whether to host the
+ * store by comparing the endpoint with that name (PyTorch 1.x compares only
+ * names; 2.x its addresses too); without the domain rank 0 of such a gang
+ * never hosts it and every rank times out. A name of five dots is also
+ * looked up as it is, before any search domain.
+ */
 static int build_env(const struct pod_ctx *c, json_t **out)
 {
 	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
+	const char *cluster_domain = c->opts->cluster_domain && *c->opts->cluster_domain ?
+				     c->opts->cluster_domain : OPTIONS_DEFAULT_CLUSTER_DOMAIN;
 	struct buf nodelist, domain, master;
 	json_t *env = json_array();
 	int bad = !env, ret = 0;
@@ -375,7 +387,7 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	buf_init(&master, 512);
 	bad |= node_list(c, &nodelist) != 0;
 	bad |= buf_addf(&domain, "%s.%s.svc", name, ns) != 0;
-	bad |= buf_addf(&master, "%s-0.%s", name, buf_str(&domain)) != 0;
+	bad |= buf_addf(&master, "%s-0.%s.%s", name, buf_str(&domain), cluster_domain) != 0;
 	if (bad || !add_cadre_env(c, env, &nodelist, &domain, &master)) {
 		ret = CADRE_ENOMEM;
 		goto out;

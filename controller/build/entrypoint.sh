@@ -299,12 +299,18 @@ srun_task() {
 	wait
 	if [ "$srun_rc" -ne 0 ]; then
 		printf 'srun: error: task %s: exited with exit code %s\n' "$SLURM_PROCID" "$srun_rc" >&2
-		[ "$srun_kill" = 1 ] && kill -USR1 "$srun_pid" 2>/dev/null
+		if [ "$srun_kill" = 1 ]; then
+			: >"$srun_bad"
+			kill -USR1 "$srun_pid" 2>/dev/null
+		fi
 	fi
 	exit "$srun_rc"
 }
 
 srun_pid=$$
+# A task that failed under --kill-on-bad-exit leaves this mark before its USR1
+# to srun, so a USR1 from anyone else is not taken for one.
+srun_bad=$srun_dir/.srun.$$.bad
 srun_tmp=
 if [ "$srun_label" = 1 ]; then
 	srun_tmp=$srun_dir/.srun.$$
@@ -321,8 +327,10 @@ srun_stop() {
 	done
 }
 # Once stopped, the tasks that fail for being stopped need not say it again.
+# The wait below is woken either way, and waits again.
 srun_bad_exit() {
 	srun_stopping=1
+	[ -e "$srun_bad" ] || return 0
 	[ "$srun_stopped" = 0 ] || return 0
 	srun_note "a task failed: stopping the others (--kill-on-bad-exit)"
 	srun_stop
@@ -349,6 +357,7 @@ for srun_p in $srun_pids; do
 	[ "$srun_rc" -gt "$srun_worst" ] && srun_worst=$srun_rc
 done
 [ -n "$srun_tmp" ] && rm -rf "$srun_tmp"
+rm -f "$srun_bad"
 exit "$srun_worst"
 CADRE_SRUN
 	cat >"$CADRE_BIN_DIR/scontrol" <<'CADRE_SCONTROL' &&
@@ -386,7 +395,7 @@ hl_host() {
 	case $1 in
 	*'['*) ;;
 	*']'*) return 1 ;;
-	*) printf '%s\n' "$1"; return 0 ;;
+	*) printf '%s\n' "$1" || exit 141; return 0 ;;
 	esac
 	hl_pre=${1%%\[*}
 	hl_after=${1#*\[}
@@ -414,12 +423,25 @@ hl_host() {
 		while [ "$hl_n" -le "$hl_num" ]; do
 			hl_padded "${#hl_lo}" "$hl_n"
 			case $hl_suf in
-			*[][]*) (hl_host "$hl_pre$hl_pad$hl_suf") || return 1 ;;
-			*) printf '%s\n' "$hl_pre$hl_pad$hl_suf" ;;
+			*[][]*) (hl_host "$hl_pre$hl_pad$hl_suf") || return $? ;;
+			*) printf '%s\n' "$hl_pre$hl_pad$hl_suf" || exit 141 ;;
 			esac
 			hl_n=$((hl_n + 1))
 		done
 	done
+}
+
+# The hosts of one token $1 of list $2, or exit: 1 with the error when the
+# token is malformed; quietly, with the subshell's status, when the hosts
+# could not be written (141, or SIGPIPE's death): a reader that stopped
+# reading, as `scontrol show hostnames | head -n 1` does, is no error of the
+# list, and Slurm's scontrol dies of SIGPIPE there without a word.
+hl_one() {
+	(hl_host "$1")
+	hl_rc=$?
+	[ "$hl_rc" = 0 ] && return 0
+	[ "$hl_rc" -gt 128 ] && exit "$hl_rc"
+	hl_die "invalid hostlist: $2"
 }
 
 # Print the hosts of expression $1, one a line; exit 1 if malformed.
@@ -441,14 +463,14 @@ hl_expand() {
 			if [ "$hl_depth" -gt 0 ]; then
 				hl_tok=$hl_tok$hl_c
 			elif [ -n "$hl_tok" ]; then
-				(hl_host "$hl_tok") || hl_die "invalid hostlist: $1"
+				hl_one "$hl_tok" "$1"
 				hl_tok=
 			fi
 			;;
 		esac
 	done
 	if [ -n "$hl_tok" ]; then
-		(hl_host "$hl_tok") || hl_die "invalid hostlist: $1"
+		hl_one "$hl_tok" "$1"
 	fi
 }
 
@@ -588,13 +610,24 @@ exit 0
 CADRE_MODULE
 	cat >"$CADRE_BIN_DIR/cadre-signal" <<'CADRE_SIGNAL' &&
 #!/bin/sh
-# cadre-signal SIG: `cadre scancel --signal=SIG` runs this through exec in
-# every rank's container. It sends SIG to the program the entrypoint runs
-# (the pid it keeps in program.pid beside this file) and to that program's
-# descendants, never to the entrypoint itself, pid 1 or a process group.
-# Written by the cadre entrypoint (docs/cli.md).
+# cadre-signal [--all] SIG: `cadre scancel --signal=SIG` runs this through
+# exec in every rank's container, and the entrypoint for spec.signal. It
+# sends SIG to the program the entrypoint runs (the pid it keeps in
+# program.pid beside this file) and to that program's descendants, never to
+# the entrypoint itself, pid 1 or a process group. As Slurm's scancel
+# --signal and --signal=SIG@T leave a batch script's shell alone, so does
+# this: a shell (the program's, or one it started) that has no trap for SIG
+# would die of it, so it is left out and its children get SIG; one that
+# traps SIG gets it. cadre's srun passes nothing on and is left out too:
+# its tasks get SIG themselves. --all sends to every one of them (the
+# watchdog's TERM and KILL). Written by the cadre entrypoint (docs/cli.md).
+all=0
+if [ "${1:-}" = --all ]; then
+	all=1
+	shift
+fi
 sig=${1:-}
-case $sig in '' | *[!A-Z0-9]*) echo "cadre-signal: usage: cadre-signal SIGNAL" >&2; exit 2 ;; esac
+case $sig in '' | *[!A-Z0-9]*) echo "cadre-signal: usage: cadre-signal [--all] SIGNAL" >&2; exit 2 ;; esac
 pid=
 read -r pid 2>/dev/null <"${0%/*}/program.pid"
 case $pid in
@@ -604,9 +637,32 @@ if [ "$pid" -le 1 ] || ! kill -0 "$pid" 2>/dev/null; then
 	echo "cadre-signal: no program is running in this container" >&2
 	exit 3
 fi
+# SIG's number, to read a shell's traps: the shell's own kill -l says it.
+num=
+case $sig in
+[0-9]*) num=$sig ;;
+*)
+	n=1
+	while [ "$n" -le 31 ]; do
+		[ "$(kill -l "$n" 2>/dev/null)" = "$sig" ] && { num=$n; break; }
+		n=$((n + 1))
+	done
+	;;
+esac
+# Whether process $1 catches SIG: its bit in SigCgt of /proc/$1/status (the
+# low 32 bits, where the standard signals are).
+catches() {
+	cgt=
+	while read -r k v; do
+		[ "$k" = SigCgt: ] && { cgt=$v; break; }
+	done 2>/dev/null <"/proc/$1/status"
+	[ -n "$cgt" ] && [ -n "$num" ] && [ "$num" -le 32 ] || return 1
+	cgt=${cgt#"${cgt%????????}"}
+	[ $(((0x$cgt >> (num - 1)) & 1)) = 1 ]
+}
 # The program's descendants, found by their parent pids in /proc; a pass
 # adds the children of what is already listed until nothing is added.
-all=" $pid "
+all_pids=" $pid "
 more=1
 while [ "$more" = 1 ]; do
 	more=0
@@ -616,15 +672,34 @@ while [ "$more" = 1 ]; do
 		p=${line%% *}
 		rest=${line##*) }
 		set -- $rest
-		case $all in *" $p "*) continue ;; esac
-		case $all in *" ${2:-x} "*) all="$all$p " more=1 ;; esac
+		case $all_pids in *" $p "*) continue ;; esac
+		case $all_pids in *" ${2:-x} "*) all_pids="$all_pids$p " more=1 ;; esac
 	done
 done
+sent=0
 rc=0
-for p in $all; do
+for p in $all_pids; do
 	[ "$p" -gt 1 ] && [ "$p" != "$$" ] || continue
-	kill -s "$sig" "$p" 2>/dev/null || { [ "$p" = "$pid" ] && rc=1; }
+	if [ "$all" = 0 ]; then
+		line=
+		read -r line 2>/dev/null <"/proc/$p/stat" || continue
+		comm=${line#*(}
+		comm=${comm%)*}
+		case $comm in
+		srun) continue ;;
+		bash | sh | dash | ash | ksh | mksh | zsh) catches "$p" || continue ;;
+		esac
+	fi
+	if kill -s "$sig" "$p" 2>/dev/null; then
+		sent=$((sent + 1))
+	elif [ "$p" = "$pid" ]; then
+		rc=1
+	fi
 done
+if [ "$sent" = 0 ] && [ "$rc" = 0 ]; then
+	echo "cadre-signal: no process of the program takes SIG$sig (its shell has no trap for it, and runs nothing else)" >&2
+	rc=1
+fi
 exit "$rc"
 CADRE_SIGNAL
 	chmod 755 "$CADRE_BIN_DIR/srun" "$CADRE_BIN_DIR/scontrol" "$CADRE_BIN_DIR/module" \
@@ -791,11 +866,16 @@ if [ -n "$cadre_out_file$cadre_err_file" ] && ! command -v tee >/dev/null 2>&1; 
 fi
 [ -n "$cadre_err_file" ] || cadre_err_file=$cadre_out_file
 
-# Send SIG to the program and its descendants, never to this shell or its helpers.
+# Send SIG to the program and its descendants, never to this shell or its
+# helpers: cadre-signal [--all] SIG, which leaves out shells without a trap
+# for it and srun unless --all. Without cadre-signal, to the program alone.
 cadre_signal_program() {
 	if [ -n "${CADRE_BIN_DIR:-}" ] && [ -x "$CADRE_BIN_DIR/cadre-signal" ]; then
-		"$CADRE_BIN_DIR/cadre-signal" "$1" >/dev/null 2>&1 && return 0
+		"$CADRE_BIN_DIR/cadre-signal" "$@" >/dev/null 2>&1 && return 0
+		# A shell left out on purpose is not to be signalled after all.
+		[ "$1" = --all ] || return 1
 	fi
+	[ "$1" != --all ] || shift
 	kill -s "$1" "$cadre_child" 2>/dev/null
 }
 
@@ -905,13 +985,13 @@ cadre_watchdog() {
 		fi
 		printf 'rank %s %s\n' "${SLURM_NODEID:-?}" "$cadre_why" >"$cadre_work/hung"
 		cadre_say "rank ${SLURM_NODEID:-?} is hung: $cadre_why; stopping it"
-		cadre_signal_program TERM
+		cadre_signal_program --all TERM
 		cadre_i=0
 		while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
 			sleep 1
 			cadre_i=$((cadre_i + 1))
 		done
-		cadre_signal_program KILL
+		cadre_signal_program --all KILL
 		return 0
 	done
 }

@@ -165,7 +165,7 @@ pair_says_configmap_clash() {
 			SKYPILOT_TASK_ID: $task_id, CADRE_TASK_ID: $task_id,
 			SLURM_JOB_ID: $job_id, CADRE_JOB_ID: $job_id,
 			SLURM_JOB_NAME: "llama-pretrain", CADRE_JOB_NAME: "llama-pretrain",
-			MASTER_ADDR: "llama-pretrain-0.llama-pretrain.\($ns).svc", MASTER_PORT: "29500",
+			MASTER_ADDR: "llama-pretrain-0.llama-pretrain.\($ns).svc.cluster.local", MASTER_PORT: "29500",
 			CADRE_RESTART_ATTEMPT: "0"}')
 		json_has "$env" "with_entries(select(.key as \$k | $want | has(\$k))) == $want"
 		# Each name once: a duplicate would leave the value to the kubelet's choice.
@@ -238,7 +238,7 @@ pair_says_configmap_clash() {
 		json_has "$env" '.SKYPILOT_NUM_GPUS_PER_NODE == "0" and .SLURM_GPUS_PER_NODE == "0"'
 		json_has "$env" ".SKYPILOT_NODE_RANK == \"$rank\" and .SLURM_PROCID == \"$rank\""
 		json_has "$env" '.NNODES == "2" and .SLURM_JOB_NODELIST == "envs-[0-1]"'
-		json_has "$env" ".MASTER_ADDR == \"envs-0.envs.$NS.svc\" and .MASTER_PORT == \"23456\""
+		json_has "$env" ".MASTER_ADDR == \"envs-0.envs.$NS.svc.cluster.local\" and .MASTER_PORT == \"23456\""
 		json_has "$env" ".SLURM_JOB_ID == \"$job_id\" and .CADRE_RESTART_ATTEMPT == \"0\""
 		json_has "$env" '.BATCH_SIZE == "32" and .LEARNING_RATE == "3e-4"'
 		json_has "$env" '.WANDB_API_KEY == "secret:hf/wandb" and .HF_TOKEN == "secret:hf/token"'

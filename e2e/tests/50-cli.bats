@@ -30,15 +30,6 @@ teardown() {
 	test_cleanup
 }
 
-# cli ARGS...: runs cadre; $rc is its exit status, $BATS_TEST_TMPDIR/{out,err} its output.
-cli() {
-	rc=0
-	"$CADRE" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
-	echo "cadre $* -> $rc"
-	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
-	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
-}
-
 # stdout_is TEXT: stdout is exactly TEXT and a newline.
 stdout_is() {
 	printf '%s\n' "$1" | cmp - "$BATS_TEST_TMPDIR/out"

@@ -36,14 +36,6 @@ teardown() {
 	test_cleanup
 }
 
-cli() {
-	rc=0
-	"$CADRE" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
-	echo "cadre $* -> $rc"
-	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
-	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
-}
-
 one_error_line() {
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
 	grep -qF -- "$1" "$BATS_TEST_TMPDIR/err"

@@ -121,3 +121,13 @@ $extra
     image: registry.invalid/cadre/e2e:latest
 EOF
 }
+
+# cli ARGS...: runs $CADRE (the file sets it: the cadre binary) with ARGS and no stdin; $rc is
+# its exit status, $BATS_TEST_TMPDIR/{out,err} its output, all three echoed for a failure's log.
+cli() {
+	rc=0
+	"$CADRE" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
+	echo "cadre $* -> $rc"
+	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
+	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
+}
