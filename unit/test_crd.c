@@ -647,7 +647,7 @@ static const char *const reserved_names[] = {
 	"CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR", "CADRE_SETUP", "CADRE_RUN",
 	"CADRE_TERMINATION_LOG", "CADRE_BIN_DIR", "CADRE_HEARTBEAT_FILE",
 	"CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS", "CADRE_NCCL_DUMP_DIR",
-	"CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
+	"CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE", "CADRE_STAGE_IN",
 };
 
 /* The rule lists every name as a quoted CEL string, so NNODES is not found in SLURM_NNODES. */
@@ -669,7 +669,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 50);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 51);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",
@@ -800,7 +800,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"numNodes", "tasksPerNode", "resources", "image", "setup", "run", "workdir", "envs",
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
-		"topology",
+		"topology", "scratch", "stageIn",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",

@@ -1048,7 +1048,7 @@ BOTH_SHELLS(an_unwritable_bin_directory_fails_before_waiting_for_peers)
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
 	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
 	assert_file_eq(e.out, "");
-	assert_file_has(e.termlog, "cannot write srun, scontrol and module into "
+	assert_file_has(e.termlog, "cannot write srun, scontrol, sbcast and module into "
 			"/nonexistent/cadre/bin");
 	ep_release(&e);
 }

@@ -453,6 +453,8 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		/* The watchdog's and the signal's inputs (spec.hang, spec.signal). */
 		"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
 		"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
+		/* spec.stageIn's copies. */
+		"CADRE_STAGE_IN",
 	};
 	size_t n = 0;
 

@@ -92,6 +92,14 @@
 #define ENTRYPOINT_ENV_SIGNAL "CADRE_SIGNAL"
 #define ENTRYPOINT_ENV_SIGNAL_BEFORE "CADRE_SIGNAL_SECONDS_BEFORE"
 #define ENTRYPOINT_ENV_DEADLINE "CADRE_DEADLINE"
+/*
+ * spec.stageIn (docs/volumes.md, "Scratch"): FROM and TO on lines of their
+ * own, pair after pair. Before setup the script copies each FROM to TO
+ * through the pod's sbcast (once per node: a second rank on the node waits
+ * for the first's copy), logs how long each took, and ends the pod with
+ * ENTRYPOINT_EXIT_STAGE_IN when one cannot be copied.
+ */
+#define ENTRYPOINT_ENV_STAGE_IN "CADRE_STAGE_IN"
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's
@@ -104,6 +112,7 @@ enum entrypoint_exit {
 	ENTRYPOINT_EXIT_WORKDIR = 122,        /* CADRE_WORKDIR is not a directory */
 	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
 	ENTRYPOINT_EXIT_HUNG = 125,           /* spec.hang: no progress in time */
+	ENTRYPOINT_EXIT_STAGE_IN = 120,       /* spec.stageIn: a copy failed */
 };
 
 /* The script text; static, never NULL. */
