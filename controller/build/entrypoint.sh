@@ -647,10 +647,11 @@ while [ $# -gt 0 ]; do
 	--) shift; break ;;
 	-f | --force) sb_force=1 ;;
 	-p | --preserve) sb_preserve=-p ;;
-	-[CFjst] | --compress | --fanout | --jobid | --size | --timeout)
+	-[Fjst] | --fanout | --jobid | --size | --timeout)
 		sb_note "ignoring $1: the copy is local to this node"
 		[ $# -gt 1 ] && shift ;;
-	--*=* | -[CFjst]?*) sb_note "ignoring ${1%%=*}: the copy is local to this node" ;;
+	-C | --compress | --*=* | -[CFjst]?*)
+		sb_note "ignoring ${1%%=*}: the copy is local to this node" ;;
 	-v | --verbose | -V | --version) ;;
 	-*) sb_note "ignoring the option $1, which cadre does not know" ;;
 	*) break ;;
