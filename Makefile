@@ -11,7 +11,7 @@ FUZZ_QUICK_SECONDS ?= 4
 JOBS        ?= $(shell nproc)
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build unit asan valgrind valgrind-controller clang fuzz fuzz-build fuzz-quick health-checks e2e test demo demo-down bench bench-quick bench-cache clean
+.PHONY: chaos all deps build unit asan valgrind valgrind-controller clang fuzz fuzz-build fuzz-quick health-checks e2e test demo demo-down bench bench-quick bench-cache clean
 
 all: build
 
@@ -78,6 +78,12 @@ e2e: build
 	e2e/run
 
 test: unit asan valgrind clang fuzz-quick health-checks e2e bench-quick
+
+# The faults on the wire (e2e/tests/90-faults.bats, docs/e2e.md) repeated CHAOS_REPS times
+# each, for a night; make test runs them once.
+CHAOS_REPS ?= 10
+chaos: build
+	CADRE_CHAOS_REPS=$(CHAOS_REPS) e2e/run 90-faults
 
 # KUEUE=1 runs Kueue too (scripts/demo says what it shows).
 demo: build

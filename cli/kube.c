@@ -41,7 +41,9 @@ int cli_kube_open(const struct cli_globals *g, const char *cmd, struct cli_kube 
 	kube_http_opts_init(&hopts);
 	hopts.connect_timeout_ms = CLI_CONNECT_TIMEOUT_MS;
 	hopts.request_timeout_ms = CLI_REQUEST_TIMEOUT_MS;
-	hopts.max_retries = 2;
+	/* an API server shedding load (429, 503 with Retry-After) is waited out as
+	 * kubectl's client does: ten times */
+	hopts.max_retries = 10;
 	hopts.max_retry_after_ms = 5000;
 	hopts.user_agent = "cadre-cli";
 	/* a person waits: a connection that stopped answering is given up in seconds */

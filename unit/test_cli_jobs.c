@@ -47,6 +47,7 @@ static const char job_list[] =
 
 static struct fake {
 	int list_status;  /* 0: answers the list */
+	int shed;         /* the first lists answered 429 with Retry-After: 0 */
 	int delete_status;
 	char body[16384];
 } fake;
@@ -73,7 +74,12 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 						   !strncmp(req->target, ALL_JOBS "?",
 							    strlen(ALL_JOBS) + 1))) {
 		resp->status = fake.list_status ? fake.list_status : 200;
-		if (fake.list_status)
+		if (fake.shed > 0) {
+			fake.shed--;
+			resp->status = 429;
+			resp->headers = "Retry-After: 0\r\n";
+			status_body(429, "TooManyRequests");
+		} else if (fake.list_status)
 			status_body(fake.list_status, fake.list_status == 401 ? "Unauthorized" :
 				    "Forbidden");
 		else
@@ -153,6 +159,20 @@ Test(cli_jobs, squeue_prints_the_jobs_that_have_not_ended_in_slurms_columns)
 }
 
 /* squeue sorts as "P,t,-p": by partition ("-" before "gpu"), then state. */
+/* An API server shedding load answers 429 with Retry-After; kubectl's client waits it out
+ * ten times, and so does cadre's. */
+Test(cli_jobs, squeue_waits_out_ten_429s_as_kubectl_does)
+{
+	fake.shed = 10;
+	cr_assert_eq(cadre("--kubeconfig KC squeue -h"), 0, "%s", err);
+	cr_assert_str_eq(err, "");
+	cr_assert(strstr(out, "eval"));
+	fake.shed = 11;
+	cr_assert_neq(cadre("--kubeconfig KC squeue -h"), 0);
+	cr_assert(strstr(err, "429") || strstr(err, "TooManyRequests") || strstr(err, "too many"),
+		  "%s", err);
+}
+
 Test(cli_jobs, squeue_filters_by_user_id_name_and_state)
 {
 	cr_assert_eq(cadre("squeue --kubeconfig KC -h -u alice -o %i"), 0, "%s", err);

@@ -43,7 +43,6 @@ static struct {
 	bool cut;          /* rank 1's first follow stream ends after its lines */
 	int follows;       /* follow streams of rank 1 asked for */
 	int job_reads;     /* reads of the job while following */
-	char body[8192];
 } fake;
 
 static struct httpd *server;
@@ -51,6 +50,10 @@ static char dir[64], kubeconfig[128], *out, *err;
 
 static void handler(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
+	/* ranks' logs are read at once, each on its connection's thread: one body each,
+	 * copied by httpd when this returns */
+	static _Thread_local char body[8192];
+
 	(void)ctx;
 	resp->status = 200;
 	static const struct httpd_chunk rank0[] = {
@@ -64,14 +67,14 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 	const char *phase = "Succeeded";
 
 	if (!strncmp(req->target, JOBS "?", strlen(JOBS) + 1)) {
-		snprintf(fake.body, sizeof(fake.body), "%s", job_list);
+		snprintf(body, sizeof(body), "%s", job_list);
 	} else if (!strcmp(req->target, JOBS "/eval")) {
 		/* read again while following: the job has ended (once rank 1 is back, if cut;
 		 * a few seconds at most) */
 		if (fake.cut && __atomic_load_n(&fake.follows, __ATOMIC_SEQ_CST) < 2 &&
 		    __atomic_add_fetch(&fake.job_reads, 1, __ATOMIC_SEQ_CST) < 4)
 			phase = "Running";
-		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"eval\","
+		snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"eval\","
 			 "\"namespace\":\"ml\"},\"status\":{\"phase\":\"%s\"}}", phase);
 	} else if (strstr(req->target, "/log?") && strstr(req->target, "follow=true")) {
 		/* a stream that never ends on its own, as kwok's, unless cut */
@@ -86,33 +89,33 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 	} else if ((!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) &&
 		   fake.pod_get_status) {
 		resp->status = fake.pod_get_status;
-		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+		snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"status\":\"Failure\","
 			 "\"reason\":\"Forbidden\",\"message\":\"cannot get pods\",\"code\":403}");
 	} else if (!strcmp(req->target, PODS "/eval-1-1") || !strcmp(req->target, PODS "/eval-1-0")) {
-		snprintf(fake.body, sizeof(fake.body), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}",
+		snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}",
 			 req->target + strlen(PODS) + 1,
 			 fake.now_uid && strstr(req->target, "eval-1-1") ? fake.now_uid
 			 : strstr(req->target, "eval-1-1") ? "u11" : "u10");
 	} else if (!strncmp(req->target, PODS "?", strlen(PODS) + 1)) {
-		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"PodList\",\"metadata\":{},"
+		snprintf(body, sizeof(body), "{\"kind\":\"PodList\",\"metadata\":{},"
 			 "\"items\":[%s]}", fake.pods);
 	} else if (strstr(req->target, "/log?") && fake.log_status) {
 		resp->status = fake.log_status;
-		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+		snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"status\":\"Failure\","
 			 "\"reason\":\"Forbidden\",\"message\":\"pods \\\"eval-1-0\\\" is forbidden\","
 			 "\"code\":403}");
 	} else if (!strncmp(req->target, PODS "/eval-1-0/log?", strlen(PODS) + 14)) {
-		snprintf(fake.body, sizeof(fake.body),
+		snprintf(body, sizeof(body),
 			 "2026-12-01T10:00:00.1Z rank zero starts\n"
 			 "2026-12-01T10:00:02Z step 2\n");
 	} else if (!strncmp(req->target, PODS "/eval-1-1/log?", strlen(PODS) + 14)) {
-		snprintf(fake.body, sizeof(fake.body), "2026-12-01T10:00:01.5Z rank one starts\n");
+		snprintf(body, sizeof(body), "2026-12-01T10:00:01.5Z rank one starts\n");
 	} else {
 		resp->status = 404;
-		snprintf(fake.body, sizeof(fake.body), "{\"kind\":\"Status\",\"status\":\"Failure\","
+		snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"status\":\"Failure\","
 			 "\"reason\":\"NotFound\",\"message\":\"not found\",\"code\":404}");
 	}
-	resp->body = fake.body;
+	resp->body = body;
 }
 
 static void setup(void)

@@ -23,7 +23,7 @@ struct cluster {
 	struct cap_node nodes[MAX_NODES];
 	struct cap_resource ext[MAX_NODES][1];
 	struct cap_label labels[MAX_NODES][4];
-	char names[MAX_NODES][16], blocks[MAX_NODES][8], racks[MAX_NODES][8];
+	char names[MAX_NODES][16], blocks[MAX_NODES][24], racks[MAX_NODES][24];
 	size_t n;
 };
 
@@ -221,7 +221,7 @@ Test(topology, preferred_uses_one_rack_when_one_has_room_else_the_fewest, .fini 
 	struct cap_demand d = gang_pod();
 	struct topo_request r;
 	struct topo_fit fit;
-	uint32_t p[8];
+	uint32_t p[16];
 
 	build(2, 2, 4);
 	init_map();
@@ -241,7 +241,7 @@ Test(topology, preferred_uses_one_rack_when_one_has_room_else_the_fewest, .fini 
 	/* 13 of 13 free: every rack, still ranks grouped by rack. */
 	cr_assert_eq(topo_fit(&cap, &d, 13, &r, NULL, p, &fit), 0);
 	cr_assert(fit.fits);
-	for (int i = 1; i < 8; i++)
+	for (int i = 1; i < 13; i++)
 		cr_assert_leq(strcmp(rack_of(p[i - 1]), rack_of(p[i])), 0, "rank %d", i);
 }
 

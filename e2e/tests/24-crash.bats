@@ -130,51 +130,10 @@ kill_loop() {
 	done
 }
 
-# watch_decisions FILE: checks the stored decisions twice a second until FILE.stop exists;
-# appends every violation, and counts the samples in FILE.samples.
-watch_decisions() {
-	local out=$1 samples=0
-	: >"$out"
-	while [[ ! -f $out.stop ]]; do
-		decisions_hold 2>>"$out" || true
-		samples=$((samples + 1))
-		echo "$samples" >"$out.samples"
-		sleep 0.5
-	done
-}
-
 # starts_so_far: the gangs started (first starts and restarts) across the test's jobs.
 starts_so_far() {
 	kubectl -n "$NS" get tj -o json | jq '[.items[] | select(.status.admittedTime != null)
 		| 1 + (.status.restarts // 0) + (.status.infraRestarts // 0)] | add // 0'
-}
-
-# all_done: every job has finished, as its exit codes make it.
-all_done() {
-	[[ $(kubectl -n "$NS" get tj -o json | jq '[.items[] | select(.status.phase == "Succeeded"
-		or .status.phase == "Failed")] | length') == "$(kubectl -n "$NS" get tj -o name | wc -l)" ]]
-}
-
-# exiting_gang NAME SIZE CODE MAX_RESTARTS: SIZE x H100:8 whose pods run 2 s and exit CODE.
-exiting_gang() {
-	kubectl -n "$NS" apply -f - <<EOF >/dev/null
-apiVersion: cadre.dev/v1alpha1
-kind: TrainingJob
-metadata:
-  name: $1
-spec:
-  numNodes: $2
-  maxRestarts: $4
-  resources:
-    accelerators: "H100:8"
-  image: registry.invalid/cadre/e2e:latest
-  run: python train.py
-  podTemplate:
-    metadata:
-      annotations:
-        e2e.cadre.dev/exit-code: "$3"
-        e2e.cadre.dev/exit-after: "2s"
-EOF
 }
 
 @test "killed at random moments through twenty starts and restarts on a cluster that holds one gang at a time, every stored decision holds" {

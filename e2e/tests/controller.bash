@@ -782,10 +782,10 @@ def gpus($p): [$p.spec.containers[].resources.requests["nvidia.com/gpu"] // "0" 
 decisions_hold() {
 	local ns=${1:-$NS} dir out
 	dir=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/decisions.XXXXXX")
-	if kubectl -n "$ns" get pods -o json >"$dir/p1" &&
-		kubectl -n "$ns" get trainingjobs -o json >"$dir/jobs" &&
-		kubectl -n "$ns" get pods -o json >"$dir/p2" &&
-		kubectl get nodes -o json >"$dir/nodes"; then
+	if kubectl -n "$ns" get pods -o json >"$dir/p1" 2>/dev/null &&
+		kubectl -n "$ns" get trainingjobs -o json >"$dir/jobs" 2>/dev/null &&
+		kubectl -n "$ns" get pods -o json >"$dir/p2" 2>/dev/null &&
+		kubectl get nodes -o json >"$dir/nodes" 2>/dev/null; then
 		out=$(jq -n --slurpfile p1 "$dir/p1" --slurpfile jobs "$dir/jobs" \
 			--slurpfile p2 "$dir/p2" --slurpfile nodes "$dir/nodes" \
 			'{p1: $p1[0], jobs: $jobs[0], p2: $p2[0], nodes: $nodes[0]}' |
@@ -797,4 +797,45 @@ decisions_hold() {
 	[[ -z $out ]] && return 0
 	echo "$out" >&2
 	return 1
+}
+
+# watch_decisions FILE: checks the stored decisions twice a second until FILE.stop exists;
+# appends every violation, and counts the samples in FILE.samples.
+watch_decisions() {
+	local out=$1 samples=0
+	: >"$out"
+	while [[ ! -f $out.stop ]]; do
+		decisions_hold 2>>"$out" || true
+		samples=$((samples + 1))
+		echo "$samples" >"$out.samples"
+		sleep 0.5
+	done
+}
+
+# all_done: every job has finished, as its exit codes make it.
+all_done() {
+	[[ $(kubectl -n "$NS" get tj -o json | jq '[.items[] | select(.status.phase == "Succeeded"
+		or .status.phase == "Failed")] | length') == "$(kubectl -n "$NS" get tj -o name | wc -l)" ]]
+}
+
+# exiting_gang NAME SIZE CODE MAX_RESTARTS: SIZE x H100:8 whose pods run 2 s and exit CODE.
+exiting_gang() {
+	kubectl -n "$NS" apply -f - <<EOF >/dev/null
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: $1
+spec:
+  numNodes: $2
+  maxRestarts: $4
+  resources:
+    accelerators: "H100:8"
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+  podTemplate:
+    metadata:
+      annotations:
+        e2e.cadre.dev/exit-code: "$3"
+        e2e.cadre.dev/exit-after: "2s"
+EOF
 }

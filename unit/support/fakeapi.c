@@ -130,16 +130,15 @@ static json_t *status_body(int code, const char *reason, const char *message)
 			 "status", "Failure", "code", code, "reason", reason, "message", message);
 }
 
-/* The answer's text lives until this thread's next answer (httpd.h). */
+/* The answer's text is freed once httpd has copied it (httpd.h, owned). */
 static void answer(struct httpd_response *resp, int status, json_t *body)
 {
-	static _Thread_local char *text;
+	char *text = json_dumps(body, JSON_COMPACT);
 
-	free(text);
-	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	resp->status = status;
 	resp->body = text;
+	resp->owned = text;
 }
 
 /* Remove what a deleted TrainingJob owns, as the garbage collector would. Lock held. */

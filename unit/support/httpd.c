@@ -464,6 +464,7 @@ static struct script_entry *answer(struct httpd *s, struct httpd_request *req)
 		memset(&r, 0, sizeof(r));
 		handler(ctx, req, &r);
 		e = entry_copy(&r);
+		free(r.owned);
 	}
 	if (!e) {
 		struct httpd_response r = {

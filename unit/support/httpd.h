@@ -55,6 +55,8 @@ struct httpd_response {
 					    application/json unless given here */
 	const char *body;                /* plain body; NULL = empty. Ignored when
 					    chunks is set */
+	void *owned;                     /* a handler's: free()d once the response
+					    is copied (e.g. the malloc'd body) */
 	const struct httpd_chunk *chunks;/* chunked body, nchunks entries */
 	size_t nchunks;
 	int delay_ms;                    /* wait before sending the status line */

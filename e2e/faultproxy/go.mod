@@ -1,0 +1,3 @@
+module cadre.dev/e2e/faultproxy
+
+go 1.22
