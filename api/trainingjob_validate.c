@@ -302,7 +302,8 @@ static void validate_scratch(struct decoder *d, const struct tj_spec *s)
 			decode_fail(d, field, "must be at least one byte");
 		decode_path(field, sizeof(field), path, "storageClassName");
 		if (sc->storage_class_name && !name_is_dns1123_subdomain(sc->storage_class_name))
-			decode_fail(d, field, "must be the name of a StorageClass (a DNS subdomain)");
+			decode_fail(d, field, "must be the name of a StorageClass (a DNS "
+				    "subdomain)");
 	}
 }
 

@@ -211,17 +211,19 @@ static int note_scratch(struct sbatch *s, struct body_state *st, const char *cmd
 
 	if (!st->tmpdir_noted && (strstr(cmd, "$TMPDIR") || strstr(cmd, "${TMPDIR"))) {
 		st->tmpdir_noted = true;
-		if ((err = convert_note(&s->r->notes, line, NULL, "$TMPDIR is the node's own disk "
-					"on Slurm: give the job spec.scratch, e.g. scratch: {/scratch: "
-					"{size: 100Gi}}, and TMPDIR points at it on every node")))
+		err = convert_note(&s->r->notes, line, NULL, "$TMPDIR is the node's own disk on "
+				   "Slurm: give the job spec.scratch, e.g. scratch: {/scratch: {size: "
+				   "100Gi}}, and TMPDIR points at it on every node");
+		if (err)
 			return err;
 	}
 	if (!st->local_noted && local_path(cmd, path, sizeof(path))) {
 		st->local_noted = true;
-		return convert_note(&s->r->notes, line, NULL, "%s is the node's own disk on Slurm: "
-				    "make it scratch, e.g. scratch: {%s: {size: 100Gi}} (with "
-				    "storageClassName for a local-NVMe class), and copy datasets in with "
-				    "sbcast or spec.stageIn; keep checkpoints on a Volume", path, path);
+		return convert_note(&s->r->notes, line, NULL, "%s is the node's own disk on "
+				    "Slurm: make it scratch, e.g. scratch: {%s: {size: 100Gi}} (with "
+				    "storageClassName for a local-NVMe class), and copy datasets in "
+				    "with sbcast or spec.stageIn; keep checkpoints on a Volume", path,
+				    path);
 	}
 	return 0;
 }

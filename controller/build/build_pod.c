@@ -247,9 +247,12 @@ static int add_scratch_env(const struct tj_spec *spec, json_t *env)
 	if (!spec->n_stage_in)
 		return bad;
 	buf_init(&list, (size_t)1 << 20);
-	for (size_t i = 0; i < spec->n_stage_in; i++)
-		bad |= buf_addf(&list, "%s\n%s\n", spec->stage_in[i].from ? spec->stage_in[i].from : "",
-				spec->stage_in[i].to ? spec->stage_in[i].to : "") != 0;
+	for (size_t i = 0; i < spec->n_stage_in; i++) {
+		const struct tj_stage_in *st = &spec->stage_in[i];
+
+		bad |= buf_addf(&list, "%s\n%s\n", st->from ? st->from : "",
+				st->to ? st->to : "") != 0;
+	}
 	bad |= add_env(env, ENTRYPOINT_ENV_STAGE_IN, buf_str(&list));
 	buf_release(&list);
 	return bad;

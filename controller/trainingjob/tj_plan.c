@@ -1001,10 +1001,9 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
 			c->user_fail = v;
 		/* Its scratch overflowed: what the job wrote, not the node's doing. */
-		else if (v->trouble == POD_TROUBLE_EVICTED && v->over_storage) {
-			if (!c->user_fail)
-				c->user_fail = v;
-		} else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST ||
+		else if (v->trouble == POD_TROUBLE_EVICTED && v->over_storage)
+			c->user_fail = c->user_fail ? c->user_fail : v;
+		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST ||
 			  v->trouble == POD_TROUBLE_DEVICE) && (!c->infra_fail ||
 			 (c->infra_fail->evidence == POD_NODE_NONE && v->evidence != POD_NODE_NONE)))
 			c->infra_fail = v;
@@ -1198,11 +1197,13 @@ static void gang_over_storage(struct planner *p, const struct podview *v)
 		if (end != volume + 8 && !*end && idx < spec->n_scratch)
 			path = spec->scratch[idx].mount_path;
 	}
+	if (path && !*limit)
+		snprintf(limit, sizeof(limit), "%s", spec->scratch[idx].size ?
+			 spec->scratch[idx].size : "its size");
 	if (path)
 		snprintf(why, sizeof(why), "scratch %s over %s on node %s (rank %d, pod %s): the "
 			 "kubelet evicted it; ask spec.scratch for more, or write less there",
-			 path, *limit ? limit : spec->scratch[idx].size ? spec->scratch[idx].size : "?",
-			 v->node ? v->node : "?", v->rank, v->name);
+			 path, limit, v->node ? v->node : "?", v->rank, v->name);
 	else
 		snprintf(why, sizeof(why), "rank %d (pod %s) on node %s wrote more local storage "
 			 "than its limit, and the kubelet evicted it: %s", v->rank, v->name,
