@@ -54,6 +54,17 @@ static void spec_release(struct tj_spec *spec)
 		free(spec->volumes[i].volume);
 	}
 	free(spec->volumes);
+	for (size_t i = 0; i < spec->n_scratch; i++) {
+		free(spec->scratch[i].mount_path);
+		free(spec->scratch[i].size);
+		free(spec->scratch[i].storage_class_name);
+	}
+	free(spec->scratch);
+	for (size_t i = 0; i < spec->n_stage_in; i++) {
+		free(spec->stage_in[i].from);
+		free(spec->stage_in[i].to);
+	}
+	free(spec->stage_in);
 	free(spec->queue);
 	free(spec->priority_class_name);
 	pod_template_release(&spec->pod_template);
@@ -252,6 +263,76 @@ static void parse_volumes(struct decoder *d, const json_t *spec, struct tj_spec 
 			decode_fail(d, path, "must be the name of a Volume, not null");
 		else
 			decode_as_string(d, value, path, &mount->volume);
+	}
+}
+
+static int compare_scratch(const void *a, const void *b)
+{
+	return strcmp(((const struct tj_scratch *)a)->mount_path,
+		      ((const struct tj_scratch *)b)->mount_path);
+}
+
+/*
+ * spec.scratch: mount path -> {size, storageClassName}, sorted by mount path
+ * so that TMPDIR and the pod's volume names do not hang on the JSON order.
+ */
+static void parse_scratch(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	static const char *const keys[] = { "size", "storageClassName", NULL };
+	char path[DECODE_PATH_MAX];
+	const json_t *scratch = decode_object(d, spec, "spec", "scratch");
+	const char *mount_path;
+	json_t *value;
+
+	if (!scratch || !json_object_size(scratch))
+		return;
+	s->scratch = calloc(json_object_size(scratch), sizeof(*s->scratch));
+	if (!s->scratch) {
+		decode_nomem(d);
+		return;
+	}
+	json_object_foreach((json_t *)scratch, mount_path, value) {
+		struct tj_scratch *sc = &s->scratch[s->n_scratch];
+
+		if (!(sc->mount_path = strdup(mount_path))) {
+			decode_nomem(d);
+			return;
+		}
+		s->n_scratch++;
+		decode_path_quoted(path, sizeof(path), "spec.scratch", mount_path);
+		if (!decode_as_object(d, value, path))
+			continue;
+		decode_only_keys(d, value, path, keys, NULL);
+		decode_quantity(d, value, path, "size", &sc->size, &sc->has_size, &sc->size_milli);
+		decode_string(d, value, path, "storageClassName", &sc->storage_class_name);
+	}
+	qsort(s->scratch, s->n_scratch, sizeof(*s->scratch), compare_scratch);
+}
+
+/* spec.stageIn: [{from, to}], in its order. */
+static void parse_stage_in(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	static const char *const keys[] = { "from", "to", NULL };
+	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, spec, "spec", "stageIn"), *item;
+	size_t i;
+
+	if (!list || !json_array_size(list))
+		return;
+	s->stage_in = calloc(json_array_size(list), sizeof(*s->stage_in));
+	if (!s->stage_in) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_stage_in *st = &s->stage_in[s->n_stage_in++];
+
+		decode_path_index(path, sizeof(path), "spec.stageIn", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		decode_only_keys(d, item, path, keys, NULL);
+		decode_string(d, item, path, "from", &st->from);
+		decode_string(d, item, path, "to", &st->to);
 	}
 }
 
@@ -541,6 +622,8 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	parse_envs(d, spec, s);
 	parse_secret_envs(d, spec, s);
 	parse_volumes(d, spec, s);
+	parse_scratch(d, spec, s);
+	parse_stage_in(d, spec, s);
 	decode_string(d, spec, "spec", "queue", &s->queue);
 	decode_int32(d, spec, "spec", "priority", &s->priority, NULL);
 	decode_string(d, spec, "spec", "priorityClassName", &s->priority_class_name);

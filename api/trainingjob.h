@@ -102,6 +102,29 @@ struct tj_volume_mount {
 	char *volume;      /* owned; NULL when the value was not a string */
 };
 
+/*
+ * spec.scratch: node-local space at a mount path, one per rank, created and
+ * deleted with the pod (docs/volumes.md, "Scratch"). Sorted by mount path,
+ * whatever the JSON order: the first is TMPDIR, scratch-0 in the pod.
+ */
+struct tj_scratch {
+	char *mount_path;          /* owned, never NULL */
+	char *size;                /* raw quantity, owned; NULL when absent */
+	bool has_size;             /* size_milli holds size parsed */
+	int64_t size_milli;        /* bytes * 1000 */
+	char *storage_class_name;  /* owned; NULL: an emptyDir on the node's own disk */
+};
+
+/* spec.stageIn[i]: a file or directory copied from a shared Volume into scratch. */
+struct tj_stage_in {
+	char *from;  /* owned; NULL when absent */
+	char *to;    /* owned; NULL when absent */
+};
+
+/* Most entries of spec.scratch and of spec.stageIn (the CRD's maxProperties, maxItems). */
+#define TJ_MAX_SCRATCH 16
+#define TJ_MAX_STAGE_IN 64
+
 /* spec.resources, per node. Raw strings are kept for messages and printing. */
 struct tj_resources {
 	char *accelerators;       /* raw "H100:8", owned; NULL when none asked for */
@@ -211,6 +234,10 @@ struct tj_spec {
 	size_t n_secret_envs;
 	struct tj_volume_mount *volumes;
 	size_t n_volumes;
+	struct tj_scratch *scratch;   /* spec.scratch, sorted by mount path */
+	size_t n_scratch;
+	struct tj_stage_in *stage_in; /* spec.stageIn, in its order */
+	size_t n_stage_in;
 	char *queue;                  /* Kueue LocalQueue */
 	int32_t priority;             /* 0 when absent */
 	char *priority_class_name;

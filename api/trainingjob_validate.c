@@ -46,6 +46,7 @@ const char *const tj_reserved_envs[] = {
 	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
 	"CADRE_OUTPUT", "CADRE_ERROR",
+	"CADRE_STAGE_IN",
 	NULL,
 };
 
@@ -233,6 +234,24 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (!path[n] || path[n] == '/');
 }
 
+/* A mount path of spec.volumes or spec.scratch: absolute, plain, none of cadre's own. */
+static void validate_mount_path(struct decoder *d, const char *field, const char *mount_path)
+{
+	if (mount_path[0] != '/')
+		decode_fail(d, field, "mount path must be absolute");
+	else if (!name_is_mount_path(mount_path))
+		decode_fail(d, field, "mount path must be a plain directory: no \".\", "
+			    "\"..\" or empty components, and not \"/\"");
+	else if (under(mount_path, "/dev/shm"))
+		decode_fail(d, field, "/dev/shm is mounted by cadre");
+	else if (under(mount_path, "/cadre/bin"))
+		decode_fail(d, field, "/cadre/bin is mounted by cadre (its srun and scontrol)");
+	/* ENTRYPOINT_DIR of controller/build/entrypoint.h. */
+	else if (under(mount_path, "/cadre/entrypoint"))
+		decode_fail(d, field, "/cadre/entrypoint is mounted by cadre (its entrypoint "
+			    "script)");
+}
+
 static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 {
 	char path[DECODE_PATH_MAX];
@@ -241,21 +260,97 @@ static void validate_volumes(struct decoder *d, const struct tj_spec *s)
 		const struct tj_volume_mount *m = &s->volumes[i];
 
 		decode_path_quoted(path, sizeof(path), "spec.volumes", m->mount_path);
-		if (m->mount_path[0] != '/')
-			decode_fail(d, path, "mount path must be absolute");
-		else if (!name_is_mount_path(m->mount_path))
-			decode_fail(d, path, "mount path must be a plain directory: no \".\", "
-				    "\"..\" or empty components, and not \"/\"");
-		else if (under(m->mount_path, "/dev/shm"))
-			decode_fail(d, path, "/dev/shm is mounted by cadre");
-		else if (under(m->mount_path, "/cadre/bin"))
-			decode_fail(d, path, "/cadre/bin is mounted by cadre (its srun and scontrol)");
-		/* ENTRYPOINT_DIR of controller/build/entrypoint.h. */
-		else if (under(m->mount_path, "/cadre/entrypoint"))
-			decode_fail(d, path, "/cadre/entrypoint is mounted by cadre (its entrypoint "
-				    "script)");
+		validate_mount_path(d, path, m->mount_path);
 		if (m->volume && !name_is_dns1123_subdomain(m->volume))
 			decode_fail(d, path, "must be the name of a Volume (a DNS subdomain)");
+	}
+}
+
+/* The spec.volumes mount path that path is at or under (or that is under path), or NULL. */
+static const char *volume_overlapping(const struct tj_spec *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_volumes; i++)
+		if (under(path, s->volumes[i].mount_path) || under(s->volumes[i].mount_path, path))
+			return s->volumes[i].mount_path;
+	return NULL;
+}
+
+/*
+ * spec.scratch: a mount path like spec.volumes', apart from every Volume's
+ * (scratch is node-local, a Volume shared: one inside the other would hide
+ * which is which), and a positive size.
+ */
+static void validate_scratch(struct decoder *d, const struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+	const char *vol;
+
+	if (s->n_scratch > TJ_MAX_SCRATCH)
+		decode_fail(d, "spec.scratch", "at most %d mount paths", TJ_MAX_SCRATCH);
+	for (size_t i = 0; i < s->n_scratch; i++) {
+		const struct tj_scratch *sc = &s->scratch[i];
+
+		decode_path_quoted(path, sizeof(path), "spec.scratch", sc->mount_path);
+		validate_mount_path(d, path, sc->mount_path);
+		if ((vol = volume_overlapping(s, sc->mount_path)))
+			decode_fail(d, path, "overlaps the mount path %.256s of spec.volumes: "
+				    "scratch is each node's own, a Volume is shared", vol);
+		decode_path(field, sizeof(field), path, "size");
+		if (!sc->size)
+			decode_fail(d, field, "required");
+		else if (!sc->has_size)
+			decode_fail(d, field, "must be a quantity like \"100Gi\", not \"%.64s\"",
+				    sc->size);
+		else if (sc->size_milli < 1000)
+			decode_fail(d, field, "must be at least one byte");
+		decode_path(field, sizeof(field), path, "storageClassName");
+		if (sc->storage_class_name && !name_is_dns1123_subdomain(sc->storage_class_name))
+			decode_fail(d, field, "must be the name of a StorageClass (a DNS "
+				    "subdomain)");
+	}
+}
+
+/* The spec.scratch mount path that path is at or under, or NULL. */
+static const char *scratch_holding(const struct tj_spec *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_scratch; i++)
+		if (under(path, s->scratch[i].mount_path))
+			return s->scratch[i].mount_path;
+	return NULL;
+}
+
+/* spec.stageIn: from a Volume's mount into a scratch path, both plain absolute paths. */
+static void validate_stage_in(struct decoder *d, const struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+
+	if (s->n_stage_in > TJ_MAX_STAGE_IN)
+		decode_fail(d, "spec.stageIn", "at most %d entries", TJ_MAX_STAGE_IN);
+	for (size_t i = 0; i < s->n_stage_in; i++) {
+		const struct tj_stage_in *st = &s->stage_in[i];
+		bool in_volume = false;
+
+		decode_path_index(path, sizeof(path), "spec.stageIn", i);
+		decode_path(field, sizeof(field), path, "from");
+		if (!st->from)
+			decode_fail(d, field, "required");
+		else if (st->from[0] != '/' || !name_is_mount_path(st->from))
+			decode_fail(d, field, "must be an absolute path without \".\", \"..\" or "
+				    "empty components");
+		for (size_t v = 0; st->from && v < s->n_volumes; v++)
+			in_volume |= under(st->from, s->volumes[v].mount_path);
+		if (st->from && !in_volume && st->from[0] == '/')
+			decode_fail(d, field, "must be under the mount path of one of spec.volumes "
+				    "(the shared copy)");
+		decode_path(field, sizeof(field), path, "to");
+		if (!st->to)
+			decode_fail(d, field, "required");
+		else if (st->to[0] != '/' || !name_is_mount_path(st->to))
+			decode_fail(d, field, "must be an absolute path without \".\", \"..\" or "
+				    "empty components");
+		else if (!scratch_holding(s, st->to))
+			decode_fail(d, field, "must be under the mount path of one of spec.scratch "
+				    "(the node's copy)");
 	}
 }
 
@@ -682,6 +777,8 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 		decode_fail(&d, "spec.workdir", "must be an absolute path");
 	validate_envs(&d, s);
 	validate_volumes(&d, s);
+	validate_scratch(&d, s);
+	validate_stage_in(&d, s);
 	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
 	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,
 			       "PriorityClass");

@@ -167,6 +167,15 @@ static bool emit_lists(struct emitter *em, const struct tj_spec *s)
 			ok = pair(em, s->volumes[i].mount_path, s->volumes[i].volume);
 		ok = ok && map_end(em);
 	}
+	if (s->n_scratch) {
+		ok = ok && str(em, "scratch") && map_start(em);
+		for (size_t i = 0; ok && i < s->n_scratch; i++)
+			ok = str(em, s->scratch[i].mount_path) && map_start(em) &&
+			     quoted_pair(em, "size", s->scratch[i].size) &&
+			     pair(em, "storageClassName", s->scratch[i].storage_class_name) &&
+			     map_end(em);
+		ok = ok && map_end(em);
+	}
 	return ok;
 }
 

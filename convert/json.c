@@ -135,6 +135,17 @@ static void put_lists(struct writer *w, json_t *spec, const struct tj_spec *s)
 					  string(w, s->volumes[i].volume));
 		put(w, spec, "volumes", map);
 	}
+	if (s->n_scratch) {
+		map = object(w);
+		for (size_t i = 0; i < s->n_scratch; i++) {
+			json_t *item = object(w);
+
+			put_str(w, item, "size", s->scratch[i].size);
+			put_str(w, item, "storageClassName", s->scratch[i].storage_class_name);
+			put_keyed(w, map, s->scratch[i].mount_path, item);
+		}
+		put(w, spec, "scratch", map);
+	}
 }
 
 static void append(struct writer *w, json_t *list, json_t *item)

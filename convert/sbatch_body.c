@@ -26,7 +26,7 @@ static const char *const setup_words[] = {
 	"umask", "true", "false", ":", "sleep", "trap", "wait", "exit", "return", "shift",
 	"local", "declare", "typeset", "readonly", "alias", "which", "type", "command", "pwd",
 	"whoami", "id", "uname", "nproc", "lscpu", "free", "df", "ls", "cat", "scontrol", "srun",
-	"eval", NULL,
+	"eval", "sbcast", NULL,
 };
 
 /* Shell syntax whose own line runs nothing. */
@@ -135,6 +135,8 @@ struct body_state {
 	int depth;
 	char heredoc[64];            /* the delimiter while inside a here-document */
 	bool heredoc_tabs;
+	bool tmpdir_noted;           /* $TMPDIR was said once: scratch */
+	bool local_noted;            /* a /local/... path was said once: scratch */
 };
 
 /* After "<<" or "<<-": the delimiter, quotes removed. */
@@ -181,15 +183,63 @@ static const char *closer_of(const char *w, size_t len)
 	return len == 4 && !memcmp(w, "case", 4) ? "esac" : "done";
 }
 
+/* The first /local/NAME path in cmd (not /usr/local/...) into out; false when none. */
+static bool local_path(const char *cmd, char *out, size_t size)
+{
+	for (const char *p = strstr(cmd, "/local/"); p; p = strstr(p + 1, "/local/")) {
+		const char *name = p + 7;
+		size_t n = strcspn(name, "/ \t\"';:$`)}");
+
+		if (p > cmd && !strchr(" \t\"'=:(", p[-1]))
+			continue;
+		if (!n)
+			continue;
+		snprintf(out, size, "/local/%.*s", (int)(n > 60 ? 60 : n), name);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * $TMPDIR and /local/... are the node's own disk on a Slurm cluster: on
+ * cadre they are spec.scratch. Said once each, at the first line.
+ */
+static int note_scratch(struct sbatch *s, struct body_state *st, const char *cmd, int line)
+{
+	char path[80];
+	int err;
+
+	if (!st->tmpdir_noted && (strstr(cmd, "$TMPDIR") || strstr(cmd, "${TMPDIR"))) {
+		st->tmpdir_noted = true;
+		err = convert_note(&s->r->notes, line, NULL, "$TMPDIR is the node's own disk on "
+				   "Slurm: give the job spec.scratch, e.g. scratch: {/scratch: {size: "
+				   "100Gi}}, and TMPDIR points at it on every node");
+		if (err)
+			return err;
+	}
+	if (!st->local_noted && local_path(cmd, path, sizeof(path))) {
+		st->local_noted = true;
+		return convert_note(&s->r->notes, line, NULL, "%s is the node's own disk on "
+				    "Slurm: make it scratch, e.g. scratch: {%s: {size: 100Gi}} (with "
+				    "storageClassName for a local-NVMe class), and copy datasets in "
+				    "with sbcast or spec.stageIn; keep checkpoints on a Volume", path,
+				    path);
+	}
+	return 0;
+}
+
 /* One command (continuation lines joined) starting on line. */
 static int check_command(struct sbatch *s, struct body_state *st, const char *cmd, int line)
 {
 	size_t len;
 	const char *w = first_word(cmd, &len);
+	int err;
 
 	start_heredoc(st, cmd);
 	if (len == 0 || *w == '#')
 		return 0;
+	if ((err = note_scratch(s, st, cmd, line)))
+		return err;
 	if (opens_block(w, len)) {
 		/* A one-line `if ...; then ...; fi` opens nothing. */
 		if (has_word(cmd, closer_of(w, len)))

@@ -386,6 +386,92 @@ static int parse_secrets(struct task *t, yaml_node_t *key_node, yaml_node_t *n)
 			    "generic %s --from-literal=NAME=value for each name", secret);
 }
 
+/* config of an ephemeral volume: storage_class_name kept, access_mode noted. */
+static int parse_ephemeral_config(struct task *t, yaml_node_t *n, struct tj_scratch *sc)
+{
+	const char *s;
+	int err;
+
+	if (ydoc_is_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail_at(t, n, "volumes", "config must be a mapping (storage_class_name, "
+			       "access_mode)");
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *key = ydoc_key(t->doc, p);
+		yaml_node_t *v = node_of(t, p->value);
+
+		if (!strcmp(key, "storage_class_name")) {
+			if (!ydoc_text(v, &s) || !name_is_dns1123_subdomain(s))
+				return fail_at(t, v, "volumes", "storage_class_name must be the name of "
+					       "a StorageClass (lower-case letters, digits, '-' and '.')");
+			if ((err = set_string(&sc->storage_class_name, s)))
+				return err;
+		} else if (!strcmp(key, "access_mode")) {
+			err = note_at(t, v, "volumes", "access_mode is not needed: every node gets "
+				      "scratch of its own (ReadWriteOnce), not one claim shared by the "
+				      "cluster; keep what all nodes must share on a Volume");
+		} else {
+			err = convert_note(&t->r->notes, ydoc_line(v), "volumes", "config.%.64s has "
+					   "no counterpart in spec.scratch", key);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * An ephemeral volume ({size, labels, config: {storage_class_name,
+ * access_mode}}, created and deleted with the cluster) becomes spec.scratch:
+ * node-local space created and deleted with each pod. One difference is
+ * noted: SkyPilot's is one claim the nodes share, cadre's one per node.
+ */
+static int parse_ephemeral(struct task *t, const char *path, yaml_node_t *path_node,
+			   yaml_node_t *n)
+{
+	struct tj_spec *spec = &t->r->tj.spec;
+	struct tj_scratch *more, *sc;
+	bool has_size = false;
+	int err;
+
+	if (!(more = realloc(spec->scratch, (spec->n_scratch + 1) * sizeof(*more))))
+		return CADRE_ENOMEM;
+	spec->scratch = more;
+	sc = &spec->scratch[spec->n_scratch++];
+	memset(sc, 0, sizeof(*sc));
+	if (!(sc->mount_path = strdup(path)))
+		return CADRE_ENOMEM;
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const char *key = ydoc_key(t->doc, p), *size;
+		yaml_node_t *v = node_of(t, p->value);
+
+		if (!strcmp(key, "size")) {
+			if (!ydoc_text(v, &size) || quantity_parse(size, &sc->size_milli) ||
+			    sc->size_milli < 1000)
+				return fail_at(t, v, "volumes", "size must be a quantity like 100Gi");
+			if ((err = set_string(&sc->size, size)))
+				return err;
+			sc->has_size = has_size = true;
+		} else if (!strcmp(key, "config")) {
+			if ((err = parse_ephemeral_config(t, v, sc)))
+				return err;
+		} else if ((err = convert_note(&t->r->notes, ydoc_line(node_of(t, p->key)), "volumes",
+					       "%.64s of an ephemeral volume has no counterpart "
+					       "in spec.scratch",
+					       key))) {
+			return err;
+		}
+	}
+	if (!has_size)
+		return fail_at(t, n, "volumes", "an ephemeral volume needs a size, e.g. size: 100Gi");
+	return note_at(t, path_node, "volumes", sc->storage_class_name ?
+		       "an ephemeral volume becomes spec.scratch: each node gets a claim of its own "
+		       "of that class and size, deleted with its pod; the nodes do not share it" :
+		       "an ephemeral volume becomes spec.scratch: each node gets an emptyDir of that "
+		       "size on its own disk, deleted with its pod; the nodes do not share it");
+}
+
 static int parse_volumes(struct task *t, yaml_node_t *n)
 {
 	struct tj_spec *spec = &t->r->tj.spec;
@@ -408,12 +494,14 @@ static int parse_volumes(struct task *t, yaml_node_t *n)
 		if (!name_is_mount_path(path))
 			return fail_at(t, node_of(t, p->key), "volumes", "a mount path must be absolute "
 				       "and plain, e.g. /mnt/checkpoints");
-		if (!ydoc_text(v, &volume)) {
-			if ((err = note_at(t, v, "volumes", "an ephemeral volume is not supported yet: "
-					   "create a Volume and give its name")))
+		if (v->type == YAML_MAPPING_NODE) {
+			if ((err = parse_ephemeral(t, path, node_of(t, p->key), v)))
 				return err;
 			continue;
 		}
+		if (!ydoc_text(v, &volume))
+			return fail_at(t, v, "volumes", "must be the name of a Volume, or an ephemeral "
+				       "volume {size: 100Gi}");
 		if (!name_is_dns1123_subdomain(volume))
 			return fail_at(t, v, "volumes", "not the name of a Volume (lower case letters, "
 				       "digits, '-' and '.')");

@@ -1893,3 +1893,112 @@ Test(build, a_pod_group_takes_the_required_level_as_its_topology_constraint)
 	tj_release(&tj);
 	buf_release(&err);
 }
+
+/* The env var name of pod's main container, or NULL. */
+static const char *env_of(const json_t *pod, const char *name)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(container_of(pod), "env"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+			return json_string_value(json_object_get(e, "value"));
+	return NULL;
+}
+
+static struct build_opts scratch_opts(void)
+{
+	static const char *const claims[] = { "shared-checkpoints" };
+
+	return (struct build_opts){
+		.mode = GANG_NONE,
+		.claim_names = claims,
+		.n_claim_names = 1,
+	};
+}
+
+Test(build, scratch_is_an_ephemeral_claim_with_a_class_and_an_emptydir_without)
+{
+	struct build_opts opts = scratch_opts();
+	struct trainingjob tj;
+	json_t *pod, *volumes, *mounts, *v;
+
+	load_job("node-scratch", NULL, &tj);
+	pod = pod_ok(&tj, 1, 0, &opts);
+	replace_script(pod);
+	assert_golden("node-scratch.pod-1", pod);
+	volumes = json_object_get(pod_spec(pod), "volumes");
+	mounts = json_object_get(container_of(pod), "volumeMounts");
+	/* dshm, cadre-bin, cadre-entrypoint, vol-0, then scratch in path order. */
+	cr_assert_eq(json_array_size(volumes), 7);
+	v = json_array_get(volumes, 4);
+	cr_assert_str_eq(json_string_value(json_object_get(v, "name")), "scratch-0");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 4), "mountPath")),
+			 "/mnt/cache");
+	v = json_object_get(json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate"),
+			    "spec");
+	cr_assert_str_eq(json_string_value(json_object_get(v, "storageClassName")), "local-nvme");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(v, "accessModes"), 0)),
+			 "ReadWriteOnce");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(v,
+		"resources"), "requests"), "storage")), "100Gi");
+	v = json_array_get(volumes, 6);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(mounts, 6), "mountPath")),
+			 "/scratch/tmp");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "emptyDir"),
+		"sizeLimit")), "20Gi");
+	/* The emptyDirs' sizes are asked of the node's disk, and limited by sizeLimit alone. */
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
+		container_of(pod), "resources"), "requests"), "ephemeral-storage")), "20992Mi");
+	cr_assert_null(json_object_get(json_object_get(json_object_get(container_of(pod),
+		"resources"), "limits"), "ephemeral-storage"));
+	/* TMPDIR is the first path in sorted order, whatever the JSON's. */
+	cr_assert_str_eq(env_of(pod, "TMPDIR"), "/mnt/cache");
+	cr_assert_str_eq(env_of(pod, ENTRYPOINT_ENV_STAGE_IN),
+			 "/mnt/shared/datasets/shards\n/mnt/cache/shards\n"
+			 "/mnt/shared/vocab.json\n/scratch/tmp/vocab.json\n");
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+static void set_tmpdir(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "envs",
+			    json_pack("{s:s}", "TMPDIR", "/var/tmp"));
+}
+
+Test(build, a_job_that_sets_tmpdir_keeps_its_own)
+{
+	struct build_opts opts = scratch_opts();
+	struct trainingjob tj;
+	const json_t *e;
+	json_t *pod;
+	size_t i, n = 0;
+
+	load_job("node-scratch", set_tmpdir, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	json_array_foreach(json_object_get(container_of(pod), "env"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), "TMPDIR")) {
+			cr_assert_str_eq(json_string_value(json_object_get(e, "value")), "/var/tmp");
+			n++;
+		}
+	cr_assert_eq(n, 1);
+	json_decref(pod);
+	tj_release(&tj);
+}
+
+Test(build, a_job_without_scratch_gets_no_tmpdir_and_no_disk_request)
+{
+	struct build_opts opts = template_opts();
+	struct trainingjob tj;
+	json_t *pod;
+
+	load_job("template", NULL, &tj);
+	pod = pod_ok(&tj, 0, 0, &opts);
+	cr_assert_null(env_of(pod, "TMPDIR"));
+	cr_assert_null(env_of(pod, ENTRYPOINT_ENV_STAGE_IN));
+	cr_assert_null(json_object_get(json_object_get(json_object_get(container_of(pod),
+		"resources"), "requests"), "ephemeral-storage"));
+	json_decref(pod);
+	tj_release(&tj);
+}

@@ -567,3 +567,40 @@ Test(convert, a_skypilot_recovery_matches_its_golden_job)
 {
 	assert_golden("recover.yaml", "recover", false);
 }
+
+/*
+ * cadre launch: a task's ephemeral volumes reach the API server as spec.scratch, in the
+ * JSON and the YAML alike, and the job they make is valid.
+ */
+Test(convert, an_ephemeral_volume_is_sent_as_scratch_and_reads_back_valid)
+{
+	static const char task[] =
+		"name: cached\nnum_nodes: 2\n"
+		"volumes:\n  /mnt/checkpoints: shared-checkpoints\n"
+		"  /mnt/cache:\n    size: 100Gi\n    config:\n      storage_class_name: local-nvme\n"
+		"  /scratch:\n    size: 20Gi\n"
+		"run: python train.py\n";
+	struct convert_result r;
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *obj, *scratch;
+
+	cr_assert_eq(convert_text(task, &r), 0);
+	assert_emits(&r);
+	cr_assert_eq(convert_to_json(&r, &obj), 0);
+	scratch = json_object_get(json_object_get(obj, "spec"), "scratch");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(scratch, "/mnt/cache"),
+							   "storageClassName")), "local-nvme");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(scratch, "/scratch"),
+							   "size")), "20Gi");
+	cr_assert_null(json_object_get(json_object_get(scratch, "/scratch"), "storageClassName"));
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(tj.spec.n_scratch, 2);
+	cr_assert_eq(tj.spec.n_volumes, 1);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(obj);
+	convert_result_release(&r);
+}

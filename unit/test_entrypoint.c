@@ -1109,7 +1109,7 @@ BOTH_SHELLS(an_unwritable_bin_directory_fails_before_waiting_for_peers)
 	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
 	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
 	assert_file_eq(e.out, "");
-	assert_file_has(e.termlog, "cannot write srun, scontrol and module into "
+	assert_file_has(e.termlog, "cannot write srun, scontrol, sbcast and module into "
 			"/nonexistent/cadre/bin");
 	ep_release(&e);
 }
@@ -1394,5 +1394,134 @@ BOTH_SHELLS(scontrol_hostnames_cut_short_by_head_is_no_error)
 	cr_assert_eq(ep_run(&e, shell), 0);
 	assert_file_eq(e.out, "n0\n");
 	assert_file_lacks(e.err, "invalid hostlist");
+	ep_release(&e);
+}
+
+/* ---- spec.stageIn and sbcast: shared Volume to the node's scratch (docs/volumes.md) ---- */
+
+/* A shared directory with data.txt and tree/a, and an empty scratch directory, in e's dir. */
+static void ep_shared_and_scratch(struct ep *e)
+{
+	char path[192];
+
+	snprintf(path, sizeof(path), "%s/shared", e->dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/shared/data.txt", e->dir);
+	write_file(path, "the dataset\n", "w");
+	snprintf(path, sizeof(path), "%s/shared/tree", e->dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/shared/tree/a", e->dir);
+	write_file(path, "leaf\n", "w");
+	snprintf(path, sizeof(path), "%s/scratch", e->dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+}
+
+BOTH_SHELLS(stage_in_copies_files_and_directories_before_setup_and_logs_the_time)
+{
+	struct buf list, setup;
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_shared_and_scratch(&e);
+	buf_init(&list, 4096);
+	buf_init(&setup, 4096);
+	buf_addf(&list, "%s/shared/data.txt\n%s/scratch/data.txt\n"
+		 "%s/shared/tree\n%s/scratch/deep/tree\n", e.dir, e.dir, e.dir, e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_STAGE_IN, buf_str(&list));
+	buf_addf(&setup, "cat %s/scratch/data.txt %s/scratch/deep/tree/a", e.dir, e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, buf_str(&setup));
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "the dataset\nleaf\nrun\n");
+	buf_reset(&list);
+	buf_addf(&list, "cadre: staged in %s/shared/data.txt to %s/scratch/data.txt in ", e.dir,
+		 e.dir);
+	assert_file_has(e.err, buf_str(&list));
+	assert_file_has(e.err, "/scratch/deep/tree in ");
+	buf_release(&list);
+	buf_release(&setup);
+	ep_release(&e);
+}
+
+BOTH_SHELLS(a_stage_in_that_cannot_copy_fails_the_pod_before_setup)
+{
+	struct buf list;
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_shared_and_scratch(&e);
+	buf_init(&list, 4096);
+	buf_addf(&list, "%s/shared/missing\n%s/scratch/missing\n", e.dir, e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_STAGE_IN, buf_str(&list));
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "echo setup-ran");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_STAGE_IN);
+	assert_file_eq(e.out, "");
+	assert_file_has(e.termlog, "stageIn: cannot copy ");
+	assert_file_has(e.err, "no such file or directory");
+	buf_release(&list);
+	ep_release(&e);
+}
+
+/*
+ * Four tasks of one node call sbcast for the same file at once, as srun's
+ * copies of a batch script line would: one copies (cp runs once), the others
+ * wait for it, and all four find the whole file there.
+ */
+BOTH_SHELLS(sbcast_copies_once_per_node_however_many_tasks_ask)
+{
+	struct buf run;
+	char cp[128];
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_shared_and_scratch(&e);
+	snprintf(cp, sizeof(cp), "%s/cp-calls", e.dir);
+	ep_setenv(&e, "CP_CALLS", cp);
+	ep_stub(&e, "cp", "#!/bin/sh\necho \"$*\" >>\"$CP_CALLS\"\nsleep 1\nexec /bin/cp \"$@\"\n");
+	buf_init(&run, 4096);
+	buf_addf(&run, "for t in 1 2 3 4; do (sbcast %s/shared/data.txt %s/scratch/d.txt && "
+		 "cat %s/scratch/d.txt) & done; wait\n", e.dir, e.dir, e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, buf_str(&run));
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "the dataset\nthe dataset\nthe dataset\nthe dataset\n");
+	{
+		char *calls = read_file(cp);
+		size_t lines = 0;
+
+		for (const char *p = calls; *p; p++)
+			lines += *p == '\n';
+		cr_assert_eq(lines, 1, "cp ran %zu times:\n%s", lines, calls);
+		free(calls);
+	}
+	buf_release(&run);
+	ep_release(&e);
+}
+
+BOTH_SHELLS(sbcast_refuses_to_replace_a_file_without_force_and_notes_ignored_options)
+{
+	struct buf run;
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_shared_and_scratch(&e);
+	buf_init(&run, 4096);
+	buf_addf(&run, "echo old >%s/scratch/d.txt\n"
+		 "sbcast %s/shared/data.txt %s/scratch/d.txt; echo \"plain $?\"\n"
+		 "sbcast -C --fanout=8 -f %s/shared/data.txt %s/scratch/d.txt; echo \"force $?\"\n"
+		 "cat %s/scratch/d.txt\n"
+		 "sbcast %s/shared/nothing %s/scratch/n; echo \"missing $?\"\n",
+		 e.dir, e.dir, e.dir, e.dir, e.dir, e.dir, e.dir, e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, buf_str(&run));
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "plain 1\nforce 0\nthe dataset\nmissing 1\n");
+	assert_file_has(e.err, "d.txt exists; --force replaces it");
+	assert_file_has(e.err, "sbcast: cadre: ignoring -C: the copy is local to this node");
+	assert_file_has(e.err, "sbcast: cadre: ignoring --fanout: the copy is local to this node");
+	buf_release(&run);
 	ep_release(&e);
 }

@@ -163,3 +163,29 @@ Test(podview, garbage_reads_as_unknown_without_crashing)
 		json_decref(pod);
 	}
 }
+
+Test(podview, the_kubelets_storage_evictions_are_read_with_the_volume_and_limit)
+{
+	char volume[16], limit[16];
+
+	cr_assert(podview_storage_eviction("Usage of EmptyDir volume \"scratch-0\" exceeds the "
+					   "limit \"100Gi\". ", volume, sizeof(volume), limit,
+					   sizeof(limit)));
+	cr_assert_str_eq(volume, "scratch-0");
+	cr_assert_str_eq(limit, "100Gi");
+	cr_assert(podview_storage_eviction("Container main exceeded its local ephemeral storage "
+					   "limit \"10Gi\". ", volume, sizeof(volume), limit,
+					   sizeof(limit)));
+	cr_assert_str_eq(volume, "");
+	cr_assert(podview_storage_eviction("Pod ephemeral local storage usage exceeds the total "
+					   "limit of containers 10Gi. ", NULL, 0, NULL, 0));
+	/* Too long for the buffer: cut, still terminated. */
+	cr_assert(podview_storage_eviction("Usage of EmptyDir volume \"a-very-long-volume-name\" "
+					   "exceeds the limit \"1Gi\". ", volume, 8, limit,
+					   sizeof(limit)));
+	cr_assert_str_eq(volume, "a-very-");
+	cr_assert_not(podview_storage_eviction("The node was low on resource: ephemeral-storage. ",
+					       NULL, 0, NULL, 0));
+	cr_assert_not(podview_storage_eviction("Usage of EmptyDir", volume, sizeof(volume), NULL, 0));
+	cr_assert_not(podview_storage_eviction(NULL, NULL, 0, NULL, 0));
+}

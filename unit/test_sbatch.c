@@ -802,3 +802,18 @@ Test(sbatch, the_words_an_option_takes_are_those_getopt_gives_it)
 		cr_assert_eq(convert_sbatch_words(cases[i].word), cases[i].words, "%s",
 			     cases[i].word);
 }
+
+Test(sbatch, tmpdir_and_local_paths_are_pointed_at_scratch_once_each)
+{
+	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n"
+			    "export PATH=/usr/local/cuda/bin:$PATH\n"              /* 3: not /local */
+			    "mkdir -p /local/scratch/$USER\n"                      /* 4 */
+			    "sbcast /shared/data.tar /local/scratch/data.tar\n"    /* 5 */
+			    "export HF_HOME=$TMPDIR/hf\n"                          /* 6 */
+			    "srun python train.py --cache ${TMPDIR}/c --data /local/scratch\n"), 0);
+	assert_note(4, NULL, "/local/scratch is the node's own disk on Slurm: make it scratch, "
+		    "e.g. scratch: {/local/scratch: {size: 100Gi}}");
+	assert_note(6, NULL, "$TMPDIR is the node's own disk on Slurm: give the job spec.scratch");
+	/* Once each; sbcast runs on every node as it should, unreported. */
+	cr_assert_eq(option_notes(), 2, "first: %s", first_line_note());
+}

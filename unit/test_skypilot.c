@@ -180,7 +180,7 @@ Test(skypilot, volumes_mount_volumes_by_name)
 	cr_assert_eq(r.tj.spec.n_volumes, 1);
 	cr_assert_str_eq(r.tj.spec.volumes[0].mount_path, "/mnt/checkpoints");
 	cr_assert_str_eq(r.tj.spec.volumes[0].volume, "shared-checkpoints");
-	assert_note(4, "volumes", "ephemeral");
+	assert_note(3, "volumes", "an ephemeral volume becomes spec.scratch");
 	task_fails("volumes:\n  mnt/x: v\nrun: x\n", 2, "volumes");
 	task_fails("volumes:\n  /mnt/x: Bad_Name\nrun: x\n", 2, "volumes");
 }
@@ -331,4 +331,36 @@ Test(skypilot, every_truncation_is_converted_or_refused_cleanly)
 Test(skypilot, an_accelerator_map_needs_a_count)
 {
 	task_fails("resources:\n  accelerators: {H100: [8]}\nrun: x\n", 2, "resources.accelerators");
+}
+
+/* SkyPilot's ephemeral volume (docs/source/reference/volumes.rst): size, labels, config. */
+Test(skypilot, ephemeral_volumes_become_scratch_of_each_node)
+{
+	task_ok("num_nodes: 2\n"
+		"volumes:\n"
+		"  /mnt/cache:\n"                                  /* 3 */
+		"    size: 100Gi\n"
+		"    labels:\n"                                    /* 5 */
+		"      env: production\n"
+		"    config:\n"
+		"      storage_class_name: local-nvme\n"
+		"      access_mode: ReadWriteMany\n"               /* 9 */
+		"  /tmp/work:\n"                                   /* 10 */
+		"    size: 20Gi\n"
+		"run: x\n");
+	cr_assert_eq(r.tj.spec.n_volumes, 0);
+	cr_assert_eq(r.tj.spec.n_scratch, 2);
+	cr_assert_str_eq(r.tj.spec.scratch[0].mount_path, "/mnt/cache");
+	cr_assert_str_eq(r.tj.spec.scratch[0].size, "100Gi");
+	cr_assert_str_eq(r.tj.spec.scratch[0].storage_class_name, "local-nvme");
+	cr_assert_str_eq(r.tj.spec.scratch[1].mount_path, "/tmp/work");
+	cr_assert_null(r.tj.spec.scratch[1].storage_class_name);
+	assert_note(3, "volumes", "each node gets a claim of its own of that class and size");
+	assert_note(5, "volumes", "labels of an ephemeral volume has no counterpart");
+	assert_note(9, "volumes", "access_mode is not needed");
+	assert_note(10, "volumes", "each node gets an emptyDir of that size on its own disk");
+	task_fails("volumes:\n  /mnt/cache:\n    labels: {a: b}\nrun: x\n", 3, "volumes");
+	task_fails("volumes:\n  /mnt/cache:\n    size: lots\nrun: x\n", 3, "volumes");
+	task_fails("volumes:\n  /mnt/cache:\n    size: 1Gi\n    config:\n"
+		   "      storage_class_name: Bad_Class\nrun: x\n", 5, "volumes");
 }

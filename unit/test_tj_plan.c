@@ -2543,3 +2543,61 @@ Test(tj_plan, a_mode_that_cannot_say_part_of_the_topology_tells_so_in_an_event)
 	cr_assert_not(has_event(&f.plan, "TopologyNotExpressible"), "Kueue says all of it");
 	fx_release(&f);
 }
+
+/* The kubelet's words (pkg/kubelet/eviction/helpers.go, emptyDirMessageFmt) as a pod's status. */
+#define SCRATCH_EVICTED ",\"reason\":\"Evicted\",\"message\":\"Usage of EmptyDir volume " \
+	"\\\"scratch-1\\\" exceeds the limit \\\"20Gi\\\". \""
+#define SCRATCH_SPEC ",\"scratch\":{\"/scratch/tmp\":{\"size\":\"20Gi\"},\"/mnt/cache\":" \
+	"{\"size\":\"100Gi\",\"storageClassName\":\"local-nvme\"}}"
+
+Test(tj_plan, a_rank_evicted_for_its_full_scratch_is_the_jobs_failure_named_by_its_path)
+{
+	struct fx f;
+
+	fx_job(&f, SCRATCH_SPEC, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, SCRATCH_EVICTED);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "ScratchFull");
+	/* Counted against maxRestarts, not as the infrastructure's; the node stays in use. */
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 0);
+	cr_assert(f.plan.status.has_last_failure);
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "ScratchFull");
+	cr_assert_eq(f.plan.status.last_failure.rank, 1);
+	cr_assert_str_eq(f.plan.status.last_failure.node, "n1");
+	/* scratch-1 is the second path in sorted order: /scratch/tmp, not /mnt/cache. */
+	cr_assert_str_eq(f.plan.status.last_failure.message,
+			 "scratch /scratch/tmp over 20Gi on node n1 (rank 1, pod llama-1): the kubelet "
+			 "evicted it; ask spec.scratch for more, or write less there");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_container_over_its_storage_limit_is_the_jobs_failure_too)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"reason\":\"Evicted\",\"message\":\"Pod ephemeral "
+	       "local storage usage exceeds the total limit of containers 10Gi. \"");
+	fx_plan(&f);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "ScratchFull");
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_not_null(strstr(f.plan.status.last_failure.message, "wrote more local storage "
+				  "than its limit"));
+	fx_release(&f);
+	/* The node short of disk for everyone is still the node's fault. */
+	fx_job(&f, SCRATCH_SPEC, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"reason\":\"Evicted\",\"message\":\"The node was low "
+	       "on resource: ephemeral-storage. Container main was using 30Gi, request is 20Gi.\"");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "NodePressure");
+	fx_release(&f);
+}

@@ -457,6 +457,8 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 		"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
 		"CADRE_OUTPUT", "CADRE_ERROR",
+		/* spec.stageIn's copies. */
+		"CADRE_STAGE_IN",
 	};
 	size_t n = 0;
 
@@ -921,7 +923,9 @@ static bool passed_through(const char *path)
 static bool accepts_number(const char *path)
 {
 	/* Quantities are int-or-string. */
-	return !strcmp(path, "spec.resources.cpus") || !strcmp(path, "spec.resources.memory");
+	return !strcmp(path, "spec.resources.cpus") || !strcmp(path, "spec.resources.memory") ||
+	       (!strncmp(path, "spec.scratch[", 13) && strlen(path) > 5 &&
+		!strcmp(path + strlen(path) - 5, ".size"));
 }
 
 static bool same_kind(const json_t *a, const json_t *b)
@@ -992,7 +996,7 @@ static void walk(struct walk *w, json_t *node, const char *path)
 
 	if (json_is_object(node)) {
 		json_object_foreach(node, key, value) {
-			if (!strcmp(path, "spec.volumes"))
+			if (!strcmp(path, "spec.volumes") || !strcmp(path, "spec.scratch"))
 				decode_path_quoted(child_path, sizeof(child_path), path, key);
 			else
 				decode_path(child_path, sizeof(child_path), path, key);
@@ -1283,4 +1287,83 @@ Test(trainingjob, bad_arrays_and_dependencies_are_named)
 	assert_problem("{\"partition\": \"Bad_Partition\"}", "spec.partition",
 		       "must be the name of a Partition (a DNS subdomain)");
 	assert_valid("{\"array\": \"1,3,5-7\"}");
+}
+
+Test(trainingjob, scratch_is_read_sorted_by_mount_path_with_its_size_and_class)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec("{\"volumes\": {\"/mnt/shared\": \"ckpt\"},"
+				    " \"scratch\": {\"/scratch\": {\"size\": \"20Gi\"},"
+				    " \"/mnt/cache\": {\"size\": 1000000, \"storageClassName\": \"nvme\"}},"
+				    " \"stageIn\": [{\"from\": \"/mnt/shared/d\", \"to\": \"/mnt/cache/d\"}]}");
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(tj.spec.n_scratch, 2);
+	cr_assert_str_eq(tj.spec.scratch[0].mount_path, "/mnt/cache");
+	cr_assert_str_eq(tj.spec.scratch[0].storage_class_name, "nvme");
+	cr_assert_eq(tj.spec.scratch[0].size_milli, 1000000LL * 1000);
+	cr_assert_str_eq(tj.spec.scratch[1].mount_path, "/scratch");
+	cr_assert_null(tj.spec.scratch[1].storage_class_name);
+	cr_assert_eq(tj.spec.scratch[1].size_milli, 20LL * 1024 * 1024 * 1024 * 1000);
+	cr_assert_eq(tj.spec.n_stage_in, 1);
+	cr_assert_str_eq(tj.spec.stage_in[0].from, "/mnt/shared/d");
+	cr_assert_str_eq(tj.spec.stage_in[0].to, "/mnt/cache/d");
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+}
+
+Test(trainingjob, scratch_paths_are_absolute_sized_and_apart_from_volumes)
+{
+	assert_problem("{\"scratch\": {\"cache\": {\"size\": \"1Gi\"}}}", "spec.scratch[\"cache\"]",
+		       "mount path must be absolute");
+	assert_problem("{\"scratch\": {\"/dev/shm/x\": {\"size\": \"1Gi\"}}}",
+		       "spec.scratch[\"/dev/shm/x\"]", "/dev/shm is mounted by cadre");
+	assert_problem("{\"scratch\": {\"/c\": {}}}", "spec.scratch[\"/c\"].size", "required");
+	assert_problem("{\"scratch\": {\"/c\": {\"size\": \"lots\"}}}", "spec.scratch[\"/c\"].size",
+		       "must be a quantity like \"100Gi\", not \"lots\"");
+	assert_problem("{\"scratch\": {\"/c\": {\"size\": \"0\"}}}", "spec.scratch[\"/c\"].size",
+		       "must be at least one byte");
+	assert_problem("{\"scratch\": {\"/c\": {\"size\": \"1Gi\", \"storageClassName\": \"Fast_SSD\"}}}",
+		       "spec.scratch[\"/c\"].storageClassName",
+		       "must be the name of a StorageClass (a DNS subdomain)");
+	assert_problem("{\"scratch\": {\"/c\": {\"size\": \"1Gi\", \"sizeLimit\": \"2Gi\"}}}",
+		       "spec.scratch[\"/c\"].sizeLimit", "unknown field");
+	assert_problem("{\"volumes\": {\"/mnt/shared\": \"v\"},"
+		       " \"scratch\": {\"/mnt/shared/cache\": {\"size\": \"1Gi\"}}}",
+		       "spec.scratch[\"/mnt/shared/cache\"]",
+		       "overlaps the mount path /mnt/shared of spec.volumes: scratch is each "
+		       "node's own, a Volume is shared");
+	assert_problem("{\"volumes\": {\"/mnt/shared/ckpt\": \"v\"},"
+		       " \"scratch\": {\"/mnt/shared\": {\"size\": \"1Gi\"}}}",
+		       "spec.scratch[\"/mnt/shared\"]",
+		       "overlaps the mount path /mnt/shared/ckpt of spec.volumes: scratch is each "
+		       "node's own, a Volume is shared");
+	/* A sibling that only shares a prefix is apart. */
+	assert_valid("{\"volumes\": {\"/mnt/shared\": \"v\"},"
+		     " \"scratch\": {\"/mnt/shared2\": {\"size\": \"1Gi\"}}}");
+}
+
+Test(trainingjob, stage_in_goes_from_a_volume_into_scratch)
+{
+	const char *base = "{\"volumes\": {\"/mnt/shared\": \"v\"},"
+			   " \"scratch\": {\"/mnt/cache\": {\"size\": \"1Gi\"}}, \"stageIn\": [%s]}";
+	char fragment[512];
+
+	snprintf(fragment, sizeof(fragment), base, "{\"from\": \"/etc/passwd\", \"to\": \"/mnt/cache/p\"}");
+	assert_problem(fragment, "spec.stageIn[0].from",
+		       "must be under the mount path of one of spec.volumes (the shared copy)");
+	snprintf(fragment, sizeof(fragment), base, "{\"from\": \"/mnt/shared/d\", \"to\": \"/tmp/d\"}");
+	assert_problem(fragment, "spec.stageIn[0].to",
+		       "must be under the mount path of one of spec.scratch (the node's copy)");
+	snprintf(fragment, sizeof(fragment), base, "{\"from\": \"/mnt/shared/../etc\", \"to\": \"/mnt/cache/d\"}");
+	assert_problem(fragment, "spec.stageIn[0].from",
+		       "must be an absolute path without \".\", \"..\" or empty components");
+	snprintf(fragment, sizeof(fragment), base, "{\"to\": \"/mnt/cache/d\"}");
+	assert_problem(fragment, "spec.stageIn[0].from", "required");
+	snprintf(fragment, sizeof(fragment), base, "{\"from\": \"/mnt/shared/d\", \"to\": \"/mnt/cache\"}");
+	assert_valid(fragment);
 }

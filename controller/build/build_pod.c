@@ -271,6 +271,33 @@ static int add_long_run_env(const struct pod_ctx *c, json_t *env)
 }
 
 /*
+ * spec.scratch and spec.stageIn: TMPDIR is the first scratch path (they are
+ * sorted) unless the job sets its own; CADRE_STAGE_IN lists the copies for
+ * the entrypoint, from and to on lines of their own (the paths have no
+ * control characters, tj_validate says so).
+ */
+static int add_scratch_env(const struct tj_spec *spec, json_t *env)
+{
+	struct buf list;
+	int bad = 0;
+
+	if (spec->n_scratch && !user_sets(spec, "TMPDIR"))
+		bad |= add_env(env, "TMPDIR", spec->scratch[0].mount_path);
+	if (!spec->n_stage_in)
+		return bad;
+	buf_init(&list, (size_t)1 << 20);
+	for (size_t i = 0; i < spec->n_stage_in; i++) {
+		const struct tj_stage_in *st = &spec->stage_in[i];
+
+		bad |= buf_addf(&list, "%s\n%s\n", st->from ? st->from : "",
+				st->to ? st->to : "") != 0;
+	}
+	bad |= add_env(env, ENTRYPOINT_ENV_STAGE_IN, buf_str(&list));
+	buf_release(&list);
+	return bad;
+}
+
+/*
  * The environment, in the order of docs/design.md 2.3, then 2.4's Slurm set,
  * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
  * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
@@ -320,6 +347,7 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 		bad |= add_env(env, ENTRYPOINT_ENV_SETUP, spec->setup);
 	bad |= add_env(env, ENTRYPOINT_ENV_RUN, spec->run);
 	bad |= add_long_run_env(c, env);
+	bad |= add_scratch_env(spec, env);
 	return !bad;
 }
 
@@ -406,15 +434,36 @@ out:
 }
 
 /*
+ * The emptyDir scratch of a pod, summed into *milli: what the pod asks of
+ * the node's disk. Returns how many there are.
+ */
+static size_t emptydir_bytes_milli(const struct tj_spec *spec, int64_t *milli)
+{
+	size_t n = 0;
+
+	*milli = 0;
+	for (size_t i = 0; i < spec->n_scratch; i++)
+		if (!spec->scratch[i].storage_class_name && spec->scratch[i].has_size &&
+		    !quantity_add(*milli, spec->scratch[i].size_milli, milli))
+			n++;
+	return n;
+}
+
+/*
  * Requests for what spec.resources asks; limits only where a limit is the
  * request: memory (a pod past its request would be the first evicted) and
  * the accelerator (extended resources cannot overcommit). No CPU limit:
- * throttling a data loader helps nobody.
+ * throttling a data loader helps nobody. The emptyDir scratch is requested
+ * as ephemeral-storage, so the scheduler places a rank where its disk has
+ * room, but not limited: each emptyDir's sizeLimit bounds it already, and a
+ * container limit would also count the image's writable layer and the logs,
+ * evicting a rank for bytes its scratch never held (docs/volumes.md).
  */
 static int build_resources(const struct pod_ctx *c, json_t **out)
 {
 	const struct tj_resources *res = &c->job->spec.resources;
 	json_t *requests = json_object(), *limits = json_object(), *resources = NULL;
+	int64_t scratch_milli = 0;
 	struct buf q;
 	int bad = !requests || !limits;
 
@@ -428,6 +477,11 @@ static int build_resources(const struct pod_ctx *c, json_t **out)
 		bad |= quantity_format(res->memory_milli, &q) != 0;
 		bad |= set_str(requests, "memory", buf_str(&q));
 		bad |= set_str(limits, "memory", buf_str(&q));
+	}
+	if (emptydir_bytes_milli(&c->job->spec, &scratch_milli) > 0) {
+		buf_reset(&q);
+		bad |= quantity_format(scratch_milli, &q) != 0;
+		bad |= set_str(requests, "ephemeral-storage", buf_str(&q));
 	}
 	if (c->gpus > 0) {
 		buf_reset(&q);
@@ -466,6 +520,64 @@ struct mount {
 static int compare_mounts(const void *a, const void *b)
 {
 	return strcmp(((const struct mount *)a)->path, ((const struct mount *)b)->path);
+}
+
+/*
+ * spec.scratch, already in mount path order, as scratch-0, scratch-1, ...:
+ * with a StorageClass a generic ephemeral volume (the kube-controller-manager
+ * makes the claim <pod>-scratch-N, owned by the pod, so it goes with it and a
+ * new pod of a restart gets a new one); without, an emptyDir of sizeLimit.
+ * A path the API let through that cadre mounts itself or that sits on a
+ * Volume's is refused here, naming the field.
+ */
+static int add_scratch_volumes(const struct pod_ctx *c, json_t *volumes, json_t *mounts)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	char name[32];
+	struct buf size;
+	int bad = 0;
+
+	for (size_t i = 0; i < spec->n_scratch; i++) {
+		const struct tj_scratch *sc = &spec->scratch[i];
+
+		if (!sc->has_size || sc->size_milli < 1000)
+			return build_fail(c->err, CADRE_EINVAL, "spec.scratch",
+					  "%s: size must be a quantity of at least one byte",
+					  sc->mount_path);
+		for (size_t v = 0; v < spec->n_volumes; v++)
+			if (!strcmp(sc->mount_path, spec->volumes[v].mount_path))
+				return build_fail(c->err, CADRE_EINVAL, "spec.scratch",
+						  "%s is the mount path of a Volume too",
+						  sc->mount_path);
+		if (!strcmp(sc->mount_path, "/dev/shm") || !strcmp(sc->mount_path, BUILD_BIN_DIR) ||
+		    !strcmp(sc->mount_path, ENTRYPOINT_DIR))
+			return build_fail(c->err, CADRE_EINVAL, "spec.scratch",
+					  "%s is mounted by cadre", sc->mount_path);
+	}
+	buf_init(&size, 64);
+	for (size_t i = 0; i < spec->n_scratch && !bad; i++) {
+		const struct tj_scratch *sc = &spec->scratch[i];
+		json_t *vol;
+
+		snprintf(name, sizeof(name), "scratch-%zu", i);
+		buf_reset(&size);
+		bad |= quantity_format(sc->size_milli, &size) != 0;
+		if (sc->storage_class_name)
+			vol = json_pack("{s:s, s:{s:{s:{s:{s:s}}, s:{s:[s], s:s, s:{s:{s:s}}}}}}",
+					"name", name, "ephemeral", "volumeClaimTemplate",
+					"metadata", "labels", LABEL_JOB_NAME, c->job->meta.name,
+					"spec", "accessModes", "ReadWriteOnce",
+					"storageClassName", sc->storage_class_name,
+					"resources", "requests", "storage", buf_str(&size));
+		else
+			vol = json_pack("{s:s, s:{s:s}}", "name", name, "emptyDir", "sizeLimit",
+					buf_str(&size));
+		bad |= json_array_append_new(volumes, vol) != 0;
+		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name,
+				"mountPath", sc->mount_path)) != 0;
+	}
+	buf_release(&size);
+	return bad ? CADRE_ENOMEM : 0;
 }
 
 /*
@@ -539,6 +651,8 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name,
 				"mountPath", order[i].path)) != 0;
 	}
+	if (!bad && (ret = add_scratch_volumes(c, volumes, mounts)))
+		goto out;
 	if (bad) {
 		ret = CADRE_ENOMEM;
 		goto out;

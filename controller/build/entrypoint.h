@@ -95,6 +95,14 @@
 /* sbatch --output/--error patterns (spec.output, spec.error): the program's output also goes there. */
 #define ENTRYPOINT_ENV_OUTPUT "CADRE_OUTPUT"
 #define ENTRYPOINT_ENV_ERROR "CADRE_ERROR"
+/*
+ * spec.stageIn (docs/volumes.md, "Scratch"): FROM and TO on lines of their
+ * own, pair after pair. Before setup the script copies each FROM to TO
+ * through the pod's sbcast (once per node: a second rank on the node waits
+ * for the first's copy), logs how long each took, and ends the pod with
+ * ENTRYPOINT_EXIT_STAGE_IN when one cannot be copied.
+ */
+#define ENTRYPOINT_ENV_STAGE_IN "CADRE_STAGE_IN"
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's
@@ -107,6 +115,7 @@ enum entrypoint_exit {
 	ENTRYPOINT_EXIT_WORKDIR = 122,        /* CADRE_WORKDIR is not a directory */
 	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
 	ENTRYPOINT_EXIT_HUNG = 125,           /* spec.hang: no progress in time */
+	ENTRYPOINT_EXIT_STAGE_IN = 120,       /* spec.stageIn: a copy failed */
 };
 
 /* The script text; static, never NULL. */

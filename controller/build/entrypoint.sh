@@ -74,7 +74,7 @@ if [ -n "${CADRE_WORKDIR:-}" ]; then
 		cadre_fail 122 "workdir $CADRE_WORKDIR does not exist in the image or its volumes"
 fi
 
-# srun, scontrol and module for Slurm batch scripts (docs/design.md 2.4), written
+# srun, scontrol, sbcast and module for Slurm batch scripts (docs/design.md 2.4), written
 # into CADRE_BIN_DIR (an emptyDir of the pod) and put first on PATH, so the
 # image needs none of them. Each is a POSIX sh script of its own.
 cadre_install() {
@@ -702,12 +702,88 @@ if [ "$sent" = 0 ] && [ "$rc" = 0 ]; then
 fi
 exit "$rc"
 CADRE_SIGNAL
+	cat >"$CADRE_BIN_DIR/sbcast" <<'CADRE_SBCAST' &&
+#!/bin/sh
+# sbcast [options] SOURCE DEST in a cadre pod: the batch script runs on every
+# node, so each node copies SOURCE (on a shared Volume) to DEST (on its own
+# scratch) itself. Once per node: the first caller copies under a lock, the
+# others wait for it and find the copy done. A directory is copied whole.
+# Written by the cadre entrypoint (docs/volumes.md).
+sb_note() {
+	printf 'sbcast: cadre: %s\n' "$*" >&2
+}
+sb_die() {
+	printf 'sbcast: error: %s\n' "$*" >&2
+	exit 1
+}
+sb_force=0 sb_preserve=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--) shift; break ;;
+	-f | --force) sb_force=1 ;;
+	-p | --preserve) sb_preserve=-p ;;
+	-[Fjst] | --fanout | --jobid | --size | --timeout)
+		sb_note "ignoring $1: the copy is local to this node"
+		[ $# -gt 1 ] && shift ;;
+	-C | --compress | --*=* | -[CFjst]?*)
+		sb_note "ignoring ${1%%=*}: the copy is local to this node" ;;
+	-v | --verbose | -V | --version) ;;
+	-*) sb_note "ignoring the option $1, which cadre does not know" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -eq 2 ] || sb_die "usage: sbcast [options] SOURCE DEST"
+sb_src=$1 sb_dst=$2
+[ -e "$sb_src" ] || sb_die "cannot read $sb_src: no such file or directory"
+# One marker and one lock per DEST, named by DEST with '/' as '%'.
+sb_key= sb_rest=$sb_dst
+while [ -n "$sb_rest" ]; do
+	case $sb_rest in
+	*/*) sb_key="$sb_key${sb_rest%%/*}%" sb_rest=${sb_rest#*/} ;;
+	*) sb_key="$sb_key$sb_rest" sb_rest= ;;
+	esac
+done
+sb_dir=${0%/*}/.sbcast
+mkdir -p "$sb_dir" 2>/dev/null || sb_die "cannot write $sb_dir"
+sb_done=$sb_dir/$sb_key.done sb_lock=$sb_dir/$sb_key.lock
+[ -e "$sb_done" ] && [ "$sb_force" = 0 ] && exit 0
+until mkdir "$sb_lock" 2>/dev/null; do
+	# A holder that died leaves its lock behind: take it over.
+	sb_pid=
+	read -r sb_pid 2>/dev/null <"$sb_lock/pid"
+	if [ -n "$sb_pid" ] && ! kill -0 "$sb_pid" 2>/dev/null; then
+		rm -rf "$sb_lock"
+		continue
+	fi
+	sleep 1
+done
+echo $$ >"$sb_lock/pid"
+sb_rc=0
+if [ ! -e "$sb_done" ] || [ "$sb_force" = 1 ]; then
+	if [ -e "$sb_dst" ] && [ "$sb_force" = 0 ]; then
+		printf 'sbcast: error: %s exists; --force replaces it\n' "$sb_dst" >&2
+		sb_rc=1
+	else
+		case $sb_dst in */*) mkdir -p "${sb_dst%/*}" 2>/dev/null ;; esac
+		rm -rf "$sb_dst" 2>/dev/null
+		if cp -R $sb_preserve "$sb_src" "$sb_dst"; then
+			: >"$sb_done"
+		else
+			printf 'sbcast: error: cannot copy %s to %s\n' "$sb_src" "$sb_dst" >&2
+			sb_rc=1
+		fi
+	fi
+fi
+rm -rf "$sb_lock"
+exit "$sb_rc"
+CADRE_SBCAST
 	chmod 755 "$CADRE_BIN_DIR/srun" "$CADRE_BIN_DIR/scontrol" "$CADRE_BIN_DIR/module" \
-		"$CADRE_BIN_DIR/cadre-signal"
+		"$CADRE_BIN_DIR/cadre-signal" "$CADRE_BIN_DIR/sbcast"
 }
 if [ -n "${CADRE_BIN_DIR:-}" ]; then
 	cadre_install 2>/dev/null ||
-		cadre_fail 121 "cannot write srun, scontrol and module into $CADRE_BIN_DIR"
+		cadre_fail 121 "cannot write srun, scontrol, sbcast and module into $CADRE_BIN_DIR"
 	PATH=$CADRE_BIN_DIR${PATH:+:$PATH}
 	export PATH
 fi
@@ -788,6 +864,45 @@ if [ -n "$CADRE_PEERS" ]; then
 	export SKYPILOT_NODE_IPS
 	set +f
 	cadre_say "all $cadre_npeers peers resolved"
+fi
+
+# spec.stageIn (entrypoint.h): each FROM copied to TO through sbcast, so a
+# batch script's own sbcast of the same file finds it done; how long each
+# copy took goes to the log. Every rank is here at once: the copies of one
+# node are made once, the copies of the gang side by side.
+cadre_centis() {
+	if read -r cadre_up cadre_idle 2>/dev/null </proc/uptime; then
+		case $cadre_up in
+		*.*) cadre_c=${cadre_up%%.*}${cadre_up#*.} ;;
+		*) cadre_c=${cadre_up}00 ;;
+		esac
+		cadre_c=${cadre_c#"${cadre_c%%[!0]*}"}
+		cadre_c=${cadre_c:-0}
+	else
+		cadre_c=$(($(date +%s) * 100))
+	fi
+}
+if [ -n "${CADRE_STAGE_IN:-}" ]; then
+	cadre_sbcast=${CADRE_BIN_DIR:+$CADRE_BIN_DIR/sbcast}
+	[ -n "$cadre_sbcast" ] && [ -x "$cadre_sbcast" ] ||
+		cadre_fail 121 "spec.stageIn needs sbcast in CADRE_BIN_DIR"
+	cadre_from=
+	while IFS= read -r cadre_line; do
+		if [ -z "$cadre_from" ]; then
+			cadre_from=$cadre_line
+			continue
+		fi
+		cadre_centis
+		cadre_t0=$cadre_c
+		"$cadre_sbcast" "$cadre_from" "$cadre_line" ||
+			cadre_fail 120 "stageIn: cannot copy $cadre_from to $cadre_line"
+		cadre_centis
+		cadre_t0=$((cadre_c - cadre_t0))
+		cadre_say "staged in $cadre_from to $cadre_line in $((cadre_t0 / 100)).$((cadre_t0 / 10 % 10))$((cadre_t0 % 10))s"
+		cadre_from=
+	done <<CADRE_STAGE_LIST
+$CADRE_STAGE_IN
+CADRE_STAGE_LIST
 fi
 
 # spec.hang and spec.signal (entrypoint.h): their inputs, checked before the

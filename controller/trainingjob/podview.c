@@ -1,6 +1,7 @@
 #include "controller/trainingjob/podview.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,44 @@ static bool pressure_message(const char *message)
 	return message && strstr(message, "The node was low on resource") != NULL;
 }
 
+/* The quoted text at *p ("...") into out; p moves past it. False when there is none. */
+static bool quoted(const char **p, char *out, size_t size)
+{
+	const char *end;
+
+	if (**p != '"' || !(end = strchr(*p + 1, '"')))
+		return false;
+	if (out && size)
+		snprintf(out, size, "%.*s", (int)(end - *p - 1), *p + 1);
+	*p = end + 1;
+	return true;
+}
+
+bool podview_storage_eviction(const char *message, char *volume, size_t volume_size,
+			      char *limit, size_t limit_size)
+{
+	static const char emptydir[] = "Usage of EmptyDir volume ";
+	static const char exceeds[] = " exceeds the limit ";
+	const char *p = message ? strstr(message, emptydir) : NULL;
+
+	if (volume && volume_size)
+		volume[0] = '\0';
+	if (limit && limit_size)
+		limit[0] = '\0';
+	if (!message)
+		return false;
+	if (p) {
+		p += sizeof(emptydir) - 1;
+		if (quoted(&p, volume, volume_size) && !strncmp(p, exceeds, sizeof(exceeds) - 1)) {
+			p += sizeof(exceeds) - 1;
+			quoted(&p, limit, limit_size);
+		}
+		return true;
+	}
+	return strstr(message, "exceeded its local ephemeral storage limit") ||
+	       strstr(message, "Pod ephemeral local storage usage exceeds the total limit");
+}
+
 /* Decide trouble, reason, message and exit code from the pod's status. */
 static void read_trouble(const json_t *status, struct podview *v)
 {
@@ -143,6 +182,8 @@ static void read_trouble(const json_t *status, struct podview *v)
 		v->message = str_at(status, "message");
 		if (!strcmp(pod_reason, "Evicted") && pressure_message(v->message))
 			v->evidence = POD_NODE_PRESSURE;
+		else if (!strcmp(pod_reason, "Evicted"))
+			v->over_storage = podview_storage_eviction(v->message, NULL, 0, NULL, 0);
 		return;
 	}
 	if (pod_reason && (!strcmp(pod_reason, "NodeLost") ||

@@ -65,6 +65,11 @@ struct podview {
 	const char *message;       /* the kubelet's or scheduler's words; may be NULL */
 	int exit_code;             /* of main, when it terminated; else 0 */
 	bool hung;                 /* ended by the entrypoint's watchdog (spec.hang) */
+	/*
+	 * Evicted by the kubelet for its own local storage past a limit (an
+	 * emptyDir's sizeLimit, spec.scratch): the job wrote it, not the node's fault.
+	 */
+	bool over_storage;
 	enum pod_node_evidence evidence;
 	const char *device;        /* POD_NODE_DEVICE: the device reported Unhealthy */
 };
@@ -80,5 +85,17 @@ const json_t *podview_condition(const json_t *status, const char *type);
 void podview_read(const json_t *pod, struct podview *view);
 
 const char *pod_phase_name(enum pod_phase phase);
+
+/*
+ * Whether message is the kubelet's for a pod it evicted for its own local
+ * storage (pkg/kubelet/eviction/helpers.go): an emptyDir past its sizeLimit,
+ *   Usage of EmptyDir volume "scratch-0" exceeds the limit "100Gi".
+ * a container past its ephemeral-storage limit, or the pod past the sum of
+ * its containers'. For the emptyDir form, the volume's name and the limit
+ * are copied (truncated, always terminated) into volume and limit when they
+ * are not NULL; otherwise those are set to "".
+ */
+bool podview_storage_eviction(const char *message, char *volume, size_t volume_size,
+			      char *limit, size_t limit_size);
 
 #endif

@@ -1001,6 +1001,9 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 			c->infra_fail = v;
 		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
 			c->user_fail = v;
+		/* Its scratch overflowed: what the job wrote, not the node's doing. */
+		else if (v->trouble == POD_TROUBLE_EVICTED && v->over_storage)
+			c->user_fail = c->user_fail ? c->user_fail : v;
 		else if ((v->trouble == POD_TROUBLE_EVICTED || v->trouble == POD_TROUBLE_NODE_LOST ||
 			  v->trouble == POD_TROUBLE_DEVICE) && (!c->infra_fail ||
 			 (c->infra_fail->evidence == POD_NODE_NONE && v->evidence != POD_NODE_NONE)))
@@ -1175,6 +1178,42 @@ static void gang_hung(struct planner *p, const struct podview *v)
 }
 
 /*
+ * The kubelet evicted a rank for the local storage it wrote: the job's
+ * failure, counted against maxRestarts, and the node stays in use. An
+ * emptyDir is named by its spec.scratch path (scratch-N is the N-th in path
+ * order, build_pod.c); the restart's new pod starts with empty scratch.
+ */
+static void gang_over_storage(struct planner *p, const struct podview *v)
+{
+	const struct tj_spec *spec = &p->job->spec;
+	struct podview full = *v;
+	char volume[64], limit[64], why[1024];
+	const char *path = NULL;
+	unsigned long idx = 0;
+	char *end;
+
+	podview_storage_eviction(v->message, volume, sizeof(volume), limit, sizeof(limit));
+	if (!strncmp(volume, "scratch-", 8)) {
+		idx = strtoul(volume + 8, &end, 10);
+		if (end != volume + 8 && !*end && idx < spec->n_scratch)
+			path = spec->scratch[idx].mount_path;
+	}
+	if (path && !*limit)
+		snprintf(limit, sizeof(limit), "%s", spec->scratch[idx].size ?
+			 spec->scratch[idx].size : "its size");
+	if (path)
+		snprintf(why, sizeof(why), "scratch %s over %s on node %s (rank %d, pod %s): the "
+			 "kubelet evicted it; ask spec.scratch for more, or write less there",
+			 path, limit, v->node ? v->node : "?", v->rank, v->name);
+	else
+		snprintf(why, sizeof(why), "rank %d (pod %s) on node %s wrote more local storage "
+			 "than its limit, and the kubelet evicted it: %s", v->rank, v->name,
+			 v->node ? v->node : "?", v->message ? v->message : "no message");
+	full.reason = "ScratchFull";
+	restart(p, BLAME_USER, "ScratchFull", &full, why);
+}
+
+/*
  * A rank's program exited non-zero: spec.failurePolicy says what its exit
  * code means; without a rule for it, a restart counted against maxRestarts.
  */
@@ -1232,6 +1271,10 @@ static bool gang_outcome(struct planner *p, const struct podview **by_rank, int 
 	}
 	if (v && v->hung) {
 		gang_hung(p, v);
+		return true;
+	}
+	if (v && v->over_storage) {
+		gang_over_storage(p, v);
 		return true;
 	}
 	if (v) {

@@ -505,10 +505,43 @@ static json_t *cel_mul(struct cel *c, bool eval)
 	return NULL;
 }
 
+/* a + b: integers add, strings concatenate, left to right. */
+static json_t *cel_add(struct cel *c, bool eval)
+{
+	json_t *a = cel_mul(c, eval), *b, *r;
+
+	while (a && cel_eat(c, "+")) {
+		if (!(b = cel_mul(c, eval))) {
+			json_decref(a);
+			return NULL;
+		}
+		r = json_null();
+		if (eval) {
+			json_decref(r);
+			if (json_is_integer(a) && json_is_integer(b)) {
+				r = json_integer(json_integer_value(a) + json_integer_value(b));
+			} else if (json_is_string(a) && json_is_string(b)) {
+				struct buf cat;
+
+				buf_init(&cat, 1 << 16);
+				buf_addf(&cat, "%s%s", json_string_value(a), json_string_value(b));
+				r = json_string(buf_str(&cat));
+				buf_release(&cat);
+			} else {
+				r = cel_fail(c, "no such overload: + of those");
+			}
+		}
+		json_decref(a);
+		json_decref(b);
+		a = r;
+	}
+	return a;
+}
+
 static json_t *cel_relation(struct cel *c, bool eval)
 {
 	static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">", "in", NULL };
-	json_t *a = cel_mul(c, eval), *b, *out = NULL;
+	json_t *a = cel_add(c, eval), *b, *out = NULL;
 	int op;
 	bool ok;
 
@@ -518,7 +551,7 @@ static json_t *cel_relation(struct cel *c, bool eval)
 		;
 	if (!ops[op])
 		return a;
-	if (!(b = cel_mul(c, eval))) {
+	if (!(b = cel_add(c, eval))) {
 		json_decref(a);
 		return NULL;
 	}

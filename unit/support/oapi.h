@@ -20,7 +20,8 @@
  * exists(), field selection, has(), size(), !, &&, ||, ?:, ==, !=, <, <=,
  * >, >=, in, and the methods matches (RE2 syntax read as POSIX extended,
  * which the CRDs' patterns share), startsWith, endsWith, contains, all,
- * exists. Transition rules (those that name oldSelf) do not apply to a
+ * exists, and + (integers add, strings concatenate). Transition rules
+ * (those that name oldSelf) do not apply to a
  * create and are skipped. A rule outside the subset is an error, not a pass,
  * so a new rule in crd/ fails the tests until this learns it.
  *
