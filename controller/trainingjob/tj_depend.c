@@ -142,7 +142,7 @@ int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *tar
 	if (out->state == TJ_DEP_NEVER)
 		snprintf(out->message, sizeof(out->message), "%s", first_never);
 	else if (out->state == TJ_DEP_WAIT)
-		snprintf(out->message, sizeof(out->message), "waiting for dependency %s",
+		snprintf(out->message, sizeof(out->message), "waiting for dependency %.480s",
 			 first_wait);
 	return 0;
 }

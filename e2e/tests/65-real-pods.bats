@@ -322,3 +322,25 @@ EOF
 	wait_for -t 60 phase_is deadline Failed
 	[ "$(jp trainingjob/deadline '{.status.conditions[?(@.type=="Failed")].reason}')" = DeadlineExceeded ]
 }
+
+# docs/volumes.md, "Scratch": the dataset on the shared Volume, a copy on each node's own
+# disk before the run, which reads it there (TMPDIR points at the scratch).
+@test "spec.stageIn copies a file from the shared Volume into each rank's scratch before the run, which reads it there" {
+	a_volume data
+	echo "the dataset" >"$VOLUME_DIR/ds.txt"
+	job staged '  numNodes: 2
+  volumes: {/mnt/data: data}
+  scratch: {/scratch: {size: 1Gi}}
+  stageIn: [{from: /mnt/data/ds.txt, to: /scratch/ds.txt}]
+  run: |
+    echo "read $(cat /scratch/ds.txt) in $TMPDIR"'
+	wait_for -t 120 phase_is staged Succeeded
+	on_the_real_node staged
+	logs staged
+	local r
+	for r in 0 1; do
+		grep -q "^$r: cadre: staged in /mnt/data/ds.txt to /scratch/ds.txt in [0-9]*\.[0-9][0-9]s$" \
+			"$BATS_TEST_TMPDIR/logs" || { cat "$BATS_TEST_TMPDIR/logs"; false; }
+		grep -qx "$r: read the dataset in /scratch" "$BATS_TEST_TMPDIR/logs"
+	done
+}
