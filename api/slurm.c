@@ -78,18 +78,26 @@ int slurm_time_parse(const char *text, int64_t *seconds)
 	return 0;
 }
 
+/* Days, hours, minutes and seconds of a time that is no limit. */
+struct dhms {
+	long long d, h, m, s;
+};
+
+static struct dhms dhms_of(int64_t seconds)
+{
+	return (struct dhms){ seconds / 86400, seconds / 3600 % 24, seconds / 60 % 60,
+			      seconds % 60 };
+}
+
 void slurm_time_hms(int64_t seconds, char out[32])
 {
-	long long d, h, m, s;
+	struct dhms t = dhms_of(seconds);
+	long long d = t.d, h = t.h, m = t.m, s = t.s;
 
 	if (seconds < 0) {
 		snprintf(out, 32, "UNLIMITED");
 		return;
 	}
-	s = seconds % 60;
-	m = seconds / 60 % 60;
-	h = seconds / 3600 % 24;
-	d = seconds / 86400;
 	if (d)
 		snprintf(out, 32, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
 	else
@@ -98,16 +106,13 @@ void slurm_time_hms(int64_t seconds, char out[32])
 
 void slurm_time_sinfo(int64_t seconds, char out[32])
 {
-	long long d, h, m, s;
+	struct dhms t = dhms_of(seconds);
+	long long d = t.d, h = t.h, m = t.m, s = t.s;
 
 	if (seconds < 0) {
 		snprintf(out, 32, "infinite");
 		return;
 	}
-	s = seconds % 60;
-	m = seconds / 60 % 60;
-	h = seconds / 3600 % 24;
-	d = seconds / 86400;
 	if (d)
 		snprintf(out, 32, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
 	else if (h)

@@ -41,27 +41,11 @@ static int by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Whether one of the comma-separated ids of list names tj (its own, its array's, "A_I"). */
-static bool ids_match(const struct trainingjob *tj, const char *list)
-{
-	char word[64];
-
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-
-		snprintf(word, sizeof(word), "%.*s", (int)n, p);
-		if (slurm_job_matches(tj, word))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 static bool sacct_wanted(const struct sacct_cmd *c, const struct trainingjob *tj)
 {
 	const char *st = slurm_state(tj, false, true);
 
-	return slurm_row_shown(tj) && (!c->jobs || ids_match(tj, c->jobs)) &&
+	return slurm_row_shown(tj) && (!c->jobs || slurm_jobs_match(tj, c->jobs)) &&
 	       (!c->users || cli_in_list(slurm_user(tj), c->users, false)) &&
 	       (!c->states || cli_in_list(st, c->states, true) ||
 		cli_in_list(slurm_state(tj, true, true), c->states, true));

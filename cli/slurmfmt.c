@@ -315,6 +315,21 @@ bool slurm_job_matches(const struct trainingjob *tj, const char *word)
 	return !strcmp(element, word);
 }
 
+bool slurm_jobs_match(const struct trainingjob *tj, const char *list)
+{
+	char word[64];
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(word, sizeof(word), "%.*s", (int)n, p);
+		if (slurm_job_matches(tj, word))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 void slurm_exit_code(const struct trainingjob *tj, char out[24])
 {
 	int32_t code = 0;

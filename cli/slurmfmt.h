@@ -104,6 +104,8 @@ bool slurm_row_shown(const struct trainingjob *tj);
 int slurm_job_id(const struct trainingjob *tj, struct buf *out);
 const char *slurm_job_name(const struct trainingjob *tj);
 bool slurm_job_matches(const struct trainingjob *tj, const char *word);
+/* Whether one of the comma-separated ids of list names tj (slurm_job_matches). */
+bool slurm_jobs_match(const struct trainingjob *tj, const char *list);
 
 /*
  * The job as `scontrol show job` prints it (src/scontrol/info_job.c

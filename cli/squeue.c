@@ -36,28 +36,12 @@ static bool state_wanted(const struct trainingjob *tj, const char *states)
 	       cli_in_list(slurm_state(tj, false, false), states, true);
 }
 
-/* Whether one of the comma-separated ids of list names tj (its own, its array's, "A_I"). */
-static bool ids_match(const struct trainingjob *tj, const char *list)
-{
-	char word[64];
-
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-
-		snprintf(word, sizeof(word), "%.*s", (int)n, p);
-		if (slurm_job_matches(tj, word))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 static bool wanted(const struct squeue_cmd *c, const struct trainingjob *tj)
 {
 	return slurm_row_shown(tj) && state_wanted(tj, c->states) &&
 	       (!c->users || cli_in_list(slurm_user(tj), c->users, false)) &&
 	       (!c->me_user || !strcmp(slurm_user(tj), c->me_user)) &&
-	       (!c->jobs || ids_match(tj, c->jobs)) &&
+	       (!c->jobs || slurm_jobs_match(tj, c->jobs)) &&
 	       (!c->names || cli_in_list(slurm_job_name(tj), c->names, false) ||
 		(tj->meta.name && cli_in_list(tj->meta.name, c->names, false)));
 }
