@@ -35,6 +35,7 @@ void partition_release(struct partition *p)
 	free(s->max_time);
 	free(s->default_accelerators);
 	free(s->queue);
+	tj_scratch_release(s->scratch, s->n_scratch);
 	partition_init(p);
 }
 
@@ -77,6 +78,11 @@ static void check_spec(struct decoder *d, const struct partition_spec *s)
 		decode_fail(d, "spec.defaultImage", "must not be empty");
 	if (s->default_time_s > 0 && s->max_time_s >= 0 && s->default_time_s > s->max_time_s)
 		decode_fail(d, "spec.defaultTime", "must not be longer than maxTime");
+	if (s->n_scratch) {
+		struct tj_spec only = { .scratch = s->scratch, .n_scratch = s->n_scratch };
+
+		tj_validate_scratch(d, &only);
+	}
 }
 
 int partition_parse(const json_t *obj, struct partition *out, struct field_errors *errs)
@@ -107,6 +113,7 @@ int partition_parse(const json_t *obj, struct partition *out, struct field_error
 	read_time(&d, spec, "maxTime", &s->max_time, &s->max_time_s);
 	decode_string(&d, spec, "spec", "defaultAccelerators", &s->default_accelerators);
 	decode_string(&d, spec, "spec", "queue", &s->queue);
+	tj_decode_scratch(&d, spec, &s->scratch, &s->n_scratch);
 	check_spec(&d, s);
 	return decode_finish(&d);
 }
@@ -221,9 +228,21 @@ int partition_apply(const struct partition *p, struct tj_spec *spec)
 		return err;
 	if (!spec->partition && (err = api_strset(&spec->partition, p->meta.name)))
 		return err;
+	/* A job that asks for no scratch gets the partition's, as a Slurm site gives $TMPDIR. */
+	if (!spec->n_scratch && ps->n_scratch &&
+	    (err = tj_scratch_copy(ps->scratch, ps->n_scratch, &spec->scratch, &spec->n_scratch)))
+		return err;
 	if ((err = merge_map(&spec->pod_template.node_selector, ps->node_selector)))
 		return err;
 	return append_list(&spec->pod_template.tolerations, ps->tolerations);
+}
+
+/* a is b or under it. */
+static bool at_or_under(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
 }
 
 bool partition_refuses(const struct partition *p, const struct tj_spec *spec, char *out,
@@ -246,5 +265,17 @@ bool partition_refuses(const struct partition *p, const struct tj_spec *spec, ch
 			 "or the other", spec->queue, p->meta.name ? p->meta.name : "", ps->queue);
 		return true;
 	}
+	/* The partition's scratch, which a job without its own gets, beside its Volumes. */
+	for (size_t i = 0; !spec->n_scratch && i < ps->n_scratch; i++)
+		for (size_t j = 0; j < spec->n_volumes; j++) {
+			const char *s = ps->scratch[i].mount_path, *v = spec->volumes[j].mount_path;
+
+			if (at_or_under(s, v) || at_or_under(v, s)) {
+				snprintf(out, size, "partition %s's scratch %.128s overlaps the mount "
+					 "path %.128s of spec.volumes: give the job a spec.scratch "
+					 "of its own", p->meta.name ? p->meta.name : "", s, v);
+				return true;
+			}
+		}
 	return false;
 }

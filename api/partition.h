@@ -35,6 +35,7 @@
 #include "api/meta.h"
 
 struct field_errors;
+struct tj_scratch;
 struct tj_spec;
 
 #define PARTITION_KIND "Partition"
@@ -50,6 +51,8 @@ struct partition_spec {
 	int64_t max_time_s;        /* -1: unlimited (also when absent) */
 	char *default_accelerators;
 	char *queue;               /* a Kueue LocalQueue name */
+	struct tj_scratch *scratch; /* spec.scratch: a job's that names none, sorted */
+	size_t n_scratch;
 };
 
 struct partition {

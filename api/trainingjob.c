@@ -54,12 +54,7 @@ static void spec_release(struct tj_spec *spec)
 		free(spec->volumes[i].volume);
 	}
 	free(spec->volumes);
-	for (size_t i = 0; i < spec->n_scratch; i++) {
-		free(spec->scratch[i].mount_path);
-		free(spec->scratch[i].size);
-		free(spec->scratch[i].storage_class_name);
-	}
-	free(spec->scratch);
+	tj_scratch_release(spec->scratch, spec->n_scratch);
 	for (size_t i = 0; i < spec->n_stage_in; i++) {
 		free(spec->stage_in[i].from);
 		free(spec->stage_in[i].to);
@@ -276,7 +271,7 @@ static int compare_scratch(const void *a, const void *b)
  * spec.scratch: mount path -> {size, storageClassName}, sorted by mount path
  * so that TMPDIR and the pod's volume names do not hang on the JSON order.
  */
-static void parse_scratch(struct decoder *d, const json_t *spec, struct tj_spec *s)
+void tj_decode_scratch(struct decoder *d, const json_t *spec, struct tj_scratch **out, size_t *n)
 {
 	static const char *const keys[] = { "size", "storageClassName", NULL };
 	char path[DECODE_PATH_MAX];
@@ -286,19 +281,19 @@ static void parse_scratch(struct decoder *d, const json_t *spec, struct tj_spec 
 
 	if (!scratch || !json_object_size(scratch))
 		return;
-	s->scratch = calloc(json_object_size(scratch), sizeof(*s->scratch));
-	if (!s->scratch) {
+	*out = calloc(json_object_size(scratch), sizeof(**out));
+	if (!*out) {
 		decode_nomem(d);
 		return;
 	}
 	json_object_foreach((json_t *)scratch, mount_path, value) {
-		struct tj_scratch *sc = &s->scratch[s->n_scratch];
+		struct tj_scratch *sc = &(*out)[*n];
 
 		if (!(sc->mount_path = strdup(mount_path))) {
 			decode_nomem(d);
 			return;
 		}
-		s->n_scratch++;
+		++*n;
 		decode_path_quoted(path, sizeof(path), "spec.scratch", mount_path);
 		if (!decode_as_object(d, value, path))
 			continue;
@@ -306,7 +301,41 @@ static void parse_scratch(struct decoder *d, const json_t *spec, struct tj_spec 
 		decode_quantity(d, value, path, "size", &sc->size, &sc->has_size, &sc->size_milli);
 		decode_string(d, value, path, "storageClassName", &sc->storage_class_name);
 	}
-	qsort(s->scratch, s->n_scratch, sizeof(*s->scratch), compare_scratch);
+	qsort(*out, *n, sizeof(**out), compare_scratch);
+}
+
+void tj_scratch_release(struct tj_scratch *scratch, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(scratch[i].mount_path);
+		free(scratch[i].size);
+		free(scratch[i].storage_class_name);
+	}
+	free(scratch);
+}
+
+int tj_scratch_copy(const struct tj_scratch *from, size_t n, struct tj_scratch **out,
+		    size_t *n_out)
+{
+	struct tj_scratch *to = calloc(n ? n : 1, sizeof(*to));
+
+	if (!to)
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		to[i] = from[i];
+		to[i].mount_path = strdup(from[i].mount_path);
+		to[i].size = from[i].size ? strdup(from[i].size) : NULL;
+		to[i].storage_class_name = from[i].storage_class_name ?
+					   strdup(from[i].storage_class_name) : NULL;
+		if (!to[i].mount_path || (from[i].size && !to[i].size) ||
+		    (from[i].storage_class_name && !to[i].storage_class_name)) {
+			tj_scratch_release(to, i + 1);
+			return CADRE_ENOMEM;
+		}
+	}
+	*out = to;
+	*n_out = n;
+	return 0;
 }
 
 /* spec.stageIn: [{from, to}], in its order. */
@@ -622,7 +651,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	parse_envs(d, spec, s);
 	parse_secret_envs(d, spec, s);
 	parse_volumes(d, spec, s);
-	parse_scratch(d, spec, s);
+	tj_decode_scratch(d, spec, &s->scratch, &s->n_scratch);
 	parse_stage_in(d, spec, s);
 	decode_string(d, spec, "spec", "queue", &s->queue);
 	decode_int32(d, spec, "spec", "priority", &s->priority, NULL);

@@ -121,6 +121,21 @@ struct tj_stage_in {
 	char *to;    /* owned; NULL when absent */
 };
 
+struct decoder;
+
+/*
+ * spec.scratch of the object spec (a TrainingJob's or a Partition's) into
+ * *out and *n, sorted by mount path; problems go to d. Release with
+ * tj_scratch_release; tj_scratch_copy makes a deep copy (0 or CADRE_ENOMEM).
+ */
+void tj_decode_scratch(struct decoder *d, const json_t *spec, struct tj_scratch **out, size_t *n);
+void tj_scratch_release(struct tj_scratch *scratch, size_t n);
+/* spec.scratch of s as tj_validate checks it (paths, sizes, classes, apart from spec.volumes). */
+struct tj_spec;
+void tj_validate_scratch(struct decoder *d, const struct tj_spec *s);
+int tj_scratch_copy(const struct tj_scratch *from, size_t n, struct tj_scratch **out,
+		    size_t *n_out);
+
 /* Most entries of spec.scratch and of spec.stageIn (the CRD's maxProperties, maxItems). */
 #define TJ_MAX_SCRATCH 16
 #define TJ_MAX_STAGE_IN 64

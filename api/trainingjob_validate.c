@@ -280,7 +280,7 @@ static const char *volume_overlapping(const struct tj_spec *s, const char *path)
  * (scratch is node-local, a Volume shared: one inside the other would hide
  * which is which), and a positive size.
  */
-static void validate_scratch(struct decoder *d, const struct tj_spec *s)
+void tj_validate_scratch(struct decoder *d, const struct tj_spec *s)
 {
 	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
 	const char *vol;
@@ -777,7 +777,7 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 		decode_fail(&d, "spec.workdir", "must be an absolute path");
 	validate_envs(&d, s);
 	validate_volumes(&d, s);
-	validate_scratch(&d, s);
+	tj_validate_scratch(&d, s);
 	validate_stage_in(&d, s);
 	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
 	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,

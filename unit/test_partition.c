@@ -223,3 +223,67 @@ Test(partition, a_time_past_max_time_or_another_queue_is_refused)
 	spec.queue = NULL;
 	release3(parts);
 }
+
+#define SCRATCHY "{\"metadata\": {\"name\": \"nvme\"}, \"spec\": {\"scratch\": " \
+		 "{\"/local/scratch\": {\"size\": \"500Gi\", \"storageClassName\": \"local-nvme\"}, " \
+		 "\"/tmp/cache\": {\"size\": \"10Gi\"}}}}"
+
+/* docs/volumes.md: a partition's scratch is what a job that names none gets, sorted by path. */
+Test(partition, a_job_without_scratch_gets_the_partitions_and_one_with_keeps_its_own)
+{
+	struct tj_scratch own = { .mount_path = "/mine", .size = "1Gi" };
+	struct partition p;
+	struct tj_spec spec;
+	char why[256];
+
+	parse_ok(SCRATCHY, &p);
+	cr_assert_eq(p.spec.n_scratch, 2);
+	cr_assert_str_eq(p.spec.scratch[0].mount_path, "/local/scratch");
+	memset(&spec, 0, sizeof(spec));
+	cr_assert_not(partition_refuses(&p, &spec, why, sizeof(why)));
+	cr_assert_eq(partition_apply(&p, &spec), 0);
+	cr_assert_eq(spec.n_scratch, 2);
+	cr_assert_str_eq(spec.scratch[0].mount_path, "/local/scratch");
+	cr_assert_str_eq(spec.scratch[0].storage_class_name, "local-nvme");
+	cr_assert_eq(spec.scratch[0].size_milli, 500LL * 1024 * 1024 * 1024 * 1000);
+	cr_assert_str_eq(spec.scratch[1].mount_path, "/tmp/cache");
+	cr_assert_null(spec.scratch[1].storage_class_name);
+	cr_assert_neq(spec.scratch[0].mount_path, p.spec.scratch[0].mount_path, "a copy");
+	tj_scratch_release(spec.scratch, spec.n_scratch);
+	free(spec.partition);
+
+	memset(&spec, 0, sizeof(spec));
+	spec.scratch = &own;
+	spec.n_scratch = 1;
+	cr_assert_eq(partition_apply(&p, &spec), 0);
+	cr_assert_eq(spec.scratch, &own, "the job's own scratch is left as it is");
+	cr_assert_eq(spec.n_scratch, 1);
+	free(spec.partition);
+	partition_release(&p);
+}
+
+Test(partition, its_scratch_over_a_jobs_volume_is_refused_and_bad_scratch_is_named)
+{
+	struct tj_volume_mount vol = { .mount_path = "/local", .volume = "data" };
+	struct partition p;
+	struct tj_spec spec;
+	char why[256];
+
+	parse_ok(SCRATCHY, &p);
+	memset(&spec, 0, sizeof(spec));
+	spec.volumes = &vol;
+	spec.n_volumes = 1;
+	cr_assert(partition_refuses(&p, &spec, why, sizeof(why)));
+	cr_assert_str_eq(why, "partition nvme's scratch /local/scratch overlaps the mount path "
+			      "/local of spec.volumes: give the job a spec.scratch of its own");
+	vol.mount_path = "/local2";
+	cr_assert_not(partition_refuses(&p, &spec, why, sizeof(why)));
+	partition_release(&p);
+
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"scratch\": "
+		       "{\"scratch\": {\"size\": \"1Gi\"}}}}", "mount path must be absolute");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"scratch\": "
+		       "{\"/s\": {\"size\": \"lots\"}}}}", "spec.scratch[\"/s\"].size");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"scratch\": "
+		       "{\"/s\": {}}}}", "spec.scratch[\"/s\"].size");
+}
