@@ -1,7 +1,6 @@
 /*
  * kueue_watch.c - the Workload watch of cadre's Kueue mode (kueue.h).
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +9,13 @@
 #include "api/trainingjob.h"
 #include "controller/admission/kueue.h"
 #include "controller/manager/manager.h"
+#include "kube/lazywatch.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
 
 struct kueue_watch {
 	struct manager *m;
-	struct store *store;
-	struct reflector *reflector;
-	pthread_mutex_t lock;    /* started */
-	bool started;
+	struct lazy_watch lw;
 };
 
 json_t *kueue_workload_trim(const json_t *obj, void *arg)
@@ -95,12 +92,9 @@ struct kueue_watch *kueue_watch_new(struct manager *m)
 	if (!w)
 		return NULL;
 	w->m = m;
-	pthread_mutex_init(&w->lock, NULL);
 	h.ctx = w;
-	w->store = store_new(&so);
-	if (!w->store || store_add_handlers(w->store, &h) ||
-	    reflector_new(m->http, w->store, &ro, &w->reflector)) {
-		kueue_watch_free(w);
+	if (lazy_watch_init(&w->lw, m->http, &so, &h, &ro)) {
+		free(w);
 		return NULL;
 	}
 	return w;
@@ -108,21 +102,15 @@ struct kueue_watch *kueue_watch_new(struct manager *m)
 
 int kueue_watch_ensure(struct kueue_watch *w)
 {
-	int err = 0;
+	bool first;
+	int err;
 
 	if (!w)
 		return CADRE_EINVAL;
-	pthread_mutex_lock(&w->lock);
-	if (!w->started) {
-		err = reflector_start(w->reflector);
-		if (!err) {
-			w->started = true;
-			log_info("kueue", "watching Kueue's %s (%s) for the pod groups of jobs in "
-				 "Kueue mode", kueue_resource_workloads.plural,
-				 kueue_resource_workloads.api_version);
-		}
-	}
-	pthread_mutex_unlock(&w->lock);
+	if (!(err = lazy_watch_start(&w->lw, &first)) && first)
+		log_info("kueue", "watching Kueue's %s (%s) for the pod groups of jobs in "
+			 "Kueue mode", kueue_resource_workloads.plural,
+			 kueue_resource_workloads.api_version);
 	return err;
 }
 
@@ -133,11 +121,11 @@ void kueue_watch_lookup(struct kueue_watch *w, const char *ns, const char *group
 
 	*obj = NULL;
 	v->wl = NULL;
-	v->api_served = w && reflector_synced(w->reflector);
+	v->api_served = w && reflector_synced(w->lw.reflector);
 	if (!v->api_served || !group)
 		return;
 	snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", group);
-	if (store_get(w->store, key, obj) == 0 && kueue_workload_read(*obj, wl) == 0)
+	if (store_get(w->lw.store, key, obj) == 0 && kueue_workload_read(*obj, wl) == 0)
 		v->wl = wl;
 }
 
@@ -161,8 +149,6 @@ void kueue_watch_free(struct kueue_watch *w)
 {
 	if (!w)
 		return;
-	reflector_free(w->reflector);
-	store_free(w->store);
-	pthread_mutex_destroy(&w->lock);
+	lazy_watch_release(&w->lw);
 	free(w);
 }

@@ -3,7 +3,6 @@
  */
 #include "controller/admission/topology_watch.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,15 +10,13 @@
 #include "base/log.h"
 #include "controller/kinds.h"
 #include "controller/manager/manager.h"
+#include "kube/lazywatch.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
 
 struct topology_watch {
 	struct manager *m;
-	struct store *store;
-	struct reflector *reflector;
-	pthread_mutex_t lock;    /* started */
-	bool started;
+	struct lazy_watch lw;
 };
 
 /* New levels: every job that waits looks again. */
@@ -49,12 +46,9 @@ struct topology_watch *topology_watch_new(struct manager *m)
 	if (!w)
 		return NULL;
 	w->m = m;
-	pthread_mutex_init(&w->lock, NULL);
 	h.ctx = w;
-	w->store = store_new(&so);
-	if (!w->store || store_add_handlers(w->store, &h) ||
-	    reflector_new(m->http, w->store, &ro, &w->reflector)) {
-		topology_watch_free(w);
+	if (lazy_watch_init(&w->lw, m->http, &so, &h, &ro)) {
+		free(w);
 		return NULL;
 	}
 	return w;
@@ -62,20 +56,14 @@ struct topology_watch *topology_watch_new(struct manager *m)
 
 int topology_watch_ensure(struct topology_watch *w)
 {
-	int err = 0;
+	bool first;
+	int err;
 
 	if (!w)
 		return CADRE_EINVAL;
-	pthread_mutex_lock(&w->lock);
-	if (!w->started) {
-		err = reflector_start(w->reflector);
-		if (!err) {
-			w->started = true;
-			log_info("topology", "watching %s for the levels of jobs' spec.topology",
-				 kube_resource_clustertopologies.plural);
-		}
-	}
-	pthread_mutex_unlock(&w->lock);
+	if (!(err = lazy_watch_start(&w->lw, &first)) && first)
+		log_info("topology", "watching %s for the levels of jobs' spec.topology",
+			 kube_resource_clustertopologies.plural);
 	return err;
 }
 
@@ -89,12 +77,12 @@ int topology_watch_levels(struct topology_watch *w, struct cluster_topology *out
 	cluster_topology_init(out);
 	if (!w)
 		return cluster_topology_builtin_levels(out);
-	if (topology_watch_ensure(w) || !reflector_synced(w->reflector)) {
+	if (topology_watch_ensure(w) || !reflector_synced(w->lw.reflector)) {
 		snprintf(why, size, "reading the cluster's topology levels (ClusterTopology "
 			 CLUSTER_TOPOLOGY_NAME "; is crd/clustertopologies.cadre.dev.yaml installed?)");
 		return CADRE_EAGAIN;
 	}
-	if (store_get(w->store, CLUSTER_TOPOLOGY_NAME, &obj))
+	if (store_get(w->lw.store, CLUSTER_TOPOLOGY_NAME, &obj))
 		return cluster_topology_builtin_levels(out);
 	field_errors_init(&errs);
 	err = cluster_topology_parse(obj, out, &errs);
@@ -113,8 +101,6 @@ void topology_watch_free(struct topology_watch *w)
 {
 	if (!w)
 		return;
-	reflector_free(w->reflector);
-	store_free(w->store);
-	pthread_mutex_destroy(&w->lock);
+	lazy_watch_release(&w->lw);
 	free(w);
 }
