@@ -517,8 +517,15 @@ static void parse_failure_rule(struct decoder *d, const json_t *item, const char
 		int64_t code;
 
 		decode_path_index(ipath, sizeof(ipath), vpath, i);
-		if (decode_as_int64(d, v, ipath, 1, 255, &code))
-			r->codes[r->n_codes++] = (int32_t)code;
+		if (!decode_as_int64(d, v, ipath, 1, 255, &code))
+			continue;
+		/* A set, as the CRD's x-kubernetes-list-type says. */
+		for (size_t j = 0; j < r->n_codes; j++)
+			if (r->codes[j] == code) {
+				decode_fail(d, ipath, "repeats exit code %lld", (long long)code);
+				break;
+			}
+		r->codes[r->n_codes++] = (int32_t)code;
 	}
 }
 

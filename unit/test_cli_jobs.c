@@ -274,6 +274,20 @@ Test(cli_jobs, scancel_deletes_by_job_id_and_by_name)
 	cr_assert_eq(count_requests("DELETE", JOBS "/eval"), 1);
 }
 
+/* scancel -u USER, -t STATE with no job named: every job of those users in those states. */
+Test(cli_jobs, scancel_by_user_and_state_cancels_those_jobs_only)
+{
+	cr_assert_eq(cadre("scancel --kubeconfig KC -u bob"), 0, "%s", err);
+	cr_assert_eq(count_requests("DELETE", JOBS "/eval"), 1);
+	cr_assert_eq(count_requests("DELETE", JOBS "/llama-pretrain"), 0);
+	cr_assert_eq(cadre("scancel --kubeconfig KC -t PD"), 0, "%s", err);
+	cr_assert_eq(count_requests("DELETE", JOBS "/llama-pretrain"), 1);
+	cr_assert_eq(count_requests("DELETE", JOBS "/eval"), 1, "eval is not pending");
+	cr_assert_eq(cadre("scancel --kubeconfig KC -u alice -t R"), 0, "%s", err);
+	cr_assert_eq(count_requests("DELETE", JOBS "/llama-pretrain"), 1, "alice has no running job");
+	cr_assert_eq(count_requests("DELETE", JOBS "/done"), 0, "an ended job is never cancelled");
+}
+
 Test(cli_jobs, scancel_of_an_unknown_id_is_an_error_and_the_rest_are_cancelled)
 {
 	cr_assert_eq(cadre("scancel --kubeconfig KC 9999 4242"), CLI_EXIT_FAILED);

@@ -1225,6 +1225,9 @@ Test(trainingjob, long_run_fields_parse_default_and_refuse_bad_values_by_name)
 	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Fail\", \"onExitCodes\":"
 		       " {\"operator\": \"In\", \"values\": []}}]}}",
 		       "spec.failurePolicy.rules[0].onExitCodes.values", "must list at least one exit code");
+	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Fail\", \"onExitCodes\":"
+		       " {\"operator\": \"In\", \"values\": [3, 4, 3]}}]}}",
+		       "spec.failurePolicy.rules[0].onExitCodes.values[2]", "repeats exit code 3");
 }
 
 /* docs/design.md 11-13: partition, array, dependency, output and error, and their status. */
