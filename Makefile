@@ -77,7 +77,9 @@ health-checks: deps
 e2e: build
 	e2e/run
 
-test: unit asan valgrind clang fuzz-quick health-checks e2e bench-quick
+# Each in turn, with the time each took (scripts/make-test).
+test:
+	MAKE="$(MAKE)" scripts/make-test unit asan valgrind clang fuzz-quick health-checks e2e bench-quick
 
 # The faults on the wire (e2e/tests/90-faults.bats, docs/e2e.md) repeated CHAOS_REPS times
 # each, for a night; make test runs them once.

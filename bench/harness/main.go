@@ -203,23 +203,24 @@ func cpuSeconds(pid int) float64 {
 // ---------------------------------------------------------------------------------------
 // gang
 
-// podMarks: from a watch, the first time each pod was seen created, without gates, Running.
+// podMarks: from a watch, the first time each pod was seen created, without gates, bound to
+// a node, Running.
 type podMarks struct {
-	mu                         sync.Mutex
-	t0                         time.Time
-	created, ungated, running  map[string]time.Duration
-	n                          int
-	allCreated, allFree, allUp chan struct{}
-	present                    map[string]bool
-	gone                       chan struct{}
-	armed                      bool
+	mu                                   sync.Mutex
+	t0                                   time.Time
+	created, ungated, bound, running     map[string]time.Duration
+	n                                    int
+	allCreated, allFree, allBound, allUp chan struct{}
+	present                              map[string]bool
+	gone                                 chan struct{}
+	armed                                bool
 }
 
 func newMarks(n int) *podMarks {
 	return &podMarks{n: n, created: map[string]time.Duration{}, ungated: map[string]time.Duration{},
-		running: map[string]time.Duration{}, present: map[string]bool{},
-		allCreated: make(chan struct{}), allFree: make(chan struct{}), allUp: make(chan struct{}),
-		gone: make(chan struct{})}
+		bound: map[string]time.Duration{}, running: map[string]time.Duration{}, present: map[string]bool{},
+		allCreated: make(chan struct{}), allFree: make(chan struct{}), allBound: make(chan struct{}),
+		allUp: make(chan struct{}), gone: make(chan struct{})}
 }
 
 func (m *podMarks) see(p *corev1.Pod) {
@@ -242,6 +243,9 @@ func (m *podMarks) see(p *corev1.Pod) {
 	mark(m.created, m.allCreated)
 	if len(p.Spec.SchedulingGates) == 0 {
 		mark(m.ungated, m.allFree)
+	}
+	if p.Spec.NodeName != "" {
+		mark(m.bound, m.allBound)
 	}
 	if p.Status.Phase == corev1.PodRunning {
 		mark(m.running, m.allUp)
@@ -299,6 +303,7 @@ type gangResult struct {
 	Nodes        int     `json:"nodes"`
 	Created      float64 `json:"created_s"`
 	Schedulable  float64 `json:"schedulable_s"`
+	Bound        float64 `json:"bound_s"`
 	Running      float64 `json:"running_s"`
 	PodWrites    int     `json:"pod_writes"`
 	FailedWrites int     `json:"failed_pod_writes"` // answered with an error (then retried)
@@ -362,13 +367,13 @@ func cmdGang(args []string) {
 		die("gang %s: %v", *mode, err)
 	}
 	returned := time.Since(m.t0).Seconds()
-	for _, ch := range []chan struct{}{m.allCreated, m.allFree, m.allUp} {
+	for _, ch := range []chan struct{}{m.allCreated, m.allFree, m.allBound, m.allUp} {
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			m.mu.Lock()
-			die("gang %s: timed out: %d created, %d schedulable, %d running of %d", *mode,
-				len(m.created), len(m.ungated), len(m.running), *n)
+			die("gang %s: timed out: %d created, %d schedulable, %d bound, %d running of %d", *mode,
+				len(m.created), len(m.ungated), len(m.bound), len(m.running), *n)
 		}
 	}
 	if *mode == "cadre" {
@@ -385,7 +390,7 @@ func cmdGang(args []string) {
 	}
 	m.mu.Lock()
 	r := gangResult{Mode: *mode, Nodes: *n, Created: last(m.created), Schedulable: last(m.ungated),
-		Running: last(m.running), PodWrites: writes(before, after, "ok", "pods", ""),
+		Bound: last(m.bound), Running: last(m.running), PodWrites: writes(before, after, "ok", "pods", ""),
 		FailedWrites: writes(before, after, "failed", "pods", ""),
 		CPUSeconds:   cpuSeconds(*cpuPid) - cpu0, Returned: returned}
 	m.mu.Unlock()

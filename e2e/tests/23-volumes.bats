@@ -251,10 +251,29 @@ protected_and_going() {
 	wait_for -t 60 not kubectl get pv "$pv"
 }
 
-# The garbage collector removes an object whose owner is gone within seconds once its graph
-# has seen both; 90 s also covers a collector slow to start on a busy machine (the claim in
-# issue 11 went about a minute after its Volume).
+# gc_witness VOLUME UID: a ConfigMap owned by the Volume, as the claim was. The garbage
+# collector removes the dependents of an owner that is gone together, so once the witness is
+# gone the collector has acted on the Volume's deletion: a claim still there then was kept,
+# not merely not yet reached. Its timeout covers a collector slow to start on a busy
+# machine (the claim in issue 11 went about a minute after its Volume).
 GC_GRACE=90
+gc_witness() {
+	kubectl -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gc-witness
+  ownerReferences:
+  - {apiVersion: cadre.dev/v1alpha1, kind: Volume, name: $1, uid: $2}
+YAML
+}
+
+# kept_after_gc CLAIM UID: the garbage collector has removed the witness, and the claim is
+# the same one, unowned and not deleted, then and 5 s later.
+kept_after_gc() {
+	wait_for -t "$GC_GRACE" not kubectl -n "$NS" get configmap gc-witness
+	same_for 5 claim_kept "$1" "$2"
+}
 
 @test "reclaimPolicy Delete changed to Retain: the claim loses its owner reference at once and outlives the Volume" {
 	scratch_bound "$JOBS/scratch-delete.yaml"
@@ -262,11 +281,13 @@ GC_GRACE=90
 	pvc_uid=$(jp pvc/scratch '{.metadata.uid}')
 	claim_owned_by scratch "$vol_uid"
 
+	gc_witness scratch "$vol_uid"
+
 	kubectl -n "$NS" patch volume.cadre.dev scratch --type=merge -p '{"spec":{"reclaimPolicy":"Retain"}}' >/dev/null
 	wait_for -t 15 claim_unowned scratch
 	kubectl -n "$NS" delete volume.cadre.dev scratch --wait=false
 	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
-	same_for "$GC_GRACE" claim_kept scratch "$pvc_uid"
+	kept_after_gc scratch "$pvc_uid"
 	[ "$(jp pvc/scratch '{.status.phase}')" = Bound ]
 }
 
@@ -275,6 +296,7 @@ GC_GRACE=90
 	vol_uid=$(jp volume.cadre.dev/scratch '{.metadata.uid}')
 	pvc_uid=$(jp pvc/scratch '{.metadata.uid}')
 	claim_owned_by scratch "$vol_uid"
+	gc_witness scratch "$vol_uid"
 
 	# The controller's next look at the Volume is at its deletion, with the claim still owned.
 	controller_stop
@@ -283,7 +305,7 @@ GC_GRACE=90
 	controller_restart
 	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev scratch
 	claim_unowned scratch
-	same_for "$GC_GRACE" claim_kept scratch "$pvc_uid"
+	kept_after_gc scratch "$pvc_uid"
 }
 
 @test "reclaimPolicy Retain changed to Delete: the Volume becomes the claim's owner and takes it along" {

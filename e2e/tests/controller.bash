@@ -58,14 +58,9 @@ _controller_dir() {
 	echo "$BATS_FILE_TMPDIR/controller"
 }
 
-# A TCP port on 127.0.0.1 that nothing listens on, below Linux's ephemeral range so no
-# outgoing connection can be holding it.
+# A TCP port on 127.0.0.1 that nothing listens on (scripts/free-ports).
 _free_port() {
-	local taken port
-	taken=" $(ss -Htln 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}' | tr '\n' ' ') "
-	port=$((15000 + RANDOM % 5000))
-	while [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
-	echo "$port"
+	"$REPO_ROOT/scripts/free-ports" 1
 }
 
 # ---------------------------------------------------------------------------------------
@@ -201,9 +196,7 @@ controller_start() {
 	: >"$dir/args"
 	if (($#)); then printf '%s\n' "$@" >"$dir/args"; fi
 	rm -f "$dir/pid" "$dir/rc"
-	port=$(_free_port)
-	mport=$(_free_port)
-	while [[ $mport == "$port" ]]; do mport=$(_free_port); done
+	{ read -r port && read -r mport; } < <("$REPO_ROOT/scripts/free-ports" 2)
 	echo "127.0.0.1:$port" >"$dir/health"
 	_metrics_addr_of "$mport" "$@" >"$dir/metrics"
 	log=$dir/log

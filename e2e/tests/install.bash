@@ -35,14 +35,9 @@ uninstall() {
 	system_node_delete
 }
 
-# install_free_port: a TCP port on 127.0.0.1 nothing listens on, below Linux's ephemeral
-# range so no outgoing connection can be holding it.
+# install_free_port: a TCP port on 127.0.0.1 nothing listens on (scripts/free-ports).
 install_free_port() {
-	local taken port
-	taken=" $(ss -Htln 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}' | tr '\n' ' ') "
-	port=$((12000 + RANDOM % 2000))
-	while [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
-	echo "$port"
+	"$REPO_ROOT/scripts/free-ports" 1
 }
 
 # controller_log_clean: the file's controller has not been refused anything since it

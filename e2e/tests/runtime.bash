@@ -26,18 +26,10 @@ _ctl_dir() {
 	echo "$BATS_TEST_TMPDIR/ctl/$1"
 }
 
-# free_ports N: N distinct TCP ports on 127.0.0.1 that nothing listens on, below Linux's
-# ephemeral range, one per line.
+# free_ports N: N distinct TCP ports on 127.0.0.1 that nothing listens on, one per line
+# (scripts/free-ports).
 free_ports() {
-	local taken port n=0
-	taken=" $(ss -Htln 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}' | tr '\n' ' ') "
-	port=$((21000 + RANDOM % 9000))
-	while ((n < $1)); do
-		while [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
-		echo "$port"
-		taken+="$port "
-		n=$((n + 1))
-	done
+	"$REPO_ROOT/scripts/free-ports" "$1"
 }
 
 # ctl_pid NAME: the instance's pid while it runs; fails otherwise.
