@@ -234,3 +234,21 @@ scheduler_back_after() {
 	[ "$(kubectl get node gpu-node-4 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 	[ "$(kubectl get node gpu-node-4 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}')" = 8 ]
 }
+
+@test "free-ports never hands out a port of a control plane's ports file, stopped or not, and a shard only its own part of the range" {
+	local state=$BATS_TEST_TMPDIR/state lo=30000
+	mkdir -p "$state"
+	# Every port of 30000-30009 but 30007 belongs to a control plane, none of them listening.
+	for ((p = lo; p < lo + 10; p++)); do
+		((p == lo + 7)) || echo "component_$((p - lo))_port=$p"
+	done >"$state/ports"
+	[ "$(CADRE_PORT_SHARD= CADRE_E2E_STATE=$state CADRE_PORT_RANGE=$lo-$((lo + 9)) "$REPO_ROOT/scripts/free-ports" 1)" = $((lo + 7)) ]
+	run env CADRE_PORT_SHARD= CADRE_E2E_STATE="$state" CADRE_PORT_RANGE=$lo-$((lo + 9)) "$REPO_ROOT/scripts/free-ports" 2
+	[ "$status" -ne 0 ]
+
+	# Two shards of 30000-30009: the second picks only in 30005-30009.
+	for _ in 1 2 3 4 5; do
+		p=$(CADRE_PORT_SHARD=2/2 CADRE_PORT_RANGE=$lo-$((lo + 9)) "$REPO_ROOT/scripts/free-ports" 1)
+		((p >= lo + 5 && p <= lo + 9))
+	done
+}

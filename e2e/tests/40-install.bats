@@ -29,7 +29,7 @@ setup_file() {
 	# with, as --kubeconfig and as its only KUBECONFIG (controller.bash).
 	SA_KUBECONFIG=$(controller_kubeconfig)
 	export SA_KUBECONFIG
-	METRICS_ADDR=127.0.0.1:$(install_free_port)
+	METRICS_ADDR=127.0.0.1:$(free_ports 1)
 	export METRICS_ADDR
 	controller_start --leader-elect --leader-election-namespace "$INSTALL_NS" \
 		--metrics-addr "$METRICS_ADDR"

@@ -146,7 +146,7 @@ SCRIPT
 	local kc=$BATS_TEST_TMPDIR/kubeconfig cluster token port
 	cd "$SEED"
 	# The cluster's own kubeconfig, its server moved to a port nothing listens on.
-	port=$(_free_port)
+	port=$(free_ports 1)
 	cp "$KUBECONFIG" "$BATS_TEST_TMPDIR/closed"
 	cluster=$(kubectl --kubeconfig "$KUBECONFIG" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
 	kubectl --kubeconfig "$BATS_TEST_TMPDIR/closed" config set-cluster "$cluster" --server="https://127.0.0.1:$port" >/dev/null

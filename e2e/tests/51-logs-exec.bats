@@ -200,7 +200,7 @@ PY
 
 @test "logs and exec against an unreachable or unauthorised API server: one line, exit 1" {
 	local port cluster kc=$BATS_TEST_TMPDIR/kubeconfig
-	port=$(_free_port)
+	port=$(free_ports 1)
 	cp "$KUBECONFIG" "$kc"
 	cluster=$(kubectl --kubeconfig "$kc" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
 	kubectl --kubeconfig "$kc" config set-cluster closed --server="https://127.0.0.1:$port" >/dev/null

@@ -299,7 +299,7 @@ PY
 
 @test "squeue, sacct, scancel and salloc against an unreachable or unauthorised API server: one line, exit 1" {
 	local kc=$BATS_TEST_TMPDIR/kubeconfig cluster token port cmd
-	port=$(_free_port)
+	port=$(free_ports 1)
 	cp "$KUBECONFIG" "$BATS_TEST_TMPDIR/closed"
 	cluster=$(kubectl --kubeconfig "$KUBECONFIG" config view --minify -o jsonpath='{.contexts[0].context.cluster}')
 	kubectl --kubeconfig "$BATS_TEST_TMPDIR/closed" config set-cluster "$cluster" --server="https://127.0.0.1:$port" >/dev/null

@@ -19,7 +19,7 @@ setup_file() {
 	local dir=$BATS_FILE_TMPDIR/proxies port=${CADRE_E2E_APISERVER##*:}
 	mkdir -p "$dir"
 	# tinyproxy takes CONNECT to 443 and 563 only unless told: the API server's port too.
-	TINYPROXY_PORT=$(_free_port)
+	TINYPROXY_PORT=$(free_ports 1)
 	cat >"$dir/tinyproxy.conf" <<EOF
 Port $TINYPROXY_PORT
 Listen 127.0.0.1
@@ -31,8 +31,8 @@ LogLevel Connect
 EOF
 	tinyproxy -d -c "$dir/tinyproxy.conf" >"$dir/tinyproxy.log" 2>&1 &
 	echo "$!" >"$dir/tinyproxy.pid"
-	MICROSOCKS_PORT=$(_free_port)
-	while [ "$MICROSOCKS_PORT" = "$TINYPROXY_PORT" ]; do MICROSOCKS_PORT=$(_free_port); done
+	MICROSOCKS_PORT=$(free_ports 1)
+	while [ "$MICROSOCKS_PORT" = "$TINYPROXY_PORT" ]; do MICROSOCKS_PORT=$(free_ports 1); done
 	microsocks -i 127.0.0.1 -p "$MICROSOCKS_PORT" >"$dir/microsocks.log" 2>&1 &
 	echo "$!" >"$dir/microsocks.pid"
 	export TINYPROXY_PORT MICROSOCKS_PORT

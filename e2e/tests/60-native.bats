@@ -153,7 +153,7 @@ scheduled_times() {
 	run kubectl get --raw /apis/scheduling.k8s.io/v1alpha2
 	[ "$status" -ne 0 ]
 	run timeout 60 "$CADRE_CONTROLLER" --kubeconfig "$KUBECONFIG" --gang-scheduler=native \
-		--metrics-addr 0 --health-addr "127.0.0.1:$(_free_port)"
+		--metrics-addr 0 --health-addr "127.0.0.1:$(free_ports 1)"
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || { echo "status $status: $output"; false; }
 	[[ $output == *"--runtime-config=scheduling.k8s.io/v1alpha2=true"* ]] || { echo "$output"; false; }
 	[[ $output == *"--feature-gates=GenericWorkload=true,GangScheduling=true"* ]] || { echo "$output"; false; }

@@ -58,11 +58,6 @@ _controller_dir() {
 	echo "$BATS_FILE_TMPDIR/controller"
 }
 
-# A TCP port on 127.0.0.1 that nothing listens on (scripts/free-ports).
-_free_port() {
-	"$REPO_ROOT/scripts/free-ports" 1
-}
-
 # ---------------------------------------------------------------------------------------
 # Credentials
 
@@ -196,7 +191,7 @@ controller_start() {
 	: >"$dir/args"
 	if (($#)); then printf '%s\n' "$@" >"$dir/args"; fi
 	rm -f "$dir/pid" "$dir/rc"
-	{ read -r port && read -r mport; } < <("$REPO_ROOT/scripts/free-ports" 2)
+	{ read -r port && read -r mport; } < <(free_ports 2)
 	echo "127.0.0.1:$port" >"$dir/health"
 	_metrics_addr_of "$mport" "$@" >"$dir/metrics"
 	log=$dir/log

@@ -10,6 +10,12 @@ E2E_DIR=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 REPO_ROOT=$(cd "$E2E_DIR/.." && pwd)
 export E2E_DIR REPO_ROOT
 
+# free_ports N: N distinct TCP ports on 127.0.0.1 that nothing listens on, one per line, in
+# this shard's range and none of its control plane's (scripts/free-ports).
+free_ports() {
+	"$REPO_ROOT/scripts/free-ports" "$1"
+}
+
 if ! _e2e_env=$("$E2E_DIR/cluster" env); then
 	echo "no e2e cluster is up (run e2e/cluster up, or use e2e/run)" >&2
 	exit 1

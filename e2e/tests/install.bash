@@ -35,11 +35,6 @@ uninstall() {
 	system_node_delete
 }
 
-# install_free_port: a TCP port on 127.0.0.1 nothing listens on (scripts/free-ports).
-install_free_port() {
-	"$REPO_ROOT/scripts/free-ports" 1
-}
-
 # controller_log_clean: the file's controller has not been refused anything since it
 # started: no "forbidden" in its whole log (a missing RBAC verb shows up as one).
 controller_log_clean() {
@@ -226,7 +221,7 @@ incluster_start() {
 	shift 2
 	dir=$(_incluster_dir "$name")
 	mkdir -p "$dir"
-	port=$(install_free_port)
+	port=$(free_ports 1)
 	echo "127.0.0.1:$port" >"$dir/health"
 	# As in controller.bash: the wrapper records the exit status, fd 3 is closed so bats
 	# does not wait for it, and bats' errexit must not end the wrapper.

@@ -26,12 +26,6 @@ _ctl_dir() {
 	echo "$BATS_TEST_TMPDIR/ctl/$1"
 }
 
-# free_ports N: N distinct TCP ports on 127.0.0.1 that nothing listens on, one per line
-# (scripts/free-ports).
-free_ports() {
-	"$REPO_ROOT/scripts/free-ports" "$1"
-}
-
 # ctl_pid NAME: the instance's pid while it runs; fails otherwise.
 ctl_pid() {
 	local dir pid
