@@ -265,6 +265,17 @@ func (m *podMarks) forget(name string) {
 	}
 }
 
+// first: the earliest mark in set, in seconds.
+func first(set map[string]time.Duration) float64 {
+	min := time.Duration(-1)
+	for _, d := range set {
+		if min < 0 || d < min {
+			min = d
+		}
+	}
+	return max(min, 0).Seconds()
+}
+
 func last(set map[string]time.Duration) float64 {
 	var max time.Duration
 	for _, d := range set {
@@ -301,6 +312,7 @@ func watchPods(ctx context.Context, c clients, ns, selector string, m *podMarks)
 type gangResult struct {
 	Mode         string  `json:"mode"`
 	Nodes        int     `json:"nodes"`
+	FirstCreated float64 `json:"first_created_s"` // the first pod seen: what was decided before any pod
 	Created      float64 `json:"created_s"`
 	Schedulable  float64 `json:"schedulable_s"`
 	Bound        float64 `json:"bound_s"`
@@ -389,7 +401,7 @@ func cmdGang(args []string) {
 		die("scraping the API server's metrics: %v", err)
 	}
 	m.mu.Lock()
-	r := gangResult{Mode: *mode, Nodes: *n, Created: last(m.created), Schedulable: last(m.ungated),
+	r := gangResult{Mode: *mode, Nodes: *n, FirstCreated: first(m.created), Created: last(m.created), Schedulable: last(m.ungated),
 		Bound: last(m.bound), Running: last(m.running), PodWrites: writes(before, after, "ok", "pods", ""),
 		FailedWrites: writes(before, after, "failed", "pods", ""),
 		CPUSeconds:   cpuSeconds(*cpuPid) - cpu0, Returned: returned}
