@@ -265,15 +265,16 @@ func (m *podMarks) forget(name string) {
 	}
 }
 
-// first: the earliest mark in set, in seconds.
+// first: the earliest mark in set, in seconds (0 for none).
 func first(set map[string]time.Duration) float64 {
-	min := time.Duration(-1)
+	var early time.Duration
+	seen := false
 	for _, d := range set {
-		if min < 0 || d < min {
-			min = d
+		if !seen || d < early {
+			early, seen = d, true
 		}
 	}
-	return max(min, 0).Seconds()
+	return early.Seconds()
 }
 
 func last(set map[string]time.Duration) float64 {
