@@ -9,6 +9,7 @@
 #include "api/fielderr.h"
 #include "base/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -768,4 +769,27 @@ int tj_phase_parse(const char *name, enum tj_phase *out)
 bool tj_phase_terminal(enum tj_phase phase)
 {
 	return phase == TJ_PHASE_SUCCEEDED || phase == TJ_PHASE_FAILED;
+}
+
+void tj_job_id(const char *uid, char out[16])
+{
+	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
+
+	for (const char *p = uid ? uid : ""; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
+}
+
+void tj_task_id(const struct object_meta *meta, const char *job_id, char out[TJ_TASK_ID_MAX])
+{
+	char created[32] = "";
+
+	api_time_format(meta->creation_timestamp, created);
+	for (char *c = created; *c; c++)
+		if (*c == ':' || *c == 'T')
+			*c = '-';
+	snprintf(out, TJ_TASK_ID_MAX, "cadre-%.19s_%s_%s", created, meta->name ? meta->name : "",
+		 job_id ? job_id : "");
 }

@@ -521,6 +521,23 @@ extern const char *const tj_reserved_envs[];
 bool tj_env_reserved(const char *name);
 
 /*
+ * The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for
+ * the job's life even if a status write is lost. 9 digits.
+ */
+void tj_job_id(const char *uid, char out[16]);
+
+/* Room for tj_task_id()'s answer, NUL included. */
+#define TJ_TASK_ID_MAX 512
+
+/*
+ * SKYPILOT_TASK_ID as SkyPilot spells it, cadre-<created>_<name>_<job id>
+ * (the creation time with '-' for ':' and 'T'): a function of the job's
+ * metadata and job id, so the planner that stores it and the builder that
+ * needs it before it is stored agree.
+ */
+void tj_task_id(const struct object_meta *meta, const char *job_id, char out[TJ_TASK_ID_MAX]);
+
+/*
  * Whether a plain env name looks like it carries a credential: it ends in
  * _TOKEN or _KEY, or contains PASSWORD or SECRET, in any case. Such an
  * entry earns a Warning event (docs/design.md 6); it is not an error.

@@ -57,6 +57,29 @@ static void check_built(int err, json_t *obj, const struct buf *why, const char 
 	json_decref(obj);
 }
 
+/*
+ * A pod that builds has its shared variables too, and no name twice between
+ * those (its ConfigMap's, by envFrom) and its own env: the kubelet would
+ * silently prefer the pod's.
+ */
+static void check_env(const struct trainingjob *tj, const struct build_opts *opts,
+		      const json_t *pod)
+{
+	const json_t *c = json_array_get(json_object_get(json_object_get(pod, "spec"),
+							 "containers"), 0);
+	json_t *shared = NULL, *e;
+	size_t i;
+	int err = build_shared_env(tj, opts, &shared, NULL);
+
+	FUZZ_CHECK(!err && json_object_size(shared),
+		   "a job whose pod builds has no shared variables (%d)", err);
+	json_array_foreach(json_object_get(c, "env"), i, e)
+		FUZZ_CHECK(!json_object_get(shared, json_string_value(json_object_get(e, "name"))),
+			   "%s is both in the pod's env and in its ConfigMap",
+			   json_string_value(json_object_get(e, "name")));
+	json_decref(shared);
+}
+
 static void build_job(struct trainingjob *tj)
 {
 	static const char *const values[] = { "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB" };
@@ -78,19 +101,25 @@ static void build_job(struct trainingjob *tj)
 	err = build_service(tj, &obj, &why);
 	check_built(err, obj, &why, "Service");
 	obj = NULL;
-	err = build_entrypoint_configmap(tj, &obj, &why);
-	check_built(err, obj, &why, "entrypoint ConfigMap");
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		struct build_opts opts = {
 			.mode = modes[m], .default_image = "registry.example/default:1",
 			.label_values = values, .n_label_values = 2,
 			.claim_names = claims, .n_claim_names = tj->spec.n_volumes,
 		};
+
 		int last = tj->spec.num_nodes > 0 ? (int)tj->spec.num_nodes - 1 : 0;
 
+		if (m == 0) {
+			obj = NULL;
+			err = build_entrypoint_configmap(tj, &opts, &obj, &why);
+			check_built(err, obj, &why, "entrypoint ConfigMap");
+		}
 		for (int rank = 0; rank <= last; rank += last ? last : 1) {
 			obj = NULL;
 			err = build_pod(tj, rank, 3, &opts, &obj, &why);
+			if (!err)
+				check_env(tj, &opts, obj);
 			check_built(err, obj, &why, "pod");
 		}
 	}

@@ -8,6 +8,7 @@
  * a placeholder before comparing, so editing the script does not touch them.
  */
 #include <criterion/criterion.h>
+#include <openssl/evp.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -16,6 +17,7 @@
 #include "api/volume.h"
 #include "controller/build/build.h"
 #include "controller/build/entrypoint.h"
+#include "unit/support/podenv.h"
 
 #define GOLDEN_DIR CADRE_SOURCE_DIR "/unit/testdata/golden"
 #define SCRIPT_PLACEHOLDER "<entrypoint_script()>"
@@ -152,6 +154,9 @@ static struct build_opts llama_opts(void)
 	};
 }
 
+/* The shared variables of the job of the last pod_ok (env_value); never freed: one test each. */
+static json_t *last_shared;
+
 static json_t *pod_ok(const struct trainingjob *tj, int rank, int attempt,
 		      const struct build_opts *opts)
 {
@@ -163,6 +168,9 @@ static json_t *pod_ok(const struct trainingjob *tj, int rank, int attempt,
 	ret = build_pod(tj, rank, attempt, opts, &pod, &err);
 	cr_assert_eq(ret, 0, "build_pod: %d %s", ret, buf_str(&err));
 	cr_assert_not_null(pod);
+	json_decref(last_shared);
+	last_shared = NULL;
+	cr_assert_eq(build_shared_env(tj, opts, &last_shared, &err), 0, "%s", buf_str(&err));
 	buf_release(&err);
 	return pod;
 }
@@ -182,6 +190,11 @@ static void pod_fails(const struct trainingjob *tj, int rank, const struct build
 	buf_release(&err);
 }
 
+/*
+ * The variable name as pod's container gets it: from the pod's env, which
+ * wins, else from its ConfigMap's data, the shared variables of the job of
+ * the last pod_ok (each test runs in a process of its own).
+ */
 static const char *env_value(const json_t *pod, const char *name)
 {
 	json_t *env = json_object_get(container_of(pod), "env"), *e;
@@ -190,7 +203,7 @@ static const char *env_value(const json_t *pod, const char *name)
 	json_array_foreach(env, i, e)
 		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
 			return json_string_value(json_object_get(e, "value"));
-	return NULL;
+	return json_string_value(json_object_get(last_shared, name));
 }
 
 static const char *label(const json_t *obj, const char *key)
@@ -244,23 +257,168 @@ static void assert_json(json_t *got, const char *want_text);
 /* The script travels in the ConfigMap; the golden file holds a placeholder for it. */
 Test(build, entrypoint_configmap_matches_golden_and_holds_exactly_the_script)
 {
+	struct build_opts opts = llama_opts();
 	struct trainingjob tj;
-	json_t *cm = NULL, *data;
+	unsigned char *decoded;
+	const char *b64;
+	json_t *cm = NULL, *bin;
+	size_t len = strlen(entrypoint_script());
+	int n;
 
 	load_job("llama-pretrain", NULL, &tj);
-	cr_assert_eq(build_entrypoint_configmap(&tj, &cm, NULL), 0);
-	data = json_object_get(cm, "data");
-	cr_assert_eq(json_object_size(data), 1);
-	cr_assert_str_eq(json_string_value(json_object_get(data, ENTRYPOINT_KEY)),
-			 entrypoint_script());
-	json_object_set_new(data, ENTRYPOINT_KEY, json_string(SCRIPT_PLACEHOLDER));
+	cr_assert_eq(build_entrypoint_configmap(&tj, &opts, &cm, NULL), 0);
+	bin = json_object_get(cm, "binaryData");
+	cr_assert_eq(json_object_size(bin), 1);
+	b64 = json_string_value(json_object_get(bin, ENTRYPOINT_KEY));
+	cr_assert_not_null(b64);
+	/* Base64 that decodes to the script, byte for byte (padding decodes as zeros). */
+	decoded = malloc(strlen(b64));
+	n = EVP_DecodeBlock(decoded, (const unsigned char *)b64, (int)strlen(b64));
+	cr_assert_geq(n, (int)len);
+	cr_assert_eq(memcmp(decoded, entrypoint_script(), len), 0);
+	for (int i = (int)len; i < n; i++)
+		cr_assert_eq(decoded[i], 0);
+	free(decoded);
+	json_object_set_new(bin, ENTRYPOINT_KEY, json_string(SCRIPT_PLACEHOLDER));
 	assert_golden("llama-pretrain.configmap", cm);
 	json_decref(cm);
 	tj_release(&tj);
 }
 
+/* A ConfigMap key the pod's envFrom takes as a variable, and not one the pod sets itself. */
+static void assert_shared_and_own_apart(const json_t *data, const json_t *pod)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(container_of(pod), "env"), i, e)
+		cr_assert_null(json_object_get(data, json_string_value(json_object_get(e, "name"))),
+			       "%s both in the ConfigMap and the pod",
+			       json_string_value(json_object_get(e, "name")));
+}
+
+/*
+ * What every rank shares is the ConfigMap's data, taken whole by envFrom;
+ * each pod sets only its rank and restart count; together they are
+ * docs/design.md 2.3 and 2.4.
+ */
+Test(build, the_shared_variables_are_the_configmaps_data_and_each_pod_sets_only_its_own)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *cm = NULL, *data, *shared = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	cr_assert_eq(build_entrypoint_configmap(&tj, &opts, &cm, NULL), 0);
+	data = json_object_get(cm, "data");
+	cr_assert_eq(build_shared_env(&tj, &opts, &shared, NULL), 0);
+	cr_assert(json_equal(data, shared));
+	cr_assert_str_eq(json_string_value(json_object_get(data, "MASTER_ADDR")),
+			 "llama-pretrain-0.llama-pretrain.research.svc.cluster.local");
+	cr_assert_str_eq(json_string_value(json_object_get(data, "SLURM_JOB_NODELIST")),
+			 "llama-pretrain-[0-1]");
+	cr_assert_null(json_object_get(data, "NODE_RANK"));
+	cr_assert_null(json_object_get(data, "CADRE_RESTART_ATTEMPT"));
+	for (int rank = 0; rank < 2; rank++) {
+		json_t *pod = pod_ok(&tj, rank, 4, &opts);
+		char want[1024];
+
+		assert_json(json_object_get(container_of(pod), "envFrom"),
+			    "[{\"configMapRef\": {\"name\": \"llama-pretrain-entrypoint\"}}]");
+		assert_shared_and_own_apart(data, pod);
+		snprintf(want, sizeof(want),
+			 "[{\"name\": \"SKYPILOT_NODE_RANK\", \"value\": \"%d\"},"
+			 " {\"name\": \"NODE_RANK\", \"value\": \"%d\"},"
+			 " {\"name\": \"SLURM_NODEID\", \"value\": \"%d\"},"
+			 " {\"name\": \"SLURM_PROCID\", \"value\": \"%d\"},"
+			 " {\"name\": \"CADRE_RESTART_ATTEMPT\", \"value\": \"4\"},"
+			 " {\"name\": \"SLURM_RESTART_COUNT\", \"value\": \"4\"},"
+			 " {\"name\": \"BATCH_SIZE\", \"value\": \"32\"},"
+			 " {\"name\": \"HF_TOKEN\", \"valueFrom\": {\"secretKeyRef\":"
+			 " {\"key\": \"token\", \"name\": \"hf\"}}}]", rank, rank, rank, rank);
+		assert_json(json_object_get(container_of(pod), "env"), want);
+		json_decref(pod);
+	}
+	json_decref(shared);
+	json_decref(cm);
+	tj_release(&tj);
+}
+
+/*
+ * A job with no status yet gets the ids the planner will store: its first
+ * ConfigMap is already the one its pods need, with no second write.
+ */
+Test(build, a_new_jobs_configmap_carries_the_ids_the_planner_will_store)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	char job_id[16], task_id[TJ_TASK_ID_MAX], before[BUILD_DIGEST_SIZE];
+	char after[BUILD_DIGEST_SIZE];
+	json_t *shared = NULL;
+
+	load_job("llama-pretrain", NULL, &tj);
+	free(tj.status.job_id);
+	free(tj.status.task_id);
+	tj.status.job_id = tj.status.task_id = NULL;
+	cr_assert_eq(build_entrypoint_digest(&tj, &opts, before), 0);
+	cr_assert_eq(build_shared_env(&tj, &opts, &shared, NULL), 0);
+	tj_job_id(tj.meta.uid, job_id);
+	tj_task_id(&tj.meta, job_id, task_id);
+	cr_assert_str_eq(json_string_value(json_object_get(shared, "SLURM_JOB_ID")), job_id);
+	cr_assert_str_eq(json_string_value(json_object_get(shared, "SKYPILOT_TASK_ID")), task_id);
+	tj.status.job_id = strdup(job_id);
+	tj.status.task_id = strdup(task_id);
+	cr_assert_eq(build_entrypoint_digest(&tj, &opts, after), 0);
+	cr_assert_str_eq(before, after, "storing the ids must not make the ConfigMap stale");
+	json_decref(shared);
+	tj_release(&tj);
+}
+
+/* A job that cannot become pods has a ConfigMap with the script and no variables. */
+Test(build, a_job_that_cannot_become_pods_gets_a_configmap_without_variables)
+{
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	json_t *cm = NULL;
+
+	load_job("cpu-only", NULL, &tj);
+	free(tj.spec.image);
+	tj.spec.image = NULL;
+	cr_assert_eq(build_entrypoint_configmap(&tj, &opts, &cm, NULL), 0);
+	cr_assert_eq(json_object_size(json_object_get(cm, "data")), 0);
+	cr_assert_not_null(json_object_get(json_object_get(cm, "binaryData"), ENTRYPOINT_KEY));
+	json_decref(cm);
+	tj_release(&tj);
+}
+
+/* The digest names the data, not the order of its keys; any value changes it. */
+Test(build, the_data_digest_ignores_key_order_and_sees_every_value)
+{
+	json_t *a = json_pack("{s:s, s:s}", "A", "1", "B", "2");
+	json_t *b = json_pack("{s:s, s:s}", "B", "2", "A", "1");
+	json_t *c = json_pack("{s:s, s:s}", "A", "1", "B", "3");
+	char da[BUILD_DIGEST_SIZE], db[BUILD_DIGEST_SIZE], dc[BUILD_DIGEST_SIZE];
+	char dn[BUILD_DIGEST_SIZE], de[BUILD_DIGEST_SIZE];
+	json_t *empty = json_object();
+
+	cr_assert_eq(build_data_digest(a, da), 0);
+	cr_assert_eq(build_data_digest(b, db), 0);
+	cr_assert_eq(build_data_digest(c, dc), 0);
+	cr_assert_eq(build_data_digest(NULL, dn), 0);
+	cr_assert_eq(build_data_digest(empty, de), 0);
+	cr_assert_str_eq(da, db);
+	cr_assert_str_neq(da, dc);
+	cr_assert_str_eq(dn, de, "no data is empty data");
+	cr_assert_eq(strlen(da), 16);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(empty);
+}
+
 Test(build, entrypoint_configmap_needs_the_uid_for_its_owner_reference)
 {
+	struct build_opts opts = llama_opts();
 	struct trainingjob tj;
 	struct buf err;
 	json_t *cm = NULL;
@@ -269,7 +427,7 @@ Test(build, entrypoint_configmap_needs_the_uid_for_its_owner_reference)
 	free(tj.meta.uid);
 	tj.meta.uid = NULL;
 	buf_init(&err, 256);
-	cr_assert_eq(build_entrypoint_configmap(&tj, &cm, &err), CADRE_EINVAL);
+	cr_assert_eq(build_entrypoint_configmap(&tj, &opts, &cm, &err), CADRE_EINVAL);
 	cr_assert_null(cm);
 	cr_assert_str_eq(buf_str(&err), "metadata.uid: required: owner references name the uid");
 	buf_release(&err);
@@ -350,8 +508,9 @@ static void four_nodes(json_t *obj)
 }
 
 /*
- * docs/design.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs, then
- * envs and secretEnvs: names, order, values.
+ * docs/design.md 2.3, then 2.4's Slurm set, then the entrypoint's inputs
+ * (the ConfigMap's, by envFrom), then the rank's and the attempt's own, then
+ * envs and secretEnvs: names, order, values, as the container gets them.
  */
 Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 {
@@ -364,8 +523,6 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 		const char *want[][2] = {
 			{ "SKYPILOT_NUM_NODES", "4" }, { "NNODES", "4" },
 			{ "SLURM_NNODES", "4" }, { "SLURM_JOB_NUM_NODES", "4" },
-			{ "SKYPILOT_NODE_RANK", r }, { "NODE_RANK", r },
-			{ "SLURM_NODEID", r }, { "SLURM_PROCID", r },
 			{ "SKYPILOT_NUM_GPUS_PER_NODE", "8" }, { "SLURM_GPUS_PER_NODE", "8" },
 			{ "SLURM_JOB_NODELIST", "llama-pretrain-[0-3]" },
 			{ "SKYPILOT_TASK_ID", "cadre-2026-03-02-09-15-00_llama-pretrain_482913307" },
@@ -374,7 +531,6 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "SLURM_JOB_NAME", "llama-pretrain" }, { "CADRE_JOB_NAME", "llama-pretrain" },
 			{ "MASTER_ADDR", "llama-pretrain-0.llama-pretrain.research.svc.cluster.local" },
 			{ "MASTER_PORT", "29500" },
-			{ "CADRE_RESTART_ATTEMPT", "2" },
 			/* docs/design.md 2.4: 4 nodes x 1 task, 32 CPUs, 8 GPUs, attempt 2. */
 			{ "SLURM_NODELIST", "llama-pretrain-[0-3]" },
 			{ "SLURM_JOBID", "482913307" },
@@ -383,7 +539,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "SLURM_CPUS_PER_TASK", "32" }, { "SLURM_CPUS_ON_NODE", "32" },
 			{ "SLURM_GPUS_ON_NODE", "8" }, { "SLURM_LOCALID", "0" },
 			{ "SLURM_SUBMIT_DIR", "/workspace" },
-			{ "SLURM_RESTART_COUNT", "2" }, { "SLURM_CLUSTER_NAME", "cadre" },
+			{ "SLURM_CLUSTER_NAME", "cadre" },
 			{ ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR },
 			/* The peers are named from it by the entrypoint, not listed. */
 			{ "CADRE_PEER_DOMAIN", "llama-pretrain.research.svc" },
@@ -391,6 +547,10 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 			{ "CADRE_WORKDIR", "/workspace" },
 			{ "CADRE_SETUP", "pip install -r requirements.txt\n" },
 			{ "CADRE_RUN", tj.spec.run },
+			/* The pod's own. */
+			{ "SKYPILOT_NODE_RANK", r }, { "NODE_RANK", r },
+			{ "SLURM_NODEID", r }, { "SLURM_PROCID", r },
+			{ "CADRE_RESTART_ATTEMPT", "2" }, { "SLURM_RESTART_COUNT", "2" },
 			{ "BATCH_SIZE", "32" },
 		};
 		size_t n = sizeof(want) / sizeof(want[0]);
@@ -398,7 +558,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 
 		snprintf(r, sizeof(r), "%d", rank);
 		pod = pod_ok(&tj, rank, 2, &opts);
-		env = json_object_get(container_of(pod), "env");
+		env = pod_environment(&tj, &opts, pod);
 		cr_assert_eq(json_array_size(env), n + 1, "rank %d has %zu variables", rank,
 			     json_array_size(env));
 		for (size_t i = 0; i < n; i++) {
@@ -417,6 +577,7 @@ Test(build, every_rank_gets_every_variable_with_its_exact_value_in_order)
 		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
 			secret, "valueFrom"), "secretKeyRef"), "key")), "token");
 		cr_assert_str_eq(label(pod, LABEL_NODE_RANK), r);
+		json_decref(env);
 		json_decref(pod);
 	}
 	tj_release(&tj);
@@ -1894,18 +2055,6 @@ Test(build, a_pod_group_takes_the_required_level_as_its_topology_constraint)
 	buf_release(&err);
 }
 
-/* The env var name of pod's main container, or NULL. */
-static const char *env_of(const json_t *pod, const char *name)
-{
-	const json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(container_of(pod), "env"), i, e)
-		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
-			return json_string_value(json_object_get(e, "value"));
-	return NULL;
-}
-
 static struct build_opts scratch_opts(void)
 {
 	static const char *const claims[] = { "shared-checkpoints" };
@@ -1953,8 +2102,8 @@ Test(build, scratch_is_an_ephemeral_claim_with_a_class_and_an_emptydir_without)
 	cr_assert_null(json_object_get(json_object_get(json_object_get(container_of(pod),
 		"resources"), "limits"), "ephemeral-storage"));
 	/* TMPDIR is the first path in sorted order, whatever the JSON's. */
-	cr_assert_str_eq(env_of(pod, "TMPDIR"), "/mnt/cache");
-	cr_assert_str_eq(env_of(pod, ENTRYPOINT_ENV_STAGE_IN),
+	cr_assert_str_eq(env_value(pod, "TMPDIR"), "/mnt/cache");
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_STAGE_IN),
 			 "/mnt/shared/datasets/shards\n/mnt/cache/shards\n"
 			 "/mnt/shared/vocab.json\n/scratch/tmp/vocab.json\n");
 	json_decref(pod);
@@ -1972,17 +2121,21 @@ Test(build, a_job_that_sets_tmpdir_keeps_its_own)
 	struct build_opts opts = scratch_opts();
 	struct trainingjob tj;
 	const json_t *e;
-	json_t *pod;
+	json_t *pod, *env;
 	size_t i, n = 0;
 
 	load_job("node-scratch", set_tmpdir, &tj);
 	pod = pod_ok(&tj, 0, 0, &opts);
-	json_array_foreach(json_object_get(container_of(pod), "env"), i, e)
+	/* Once, the job's, in the pod: not also in the ConfigMap, where the pod's would win. */
+	cr_assert_null(json_object_get(last_shared, "TMPDIR"));
+	env = pod_environment(&tj, &opts, pod);
+	json_array_foreach(env, i, e)
 		if (!strcmp(json_string_value(json_object_get(e, "name")), "TMPDIR")) {
 			cr_assert_str_eq(json_string_value(json_object_get(e, "value")), "/var/tmp");
 			n++;
 		}
 	cr_assert_eq(n, 1);
+	json_decref(env);
 	json_decref(pod);
 	tj_release(&tj);
 }
@@ -1995,8 +2148,8 @@ Test(build, a_job_without_scratch_gets_no_tmpdir_and_no_disk_request)
 
 	load_job("template", NULL, &tj);
 	pod = pod_ok(&tj, 0, 0, &opts);
-	cr_assert_null(env_of(pod, "TMPDIR"));
-	cr_assert_null(env_of(pod, ENTRYPOINT_ENV_STAGE_IN));
+	cr_assert_null(env_value(pod, "TMPDIR"));
+	cr_assert_null(env_value(pod, ENTRYPOINT_ENV_STAGE_IN));
 	cr_assert_null(json_object_get(json_object_get(json_object_get(container_of(pod),
 		"resources"), "requests"), "ephemeral-storage"));
 	json_decref(pod);

@@ -22,6 +22,7 @@
 #include "base/buf.h"
 #include "controller/build/build.h"
 #include "controller/build/entrypoint.h"
+#include "unit/support/podenv.h"
 #include "convert/convert.h"
 
 #define STUB_BIN CADRE_SOURCE_DIR "/unit/testdata/bin"
@@ -687,8 +688,7 @@ static void ep_pod_env(struct ep *e, const struct trainingjob *tj, int rank)
 	buf_release(&err);
 	snprintf(bin, sizeof(bin), "%s/cadre-bin", e->dir);
 	cr_assert_eq(mkdir(bin, 0755), 0);
-	env = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
-							     "containers"), 0), "env");
+	env = pod_environment(tj, &opts, pod);
 	json_array_foreach(env, i, var) {
 		const char *name = json_string_value(json_object_get(var, "name"));
 		const char *value = json_string_value(json_object_get(var, "value"));
@@ -697,6 +697,7 @@ static void ep_pod_env(struct ep *e, const struct trainingjob *tj, int rank)
 			continue;
 		ep_setenv(e, name, strcmp(name, ENTRYPOINT_ENV_BIN_DIR) ? value : bin);
 	}
+	json_decref(env);
 	json_decref(pod);
 	write_file(e->hosts,
 		   "llama-pretrain-0.llama-pretrain.research.svc 10.4.0.10\n"

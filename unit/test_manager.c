@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/build/build.h"
 #include "controller/build/entrypoint.h"
 #include "controller/manager/configmap_trim.h"
 #include "controller/manager/expect.h"
@@ -204,16 +205,19 @@ Test(manager, an_entrypoint_configmap_change_queues_the_job_it_belongs_to)
 	json_decref(cm);
 }
 
-/* A ConfigMap as the API server sends it: owned by uid (NULL: no owner), holding script. */
-static json_t *configmap(const char *owner_uid, const char *script)
+/*
+ * A ConfigMap as the API server sends it: owned by uid (NULL: no owner),
+ * holding script (base64) in binaryData and data.
+ */
+static json_t *configmap(const char *owner_uid, const char *script, json_t *data)
 {
 	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, s:[{s:s, s:s}]},"
-			       " s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+			       " s:{s:s}, s:o}", "apiVersion", "v1", "kind", "ConfigMap",
 			       "metadata", "name", "llama-entrypoint", "namespace", "ns",
 			       "uid", "c1", "resourceVersion", "42",
 			       "labels", "cadre.dev/job-name", "llama",
 			       "managedFields", "manager", "cadre", "operation", "Update",
-			       "data", ENTRYPOINT_KEY, script);
+			       "binaryData", ENTRYPOINT_KEY, script, "data", data);
 	json_t *meta = json_object_get(cm, "metadata");
 
 	cr_assert_not_null(cm);
@@ -224,33 +228,54 @@ static json_t *configmap(const char *owner_uid, const char *script)
 	return cm;
 }
 
-Test(manager, the_configmap_cache_keeps_whose_it_is_and_whether_its_script_is_current)
+Test(manager, the_configmap_cache_keeps_whose_it_is_and_whether_its_script_and_variables_are_current)
 {
-	json_t *cm = configmap("u-1", entrypoint_script());
+	json_t *vars = json_pack("{s:s, s:s}", "NNODES", "2", "MASTER_PORT", "29500");
+	json_t *cm = configmap("u-1", entrypoint_script_base64(), json_incref(vars));
 	json_t *trimmed = configmap_trim(cm, NULL), *meta = json_object_get(trimmed, "metadata");
+	char want[BUILD_DIGEST_SIZE], other[BUILD_DIGEST_SIZE];
 
+	cr_assert_eq(build_data_digest(vars, want), 0);
+	json_object_set_new(vars, "NNODES", json_string("4"));
+	cr_assert_eq(build_data_digest(vars, other), 0);
 	cr_assert_not_null(trimmed);
-	cr_assert_null(json_object_get(trimmed, "data"), "the script is not cached");
+	cr_assert_null(json_object_get(trimmed, "binaryData"), "the script is not cached");
+	cr_assert_null(json_object_get(trimmed, "data"), "nor the variables");
 	cr_assert_null(json_object_get(meta, "managedFields"));
 	cr_assert_str_eq(json_string_value(json_object_get(meta, "resourceVersion")), "42");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "labels"),
 							   "cadre.dev/job-name")), "llama");
-	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_CURRENT);
-	cr_assert_eq(configmap_state(trimmed, "u-2"), CONFIGMAP_FOREIGN,
+	cr_assert_eq(configmap_state(trimmed, "u-1", want), CONFIGMAP_CURRENT);
+	cr_assert_eq(configmap_state(trimmed, "u-1", other), CONFIGMAP_STALE,
+		     "the job's variables changed");
+	cr_assert_eq(configmap_state(trimmed, "u-1", NULL), CONFIGMAP_STALE,
+		     "variables not known are not current");
+	cr_assert_eq(configmap_state(trimmed, "u-2", want), CONFIGMAP_FOREIGN,
 		     "an earlier job of the same name owns it");
-	cr_assert_eq(configmap_state(NULL, "u-1"), CONFIGMAP_ABSENT);
+	cr_assert_eq(configmap_state(NULL, "u-1", want), CONFIGMAP_ABSENT);
 	json_decref(trimmed);
 	json_decref(cm);
 
-	cm = configmap("u-1", "# an earlier controller's entrypoint\n");
+	/* An earlier controller's: another script, or the script in data. */
+	cm = configmap("u-1", "IyBlYXJsaWVyCg==", json_deep_copy(vars));
 	trimmed = configmap_trim(cm, NULL);
-	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_STALE);
+	cr_assert_eq(configmap_state(trimmed, "u-1", other), CONFIGMAP_STALE);
+	json_decref(trimmed);
+	json_decref(cm);
+	cm = configmap("u-1", entrypoint_script_base64(), json_deep_copy(vars));
+	json_object_del(cm, "binaryData");
+	json_object_set_new(json_object_get(cm, "data"), ENTRYPOINT_KEY,
+			    json_string(entrypoint_script()));
+	trimmed = configmap_trim(cm, NULL);
+	cr_assert_eq(configmap_state(trimmed, "u-1", other), CONFIGMAP_STALE);
 	json_decref(trimmed);
 	json_decref(cm);
 
-	cm = configmap(NULL, entrypoint_script());
+	cm = configmap(NULL, entrypoint_script_base64(), json_deep_copy(vars));
 	trimmed = configmap_trim(cm, NULL);
-	cr_assert_eq(configmap_state(trimmed, "u-1"), CONFIGMAP_FOREIGN, "no owner is not ours");
+	cr_assert_eq(configmap_state(trimmed, "u-1", other), CONFIGMAP_FOREIGN,
+		     "no owner is not ours");
 	json_decref(trimmed);
 	json_decref(cm);
+	json_decref(vars);
 }

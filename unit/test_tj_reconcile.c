@@ -16,6 +16,9 @@
 #include <time.h>
 
 #include "base/err.h"
+#include "api/fielderr.h"
+#include "api/trainingjob.h"
+#include "controller/build/build.h"
 #include "controller/build/entrypoint.h"
 #include "controller/manager/configmap_trim.h"
 #include "controller/manager/manager.h"
@@ -220,15 +223,38 @@ static void teardown(void)
 
 TestSuite(tj_reconcile, .init = setup, .fini = teardown);
 
-/* The job's ConfigMap as the API server holds it: owned by owner_uid (NULL: none). */
-static json_t *configmap(const char *owner_uid, const char *script)
+/* The shared variables the cached job llama's pods need now, as this pass's options give them. */
+static json_t *shared_env_of_job(void)
 {
-	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:s}}",
+	struct build_opts bo = { .cluster_domain = opts.cluster_domain,
+				 .default_image = opts.default_image };
+	struct field_errors errs;
+	struct trainingjob tj;
+	json_t *obj = NULL, *data = NULL;
+
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ml/llama", &obj), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &tj, &errs), 0);
+	cr_assert_eq(build_shared_env(&tj, &bo, &data, NULL), 0);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(obj);
+	return data;
+}
+
+/*
+ * The job's ConfigMap as the API server holds it: owned by owner_uid (NULL:
+ * none), the script in binaryData (script_b64: base64) and the job's shared
+ * variables as data.
+ */
+static json_t *configmap(const char *owner_uid, const char *script_b64)
+{
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}, s:o, s:{s:s}}",
 			       "apiVersion", "v1", "kind", "ConfigMap",
 			       "metadata", "name", "llama-entrypoint", "namespace", "ml",
 			       "uid", "cm-uid", "resourceVersion", "7",
 			       "labels", "cadre.dev/job-name", "llama",
-			       "data", ENTRYPOINT_KEY, script);
+			       "data", shared_env_of_job(), "binaryData", ENTRYPOINT_KEY, script_b64);
 
 	cr_assert_not_null(cm);
 	if (owner_uid)
@@ -238,6 +264,12 @@ static json_t *configmap(const char *owner_uid, const char *script)
 				  "cadre.dev/v1alpha1", "kind", "TrainingJob", "name", "llama",
 				  "uid", owner_uid, "controller", 1, "blockOwnerDeletion", 1)), 0);
 	return cm;
+}
+
+/* The job's ConfigMap as this controller writes it for the job as it is. */
+static json_t *current_configmap(void)
+{
+	return configmap(JOB_UID, entrypoint_script_base64());
 }
 
 /* Cache it as the ConfigMap reflector would: trimmed. */
@@ -273,14 +305,16 @@ static json_t *body_of(size_t i)
 	return body;
 }
 
+/* The script a written ConfigMap holds, in base64. */
 static const char *script_of(const json_t *cm)
 {
-	return json_string_value(json_object_get(json_object_get(cm, "data"), ENTRYPOINT_KEY));
+	return json_string_value(json_object_get(json_object_get(cm, "binaryData"),
+						 ENTRYPOINT_KEY));
 }
 
 Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
 {
-	json_t *cm;
+	json_t *cm, *data;
 
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", CM_PATH), 1);
@@ -288,7 +322,12 @@ Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
 	cr_assert_lt(first("POST", CM_PATH), first("POST", PODS_PATH),
 		     "a pod create went out before the ConfigMap was answered");
 	cm = body_of(first("POST", CM_PATH));
-	cr_assert_str_eq(script_of(cm), entrypoint_script());
+	cr_assert_str_eq(script_of(cm), entrypoint_script_base64());
+	/* The ids the first status write will store, before it is written. */
+	data = shared_env_of_job();
+	cr_assert(json_equal(json_object_get(cm, "data"), data));
+	cr_assert_not_null(json_object_get(data, "SLURM_JOB_ID"));
+	json_decref(data);
 	json_decref(cm);
 }
 
@@ -421,7 +460,7 @@ Test(tj_reconcile, a_cached_service_of_an_earlier_job_of_the_name_is_not_taken_a
 
 Test(tj_reconcile, a_cached_configmap_of_an_earlier_job_of_the_name_is_not_written)
 {
-	cache_configmap(configmap("an-earlier-uid", entrypoint_script()));
+	cache_configmap(configmap("an-earlier-uid", entrypoint_script_base64()));
 	cr_assert_neq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", CM_PATH) + count("PUT", CM_NAME_PATH), 0);
 	cr_assert_eq(count("POST", PODS_PATH), 0);
@@ -429,7 +468,7 @@ Test(tj_reconcile, a_cached_configmap_of_an_earlier_job_of_the_name_is_not_writt
 
 Test(tj_reconcile, the_job_s_own_configmap_created_by_an_earlier_pass_is_taken_as_made)
 {
-	json_t *ours = configmap(JOB_UID, entrypoint_script());
+	json_t *ours = current_configmap();
 	char *text = json_dumps(ours, 0);
 
 	configmap_post_status = 409;
@@ -441,11 +480,22 @@ Test(tj_reconcile, the_job_s_own_configmap_created_by_an_earlier_pass_is_taken_a
 	json_decref(ours);
 }
 
+/* An earlier controller's ConfigMap: the script in data, no variables. */
+static json_t *earlier_configmap(void)
+{
+	json_t *cm = current_configmap();
+
+	cr_assert_eq(json_object_del(cm, "binaryData"), 0);
+	cr_assert_eq(json_object_set_new(cm, "data", json_pack("{s:s}", ENTRYPOINT_KEY,
+							       "# an earlier controller's entrypoint\n")), 0);
+	return cm;
+}
+
 Test(tj_reconcile, an_earlier_controllers_script_is_replaced_guarded_by_its_version_before_the_pods)
 {
 	json_t *put;
 
-	cache_configmap(configmap(JOB_UID, "# an earlier controller's entrypoint\n"));
+	cache_configmap(earlier_configmap());
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", CM_PATH), 0);
 	cr_assert_eq(count("PUT", CM_NAME_PATH), 1);
@@ -454,13 +504,35 @@ Test(tj_reconcile, an_earlier_controllers_script_is_replaced_guarded_by_its_vers
 	put = body_of(first("PUT", CM_NAME_PATH));
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(put, "metadata"),
 							   "resourceVersion")), "7");
-	cr_assert_str_eq(script_of(put), entrypoint_script());
+	cr_assert_str_eq(script_of(put), entrypoint_script_base64());
+	json_decref(put);
+}
+
+/*
+ * Variables that are no longer the job's (a controller with another
+ * --cluster-domain, a spec changed while queued) are rewritten before any
+ * pod takes them by envFrom.
+ */
+Test(tj_reconcile, variables_that_are_not_the_jobs_any_more_are_rewritten_before_the_pods)
+{
+	json_t *cm = current_configmap(), *put;
+
+	cr_assert_eq(json_object_set_new(json_object_get(cm, "data"), "MASTER_ADDR",
+					 json_string("llama-0.llama.ml.svc.old.domain")), 0);
+	cache_configmap(cm);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("PUT", CM_NAME_PATH), 1);
+	cr_assert_lt(first("PUT", CM_NAME_PATH), first("POST", PODS_PATH));
+	put = body_of(first("PUT", CM_NAME_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(put, "data"),
+							   "MASTER_ADDR")),
+			 "llama-0.llama.ml.svc.cluster.local");
 	json_decref(put);
 }
 
 Test(tj_reconcile, the_job_s_current_configmap_in_the_cache_sends_nothing_for_it)
 {
-	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache_configmap(current_configmap());
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", CM_PATH) + count("PUT", CM_NAME_PATH) +
 		     count("GET", CM_NAME_PATH), 0);
@@ -496,7 +568,7 @@ static void native_setup(int podgroup_status)
 	podgroup_post_status = podgroup_status;
 	httpd_set_handler(server, answer_native, NULL);
 	/* The ConfigMap exists already: the pass is the PodGroup's and the pods'. */
-	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache_configmap(current_configmap());
 }
 
 /* One pass, not two: the pods follow the PodGroup's create as soon as it is answered. */
@@ -596,7 +668,7 @@ Test(tj_reconcile, a_restart_is_stored_before_any_pod_goes_and_counted_once_afte
 		"Admitted", "message", "m", "lastTransitionTime", "2026-12-01T10:00:00Z",
 		"admittedTime", "2026-12-01T10:00:00Z", "startTime", "2026-12-01T10:00:05Z"));
 	cache(KIND_TRAININGJOBS, job);
-	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache_configmap(current_configmap());
 	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
 				       "llama", "namespace", "ml", "uid", "svc",
 				       "ownerReferences", "uid", JOB_UID));
@@ -654,22 +726,35 @@ static void recache_llama(const char *spec)
 		"spec", json_loads(spec, 0, NULL)));
 }
 
-static const char *env_of(const json_t *pod, const char *name)
+/*
+ * The variable name as pod's container gets it: from the pod's env, which
+ * wins, else from the data of the ConfigMap this pass wrote (envFrom). A
+ * new string, or NULL.
+ */
+static char *env_of(const json_t *pod, const char *name)
 {
 	const json_t *e;
+	json_t *cm;
+	char *value = NULL;
 	size_t i;
 
 	json_array_foreach(json_object_get(json_array_get(json_object_get(json_object_get(pod,
 		"spec"), "containers"), 0), "env"), i, e)
 		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
-			return json_string_value(json_object_get(e, "value"));
-	return NULL;
+			return strdup(json_string_value(json_object_get(e, "value")));
+	cr_assert_eq(count("POST", CM_PATH), 1, "no ConfigMap was written");
+	cm = body_of(first("POST", CM_PATH));
+	if (json_string_value(json_object_get(json_object_get(cm, "data"), name)))
+		value = strdup(json_string_value(json_object_get(json_object_get(cm, "data"),
+								  name)));
+	json_decref(cm);
+	return value;
 }
 
 Test(tj_reconcile, a_job_without_image_or_partition_runs_in_the_default_partition_with_its_image)
 {
 	json_t *pod, *st;
-	char *tol;
+	char *tol, *value;
 
 	cache_partition("{\"apiVersion\": \"cadre.dev/v1alpha1\", \"kind\": \"Partition\", "
 			"\"metadata\": {\"name\": \"gpu\", \"uid\": \"p1\"}, \"spec\": {\"default\": true, "
@@ -688,7 +773,9 @@ Test(tj_reconcile, a_job_without_image_or_partition_runs_in_the_default_partitio
 			 JSON_COMPACT | JSON_SORT_KEYS);
 	cr_assert(tol && strstr(tol, "\"team\""), "%s", tol);
 	free(tol);
-	cr_assert_str_eq(env_of(pod, "SLURM_JOB_PARTITION"), "gpu");
+	value = env_of(pod, "SLURM_JOB_PARTITION");
+	cr_assert_str_eq(value, "gpu");
+	free(value);
 	st = body_of(first("PUT", TJ_STATUS_PATH));
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(st, "status"),
 							   "partition")), "gpu");
@@ -737,12 +824,14 @@ Test(tj_reconcile, a_time_limit_past_the_partitions_max_time_fails_the_job)
 Test(tj_reconcile, with_no_partitions_at_all_nothing_changes)
 {
 	json_t *pod, *st;
+	char *value;
 
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("POST", PODS_PATH), 2);
 	pod = body_of(first("POST", PODS_PATH));
 	cr_assert_null(json_object_get(json_object_get(pod, "spec"), "nodeSelector"));
-	cr_assert_null(env_of(pod, "SLURM_JOB_PARTITION"));
+	value = env_of(pod, "SLURM_JOB_PARTITION");
+	cr_assert_null(value);
 	st = body_of(first("PUT", TJ_STATUS_PATH));
 	cr_assert_null(json_object_get(json_object_get(st, "status"), "partition"));
 	json_decref(pod);
@@ -775,7 +864,7 @@ Test(tj_reconcile, a_hung_rank_is_counted_in_the_restart_metric_as_hung)
 		"Admitted", "message", "m", "lastTransitionTime", "2026-12-01T10:00:00Z",
 		"admittedTime", "2026-12-01T10:00:00Z", "startTime", "2026-12-01T10:00:05Z"));
 	cache(KIND_TRAININGJOBS, job);
-	cache_configmap(configmap(JOB_UID, entrypoint_script()));
+	cache_configmap(current_configmap());
 	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
 				       "llama", "namespace", "ml", "uid", "svc",
 				       "ownerReferences", "uid", JOB_UID));

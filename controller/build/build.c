@@ -6,6 +6,9 @@
 #include "controller/build/build.h"
 
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -101,11 +104,28 @@ int build_entrypoint_name(const char *job, char *out, size_t size)
 	return n < 0 || (size_t)n >= size || n > OBJECT_NAME_MAX ? CADRE_EINVAL : 0;
 }
 
-int build_entrypoint_configmap(const struct trainingjob *job, json_t **out, struct buf *err)
+/* What build_entrypoint_configmap writes as data: the shared env, or {} for a job that cannot run. */
+static int entrypoint_data(const struct trainingjob *job, const struct build_opts *opts,
+			   json_t **out)
+{
+	int ret = build_shared_env(job, opts, out, NULL);
+
+	if (ret == CADRE_ENOMEM)
+		return ret;
+	if (ret) {
+		*out = json_object();
+		return *out ? 0 : CADRE_ENOMEM;
+	}
+	return 0;
+}
+
+int build_entrypoint_configmap(const struct trainingjob *job, const struct build_opts *opts,
+			       json_t **out, struct buf *err)
 {
 	const struct object_meta *meta = &job->meta;
+	const char *script = entrypoint_script_base64();
 	char name[OBJECT_NAME_MAX + 1];
-	json_t *owners = NULL, *cm;
+	json_t *owners = NULL, *data = NULL, *cm;
 	int ret;
 
 	*out = NULL;
@@ -115,19 +135,56 @@ int build_entrypoint_configmap(const struct trainingjob *job, json_t **out, stru
 	if (build_entrypoint_name(meta->name, name, sizeof(name)))
 		return build_fail(err, CADRE_EINVAL, "metadata.name",
 				  "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
-	ret = build_owner_refs(TJ_API_VERSION, TJ_KIND, meta->name, meta->uid, &owners);
+	if (!script)
+		return CADRE_ENOMEM;
+	ret = entrypoint_data(job, opts, &data);
 	if (ret)
 		return ret;
+	ret = build_owner_refs(TJ_API_VERSION, TJ_KIND, meta->name, meta->uid, &owners);
+	if (ret) {
+		json_decref(data);
+		return ret;
+	}
 	/* Labelled like the Service: the controller's cache selects on the label. */
-	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s}}",
+	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:o, s:{s:s}}",
 		       "apiVersion", "v1", "kind", "ConfigMap",
 		       "metadata", "name", name, "namespace", meta->namespace,
 		       "labels", LABEL_JOB_NAME, meta->name, "ownerReferences", owners,
-		       "data", ENTRYPOINT_KEY, entrypoint_script());
+		       "data", data, "binaryData", ENTRYPOINT_KEY, script);
 	if (!cm)
 		return CADRE_ENOMEM;
 	*out = cm;
 	return 0;
+}
+
+int build_data_digest(const json_t *data, char out[BUILD_DIGEST_SIZE])
+{
+	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
+	json_t *empty = data ? NULL : json_object();
+	char *text = json_dumps(data ? data : empty, JSON_COMPACT | JSON_SORT_KEYS);
+
+	json_decref(empty);
+	if (!text)
+		return CADRE_ENOMEM;
+	for (const char *p = text; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	free(text);
+	snprintf(out, BUILD_DIGEST_SIZE, "%016llx", (unsigned long long)h);
+	return 0;
+}
+
+int build_entrypoint_digest(const struct trainingjob *job, const struct build_opts *opts,
+			    char out[BUILD_DIGEST_SIZE])
+{
+	json_t *data = NULL;
+	int ret = entrypoint_data(job, opts, &data);
+
+	if (!ret)
+		ret = build_data_digest(data, out);
+	json_decref(data);
+	return ret;
 }
 
 int build_pv_name(const struct volume *vol, char *out, size_t size)

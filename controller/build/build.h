@@ -127,12 +127,46 @@ int build_service(const struct trainingjob *job, json_t **out, struct buf *err);
 int build_entrypoint_name(const char *job, char *out, size_t size);
 
 /*
- * The ConfigMap the pods of job mount their entrypoint from: named
- * build_entrypoint_name(), labelled LABEL_JOB_NAME like the Service, owned by
- * the job (controller, blockOwnerDeletion), data ENTRYPOINT_KEY =
- * entrypoint_script(). Needs metadata.name, namespace and uid.
+ * The variables every rank of every attempt of job shares (docs/design.md
+ * 2.3 and 2.4 but for the rank's and the restart count's; docs/pods.md,
+ * "Environment") as one object, name -> value: the data of the job's
+ * ConfigMap, which each pod takes whole by envFrom. status.jobId and
+ * status.taskId are derived when the job has none stored yet, as the
+ * planner derives them. CADRE_EINVAL (in err) when the job cannot become
+ * pods, for build_pod's reasons, or CADRE_ENOMEM.
  */
-int build_entrypoint_configmap(const struct trainingjob *job, json_t **out, struct buf *err);
+int build_shared_env(const struct trainingjob *job, const struct build_opts *opts,
+		     json_t **out, struct buf *err);
+
+/*
+ * The ConfigMap the pods of job mount their entrypoint from and take their
+ * shared variables from: named build_entrypoint_name(), labelled
+ * LABEL_JOB_NAME like the Service, owned by the job (controller,
+ * blockOwnerDeletion); binaryData ENTRYPOINT_KEY = the script
+ * (entrypoint_script_base64()), data = build_shared_env(), or nothing when
+ * the job cannot become pods (build_pod then says why). Needs
+ * metadata.name, namespace and uid.
+ */
+int build_entrypoint_configmap(const struct trainingjob *job, const struct build_opts *opts,
+			       json_t **out, struct buf *err);
+
+/* Room for a digest: 16 hex digits and the NUL. */
+#define BUILD_DIGEST_SIZE 17
+
+/*
+ * A digest of a ConfigMap's data (NULL: none), the same for equal data
+ * whatever the order of its keys: FNV-1a over its compact JSON with sorted
+ * keys. What the controller's cache keeps of the data (configmap_trim.h).
+ * 0 or CADRE_ENOMEM.
+ */
+int build_data_digest(const json_t *data, char out[BUILD_DIGEST_SIZE]);
+
+/*
+ * build_data_digest() of the data build_entrypoint_configmap() would write
+ * for job now. 0 or CADRE_ENOMEM.
+ */
+int build_entrypoint_digest(const struct trainingjob *job, const struct build_opts *opts,
+			    char out[BUILD_DIGEST_SIZE]);
 
 /*
  * Pod rank (0 <= rank < numNodes) of attempt attempt (status.restarts +

@@ -139,7 +139,6 @@ static int add_slurm_env(const struct pod_ctx *c, json_t *env, const char *nodel
 		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->partition);
 	else if (spec->queue && *spec->queue)
 		bad |= add_env(env, "SLURM_JOB_PARTITION", spec->queue);
-	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
 	bad |= add_env(env, "SLURM_CLUSTER_NAME", BUILD_SLURM_CLUSTER_NAME);
 	bad |= add_array_env(c->job, env);
 	if (spec->output && *spec->output)
@@ -193,9 +192,9 @@ static bool user_sets(const struct tj_spec *spec, const char *name)
 
 /*
  * PyTorch's NCCL flight recorder, for a job that asks for hang detection: a
- * trace buffer, a dump when PyTorch's own NCCL watchdog times out, written
- * under dir (docs/pods.md, "Hangs"). A variable the job sets itself is left
- * to it.
+ * trace buffer and a dump when PyTorch's own NCCL watchdog times out (those
+ * two in add_long_run_env), written under dir (docs/pods.md, "Hangs"). A
+ * variable the job sets itself is left to it.
  */
 static int add_flight_recorder_env(const struct tj_spec *spec, json_t *env, const char *dir)
 {
@@ -204,10 +203,6 @@ static int add_flight_recorder_env(const struct tj_spec *spec, json_t *env, cons
 
 	buf_init(&file, 4096);
 	bad |= buf_addf(&file, "%s/rank_", dir) != 0;
-	if (!user_sets(spec, "TORCH_NCCL_TRACE_BUFFER_SIZE"))
-		bad |= add_env(env, "TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
-	if (!user_sets(spec, "TORCH_NCCL_DUMP_ON_TIMEOUT"))
-		bad |= add_env(env, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
 	if (!user_sets(spec, "TORCH_FR_DUMP_TEMP_FILE"))
 		bad |= add_env(env, "TORCH_FR_DUMP_TEMP_FILE", buf_str(&file));
 	if (!user_sets(spec, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"))
@@ -236,10 +231,37 @@ static int nccl_dump_dir(const struct pod_ctx *c, struct buf *out)
 }
 
 /*
- * spec.hang and spec.signal, as the entrypoint reads them (entrypoint.h).
- * Nothing when the job asks for neither.
+ * spec.hang and spec.signal, as the entrypoint reads them (entrypoint.h),
+ * the part every attempt shares. Nothing when the job asks for neither.
  */
-static int add_long_run_env(const struct pod_ctx *c, json_t *env)
+static int add_long_run_env(const struct tj_spec *spec, json_t *env)
+{
+	int bad = 0;
+
+	if (spec->hang.set && spec->hang.has_progress_seconds) {
+		bad |= add_env(env, ENTRYPOINT_ENV_HEARTBEAT_FILE, BUILD_HEARTBEAT_FILE);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_STARTUP,
+				   spec->hang.has_startup_seconds ? spec->hang.startup_seconds :
+				   spec->hang.progress_seconds);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_PROGRESS, spec->hang.progress_seconds);
+		if (!user_sets(spec, "TORCH_NCCL_TRACE_BUFFER_SIZE"))
+			bad |= add_env(env, "TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
+		if (!user_sets(spec, "TORCH_NCCL_DUMP_ON_TIMEOUT"))
+			bad |= add_env(env, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+	}
+	if (spec->signal.name) {
+		bad |= add_env(env, ENTRYPOINT_ENV_SIGNAL, spec->signal.name);
+		bad |= add_env_int(env, ENTRYPOINT_ENV_SIGNAL_BEFORE, spec->signal.seconds_before);
+	}
+	return bad;
+}
+
+/*
+ * The part of spec.hang and spec.signal that belongs to one attempt: where
+ * its NCCL dumps go, and the deadline, which is known from the first
+ * admission on (activeDeadlineSeconds counts from it, docs/design.md 1.3).
+ */
+static int add_attempt_long_run_env(const struct pod_ctx *c, json_t *env)
 {
 	const struct tj_spec *spec = &c->job->spec;
 	const struct tj_status *st = &c->job->status;
@@ -250,23 +272,13 @@ static int add_long_run_env(const struct pod_ctx *c, json_t *env)
 
 		buf_init(&dir, 4096);
 		bad |= nccl_dump_dir(c, &dir) != 0;
-		bad |= add_env(env, ENTRYPOINT_ENV_HEARTBEAT_FILE, BUILD_HEARTBEAT_FILE);
-		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_STARTUP,
-				   spec->hang.has_startup_seconds ? spec->hang.startup_seconds :
-				   spec->hang.progress_seconds);
-		bad |= add_env_int(env, ENTRYPOINT_ENV_HANG_PROGRESS, spec->hang.progress_seconds);
 		bad |= add_env(env, ENTRYPOINT_ENV_NCCL_DUMP_DIR, buf_str(&dir));
 		bad |= add_flight_recorder_env(spec, env, buf_str(&dir));
 		buf_release(&dir);
 	}
-	if (spec->signal.name) {
-		bad |= add_env(env, ENTRYPOINT_ENV_SIGNAL, spec->signal.name);
-		bad |= add_env_int(env, ENTRYPOINT_ENV_SIGNAL_BEFORE, spec->signal.seconds_before);
-		/* activeDeadlineSeconds counts from the first admission (docs/design.md 1.3). */
-		if (spec->has_active_deadline_seconds && st->admitted_time)
-			bad |= add_env_int(env, ENTRYPOINT_ENV_DEADLINE,
-					   st->admitted_time + spec->active_deadline_seconds);
-	}
+	if (spec->signal.name && spec->has_active_deadline_seconds && st->admitted_time)
+		bad |= add_env_int(env, ENTRYPOINT_ENV_DEADLINE,
+				   st->admitted_time + spec->active_deadline_seconds);
 	return bad;
 }
 
@@ -298,12 +310,14 @@ static int add_scratch_env(const struct tj_spec *spec, json_t *env)
 }
 
 /*
- * The environment, in the order of docs/design.md 2.3, then 2.4's Slurm set,
- * then the entrypoint's inputs, then spec.envs, then spec.secretEnvs.
- * SKYPILOT_NODE_IPS is not here: only the entrypoint can know the addresses.
+ * The variables cadre sets alike on every rank of every attempt, in the
+ * order of docs/design.md 2.3, then 2.4's Slurm set, then the entrypoint's
+ * inputs: the gang's shape, its names and what the entrypoint runs. They
+ * reach the pods from the job's ConfigMap (envFrom), the rank's and the
+ * attempt's own from the pod (build_env). SKYPILOT_NODE_IPS is not here:
+ * only the entrypoint can know the addresses.
  */
-/* The variables cadre sets on every rank: the gang's shape, names and the entrypoint's inputs. */
-static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf *nodelist,
+static bool add_shared_env(const struct pod_ctx *c, json_t *env, const struct buf *nodelist,
 			  const struct buf *domain, const struct buf *master)
 {
 	const struct trainingjob *job = c->job;
@@ -318,10 +332,6 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	bad |= add_env_int(env, "NNODES", c->num_nodes);
 	bad |= add_env_int(env, "SLURM_NNODES", c->num_nodes);
 	bad |= add_env_int(env, "SLURM_JOB_NUM_NODES", c->num_nodes);
-	bad |= add_env_int(env, "SKYPILOT_NODE_RANK", c->rank);
-	bad |= add_env_int(env, "NODE_RANK", c->rank);
-	bad |= add_env_int(env, "SLURM_NODEID", c->rank);
-	bad |= add_env_int(env, "SLURM_PROCID", c->rank);
 	bad |= add_env_int(env, "SKYPILOT_NUM_GPUS_PER_NODE", c->gpus);
 	bad |= add_env_int(env, "SLURM_GPUS_PER_NODE", c->gpus);
 	bad |= add_env(env, "SLURM_JOB_NODELIST", buf_str(nodelist));
@@ -335,7 +345,6 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	bad |= add_env(env, "CADRE_JOB_NAME", name);
 	bad |= add_env(env, "MASTER_ADDR", buf_str(master));
 	bad |= add_env_int(env, "MASTER_PORT", port);
-	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
 	bad |= add_slurm_env(c, env, buf_str(nodelist));
 
 	bad |= add_env(env, ENTRYPOINT_ENV_BIN_DIR, BUILD_BIN_DIR);
@@ -346,9 +355,28 @@ static bool add_cadre_env(const struct pod_ctx *c, json_t *env, const struct buf
 	if (spec->setup && *spec->setup)
 		bad |= add_env(env, ENTRYPOINT_ENV_SETUP, spec->setup);
 	bad |= add_env(env, ENTRYPOINT_ENV_RUN, spec->run);
-	bad |= add_long_run_env(c, env);
+	bad |= add_long_run_env(spec, env);
 	bad |= add_scratch_env(spec, env);
 	return !bad;
+}
+
+/*
+ * What is the rank's and the attempt's own: the rank under each of its
+ * names, the restart count under both, and the attempt's part of
+ * spec.hang and spec.signal.
+ */
+static int add_pod_env(const struct pod_ctx *c, json_t *env)
+{
+	int bad = 0;
+
+	bad |= add_env_int(env, "SKYPILOT_NODE_RANK", c->rank);
+	bad |= add_env_int(env, "NODE_RANK", c->rank);
+	bad |= add_env_int(env, "SLURM_NODEID", c->rank);
+	bad |= add_env_int(env, "SLURM_PROCID", c->rank);
+	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
+	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
+	bad |= add_attempt_long_run_env(c, env);
+	return bad;
 }
 
 /*
@@ -392,6 +420,8 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
 }
 
 /*
+ * The shared variables (add_shared_env) as a list of {name, value}.
+ *
  * MASTER_ADDR is rank 0's fully qualified name, cluster domain and all: the
  * name the kubelet writes first for the pod in its own /etc/hosts, so the
  * canonical name rank 0 finds for its host name. torchrun's c10d rendezvous
@@ -401,14 +431,14 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
  * never hosts it and every rank times out. A name of five dots is also
  * looked up as it is, before any search domain.
  */
-static int build_env(const struct pod_ctx *c, json_t **out)
+static int build_shared_list(const struct pod_ctx *c, json_t **out)
 {
 	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
 	const char *cluster_domain = c->opts->cluster_domain && *c->opts->cluster_domain ?
 				     c->opts->cluster_domain : OPTIONS_DEFAULT_CLUSTER_DOMAIN;
 	struct buf nodelist, domain, master;
 	json_t *env = json_array();
-	int bad = !env, ret = 0;
+	int bad = !env;
 
 	buf_init(&nodelist, (size_t)1 << 24);
 	buf_init(&domain, 512);
@@ -416,21 +446,40 @@ static int build_env(const struct pod_ctx *c, json_t **out)
 	bad |= node_list(c, &nodelist) != 0;
 	bad |= buf_addf(&domain, "%s.%s.svc", name, ns) != 0;
 	bad |= buf_addf(&master, "%s-0.%s.%s", name, buf_str(&domain), cluster_domain) != 0;
-	if (bad || !add_cadre_env(c, env, &nodelist, &domain, &master)) {
-		ret = CADRE_ENOMEM;
-		goto out;
+	if (bad || !add_shared_env(c, env, &nodelist, &domain, &master)) {
+		json_decref(env);
+		env = NULL;
 	}
-	ret = add_user_env(c, env);
-	if (ret)
-		goto out;
-	*out = env;
-	env = NULL;
-out:
-	json_decref(env);
 	buf_release(&nodelist);
 	buf_release(&domain);
 	buf_release(&master);
-	return ret;
+	*out = env;
+	return env ? 0 : CADRE_ENOMEM;
+}
+
+/*
+ * The pod's own env: add_pod_env's, then spec.envs, then spec.secretEnvs.
+ * Kubernetes gives env precedence over envFrom, and expands $(NAME) in env
+ * values only: spec.envs may still refer to a shared variable, and what
+ * cadre puts in the ConfigMap (the run and setup scripts among it) reaches
+ * the process byte for byte.
+ */
+static int build_env(const struct pod_ctx *c, json_t **out)
+{
+	json_t *env = json_array();
+	int ret;
+
+	if (!env || add_pod_env(c, env)) {
+		json_decref(env);
+		return CADRE_ENOMEM;
+	}
+	ret = add_user_env(c, env);
+	if (ret) {
+		json_decref(env);
+		return ret;
+	}
+	*out = env;
+	return 0;
 }
 
 /*
@@ -1069,7 +1118,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	const struct tj_pod_template *tpl = &spec->pod_template;
 	json_t *pod = NULL, *meta = NULL, *env = NULL, *resources = NULL, *volumes = NULL;
 	json_t *mounts = NULL, *affinity = NULL, *tolerations = NULL, *container, *pspec;
-	char pod_name[HOSTNAME_MAX + 1];
+	char pod_name[HOSTNAME_MAX + 1], configmap[256];
 	struct pod_ctx c;
 	int bad, ret;
 
@@ -1077,6 +1126,10 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	ret = pod_ctx_init(&c, job, rank, attempt, opts, err);
 	if (ret)
 		return ret;
+	/* pod_ctx_init checked the name: a host name prefix, so the ConfigMap's fits. */
+	if (build_entrypoint_name(job->meta.name, configmap, sizeof(configmap)))
+		return build_fail(err, CADRE_EINVAL, "metadata.name",
+				  "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
 	snprintf(pod_name, sizeof(pod_name), "%s-%d", job->meta.name, rank);
 	if ((ret = build_meta(&c, pod_name, &meta)) ||
 	    (ret = build_env(&c, &env)) ||
@@ -1092,8 +1145,9 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	 * termination message, the tail of its log becomes one, which the
 	 * reconciler copies into status.lastFailure.
 	 */
-	container = json_pack("{s:s, s:s, s:o, s:O, s:O, s:O, s:s}",
+	container = json_pack("{s:s, s:s, s:o, s:[{s:{s:s}}], s:O, s:O, s:O, s:s}",
 			      "name", MAIN_CONTAINER, "image", c.image, "command", entrypoint_command(),
+			      "envFrom", "configMapRef", "name", configmap,
 			      "env", env, "resources", resources, "volumeMounts", mounts,
 			      "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (!container)
@@ -1161,4 +1215,45 @@ out:
 	json_decref(affinity);
 	json_decref(tolerations);
 	return ret;
+}
+
+int build_shared_env(const struct trainingjob *job, const struct build_opts *opts,
+		     json_t **out, struct buf *err)
+{
+	struct trainingjob view = *job;
+	char job_id[16], task_id[TJ_TASK_ID_MAX];
+	json_t *list = NULL, *data, *e;
+	struct pod_ctx c;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	/* Derived as the planner derives them, so a job's first ConfigMap is already its last. */
+	if (!view.status.job_id || !*view.status.job_id) {
+		tj_job_id(job->meta.uid, job_id);
+		view.status.job_id = job_id;
+	}
+	if (!view.status.task_id || !*view.status.task_id) {
+		tj_task_id(&job->meta, view.status.job_id, task_id);
+		view.status.task_id = task_id;
+	}
+	ret = pod_ctx_init(&c, &view, 0, 0, opts, err);
+	if (ret || (ret = build_shared_list(&c, &list)))
+		return ret;
+	data = json_object();
+	ret = data ? 0 : CADRE_ENOMEM;
+	json_array_foreach(list, i, e) {
+		if (ret)
+			break;
+		if (json_object_set(data, json_string_value(json_object_get(e, "name")),
+				    json_object_get(e, "value")))
+			ret = CADRE_ENOMEM;
+	}
+	json_decref(list);
+	if (ret) {
+		json_decref(data);
+		return ret;
+	}
+	*out = data;
+	return 0;
 }

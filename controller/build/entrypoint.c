@@ -1,5 +1,10 @@
 #include "controller/build/entrypoint.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <openssl/evp.h>
+
 /*
  * A copy of controller/build/entrypoint.sh as a C string, one source line per
  * literal line, so the controller binary carries no file it must find at run
@@ -1222,6 +1227,25 @@ static const char script[] =
 const char *entrypoint_script(void)
 {
 	return script;
+}
+
+static char *script_base64;
+static pthread_once_t script_base64_once = PTHREAD_ONCE_INIT;
+
+static void encode_script(void)
+{
+	size_t len = sizeof(script) - 1;
+
+	script_base64 = malloc(4 * ((len + 2) / 3) + 1);
+	if (script_base64)
+		EVP_EncodeBlock((unsigned char *)script_base64, (const unsigned char *)script,
+				(int)len);
+}
+
+const char *entrypoint_script_base64(void)
+{
+	pthread_once(&script_base64_once, encode_script);
+	return script_base64;
 }
 
 json_t *entrypoint_command(void)

@@ -2,7 +2,8 @@
  * entrypoint.h - the script every cadre pod runs first (docs/design.md 2.2).
  *
  * The script reaches a pod as the key ENTRYPOINT_KEY of the job's ConfigMap
- * (build_entrypoint_configmap), mounted at ENTRYPOINT_DIR, and the pod's
+ * (build_entrypoint_configmap; in binaryData, so that the pod's envFrom of
+ * the same ConfigMap takes only the variables), mounted at ENTRYPOINT_DIR, and the pod's
  * command sources it: ["/bin/sh", "-c", ". " ENTRYPOINT_PATH]. Sourced by
  * `sh -c`, it runs in the shell of that command (PID 1, $0 /bin/sh, its
  * traps and exit that shell's) exactly as it did when it was the -c text
@@ -120,6 +121,13 @@ enum entrypoint_exit {
 
 /* The script text; static, never NULL. */
 const char *entrypoint_script(void);
+
+/*
+ * The script in base64, as the ConfigMap's binaryData holds it: encoded
+ * once, on the first call (thread-safe); NULL only when that ran out of
+ * memory.
+ */
+const char *entrypoint_script_base64(void);
 
 /*
  * The container command ["/bin/sh", "-c", ". " ENTRYPOINT_PATH] as a new

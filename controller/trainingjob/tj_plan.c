@@ -19,17 +19,6 @@ struct planner {
 	int err;
 };
 
-void tj_job_id(const char *uid, char out[16])
-{
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
-
-	for (const char *p = uid ? uid : ""; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
-	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
-}
-
 int64_t tj_restart_backoff_s(int attempt)
 {
 	int64_t s = 10;
@@ -2230,14 +2219,9 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 		set_string(&p, &st->job_id, job_id);
 	}
 	if (!st->task_id) {
-		char created[32] = "", task[512];
+		char task[TJ_TASK_ID_MAX];
 
-		api_time_format(job->meta.creation_timestamp, created);
-		for (char *c = created; *c; c++)
-			if (*c == ':' || *c == 'T')
-				*c = '-';
-		snprintf(task, sizeof(task), "cadre-%.19s_%s_%s", created,
-			 job->meta.name ? job->meta.name : "", st->job_id ? st->job_id : "");
+		tj_task_id(&job->meta, st->job_id, task);
 		set_string(&p, &st->task_id, task);
 	}
 

@@ -318,10 +318,6 @@ int64_t tj_status_quiet_after(const json_t *stored, const json_t *written,
 			      int64_t admitted_time, int64_t now);
 void tj_plan_release(struct tj_plan *plan);
 
-/* The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for
- * the job's life even if a status write is lost. 9 digits. */
-void tj_job_id(const char *uid, char out[16]);
-
 /* Restart backoff for the given attempt (1-based): 10 s doubling, at most 5 min. */
 int64_t tj_restart_backoff_s(int attempt);
 

@@ -57,6 +57,7 @@ struct tj_pass {
 	json_t *pods;                /* array of pod objects */
 	json_t *podgroup_objs;       /* native mode: the job's PodGroups */
 	json_t *entrypoint;          /* the entrypoint ConfigMap as cached (trimmed), or NULL */
+	char entrypoint_digest[BUILD_DIGEST_SIZE];  /* of the data it must hold; "" unknown */
 	bool entrypoint_ready;       /* it is the job's and current: pods may be created */
 	struct tj_podgroup *podgroups;
 	size_t n_podgroups;
@@ -230,16 +231,27 @@ static void read_label_values(struct tj_pass *p)
 				   &p->n_label_values);
 }
 
-/* The job's entrypoint ConfigMap, from its cache (trimmed: configmap_trim.h). */
+static void fill_build_opts(struct tj_pass *p, struct build_opts *bo);
+
+/*
+ * The job's entrypoint ConfigMap, from its cache (trimmed: configmap_trim.h),
+ * and whether it holds this controller's script and the variables the job's
+ * pods need now.
+ */
 static void read_entrypoint(struct tj_pass *p)
 {
 	char name[256], key[STORE_KEY_MAX];
+	struct build_opts bo;
 
+	fill_build_opts(p, &bo);
+	if (build_entrypoint_digest(&p->job, &bo, p->entrypoint_digest))
+		p->entrypoint_digest[0] = '\0';
 	if (build_entrypoint_name(p->job.meta.name, name, sizeof(name)) ||
 	    snprintf(key, sizeof(key), "%s/%s", p->job.meta.namespace, name) >= (int)sizeof(key) ||
 	    store_get(p->m->stores[KIND_CONFIGMAPS], key, &p->entrypoint))
 		return;
-	p->entrypoint_ready = configmap_state(p->entrypoint, p->job.meta.uid) == CONFIGMAP_CURRENT;
+	p->entrypoint_ready = configmap_state(p->entrypoint, p->job.meta.uid,
+					      p->entrypoint_digest) == CONFIGMAP_CURRENT;
 }
 
 /* The refusal of this job's current attempt the reconciler remembers, as planner input. */
@@ -728,15 +740,17 @@ static int entrypoint_clash(struct tj_pass *p, const char *name, const json_t *c
 }
 
 /*
- * Bring the job's entrypoint ConfigMap to this controller's script, from
- * what the cache shows (cm, trimmed): create it when absent, PUT it over an
- * earlier controller's script (guarded by its resourceVersion), leave a
- * foreign one alone. 0 when the job's ConfigMap is now current.
+ * Bring the job's entrypoint ConfigMap to this controller's script and the
+ * job's shared variables, from what the cache shows (cm, trimmed): create it
+ * when absent, PUT it over an earlier controller's script or variables the
+ * spec no longer gives (guarded by its resourceVersion), leave a foreign one
+ * alone. 0 when the job's ConfigMap is now current.
  */
 static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm)
 {
-	enum configmap_state state = configmap_state(cm, p->job.meta.uid);
+	enum configmap_state state = configmap_state(cm, p->job.meta.uid, p->entrypoint_digest);
 	const json_t *rv = json_object_get(json_object_get(cm, "metadata"), "resourceVersion");
+	struct build_opts bo;
 	struct kube_status st;
 	struct buf err;
 	json_t *want = NULL;
@@ -747,7 +761,8 @@ static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm
 	if (state == CONFIGMAP_FOREIGN)
 		return entrypoint_clash(p, name, cm);
 	buf_init(&err, 1024);
-	ret = build_entrypoint_configmap(&p->job, &want, &err);
+	fill_build_opts(p, &bo);
+	ret = build_entrypoint_configmap(&p->job, &bo, &want, &err);
 	if (ret)
 		log_warn("tj", "%s: cannot build the entrypoint ConfigMap: %s", p->key,
 			 buf_str(&err));
@@ -761,7 +776,7 @@ static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm
 		      kube_client_replace(p->m->http, &kube_resource_configmaps,
 					  p->job.meta.namespace, name, want, NULL, &st);
 		if (!ret)
-			log_info("tj", "%s: updated ConfigMap %s to this controller's entrypoint",
+			log_info("tj", "%s: updated ConfigMap %s to this controller's entrypoint and the job's variables",
 				 p->key, name);
 	} else {
 		ret = kube_client_create(p->m->http, &kube_resource_configmaps,
@@ -793,7 +808,7 @@ static int create_entrypoint(struct tj_pass *p)
 		return CADRE_EINVAL;
 	ret = sync_entrypoint(p, name, p->entrypoint);
 	if (ret == CADRE_EEXIST && p->entrypoint && configmap_state(p->entrypoint,
-			p->job.meta.uid) == CONFIGMAP_FOREIGN)
+			p->job.meta.uid, p->entrypoint_digest) == CONFIGMAP_FOREIGN)
 		return ret;  /* the clash is already said */
 	if (ret == CADRE_EEXIST || ret == CADRE_ECONFLICT) {
 		struct kube_status st;

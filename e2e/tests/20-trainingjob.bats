@@ -106,18 +106,22 @@ owner_ref_of() {
 	done
 }
 
-@test "llama-pretrain: the entrypoint is a ConfigMap owned by the job holding exactly the script; each pod mounts it and runs one short line" {
+@test "llama-pretrain: the entrypoint is a ConfigMap owned by the job holding exactly the script and the shared variables; each pod mounts it, takes them and runs one short line" {
 	llama_up
 	owner=$(owner_ref_of llama-pretrain)
 	cm=$(kubectl -n "$NS" get configmap llama-pretrain-entrypoint -o json)
 	json_has "$cm" ".metadata.ownerReferences == $owner"
 	json_has "$cm" '.metadata.labels["cadre.dev/job-name"] == "llama-pretrain"'
-	json_has "$cm" '.data | keys == ["entrypoint.sh"]'
+	json_has "$cm" '.binaryData | keys == ["entrypoint.sh"]'
 	# Byte for byte the script the controller embeds (a unit test keeps that equal to the file).
-	diff <(jq -j '.data["entrypoint.sh"]' <<<"$cm") "$REPO_ROOT/controller/build/entrypoint.sh"
+	diff <(jq -j '.binaryData["entrypoint.sh"]' <<<"$cm" | base64 -d) "$REPO_ROOT/controller/build/entrypoint.sh"
+	# The variables every rank shares, and none that is a rank's own.
+	json_has "$cm" '.data.SLURM_JOB_NODELIST == "llama-pretrain-[0-1]" and .data.NNODES == "2"
+		and .data.NODE_RANK == null and .data.CADRE_RESTART_ATTEMPT == null'
 	for rank in 0 1; do
 		pod=$(kubectl -n "$NS" get pod "llama-pretrain-$rank" -o json)
 		json_has "$pod" '.spec.containers[0].command == ["/bin/sh", "-c", ". /cadre/entrypoint/entrypoint.sh"]'
+		json_has "$pod" '.spec.containers[0].envFrom == [{configMapRef: {name: "llama-pretrain-entrypoint"}}]'
 		json_has "$pod" '(.spec.containers[0].volumeMounts[] | select(.mountPath == "/cadre/entrypoint")) as $m
 			| $m.readOnly == true and any(.spec.volumes[]; .name == $m.name
 				and .configMap == {name: "llama-pretrain-entrypoint", defaultMode: 292,
@@ -168,9 +172,12 @@ pair_says_configmap_clash() {
 			MASTER_ADDR: "llama-pretrain-0.llama-pretrain.\($ns).svc.cluster.local", MASTER_PORT: "29500",
 			CADRE_RESTART_ATTEMPT: "0"}')
 		json_has "$env" "with_entries(select(.key as \$k | $want | has(\$k))) == $want"
-		# Each name once: a duplicate would leave the value to the kubelet's choice.
+		# Each name once: a duplicate would leave the value to the kubelet's choice, and a
+		# name both in the pod and its ConfigMap would hide the ConfigMap's.
 		names=$(kubectl -n "$NS" get pod "llama-pretrain-$rank" -o json | jq -c '[.spec.containers[0].env[].name]')
 		json_has "$names" 'length == (unique | length)'
+		shared=$(kubectl -n "$NS" get configmap llama-pretrain-entrypoint -o json | jq -c '.data | keys')
+		json_has "$names" "(. - (. - $shared)) == []"
 	done
 }
 
@@ -242,18 +249,17 @@ pair_says_configmap_clash() {
 		json_has "$env" ".SLURM_JOB_ID == \"$job_id\" and .CADRE_RESTART_ATTEMPT == \"0\""
 		json_has "$env" '.BATCH_SIZE == "32" and .LEARNING_RATE == "3e-4"'
 		json_has "$env" '.WANDB_API_KEY == "secret:hf/wandb" and .HF_TOKEN == "secret:hf/token"'
-		# No Secret value is ever copied into the pod.
+		# No Secret value is ever copied into the pod or its ConfigMap.
 		json_has "$pod" '[.. | strings | select(test("hf_not_a_real_token|not-a-real-key"))] | length == 0'
-		# Order: every injected name, then envs, then secretEnvs in their list order.
+		json_has "$(kubectl -n "$NS" get configmap envs-entrypoint -o json)" \
+			'[.. | strings | select(test("hf_not_a_real_token|not-a-real-key"))] | length == 0'
+		# Order: the shared names by envFrom, then the pod's own: the rank's and the
+		# attempt's, then envs, then secretEnvs in their list order.
 		names=$(jq -c '[.spec.containers[0].env[].name]' <<<"$pod")
-		json_has "$names" '(index("BATCH_SIZE")) as $b | (index("LEARNING_RATE")) as $l
-			| (index("WANDB_API_KEY")) as $w | (index("HF_TOKEN")) as $h
-			| ([index("SKYPILOT_NUM_NODES", "NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES",
-				"SKYPILOT_NODE_RANK", "NODE_RANK", "SLURM_NODEID", "SLURM_PROCID",
-				"SKYPILOT_NUM_GPUS_PER_NODE", "SLURM_GPUS_PER_NODE", "SLURM_JOB_NODELIST",
-				"SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID", "CADRE_JOB_ID",
-				"SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR", "MASTER_PORT",
-				"CADRE_RESTART_ATTEMPT")] | max) < $b and $b < $l and $l < $w and $w < $h'
+		json_has "$names" '. == ["SKYPILOT_NODE_RANK", "NODE_RANK", "SLURM_NODEID", "SLURM_PROCID",
+			"CADRE_RESTART_ATTEMPT", "SLURM_RESTART_COUNT",
+			"BATCH_SIZE", "LEARNING_RATE", "WANDB_API_KEY", "HF_TOKEN"]'
+		json_has "$pod" '.spec.containers[0].envFrom == [{configMapRef: {name: "envs-entrypoint"}}]'
 		# No accelerator: no GPU resources, and no toleration of cadre's own; the
 		# podTemplate's toleration, labels and annotations pass through.
 		json_has "$pod" '[.spec.containers[0].resources | .requests, .limits | objects | keys[]]
@@ -268,11 +274,13 @@ pair_says_configmap_clash() {
 		json_has "$pod" '.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
 			.nodeSelectorTerms == [{matchFields: [{key: "metadata.name", operator: "In",
 			values: [.spec.nodeName]}]}]'
-		# The setup and run texts reach the pod verbatim.
-		jq -e --argjson spec "$(kubectl -n "$NS" get tj envs -o json | jq .spec)" \
-			'[.. | strings] | index($spec.run) != null and index($spec.setup) != null' <<<"$pod" >/dev/null ||
-			{ echo "spec.run or spec.setup is not in pod envs-$rank verbatim"; false; }
 	done
+	# The setup and run texts reach the pods verbatim, in the job's ConfigMap: envFrom
+	# passes a value as it is (in env the kubelet would expand $(NAME) and $$).
+	jq -e --argjson spec "$(kubectl -n "$NS" get tj envs -o json | jq .spec)" \
+		'.data.CADRE_RUN == $spec.run and .data.CADRE_SETUP == $spec.setup' \
+		<<<"$(kubectl -n "$NS" get configmap envs-entrypoint -o json)" >/dev/null ||
+		{ echo "spec.run or spec.setup is not in ConfigMap envs-entrypoint verbatim"; false; }
 	svc=$(kubectl -n "$NS" get service envs -o json)
 	json_has "$svc" '.spec.ports[0].port == 23456'
 }

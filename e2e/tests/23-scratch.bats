@@ -76,8 +76,8 @@ pod_has_scratch() {
 			.ephemeral.volumeClaimTemplate.spec.resources.requests.storage == "100Gi") and
 		any(.spec.volumes[]; $at[.name] == "/scratch/tmp" and .emptyDir.sizeLimit == "20Gi") and
 		$c.resources.requests["ephemeral-storage"] == "20Gi" and
-		($c.resources.limits["ephemeral-storage"] == null) and
-		any($c.env[]; .name == "TMPDIR" and .value == "/mnt/cache")'
+		($c.resources.limits["ephemeral-storage"] == null)'
+	json_has "$(pod_env "$1")" '.TMPDIR == "/mnt/cache"'
 }
 
 # claim_of_pod POD: the claim <POD>-scratch-0 is Bound and owned (as controller) by the pod

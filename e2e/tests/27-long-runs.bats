@@ -140,6 +140,10 @@ node_is_ready() {
 	kubectl -n "$NS" delete pod unlucky-1 --wait=false >/dev/null
 	wait_for -t 60 json_has_now unlucky '.status.infraRestarts == 1'
 	wait_for -t 120 attempt_running unlucky 2 1
+	# Taken from the gang once the job has recorded it Running: a pod gone before the
+	# stored status has seen it is one the start still has to make (tj_plan.c,
+	# gang_deleted_outside), and that is recreated, not counted.
+	wait_for -t 60 json_has_now unlucky '.status.phase == "Running" and .status.infraRestarts == 1'
 	kubectl -n "$NS" delete pod unlucky-0 --wait=false >/dev/null
 	wait_for -t 60 phase_is unlucky Failed
 	tj=$(tj_json unlucky)

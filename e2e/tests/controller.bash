@@ -640,13 +640,21 @@ phase_seen() {
 	grep -qx -- "$2" "$BATS_TEST_TMPDIR/phases.$1"
 }
 
-# pod_env POD: the main container's env as one JSON object, name -> value; a variable
-# taken from a Secret reads "secret:<name>/<key>".
+# pod_env POD: the main container's environment as the kubelet gives it, one JSON object,
+# name -> value: the data of the ConfigMaps it takes by envFrom, then its own env, which
+# wins; a variable taken from a Secret reads "secret:<name>/<key>".
 pod_env() {
-	kubectl -n "$NS" get "pod/$1" -o json | jq '[.spec.containers[] | select(.name == "main")
+	local pod from='{}' cm
+	pod=$(kubectl -n "$NS" get "pod/$1" -o json) || return 1
+	for cm in $(jq -r '.spec.containers[] | select(.name == "main") | .envFrom[]?
+			| .configMapRef.name // empty' <<<"$pod"); do
+		from=$(jq -c --argjson d "$(kubectl -n "$NS" get configmap "$cm" -o json | jq -c '.data // {}')" \
+			'. + $d' <<<"$from") || return 1
+	done
+	jq --argjson from "$from" '$from + ([.spec.containers[] | select(.name == "main")
 		| .env[]? | {key: .name, value: (if .valueFrom.secretKeyRef then
 			"secret:\(.valueFrom.secretKeyRef.name)/\(.valueFrom.secretKeyRef.key)" else .value // "" end)}]
-		| from_entries'
+		| from_entries)' <<<"$pod"
 }
 
 # make_pv NAME SIZE ACCESS_MODE [CLAIM_NAMESPACE CLAIM_NAME]: a PersistentVolume with
