@@ -6,7 +6,8 @@
  * Properties: the events are the same however the stream is cut (the
  * stream whole, byte by byte, and in the chunks the first byte chose);
  * whether any line failed is the same too; what a watch holds never passes
- * its cap.
+ * its cap; and the stream as one text, when it decodes and watch_prune
+ * prunes it, decodes pruned as whole with metadata.managedFields deleted.
  */
 #include "fuzz/fuzz.h"
 
@@ -83,6 +84,50 @@ static size_t chosen(size_t at, unsigned seed)
 	return 1 + ((at * 2654435761u) ^ seed) % 16;
 }
 
+/* Delete managedFields from every object that is a "metadata" member's value, as decoded. */
+static void drop_managed(json_t *v)
+{
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			drop_managed(m);
+		return;
+	}
+	json_object_foreach(v, key, m) {
+		if (!strcmp(key, "metadata") && json_is_object(m))
+			json_object_del(m, "managedFields");
+		drop_managed(m);
+	}
+}
+
+/*
+ * watch_prune against the decoder: text that decodes and is pruned decodes,
+ * pruned, as it does whole with those members deleted.
+ */
+static void check_prune(const char *text, size_t len)
+{
+	json_t *whole = json_loadb(text, len, JSON_DECODE_ANY, NULL), *pruned;
+	struct buf out;
+	int ret;
+
+	buf_init(&out, len + 1);
+	ret = watch_prune(text, len, &out);
+	FUZZ_CHECK(ret == 0 || ret == 1, "watch_prune returned %d", ret);
+	FUZZ_CHECK(out.len <= len, "pruned text of %zu bytes from %zu", out.len, len);
+	if (whole && ret == 1) {
+		drop_managed(whole);
+		pruned = json_loadb(out.data, out.len, JSON_DECODE_ANY, NULL);
+		FUZZ_CHECK(pruned && json_equal(pruned, whole), "pruned text decodes otherwise: %s",
+			   buf_str(&out));
+		json_decref(pruned);
+	}
+	json_decref(whole);
+	buf_release(&out);
+}
+
 int fuzz_watch(const uint8_t *data, size_t size)
 {
 	struct events a, b, c;
@@ -90,6 +135,7 @@ int fuzz_watch(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
+	check_prune((const char *)data + 1, size - 1);
 	frame((const char *)data + 1, size - 1, whole, 0, &a, &fa);
 	frame((const char *)data + 1, size - 1, bytewise, 0, &b, &fb);
 	frame((const char *)data + 1, size - 1, chosen, data[0], &c, &fc);

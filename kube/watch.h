@@ -14,6 +14,11 @@
  * memory a watch holds is therefore bounded by the cap, whatever the server
  * sends. Blank lines (keep-alives) are ignored; a "\r\n" ending is accepted.
  *
+ * Each object's metadata.managedFields is left out before the line is
+ * decoded (watch_prune): the API server's record of who wrote which field,
+ * which no caller reads, is up to half of a pod's bytes, and decoding is
+ * most of what a watch costs.
+ *
  * Not thread-safe: one stream, one thread.
  */
 #ifndef CADRE_KUBE_WATCH_H
@@ -44,6 +49,7 @@ typedef int (*watch_event_fn)(void *ctx, enum watch_type type, json_t *object);
 
 struct watch {
 	struct buf line;    /* the unfinished line, capped at max_line */
+	struct buf pruned;  /* a line without its managedFields, to decode */
 	size_t max_line;
 	bool skipping;      /* inside a line that went past the cap */
 };
@@ -73,6 +79,18 @@ int watch_feed(struct watch *w, const char *data, size_t len, watch_event_fn fn,
 
 /* Bytes of an unfinished line held now (a stream that ends here was cut). */
 size_t watch_pending(const struct watch *w);
+
+/*
+ * The JSON text of len bytes without any "managedFields" member of an
+ * object that is the value of a "metadata" member, into out (reset first):
+ * the same text, as jansson decodes it, as the whole one with those
+ * members deleted. Returns 1 when out holds the pruned text; 0 when
+ * nothing was pruned (no such member, a key written with escapes, nesting
+ * past 64 levels, or text it cannot follow: the caller decodes the original,
+ * which says what is wrong with it); CADRE_ENOMEM. A managedFields value
+ * is skipped, not checked: a line whose only flaw is inside one decodes.
+ */
+int watch_prune(const char *text, size_t len, struct buf *out);
 
 /* "ADDED", "MODIFIED", ...; never NULL. */
 const char *watch_type_name(enum watch_type type);

@@ -259,3 +259,82 @@ Test(watch, a_callback_error_stops_the_feed)
 	cr_assert_eq(calls, 1);
 	watch_release(&w);
 }
+
+/* ---- managedFields left out (watch_prune) ---- */
+
+/* text pruned must decode as want does; want NULL: nothing pruned (0). */
+static void pruned_as(const char *text, const char *want)
+{
+	struct buf out;
+	json_t *got, *expected;
+	int ret;
+
+	buf_init(&out, 1 << 20);
+	ret = watch_prune(text, strlen(text), &out);
+	if (!want) {
+		cr_assert_eq(ret, 0, "%s was pruned to %s", text, buf_str(&out));
+		buf_release(&out);
+		return;
+	}
+	cr_assert_eq(ret, 1, "%s was not pruned", text);
+	got = json_loadb(out.data, out.len, 0, NULL);
+	expected = json_loads(want, 0, NULL);
+	cr_assert_not_null(got, "%s pruned to JSON that does not decode: %s", text, buf_str(&out));
+	cr_assert_not_null(expected);
+	cr_assert(json_equal(got, expected), "%s pruned to %s", text, buf_str(&out));
+	json_decref(got);
+	json_decref(expected);
+	buf_release(&out);
+}
+
+Test(watch, managed_fields_leave_an_objects_metadata_wherever_the_member_stands)
+{
+	/* First, middle, last and only member; spaces and newlines around. */
+	pruned_as("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[{\"a\":1}],"
+		  "\"name\":\"p\"}}}",
+		  "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\"}}}");
+	pruned_as("{\"object\":{\"metadata\":{\"name\":\"p\" , \"managedFields\" : [\"x]}\"] ,"
+		  " \"uid\":\"u\"}}}",
+		  "{\"object\":{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"}}}");
+	pruned_as("{\"object\":{\"metadata\":{\"name\":\"p\",\"managedFields\":null}}}",
+		  "{\"object\":{\"metadata\":{\"name\":\"p\"}}}");
+	pruned_as("{\"object\":{\"metadata\":{ \"managedFields\" : {\"k\":[1,{\"m\":\"}\"}]} }}}",
+		  "{\"object\":{\"metadata\":{}}}");
+	/* Every metadata object: a template's, an item's of a list. */
+	pruned_as("{\"a\":[{\"metadata\":{\"managedFields\":1}},{\"metadata\":"
+		  "{\"managedFields\":\"\\\"\",\"n\":2}}]}",
+		  "{\"a\":[{\"metadata\":{}},{\"metadata\":{\"n\":2}}]}");
+}
+
+Test(watch, a_managed_fields_member_elsewhere_or_a_string_that_names_one_stays)
+{
+	/* Not in a metadata object, or only a string's text. */
+	pruned_as("{\"spec\":{\"managedFields\":[1]}}", NULL);
+	pruned_as("{\"metadata\":{\"note\":\"\\\"managedFields\\\": 1\"}}", NULL);
+	pruned_as("{\"metadata\":[{\"managedFields\":1}]}", NULL);
+	pruned_as("{\"metadata\":\"x\",\"o\":{\"managedFields\":1}}", NULL);
+	/* A key with escapes could be either name: left to the decoder, whole. */
+	pruned_as("{\"metadata\":{\"managedFields\":1,\"na\\u006de\":2}}", NULL);
+	/* Text it cannot follow is left whole, for the decoder to refuse. */
+	pruned_as("{\"metadata\":{\"managedFields\":[1,2}", NULL);
+	pruned_as("{\"metadata\":{\"managedFields\" 1}}", NULL);
+	pruned_as("{\"metadata\":{\"managedFields\":}}", NULL);
+}
+
+/* A watch's events come without managedFields, and the rest of them as sent. */
+Test(watch, events_arrive_without_managed_fields)
+{
+	static const char pod_event[] =
+		"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+		"\"managedFields\":[{\"manager\":\"kubelet\",\"fieldsV1\":{\"f:status\":{}}}]},"
+		"\"status\":{\"phase\":\"Running\"}}}\n";
+	struct recorder r;
+	int err;
+
+	recorder_init(&r);
+	feed_split(pod_event, strlen(pod_event), NULL, 0, 0, &r, &err);
+	cr_assert_eq(err, 0);
+	cr_assert_str_eq(buf_str(&r.log), "MODIFIED {\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+			 "\"status\":{\"phase\":\"Running\"}}\n");
+	recorder_release(&r);
+}
