@@ -245,7 +245,7 @@ on_the_real_node() {
 	[ -z "$(kubectl -n "$NS" get trainingjobs,pods -o name)" ]
 }
 
-@test "a job in a namespace enforcing the restricted Pod Security Standard runs as a non-root user on the real node" {
+@test "a job in a namespace enforcing the restricted Pod Security Standard runs as a non-root user on the real node, its run text as written" {
 	kubectl label namespace "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
 	kubectl -n "$NS" apply -f - >/dev/null <<EOF
 apiVersion: cadre.dev/v1alpha1
@@ -256,6 +256,7 @@ spec:
   image: $CADRE_E2E_TORCH_IMAGE
   run: |
     echo "uid \$(id -u) gid \$(id -g)"
+    echo "verbatim \$\$ sub \$(NNODES)"
     python3 train.py --steps 3 --checkpoint-dir ""
   podTemplate:
     spec:
@@ -277,6 +278,10 @@ EOF
 	grep -qx '0: uid 1000 gid 1000' "$BATS_TEST_TMPDIR/logs"
 	grep -qx '1: uid 1000 gid 1000' "$BATS_TEST_TMPDIR/logs"
 	grep -qx '1: done: 3 steps' "$BATS_TEST_TMPDIR/logs"
+	# The run text reached the shell as written: $$ is its pid and $(NNODES) a command
+	# substitution (that finds no such command), not the kubelet's escape and reference
+	# ("verbatim $ sub 2"), which apply to a pod's env values only.
+	grep -Eqx '0: verbatim [0-9]+ sub ' "$BATS_TEST_TMPDIR/logs"
 }
 
 @test "the watchdog ends a real process that stops making progress, and the gang restarts as Hung" {
