@@ -8,6 +8,7 @@
 #include "api/decode.h"
 #include "api/fielderr.h"
 #include "base/err.h"
+#include "base/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -773,12 +774,8 @@ bool tj_phase_terminal(enum tj_phase phase)
 
 void tj_job_id(const char *uid, char out[16])
 {
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
+	uint64_t h = hash_fnv1a(uid);
 
-	for (const char *p = uid ? uid : ""; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
 	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
 }
 

@@ -61,9 +61,15 @@ void watch_reset(struct watch *w)
 /* Objects and arrays nested deeper than this are not followed (watch_prune says 0). */
 #define PRUNE_DEPTH 64
 
+/* JSON's whitespace. */
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 static size_t skip_ws(const char *s, size_t len, size_t i)
 {
-	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+	while (i < len && is_ws(s[i]))
 		i++;
 	return i;
 }
@@ -82,8 +88,7 @@ static size_t string_end(const char *s, size_t len, size_t i)
 
 static bool ends_scalar(char c)
 {
-	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' ||
-	       c == '\n';
+	return c == ',' || c == '}' || c == ']' || is_ws(c);
 }
 
 /*
@@ -152,8 +157,7 @@ static int drop_member(struct prune *p, size_t end)
 
 	if (buf_add(out, p->s + p->copied, p->at - p->copied))
 		return CADRE_ENOMEM;
-	while (out->len && (out->data[out->len - 1] == ' ' || out->data[out->len - 1] == '\t' ||
-			    out->data[out->len - 1] == '\r' || out->data[out->len - 1] == '\n'))
+	while (out->len && is_ws(out->data[out->len - 1]))
 		out->len--;
 	if (out->len && out->data[out->len - 1] == ',') {
 		out->len--;
@@ -236,7 +240,7 @@ int watch_prune(const char *text, size_t len, struct buf *out)
 		} else if (c == ',') {
 			p.want_key = p.depth && p.object[p.depth - 1];
 		}
-		if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+		if (!is_ws(c))
 			p.after_metadata = false;
 		p.at++;
 	}
@@ -252,14 +256,10 @@ size_t watch_pending(const struct watch *w)
 	return w->line.len;
 }
 
+/* A line holds no '\n': whitespace alone is a keep-alive. */
 static bool is_blank(const char *s, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
+	return skip_ws(s, len, 0) == len;
 }
 
 /*

@@ -6,13 +6,13 @@
 #include "controller/build/build.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "api/quantity.h"
 #include "controller/build/entrypoint.h"
 
@@ -159,19 +159,14 @@ int build_entrypoint_configmap(const struct trainingjob *job, const struct build
 
 int build_data_digest(const json_t *data, char out[BUILD_DIGEST_SIZE])
 {
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a, 64 bit */
 	json_t *empty = data ? NULL : json_object();
 	char *text = json_dumps(data ? data : empty, JSON_COMPACT | JSON_SORT_KEYS);
 
 	json_decref(empty);
 	if (!text)
 		return CADRE_ENOMEM;
-	for (const char *p = text; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
+	snprintf(out, BUILD_DIGEST_SIZE, "%016llx", (unsigned long long)hash_fnv1a(text));
 	free(text);
-	snprintf(out, BUILD_DIGEST_SIZE, "%016llx", (unsigned long long)h);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct pod_ctx {
 	const char *accel_resource;
 	const char *accel_label;
 	int gpus;           /* accelerators per pod; 0 when none asked for */
+	char configmap[HOSTNAME_MAX + sizeof(BUILD_ENTRYPOINT_SUFFIX)];  /* <job>-entrypoint */
 	struct buf *err;
 };
 
@@ -48,8 +49,15 @@ static json_t *copy_or_new(const json_t *v, bool array)
 	return array ? json_array() : json_object();
 }
 
+/*
+ * One variable: into a pod's env list as {name, value}, or into a
+ * ConfigMap's data object as name -> value (the shared variables, which the
+ * pod takes by envFrom). 1 when out of memory.
+ */
 static int add_env(json_t *env, const char *name, const char *value)
 {
+	if (json_is_object(env))
+		return json_object_set_new(env, name, json_string(value)) ? 1 : 0;
 	return json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value))
 		? 1 : 0;
 }
@@ -420,7 +428,7 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
 }
 
 /*
- * The shared variables (add_shared_env) as a list of {name, value}.
+ * The shared variables (add_shared_env) as an object, name -> value.
  *
  * MASTER_ADDR is rank 0's fully qualified name, cluster domain and all: the
  * name the kubelet writes first for the pod in its own /etc/hosts, so the
@@ -431,13 +439,13 @@ static int add_user_env(const struct pod_ctx *c, json_t *env)
  * never hosts it and every rank times out. A name of five dots is also
  * looked up as it is, before any search domain.
  */
-static int build_shared_list(const struct pod_ctx *c, json_t **out)
+static int build_shared(const struct pod_ctx *c, json_t **out)
 {
 	const char *name = c->job->meta.name, *ns = c->job->meta.namespace;
 	const char *cluster_domain = c->opts->cluster_domain && *c->opts->cluster_domain ?
 				     c->opts->cluster_domain : OPTIONS_DEFAULT_CLUSTER_DOMAIN;
 	struct buf nodelist, domain, master;
-	json_t *env = json_array();
+	json_t *env = json_object();
 	int bad = !env;
 
 	buf_init(&nodelist, (size_t)1 << 24);
@@ -645,7 +653,7 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 	const struct build_opts *opts = c->opts;
 	struct mount *order = NULL;
 	json_t *volumes = NULL, *mounts = NULL;
-	char name[32], configmap[256];
+	char name[32];
 	int bad, ret = 0;
 
 	if (opts->n_claim_names != spec->n_volumes || (spec->n_volumes && !opts->claim_names))
@@ -676,16 +684,11 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 	if (spec->n_volumes)
 		qsort(order, spec->n_volumes, sizeof(*order), compare_mounts);
 
-	if (build_entrypoint_name(c->job->meta.name, configmap, sizeof(configmap))) {
-		ret = build_fail(c->err, CADRE_EINVAL, "metadata.name",
-				 "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
-		goto out;
-	}
 	/* 0444: the script is sourced, never executed, and no one writes it. */
 	volumes = json_pack("[{s:s, s:{s:s}}, {s:s, s:{}}, {s:s, s:{s:s, s:i, s:[{s:s, s:s}]}}]",
 			    "name", "dshm", "emptyDir", "medium", "Memory",
 			    "name", "cadre-bin", "emptyDir",
-			    "name", "cadre-entrypoint", "configMap", "name", configmap,
+			    "name", "cadre-entrypoint", "configMap", "name", c->configmap,
 			    "defaultMode", 0444, "items", "key", ENTRYPOINT_KEY, "path",
 			    ENTRYPOINT_KEY);
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}, {s:s, s:s, s:b}]",
@@ -1083,6 +1086,10 @@ static int pod_ctx_init(struct pod_ctx *c, const struct trainingjob *job, int ra
 		return build_fail(err, CADRE_EINVAL, "metadata.name",
 				  "too long: %s-%d must be a hostname of at most %d characters",
 				  name, c->num_nodes - 1, HOSTNAME_MAX);
+	/* Shorter than a host name, the name fits the ConfigMap's. */
+	if (build_entrypoint_name(name, c->configmap, sizeof(c->configmap)))
+		return build_fail(err, CADRE_EINVAL, "metadata.name",
+				  "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
 	c->image = spec->image && *spec->image ? spec->image : opts->default_image;
 	if (!c->image || !*c->image)
 		return build_fail(err, CADRE_EINVAL, "spec.image",
@@ -1118,7 +1125,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	const struct tj_pod_template *tpl = &spec->pod_template;
 	json_t *pod = NULL, *meta = NULL, *env = NULL, *resources = NULL, *volumes = NULL;
 	json_t *mounts = NULL, *affinity = NULL, *tolerations = NULL, *container, *pspec;
-	char pod_name[HOSTNAME_MAX + 1], configmap[256];
+	char pod_name[HOSTNAME_MAX + 1];
 	struct pod_ctx c;
 	int bad, ret;
 
@@ -1126,10 +1133,6 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	ret = pod_ctx_init(&c, job, rank, attempt, opts, err);
 	if (ret)
 		return ret;
-	/* pod_ctx_init checked the name: a host name prefix, so the ConfigMap's fits. */
-	if (build_entrypoint_name(job->meta.name, configmap, sizeof(configmap)))
-		return build_fail(err, CADRE_EINVAL, "metadata.name",
-				  "too long for the ConfigMap <name>%s", BUILD_ENTRYPOINT_SUFFIX);
 	snprintf(pod_name, sizeof(pod_name), "%s-%d", job->meta.name, rank);
 	if ((ret = build_meta(&c, pod_name, &meta)) ||
 	    (ret = build_env(&c, &env)) ||
@@ -1147,7 +1150,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	 */
 	container = json_pack("{s:s, s:s, s:o, s:[{s:{s:s}}], s:O, s:O, s:O, s:s}",
 			      "name", MAIN_CONTAINER, "image", c.image, "command", entrypoint_command(),
-			      "envFrom", "configMapRef", "name", configmap,
+			      "envFrom", "configMapRef", "name", c.configmap,
 			      "env", env, "resources", resources, "volumeMounts", mounts,
 			      "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (!container)
@@ -1222,9 +1225,7 @@ int build_shared_env(const struct trainingjob *job, const struct build_opts *opt
 {
 	struct trainingjob view = *job;
 	char job_id[16], task_id[TJ_TASK_ID_MAX];
-	json_t *list = NULL, *data, *e;
 	struct pod_ctx c;
-	size_t i;
 	int ret;
 
 	*out = NULL;
@@ -1238,22 +1239,5 @@ int build_shared_env(const struct trainingjob *job, const struct build_opts *opt
 		view.status.task_id = task_id;
 	}
 	ret = pod_ctx_init(&c, &view, 0, 0, opts, err);
-	if (ret || (ret = build_shared_list(&c, &list)))
-		return ret;
-	data = json_object();
-	ret = data ? 0 : CADRE_ENOMEM;
-	json_array_foreach(list, i, e) {
-		if (ret)
-			break;
-		if (json_object_set(data, json_string_value(json_object_get(e, "name")),
-				    json_object_get(e, "value")))
-			ret = CADRE_ENOMEM;
-	}
-	json_decref(list);
-	if (ret) {
-		json_decref(data);
-		return ret;
-	}
-	*out = data;
-	return 0;
+	return ret ? ret : build_shared(&c, out);
 }

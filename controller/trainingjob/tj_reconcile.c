@@ -231,7 +231,19 @@ static void read_label_values(struct tj_pass *p)
 				   &p->n_label_values);
 }
 
-static void fill_build_opts(struct tj_pass *p, struct build_opts *bo);
+static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
+{
+	memset(bo, 0, sizeof(*bo));
+	bo->mode = p->job.spec.queue && *p->job.spec.queue ? GANG_KUEUE :
+		   p->m->opts->gang_scheduler;
+	bo->accelerator_label = p->m->opts->accelerator_label;
+	bo->cluster_domain = p->m->opts->cluster_domain;
+	bo->default_image = p->m->opts->default_image;
+	bo->label_values = (const char *const *)p->label_values;
+	bo->n_label_values = p->n_label_values;
+	bo->claim_names = NULL;
+	bo->n_claim_names = p->n_volumes;
+}
 
 /*
  * The job's entrypoint ConfigMap, from its cache (trimmed: configmap_trim.h),
@@ -594,20 +606,6 @@ static void pass_release(struct tj_pass *p)
 	field_errors_release(&p->errs);
 	buf_release(&p->invalid);
 	json_decref(p->obj);
-}
-
-static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
-{
-	memset(bo, 0, sizeof(*bo));
-	bo->mode = p->job.spec.queue && *p->job.spec.queue ? GANG_KUEUE :
-		   p->m->opts->gang_scheduler;
-	bo->accelerator_label = p->m->opts->accelerator_label;
-	bo->cluster_domain = p->m->opts->cluster_domain;
-	bo->default_image = p->m->opts->default_image;
-	bo->label_values = (const char *const *)p->label_values;
-	bo->n_label_values = p->n_label_values;
-	bo->claim_names = NULL;
-	bo->n_claim_names = p->n_volumes;
 }
 
 /*

@@ -1,7 +1,6 @@
 #include "unit/support/podenv.h"
 
 #include <criterion/criterion.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "controller/build/build.h"
@@ -41,19 +40,4 @@ json_t *pod_environment(const struct trainingjob *tj, const struct build_opts *o
 	}
 	json_decref(shared);
 	return out;
-}
-
-char *pod_environment_value(const struct trainingjob *tj, const struct build_opts *opts,
-			    const json_t *pod, const char *name)
-{
-	json_t *env = pod_environment(tj, opts, pod), *e;
-	char *value = NULL;
-	size_t i;
-
-	json_array_foreach(env, i, e)
-		if (!strcmp(json_string_value(json_object_get(e, "name")), name) &&
-		    json_string_value(json_object_get(e, "value")))
-			value = strdup(json_string_value(json_object_get(e, "value")));
-	json_decref(env);
-	return value;
 }

@@ -22,8 +22,4 @@
 json_t *pod_environment(const struct trainingjob *tj, const struct build_opts *opts,
 			const json_t *pod);
 
-/* The value of name in pod_environment(), as a new string, or NULL. */
-char *pod_environment_value(const struct trainingjob *tj, const struct build_opts *opts,
-			    const json_t *pod, const char *name);
-
 #endif
