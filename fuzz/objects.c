@@ -31,9 +31,16 @@
 
 #define MAX_VOLUMES 64
 
-/* What the API server and the reconciler would have set before a build. */
+/*
+ * What the API server and the reconciler would have set before a build: a
+ * namespaced object stored there always has a namespace, never "".
+ */
 static int fill_meta(struct object_meta *m)
 {
+	if (m->namespace && !*m->namespace) {
+		free(m->namespace);
+		m->namespace = NULL;
+	}
 	if (!m->namespace && !(m->namespace = strdup("ml")))
 		return CADRE_ENOMEM;
 	if (!m->uid && !(m->uid = strdup("3f1e4c52-0d0b-4bde-9cf1-6f8c8f1f2f7a")))
