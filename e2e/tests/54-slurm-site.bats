@@ -209,7 +209,8 @@ admitted_elements() {
 	pid=$!
 	track_pid "$pid"
 	wait_for -t 120 phase_is waited Running
-	grep -q '^Submitted batch job [0-9]*$' "$BATS_TEST_TMPDIR/out"
+	# sbatch reads the job's id every 200 ms: on kwok the job can be Running first.
+	wait_for -t 10 grep -q '^Submitted batch job [0-9]*$' "$BATS_TEST_TMPDIR/out"
 	kill -0 "$pid"
 	kubectl -n "$NS" annotate pod waited-0 e2e.cadre.dev/exit-code=3 >/dev/null
 	rc=0
