@@ -117,7 +117,7 @@ kueue_on() {
 	write_kubeconfig "$state/kueue.kubeconfig" kueue-client
 	kueue_config
 	kubectl apply --server-side --force-conflicts -f "$kbin/config/crd" >/dev/null
-	kubectl wait --for=condition=Established --timeout="${ready_timeout}s" -f "$kbin/config/crd" >/dev/null
+	kube_wait "$ready_timeout" --for=condition=Established -f "$kbin/config/crd"
 	kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 	touch "$state/kueue/enabled"
 	start_one kueue

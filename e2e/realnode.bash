@@ -428,7 +428,7 @@ real_node_on() {
 	# (the kubelet carries it into allocatable).
 	kubectl patch node "$real_node_name" --subresource=status --type=merge \
 		-p "{\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"$real_gpus\"}}}" >/dev/null
-	kubectl wait --for=condition=Ready --timeout="${ready_timeout}s" "node/$real_node_name" >/dev/null ||
+	kube_wait "$ready_timeout" --for=condition=Ready "node/$real_node_name" ||
 		die "$real_node_name is not Ready (see $logs/kubelet.log)"
 	until [[ $(kubectl get node "$real_node_name" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}') == "$real_gpus" ]]; do
 		((SECONDS < deadline)) || die "$real_node_name does not show nvidia.com/gpu: $real_gpus allocatable"

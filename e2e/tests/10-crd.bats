@@ -22,7 +22,7 @@ CRD_FILES=(-f "$CRD_DIR/trainingjobs.cadre.dev.yaml" -f "$CRD_DIR/volumes.cadre.
 
 setup_file() {
 	kubectl apply "${CRD_FILES[@]}"
-	kubectl wait --for=condition=Established --timeout=60s \
+	kube_wait 60 --for=condition=Established \
 		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/partitions.cadre.dev \
 		crd/clustertopologies.cadre.dev
 	kubectl apply -f "$TOPOLOGY_DEFAULT"
@@ -71,7 +71,7 @@ EOF
 	[[ $output != *[Ww]arning* ]] || { echo "$output"; false; }
 	for crd in trainingjobs.cadre.dev volumes.cadre.dev partitions.cadre.dev \
 		clustertopologies.cadre.dev; do
-		kubectl wait --for=condition=Established --timeout=60s "crd/$crd"
+		kube_wait 60 --for=condition=Established "crd/$crd"
 		[ "$(kubectl get crd "$crd" -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status}')" = True ]
 	done
 	run kubectl api-resources --api-group=cadre.dev --no-headers

@@ -429,7 +429,7 @@ event_recorded() {
 # CRDs are Established, and applies the cluster's ClusterTopology.
 crds_install() {
 	kubectl apply -k "$CRD_DIR" >/dev/null
-	kubectl wait --for=condition=Established --timeout=60s \
+	kube_wait 60 --for=condition=Established \
 		crd/trainingjobs.cadre.dev crd/volumes.cadre.dev crd/partitions.cadre.dev \
 		crd/clustertopologies.cadre.dev >/dev/null
 	kubectl apply -f "$CRD_DIR/../manifests/clustertopology-default.yaml" >/dev/null

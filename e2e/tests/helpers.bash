@@ -9,6 +9,8 @@
 E2E_DIR=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 REPO_ROOT=$(cd "$E2E_DIR/.." && pwd)
 export E2E_DIR REPO_ROOT
+# shellcheck source=scripts/kube-wait.bash
+source "$REPO_ROOT/scripts/kube-wait.bash"
 
 # free_ports N: N distinct TCP ports on 127.0.0.1 that nothing listens on, one per line, in
 # this shard's range and none of its control plane's (scripts/free-ports).

@@ -160,7 +160,7 @@ status:
   capacity: {cpu: "8", memory: 32Gi, pods: "110"}
   allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
 NODE
-	kubectl wait --for=condition=Ready --timeout=60s "node/$SYSTEM_NODE" >/dev/null
+	kube_wait 60 --for=condition=Ready "node/$SYSTEM_NODE"
 }
 
 system_node_delete() {
