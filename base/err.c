@@ -22,6 +22,7 @@ const char *cadre_strerror(int err)
 	case CADRE_ETOOBIG: return "too big";
 	case CADRE_ECANCELED: return "canceled";
 	case CADRE_EHTTP: return "http error";
+	case CADRE_ETERMINATING: return "namespace being deleted";
 	}
 	return "unknown error";
 }

@@ -33,6 +33,12 @@ enum cadre_err {
 	CADRE_ETOOBIG = -16,      /* input over its cap, or a full queue: dropped */
 	CADRE_ECANCELED = -17,    /* the operation was stopped by shutdown */
 	CADRE_EHTTP = -18,        /* any other non-2xx status */
+	/*
+	 * 403 with the cause NamespaceTerminating: the namespace is being
+	 * deleted and takes nothing new. Its objects go with it; there is
+	 * nothing to retry and nothing to report.
+	 */
+	CADRE_ETERMINATING = -19,
 };
 
 /* A static, human-readable name for an error code; never NULL. */

@@ -327,6 +327,12 @@ static int create_event(struct events *e, struct event_rec *r, const char *key)
 		return CADRE_ENOMEM;
 	err = kube_client_create(e->http, &kube_resource_events, ns, ev, NULL, &st);
 	json_decref(ev);
+	if (err == CADRE_ETERMINATING) {
+		/* What it was about goes with its namespace. */
+		log_debug("events", "no event %s for %s/%s: the namespace is being deleted",
+			  r->reason, ns, name);
+		return err;
+	}
 	if (err) {
 		log_warn("events", "creating event %s for %s/%s: %s", r->reason, ns, name,
 			 st.message);

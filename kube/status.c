@@ -66,6 +66,22 @@ static void take_status_fields(struct kube_status *st, const json_t *obj)
 		   json_string_value(json_object_get(obj, "message")));
 }
 
+/* Whether a Status object names the cause reason (details.causes[].reason). */
+static bool has_cause(const json_t *obj, const char *reason)
+{
+	const json_t *causes = json_object_get(json_object_get(obj, "details"), "causes");
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(causes, i, c) {
+		const char *r = json_string_value(json_object_get(c, "reason"));
+
+		if (r && !strcmp(r, reason))
+			return true;
+	}
+	return false;
+}
+
 /* Keep a readable prefix of a non-Status body: one line, printable only. */
 static void message_from_body(struct kube_status *st, const char *body,
 			      size_t len)
@@ -95,6 +111,8 @@ int kube_status_from_http(struct kube_status *st, long http_status,
 			take_status_fields(st, obj);
 	}
 	st->code = kube_status_code(http_status, st->reason, retry_after);
+	if (st->code == CADRE_EFORBIDDEN && st->reason[0] && has_cause(obj, "NamespaceTerminating"))
+		st->code = CADRE_ETERMINATING;
 	if (st->code && !st->message[0]) {
 		if (body && len && !json_is_object(obj))
 			message_from_body(st, body, len);

@@ -112,7 +112,7 @@ Test(buf, detach_hands_over_ownership)
 
 Test(err, every_code_has_a_name)
 {
-	for (int e = 0; e >= CADRE_EHTTP; e--)
+	for (int e = 0; e >= CADRE_ETERMINATING; e--)
 		cr_assert_str_neq(cadre_strerror(e), "unknown error", "code %d", e);
 	cr_assert_str_eq(cadre_strerror(-1000), "unknown error");
 }

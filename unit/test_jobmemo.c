@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "controller/manager/jobmemo.h"
 
 static struct kube_status refused(long http_status, const char *message)
@@ -33,6 +34,9 @@ Test(jobmemo, only_an_answer_of_the_api_server_refusing_the_object_is_final)
 	cr_assert_not(refusal_is_final(&st));
 	st.http_status = 0;
 	cr_assert_not(refusal_is_final(&st), "no answer at all");
+	st.http_status = 403;
+	st.code = CADRE_ETERMINATING;
+	cr_assert_not(refusal_is_final(&st), "a namespace being deleted refuses everything");
 }
 
 Test(jobmemo, a_refusal_is_remembered_with_the_time_of_the_first_of_its_attempt)

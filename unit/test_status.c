@@ -43,6 +43,33 @@ Test(status, maps_every_http_status_the_api_server_uses)
 			     cases[i].code);
 }
 
+Test(status, a_namespace_being_deleted_is_told_apart_from_a_refusal_by_its_cause)
+{
+	/* As the API server's NamespaceLifecycle admission answers a create. */
+	static const char terminating[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		"\"message\":\"pods \\\"llama-0\\\" is forbidden: unable to create new content in "
+		"namespace ml because it is being terminated\",\"reason\":\"Forbidden\","
+		"\"details\":{\"name\":\"llama-0\",\"kind\":\"pods\",\"causes\":[{\"reason\":"
+		"\"NamespaceTerminating\",\"message\":\"namespace ml is being terminated\","
+		"\"field\":\"metadata.namespace\"}]},\"code\":403}";
+	static const char rbac[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		"\"message\":\"pods is forbidden: User \\\"x\\\" cannot create resource\","
+		"\"reason\":\"Forbidden\",\"details\":{\"kind\":\"pods\",\"causes\":[{\"reason\":"
+		"\"FieldValueForbidden\"}]},\"code\":403}";
+	struct kube_status st;
+
+	cr_assert_eq(kube_status_from_http(&st, 403, terminating, strlen(terminating), false),
+		     CADRE_ETERMINATING);
+	cr_assert_eq(st.http_status, 403);
+	cr_assert(strstr(st.message, "being terminated"), "%s", st.message);
+	cr_assert_eq(kube_status_from_http(&st, 403, rbac, strlen(rbac), false), CADRE_EFORBIDDEN);
+	/* The cause counts only in a 403. */
+	cr_assert_eq(kube_status_from_http(&st, 422, terminating, strlen(terminating), false),
+		     CADRE_EREJECTED);
+}
+
 Test(status, already_exists_and_conflict_are_told_apart_by_the_status_body)
 {
 	static const char exists[] =

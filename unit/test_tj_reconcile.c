@@ -50,6 +50,7 @@ static struct httpd *server;
 static struct kube_config *config;
 static pthread_mutex_t answer_lock = PTHREAD_MUTEX_INITIALIZER;
 static int configmap_post_status;      /* the answer to POST configmaps */
+static bool terminating;               /* a 403 is the namespace being deleted */
 static const char *configmap_get_body;  /* the answer to GET of the ConfigMap; NULL: 404 */
 static int service_post_status;        /* the answer to POST services */
 static int status_put_conflicts;       /* answer this many PUTs of the job's status 409 */
@@ -119,7 +120,13 @@ static bool held_answer_waited_for_the_other(void)
 static const char *refused_create(int status, const char *resource, const char *name, char *buf,
 				  size_t size)
 {
-	if (status == 403)
+	if (status == 403 && terminating)
+		snprintf(buf, size, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
+			 "\"reason\":\"Forbidden\",\"message\":\"%s \\\"%s\\\" is forbidden: "
+			 "unable to create new content in namespace ml because it is being "
+			 "terminated\",\"details\":{\"causes\":[{\"reason\":\"NamespaceTerminating\"}]}}",
+			 resource, name);
+	else if (status == 403)
 		snprintf(buf, size, "{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,"
 			 "\"reason\":\"Forbidden\",\"message\":\"%s \\\"%s\\\" is forbidden: "
 			 "exceeded quota: count/%s\"}", resource, name, resource);
@@ -191,6 +198,7 @@ static void setup(void)
 	m.memo = jobmemo_new(5 * 60 * 1000);
 	cr_assert(m.queue && m.expect && m.memo);
 	configmap_post_status = 201;
+	terminating = false;
 	configmap_get_body = NULL;
 	service_post_status = 201;
 	service_get_body = NULL;
@@ -363,6 +371,21 @@ Test(tj_reconcile, no_pod_is_created_when_the_entrypoint_configmap_create_is_ref
 	cr_assert_eq(r.rank, TJ_REFUSAL_ENTRYPOINT);
 	cr_assert_str_eq(r.pod, "llama-entrypoint");
 	cr_assert(strstr(r.message, "exceeded quota"), "%s", r.message);
+}
+
+Test(tj_reconcile, in_a_namespace_being_deleted_nothing_is_made_recorded_or_retried)
+{
+	struct refusal r;
+
+	configmap_post_status = 403;
+	service_post_status = 403;
+	terminating = true;
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), CADRE_ETERMINATING,
+		     "the worker forgets the job: it goes with its namespace");
+	cr_assert_eq(count("POST", CM_PATH), 1);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	cr_assert_not(jobmemo_refusal(m.memo, "ml/llama", JOB_UID, 0, &r),
+		      "not a refusal the job's status would report");
 }
 
 Test(tj_reconcile, a_configmap_of_the_name_that_is_not_the_jobs_is_left_alone_and_no_pod_is_made)

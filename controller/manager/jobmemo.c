@@ -265,6 +265,9 @@ void jobmemo_admission_done(struct jobmemo *t, const char *key)
 
 bool refusal_is_final(const struct kube_status *st)
 {
+	/* A namespace being deleted refuses every create; the job goes with it. */
+	if (st->code == CADRE_ETERMINATING)
+		return false;
 	return st->http_status == 400 || st->http_status == 403 || st->http_status == 422;
 }
 

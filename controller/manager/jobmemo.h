@@ -102,7 +102,8 @@ struct refusal {
 /*
  * Whether a failed create is the API server refusing the object, as
  * opposed to a transient failure: a response came, and it was 400, 403 or
- * 422 (admission webhooks, Pod Security, quotas, validation).
+ * 422 (admission webhooks, Pod Security, quotas, validation); never a
+ * namespace being deleted (CADRE_ETERMINATING), which refuses every create.
  */
 bool refusal_is_final(const struct kube_status *st);
 

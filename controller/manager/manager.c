@@ -353,7 +353,8 @@ static void *worker_main(void *arg)
 		metric_add(m->metrics.reconcile_total, labels, 1);
 		metric_observe(m->metrics.reconcile_seconds, labels,
 			       (double)(manager_now_ms() - start) / 1000.0);
-		if (err == 0) {
+		if (err == 0 || err == CADRE_ETERMINATING) {
+			/* A namespace being deleted takes the object along: nothing to retry. */
 			wq_forget(m->queue, key);
 		} else {
 			if (err != CADRE_EAGAIN && err != CADRE_ECONFLICT)

@@ -539,6 +539,22 @@ fail:
 	return NULL;
 }
 
+/*
+ * Say that a create failed: a warning and a FailedCreate event, except in a
+ * namespace being deleted, which refuses every create and takes the job
+ * along with it (nothing to report, nothing to retry).
+ */
+static void create_failed(struct tj_pass *p, int ret, const char *kind, const char *name,
+			  const struct kube_status *st)
+{
+	if (ret == CADRE_ETERMINATING) {
+		log_debug("tj", "%s: no %s %s: the namespace is being deleted", p->key, kind, name);
+		return;
+	}
+	log_warn("tj", "%s: cannot create %s %s: %s", p->key, kind, name, st->message);
+	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
+}
+
 /* TJ_CREATE_ELEMENT: recorded as expected first, so a pass before the watch shows it makes none. */
 static int create_element(struct tj_pass *p, const struct tj_action *a)
 {
@@ -561,8 +577,7 @@ static int create_element(struct tj_pass *p, const struct tj_action *a)
 		ret = 0;
 	} else if (ret) {
 		expect_observed_create(p->m->expect, p->key, name);
-		log_warn("tj", "%s: cannot create element %s: %s", p->key, name, st.message);
-		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+		create_failed(p, ret, "element", name, &st);
 	}
 	json_decref(obj);
 	return ret;
@@ -714,7 +729,7 @@ static int create_service(struct tj_pass *p)
 	if (ret && refusal_is_final(&st))
 		return service_refused(p, &st) ? CADRE_ENOMEM : ret;
 	if (ret)
-		log_warn("tj", "%s: cannot create Service: %s", p->key, st.message);
+		create_failed(p, ret, "Service", p->job.meta.name, &st);
 	else
 		jobmemo_created(p->m->memo, p->key, p->job.meta.name);
 	return ret;
@@ -785,7 +800,9 @@ static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm
 		return ret;  /* the cache is behind: the caller reads the object itself */
 	if (ret && refusal_is_final(&st))
 		return entrypoint_refused(p, name, &st) ? CADRE_ENOMEM : ret;
-	if (ret)
+	if (ret == CADRE_ETERMINATING)
+		log_debug("tj", "%s: no ConfigMap %s: the namespace is being deleted", p->key, name);
+	else if (ret)
 		log_warn("tj", "%s: cannot write ConfigMap %s: %s", p->key, name, st.message);
 	return ret;
 }
@@ -882,14 +899,12 @@ static int create_podgroup(struct tj_pass *p, const struct tj_action *a)
 		return ret;
 	ret = kube_client_create(p->m->http, p->m->podgroups, p->job.meta.namespace, pg, NULL,
 				 &st);
+	if (ret && ret != CADRE_EEXIST)
+		create_failed(p, ret, "PodGroup",
+			      json_string_value(json_object_get(json_object_get(pg, "metadata"),
+								"name")), &st);
 	json_decref(pg);
-	if (ret == CADRE_EEXIST)
-		return 0;
-	if (ret) {
-		log_warn("tj", "%s: cannot create PodGroup: %s", p->key, st.message);
-		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
-	}
-	return ret;
+	return ret == CADRE_EEXIST ? 0 : ret;
 }
 
 static int delete_podgroup(struct tj_pass *p, const struct tj_action *a)
@@ -959,8 +974,7 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 	}
 	if (ret) {
 		expect_observed_create(p->m->expect, p->key, name);
-		log_warn("tj", "%s: cannot create pod %s: %s", p->key, name, st.message);
-		manager_event(p->m, p->obj, true, "FailedCreate", "Create", st.message);
+		create_failed(p, ret, "pod", name, &st);
 		/* Nothing will appear in the caches: remember it for the next plan. */
 		if (refusal_is_final(&st)) {
 			atomic_store(&p->refused, true);

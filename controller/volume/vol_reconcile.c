@@ -330,6 +330,8 @@ static int ensure_claim(struct manager *m, const struct volume *vol, const json_
 	json_decref(want);
 	if (ret == CADRE_EEXIST)
 		ret = 0;
+	else if (ret == CADRE_ETERMINATING)
+		log_debug("volume", "%s: no PVC: the namespace is being deleted", key);
 	else if (ret)
 		log_warn("volume", "%s: cannot create PVC: %s", key, st.message);
 	else
