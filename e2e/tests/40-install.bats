@@ -31,6 +31,7 @@ setup_file() {
 	export SA_KUBECONFIG
 	METRICS_ADDR=127.0.0.1:$(free_ports 1)
 	export METRICS_ADDR
+	wait_for -t 120 no_namespace_terminating
 	controller_start --leader-elect --leader-election-namespace "$INSTALL_NS" \
 		--metrics-addr "$METRICS_ADDR"
 }

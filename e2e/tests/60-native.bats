@@ -22,6 +22,7 @@ load install
 
 setup_file() {
 	crds_install
+	wait_for -t 120 no_namespace_terminating
 }
 
 teardown_file() {

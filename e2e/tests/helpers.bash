@@ -96,6 +96,13 @@ EOF
 
 # Deleting a namespace is asynchronous (the namespace controller empties it); tests do not
 # wait for it.
+# no_namespace_terminating: no namespace is being deleted (for wait_for). Until it is gone,
+# a namespace an earlier test or file deleted answers every create in it with 403
+# (NamespaceTerminating), which a file that counts the controller's 403s would see.
+no_namespace_terminating() {
+	[[ -z $(kubectl get namespaces -o jsonpath='{.items[?(@.status.phase=="Terminating")].metadata.name}') ]]
+}
+
 e2e_namespace_delete() {
 	[[ -n ${NS:-} ]] || return 0
 	kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
