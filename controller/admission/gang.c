@@ -132,7 +132,39 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 struct charge_ctx {
 	struct capacity *cap;
 	struct store *own;      /* cadre's pods, charged from there */
+	/*
+	 * Keys of the admitted gangs with ranks not bound yet, sorted: their
+	 * pods are charged by reserve_admitted, from the same read that finds
+	 * the unbound ranks, so a pod bound between two walks of the cache is
+	 * counted once, never zero times.
+	 */
+	char **held;
+	size_t n_held;
 };
+
+static int held_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether pod key "ns/<job>-<rank>" is a pod of a held gang. */
+static bool pod_of_held(const struct charge_ctx *c, const char *key, int rank)
+{
+	char suffix[16], job[STORE_KEY_MAX];
+	const char *want = job;
+	size_t len = strlen(key);
+	int n;
+
+	if (!c->n_held || rank < 0)
+		return false;
+	n = snprintf(suffix, sizeof(suffix), "-%d", rank);
+	if (n <= 0 || (size_t)n >= len || (size_t)(len - (size_t)n) >= sizeof(job) ||
+	    strcmp(key + len - (size_t)n, suffix))
+		return false;
+	memcpy(job, key, len - (size_t)n);
+	job[len - (size_t)n] = '\0';
+	return bsearch(&want, c->held, c->n_held, sizeof(*c->held), held_cmp) != NULL;
+}
 
 static void charge(struct charge_ctx *c, const struct cache_pod *p)
 {
@@ -163,15 +195,17 @@ static int charge_other_pod(void *arg, const char *key, const void *rec, size_t 
 	return 0;
 }
 
-/* cadre's own pods: main's requests, once bound and until they end. */
+/*
+ * cadre's own pods: main's requests, once bound and until they end; a held
+ * gang's pods are left to reserve_admitted.
+ */
 static int charge_own_pod(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct charge_ctx *c = arg;
 	struct cache_pod p;
 
-	(void)key;
 	if (cache_pod_read(rec, len, &p) || !p.node || p.phase == POD_SUCCEEDED ||
-	    p.phase == POD_FAILED)
+	    p.phase == POD_FAILED || pod_of_held(c, key, p.rank))
 		return 0;
 	charge(c, &p);
 	return 0;
@@ -230,6 +264,7 @@ struct candidate {
 	int64_t since;     /* created, or requeued after its last failure */
 	bool admitted;     /* admitted earlier; some pods still need a place */
 	int unbound;
+	unsigned char *bound;  /* per rank, its pod bound (charge_admitted; scratch) */
 	/* Admitted by this process, the cache not showing it yet: the decision. */
 	struct jobmemo_admission recorded;
 };
@@ -388,6 +423,31 @@ static void collect_release(struct collect *c)
 	free(c->waiting);
 }
 
+/* The keys of the admitted gangs in c, sorted, in scratch. 0 or CADRE_ENOMEM. */
+static int held_keys(struct scratch *s, const struct collect *c, char ***held, size_t *n)
+{
+	*held = NULL;
+	*n = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct trainingjob *job = &c->jobs[i].job;
+		size_t len;
+		char *key;
+
+		if (!c->jobs[i].admitted)
+			continue;
+		if (!*held && !(*held = scratch_alloc(s, c->n, sizeof(**held))))
+			return CADRE_ENOMEM;
+		len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
+		if (!(key = scratch_alloc(s, len, 1)))
+			return CADRE_ENOMEM;
+		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
+		(*held)[(*n)++] = key;
+	}
+	if (*n > 1)
+		qsort(*held, *n, sizeof(**held), held_cmp);
+	return 0;
+}
+
 static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
 {
 	return a->meta.uid && b->meta.uid && !strcmp(a->meta.uid, b->meta.uid);
@@ -473,10 +533,10 @@ static int walk_node(void *arg, const char *key, const void *rec, size_t len)
  * decoded into nodes, held as long) less what every pod on it asks for.
  */
 static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
-			 struct cap_node **cap_nodes, json_t **nodes)
+			 struct cap_node **cap_nodes, json_t **nodes, char **held, size_t n_held)
 {
 	struct charge_ctx charge = { cap, manager_other_pods_selector(m->opts) ? NULL :
-				     m->stores[KIND_PODS] };
+				     m->stores[KIND_PODS], held, n_held };
 	struct node_walk w = { .s = s, .undecoded = json_array() };
 	const json_t *key;
 	size_t i;
@@ -516,19 +576,26 @@ static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *
 }
 
 struct bound_ranks {
+	struct charge_ctx charge;
 	int attempt, n;
 	unsigned char *bound;    /* per rank */
 };
 
-/* Mark the rank of a pod of the attempt that has a node and has not ended. */
+/*
+ * A held gang's pod, read once: charged when it has a node and has not
+ * ended (any attempt), and its rank marked bound when of the current one.
+ */
 static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct bound_ranks *b = arg;
 	struct cache_pod p;
 
 	(void)key;
-	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt && p.node &&
-	    p.rank >= 0 && p.rank < b->n && p.phase != POD_SUCCEEDED && p.phase != POD_FAILED)
+	if (cache_pod_read(rec, len, &p) || !p.node || p.phase == POD_SUCCEEDED ||
+	    p.phase == POD_FAILED)
+		return 0;
+	charge(&b->charge, &p);
+	if (p.attempt == b->attempt && p.rank >= 0 && p.rank < b->n)
 		b->bound[p.rank] = 1;
 	return 0;
 }
@@ -547,26 +614,38 @@ static const char *decided_node(const struct candidate *w, int rank)
 }
 
 /*
+ * An admitted gang's pods, each read once (the walk over cadre's pods left
+ * them out): the bound ones charged, the ranks they fill marked in
+ * w->bound for reserve_admitted.
+ */
+static void charge_admitted(struct manager *m, struct scratch *s, struct capacity *cap,
+			    struct candidate *w)
+{
+	int n = w->job.spec.num_nodes;
+	struct bound_ranks b = { { cap, NULL, NULL, 0 },
+				 w->job.status.restarts + w->job.status.infra_restarts, n,
+				 scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
+	char key[STORE_KEY_MAX];
+
+	w->bound = b.bound;
+	if (!b.bound)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", w->job.meta.namespace, w->job.meta.name);
+	store_index_foreach_record(m->stores[KIND_PODS], "job", key, mark_bound, &b);
+}
+
+/*
  * Room for an admitted gang's pods that have no node yet, each on the node
  * its admission chose: that is where it is pinned, so nothing else may be
  * admitted there. A node that is gone holds nothing (the planner restarts
  * that gang); a rank without a chosen node (an admission of an earlier
  * version) is placed as a fit would place it.
  */
-static void reserve_admitted(struct manager *m, struct scratch *s, struct capacity *cap,
-			     const struct candidate *w, const struct cap_demand *d)
+static void reserve_admitted(struct capacity *cap, const struct candidate *w,
+			     const struct cap_demand *d)
 {
-	int n = w->job.spec.num_nodes;
-	struct bound_ranks b = { w->job.status.restarts + w->job.status.infra_restarts, n,
-				 scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
-	char key[STORE_KEY_MAX];
-
-	if (!b.bound)
-		return;
-	snprintf(key, sizeof(key), "%s/%s", w->job.meta.namespace, w->job.meta.name);
-	store_index_foreach_record(m->stores[KIND_PODS], "job", key, mark_bound, &b);
-	for (int r = 0; r < n; r++)
-		if (!b.bound[r])
+	for (int r = 0; w->bound && r < w->job.spec.num_nodes; r++)
+		if (!w->bound[r])
 			capacity_reserve(cap, d, 1, decided_node(w, r), NULL);
 }
 
@@ -670,6 +749,10 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 		       struct levels_ctx *l, const struct trainingjob *job,
 		       struct adm_job *queue, size_t *n_queue, long *target)
 {
+	/* Every bound pod of the admitted gangs first, then the room of their other ranks. */
+	for (size_t i = 0; i < c->n; i++)
+		if (c->jobs[i].admitted)
+			charge_admitted(c->m, s, cap, &c->jobs[i]);
 	for (size_t i = 0; i < c->n; i++) {
 		struct candidate *w = &c->jobs[i];
 		struct cap_demand d;
@@ -678,7 +761,7 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 
 		demand_of(s, &w->job, &d);
 		if (w->admitted) {
-			reserve_admitted(c->m, s, cap, w, &d);
+			reserve_admitted(cap, w, &d);
 			continue;
 		}
 		if (same_job(&w->job, job))
@@ -756,7 +839,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct adm_decision *decisions = NULL;
 	struct levels_ctx levels = { 0 };
 	json_t *nodes = NULL;
-	size_t n_queue = 0;
+	char **gangs = NULL;
+	size_t n_queue = 0, n_gangs = 0;
 	long target = -1;
 	int err = 0;
 
@@ -769,14 +853,18 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	pthread_mutex_lock(&m->admission_lock);
 	if (admitted_before(m, key, job, c.now_ms, out, held))
 		goto out;
-	err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes);
-	if (err)
-		goto out;
-
+	/*
+	 * The waiting jobs before the pods: the admitted gangs among them have
+	 * their pods charged apart (charge_ctx.held).
+	 */
 	store_foreach_record(m->stores[KIND_TRAININGJOBS], screen_job, &c);
 	err = c.err ? c.err : s.err;
 	if (!err)
 		err = collect_jobs(&c);
+	if (!err)
+		err = held_keys(&s, &c, &gangs, &n_gangs);
+	if (!err)
+		err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes, gangs, n_gangs);
 	if (err)
 		goto out;
 	queue = calloc(c.n + 1, sizeof(*queue));
