@@ -134,7 +134,7 @@ struct charge_ctx {
 	struct store *own;      /* cadre's pods, charged from there */
 	/*
 	 * Keys of the admitted gangs with ranks not bound yet, sorted: their
-	 * pods are charged by reserve_admitted, from the same read that finds
+	 * pods are charged by charge_admitted, from the same read that finds
 	 * the unbound ranks, so a pod bound between two walks of the cache is
 	 * counted once, never zero times.
 	 */
@@ -197,7 +197,7 @@ static int charge_other_pod(void *arg, const char *key, const void *rec, size_t 
 
 /*
  * cadre's own pods: main's requests, once bound and until they end; a held
- * gang's pods are left to reserve_admitted.
+ * gang's pods are left to charge_admitted.
  */
 static int charge_own_pod(void *arg, const char *key, const void *rec, size_t len)
 {

@@ -664,8 +664,7 @@ static int object_refused(struct tj_pass *p, const char *kind, const char *name,
 {
 	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
 
-	log_warn("tj", "%s: cannot create %s %s: %s", p->key, kind, name, st->message);
-	manager_event(p->m, p->obj, true, "FailedCreate", "Create", st->message);
+	create_failed(p, st->code, kind, name, st);
 	atomic_store(&p->refused, true);
 	return jobmemo_refused(p->m->memo, p->key, p->job.meta.uid, name, rank, attempt, st,
 			       manager_time(p->m));
