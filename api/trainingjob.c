@@ -62,6 +62,11 @@ static void spec_release(struct tj_spec *spec)
 		free(spec->stage_in[i].to);
 	}
 	free(spec->stage_in);
+	for (size_t i = 0; i < spec->n_code; i++) {
+		free(spec->code[i].digest);
+		free(spec->code[i].path);
+	}
+	free(spec->code);
 	free(spec->queue);
 	free(spec->priority_class_name);
 	pod_template_release(&spec->pod_template);
@@ -367,6 +372,33 @@ static void parse_stage_in(struct decoder *d, const json_t *spec, struct tj_spec
 	}
 }
 
+/* spec.code: [{digest, path}], in its order. */
+static void parse_code(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	static const char *const keys[] = { "digest", "path", NULL };
+	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, spec, "spec", "code"), *item;
+	size_t i;
+
+	if (!list || !json_array_size(list))
+		return;
+	s->code = calloc(json_array_size(list), sizeof(*s->code));
+	if (!s->code) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_code *c = &s->code[s->n_code++];
+
+		decode_path_index(path, sizeof(path), "spec.code", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		decode_only_keys(d, item, path, keys, NULL);
+		decode_string(d, item, path, "digest", &c->digest);
+		decode_string(d, item, path, "path", &c->path);
+	}
+}
+
 /*
  * spec.podTemplate: only the fields docs/design.md section 1 lists, and the
  * security contexts a restricted namespace asks for (docs/pods.md). Anything
@@ -662,6 +694,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	parse_volumes(d, spec, s);
 	tj_decode_scratch(d, spec, &s->scratch, &s->n_scratch);
 	parse_stage_in(d, spec, s);
+	parse_code(d, spec, s);
 	decode_string(d, spec, "spec", "queue", &s->queue);
 	decode_int32(d, spec, "spec", "priority", &s->priority, NULL);
 	decode_string(d, spec, "spec", "priorityClassName", &s->priority_class_name);

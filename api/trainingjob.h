@@ -121,6 +121,18 @@ struct tj_stage_in {
 	char *to;    /* owned; NULL when absent */
 };
 
+/*
+ * spec.code[i]: a code bundle (docs/code.md) unpacked at path in every pod
+ * before setup. digest is "sha256:<64 hex>" of the bundle's archive.
+ */
+struct tj_code {
+	char *digest;  /* owned; NULL when absent */
+	char *path;    /* owned; NULL when absent */
+};
+
+/* Most entries of spec.code (the CRD's maxItems). */
+#define TJ_MAX_CODE 8
+
 struct decoder;
 
 /*
@@ -253,6 +265,8 @@ struct tj_spec {
 	size_t n_scratch;
 	struct tj_stage_in *stage_in; /* spec.stageIn, in its order */
 	size_t n_stage_in;
+	struct tj_code *code;         /* spec.code, in its order */
+	size_t n_code;
 	char *queue;                  /* Kueue LocalQueue */
 	int32_t priority;             /* 0 when absent */
 	char *priority_class_name;
@@ -314,6 +328,9 @@ int tj_topology_check_levels(const struct tj_spec *spec, const char *const *leve
  * matches), TJ_FAILURE_RESTART when none does.
  */
 enum tj_failure_action tj_failure_action_for(const struct tj_spec *spec, int exit_code);
+
+/* Whether digest is a bundle digest spec.code takes: "sha256:" and 64 lowercase hex. */
+bool tj_code_digest_ok(const char *digest);
 
 /* Whether name is a signal spec.signal.name may take ("USR1", without SIG). */
 bool tj_signal_name_ok(const char *name);

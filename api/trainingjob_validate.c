@@ -47,6 +47,7 @@ const char *const tj_reserved_envs[] = {
 	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
 	"CADRE_OUTPUT", "CADRE_ERROR",
 	"CADRE_STAGE_IN",
+	"CADRE_CODE",
 	NULL,
 };
 
@@ -250,6 +251,10 @@ static void validate_mount_path(struct decoder *d, const char *field, const char
 	else if (under(mount_path, "/cadre/entrypoint"))
 		decode_fail(d, field, "/cadre/entrypoint is mounted by cadre (its entrypoint "
 			    "script)");
+	/* CODE_PARTS_DIR of controller/build/build.h. */
+	else if (under(mount_path, "/cadre/code"))
+		decode_fail(d, field, "/cadre/code is mounted by cadre (the parts of spec.code's "
+			    "bundles)");
 }
 
 static void validate_volumes(struct decoder *d, const struct tj_spec *s)
@@ -319,6 +324,15 @@ static const char *scratch_holding(const struct tj_spec *s, const char *path)
 	return NULL;
 }
 
+/* The spec.scratch mount path that path is at, under or above, or NULL. */
+static const char *scratch_overlapping(const struct tj_spec *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_scratch; i++)
+		if (under(path, s->scratch[i].mount_path) || under(s->scratch[i].mount_path, path))
+			return s->scratch[i].mount_path;
+	return NULL;
+}
+
 /* spec.stageIn: from a Volume's mount into a scratch path, both plain absolute paths. */
 static void validate_stage_in(struct decoder *d, const struct tj_spec *s)
 {
@@ -351,6 +365,65 @@ static void validate_stage_in(struct decoder *d, const struct tj_spec *s)
 		else if (!scratch_holding(s, st->to))
 			decode_fail(d, field, "must be under the mount path of one of spec.scratch "
 				    "(the node's copy)");
+	}
+}
+
+bool tj_code_digest_ok(const char *digest)
+{
+	if (!digest || strncmp(digest, "sha256:", 7) || strlen(digest) != 7 + 64)
+		return false;
+	for (const char *c = digest + 7; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+			return false;
+	return true;
+}
+
+/*
+ * spec.code: a digest and an absolute path each, the path a mount path of
+ * its own (an emptyDir the bundle is unpacked into): not on a Volume or
+ * scratch, where it would hide shared data or the node's space, not at or
+ * under another entry's, none of cadre's own.
+ */
+static void validate_code(struct decoder *d, const struct tj_spec *s)
+{
+	char path[DECODE_PATH_MAX], field[DECODE_PATH_MAX];
+	const char *other;
+
+	if (s->n_code > TJ_MAX_CODE)
+		decode_fail(d, "spec.code", "at most %d entries", TJ_MAX_CODE);
+	for (size_t i = 0; i < s->n_code; i++) {
+		const struct tj_code *c = &s->code[i];
+
+		decode_path_index(path, sizeof(path), "spec.code", i);
+		decode_path(field, sizeof(field), path, "digest");
+		if (!c->digest)
+			decode_fail(d, field, "required");
+		else if (!tj_code_digest_ok(c->digest))
+			decode_fail(d, field, "must be \"sha256:\" and 64 lowercase hex digits "
+				    "(cadre push DIR prints it)");
+		decode_path(field, sizeof(field), path, "path");
+		if (!c->path) {
+			decode_fail(d, field, "required");
+			continue;
+		}
+		validate_mount_path(d, field, c->path);
+		if (c->path[0] != '/' || !name_is_mount_path(c->path))
+			continue;
+		if (under(c->path, "/cadre") || under(c->path, "/dev/shm")) {
+			decode_fail(d, field, "/cadre and /dev/shm are mounted by cadre");
+			continue;
+		}
+		if ((other = volume_overlapping(s, c->path)))
+			decode_fail(d, field, "overlaps the mount path %.256s of spec.volumes: "
+				    "code on a Volume is already shared, leave it out of spec.code",
+				    other);
+		else if ((other = scratch_overlapping(s, c->path)))
+			decode_fail(d, field, "overlaps the scratch path %.256s", other);
+		for (size_t j = 0; j < i; j++)
+			if (s->code[j].path && (under(c->path, s->code[j].path) ||
+						under(s->code[j].path, c->path)))
+				decode_fail(d, field, "overlaps spec.code[%zu].path %.256s", j,
+					    s->code[j].path);
 	}
 }
 
@@ -779,6 +852,7 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	validate_volumes(&d, s);
 	tj_validate_scratch(&d, s);
 	validate_stage_in(&d, s);
+	validate_code(&d, s);
 	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
 	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,
 			       "PriorityClass");

@@ -23,6 +23,8 @@ struct invocation {
 	const char *node_selector;   /* launch --node-selector */
 	const char *tolerations;     /* launch --toleration */
 	const char *filename;        /* volumes -f */
+	const char *max_upload;      /* launch and push --max-upload */
+	bool no_upload;              /* launch --no-upload */
 	bool help;
 	const char *command;
 	char **args;
@@ -53,9 +55,15 @@ static int run_launch(struct invocation *inv, FILE *out, FILE *err)
 	struct cli_launch_opts o = { .image = inv->image, .name = inv->name,
 				     .wait_timeout = inv->submit_timeout, .cluster = inv->cluster,
 				     .gpus = inv->gpus, .node_selector = inv->node_selector,
-				     .tolerations = inv->tolerations };
+				     .tolerations = inv->tolerations, .max_upload = inv->max_upload,
+				     .no_upload = inv->no_upload };
 
 	return cli_launch(&inv->g, &o, inv->args, inv->n_args, out, err);
+}
+
+static int run_push(struct invocation *inv, FILE *out, FILE *err)
+{
+	return cli_push(&inv->g, inv->max_upload, inv->args, inv->n_args, out, err);
 }
 
 static int run_volumes(struct invocation *inv, FILE *out, FILE *err)
@@ -184,9 +192,18 @@ static const struct command commands[] = {
 	  "a time limit past its MaxTime and a --dependency on a job that does not exist\n"
 	  "are refused, and nothing is submitted (exit 1).\n"
 	  "\n"
+	  "The submit directory goes with the job: the working directory (or --chdir's),\n"
+	  "minus .git and what .gitignore leaves out (a .cadreignore or .skyignore at its\n"
+	  "root replaces .gitignore), is uploaded to the namespace once per content and\n"
+	  "unpacked in every pod at the same absolute path, where the script runs\n"
+	  "(SLURM_SUBMIT_DIR). Not when --chdir lies on one of the job's Volumes.\n"
+	  "\n"
 	  "Flags (besides sbatch's own):\n"
 	  "      --parsable              print the job id alone\n"
 	  "  -W, --wait                  wait for the job to end; exit with its exit code\n"
+	  "      --no-upload             send no code: it is in the image or on a Volume\n"
+	  "      --max-upload SIZE       the cap on the compressed code (default 32M, at\n"
+	  "                              most 128M)\n"
 	  "      --image IMG             the image when the script names none\n"
 	  "      --topology-level LABEL  the node label --switches and --segment mean\n"
 	  "                              (default: the ClusterTopology's defaultLevel)\n"
@@ -212,6 +229,12 @@ static const struct command commands[] = {
 	  "What cannot be honoured is listed on stderr as FILE:LINE: message. The job is\n"
 	  "named --name, else the task's name, else after the file; it must not exist yet.\n"
 	  "\n"
+	  "workdir and every file_mounts entry whose source is a local file or directory\n"
+	  "go with the job, as sky launch syncs them: uploaded to the namespace once per\n"
+	  "content (minus .git and what .gitignore, or a root .skyignore or .cadreignore,\n"
+	  "leaves out) and unpacked in every pod before setup, workdir at ~/sky_workdir\n"
+	  "(/root/sky_workdir), where setup and run start. Buckets are not fetched.\n"
+	  "\n"
 	  "With -c NAME, as sky launch -c: a cluster named NAME that stays up, as a dev node:\n"
 	  "a TrainingJob NAME (label cadre.dev/cluster) that runs the task's setup and run,\n"
 	  "if a task is given, and then holds its pods. It waits until the cluster is UP.\n"
@@ -225,6 +248,9 @@ static const struct command commands[] = {
 	  "      --submit-timeout SECS   wait this long for the job id (default 30)\n"
 	  "  -c, --cluster NAME          a cluster that stays up (sky launch -c)\n"
 	  "      --gpus TYPE[:N]         with -c: the accelerators per node\n"
+	  "      --no-upload             send neither workdir nor file_mounts\n"
+	  "      --max-upload SIZE       the cap on each compressed upload (default 32M, at\n"
+	  "                              most 128M)\n"
 	  PLACEMENT_FLAGS
 	  "\n"
 	  "Examples:\n"
@@ -232,6 +258,26 @@ static const struct command commands[] = {
 	  "  cadre -n ml launch task.yaml --name llama-ft-2\n"
 	  "  cadre launch -c dev-node --gpus H100:1 --image nvcr.io/nvidia/pytorch:24.05-py3\n",
 	  run_launch, false },
+	{ "push", "upload a directory as a code bundle; prints its digest for spec.code",
+	  "Usage: cadre push DIR [--max-upload SIZE]\n"
+	  "\n"
+	  "Packs DIR (minus .git and what .gitignore leaves out; a .cadreignore or\n"
+	  ".skyignore at its root replaces .gitignore), stores it in the namespace as\n"
+	  "ConfigMaps labelled cadre.dev/code, unless the same content is there already,\n"
+	  "and prints its digest. A TrainingJob committed to Git names it in spec.code,\n"
+	  "and every pod unpacks it at path before setup:\n"
+	  "  code: [{digest: \"sha256:...\", path: /workspace/proj}]\n"
+	  "A bundle no job uses is deleted after an hour; one that only finished jobs\n"
+	  "use, after the controller's --code-retention.\n"
+	  "\n"
+	  "Flags:\n"
+	  "      --max-upload SIZE       the cap on the compressed bundle (default 32M, at\n"
+	  "                              most 128M)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cadre push .\n"
+	  "  cadre -n ml push ~/proj --max-upload 64M\n",
+	  run_push, false },
 	{ "volumes", "apply a SkyPilot volume file as a Volume",
 	  "Usage: cadre volumes apply -f VOLUME.yaml\n"
 	  "\n"
@@ -642,6 +688,8 @@ static int parse_args(struct invocation *inv, int argc, char **argv, FILE *err)
 		{ { "node-selector", 0, &inv->node_selector, NULL }, "launch" },
 		{ { "toleration", 0, &inv->tolerations, NULL }, "launch" },
 		{ { "filename", 'f', &inv->filename, NULL }, "volumes" },
+		{ { "max-upload", 0, &inv->max_upload, NULL }, "launch push" },
+		{ { "no-upload", 0, NULL, &inv->no_upload }, "launch" },
 	};
 	const char *used[sizeof(defs) / sizeof(defs[0])] = { 0 };
 	bool dashdash = false;

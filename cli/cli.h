@@ -67,6 +67,8 @@ struct cli_launch_opts {
 	const char *gpus;          /* --gpus TYPE[:N] (with -c) */
 	const char *node_selector; /* --node-selector KEY=VALUE[,...] */
 	const char *tolerations;   /* --toleration KEY[=VALUE][:EFFECT][,...] */
+	const char *max_upload;    /* --max-upload SIZE: the cap on the code sent (docs/code.md) */
+	bool no_upload;            /* --no-upload: send neither workdir nor file_mounts */
 };
 
 /* `cadre launch -c NAME [TASK.yaml]` (cli/cluster.c); timeout: for the job id. */
@@ -75,6 +77,10 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 
 /* `cadre down NAME...`: ends the clusters of cadre launch -c. */
 int cli_down(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err);
+
+/* `cadre push DIR [--max-upload SIZE]` (cli/code.c): see its --help. */
+int cli_push(const struct cli_globals *g, const char *max_upload, char **args, int n,
+	     FILE *out, FILE *err);
 
 /* `cadre launch TASK.yaml`: see its --help. */
 int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, char **args,

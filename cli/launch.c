@@ -5,6 +5,8 @@
  * id.
  */
 #include "cli/kube.h"
+#include "cli/bundle.h"
+#include "cli/code.h"
 
 #include "api/name.h"
 #include "base/buf.h"
@@ -48,11 +50,38 @@ out:
 	return code;
 }
 
+/*
+ * workdir and the local sources of file_mounts, sent with the job
+ * (docs/code.md), unless --no-upload says the image or a Volume has them
+ * already. 0 or the exit code.
+ */
+static int uploads(struct cli_kube *k, const struct cli_launch_opts *o, uint64_t max,
+		   struct convert_result *r, FILE *err)
+{
+	struct cli_code_src *srcs;
+	int code;
+
+	if (!r->n_uploads || o->no_upload)
+		return 0;
+	if (!(srcs = calloc(r->n_uploads, sizeof(*srcs)))) {
+		fprintf(err, "%s: out of memory\n", CMD);
+		return CLI_EXIT_FAILED;
+	}
+	for (size_t i = 0; i < r->n_uploads; i++)
+		srcs[i] = (struct cli_code_src){ r->uploads[i].source, r->uploads[i].target };
+	code = cli_code_attach(k, srcs, r->n_uploads, max, &r->tj.spec, err);
+	free(srcs);
+	return code;
+}
+
 int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, char **args,
 	       int n, FILE *out, FILE *err)
 {
 	struct convert_result r;
+	struct cli_kube k;
+	bool opened = false;
 	double timeout = CLI_SUBMIT_TIMEOUT_S;
+	uint64_t max = BUNDLE_DEFAULT_MAX_BYTES;
 	char id[64];
 	const struct cli_placement placement = { o->node_selector, o->tolerations };
 	int code = CLI_EXIT_USAGE;
@@ -88,13 +117,20 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 			o->wait_timeout);
 		goto out;
 	}
+	if (o->max_upload && cli_code_max(CMD, o->max_upload, &max, err))
+		goto out;
 	if ((code = cli_placement_check(&placement, CMD, err)) ||
-	    (code = convert(args[0], o, &r, err)) ||
-	    (code = cli_submit(g, CMD, &(struct cli_notes){ &r, args[0], &placement }, timeout,
-				   id, sizeof(id), err)))
+	    (code = convert(args[0], o, &r, err)) || (code = cli_kube_open(g, CMD, &k, err)))
+		goto out;
+	opened = true;
+	if ((code = uploads(&k, o, max, &r, err)) ||
+	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, args[0], &placement }, timeout,
+				  id, sizeof(id), err)))
 		goto out;
 	fprintf(out, "Submitted job %s (jobId %s)\n", r.tj.meta.name, id);
 out:
+	if (opened)
+		cli_kube_close(&k);
 	convert_result_release(&r);
 	return code;
 }

@@ -12,6 +12,8 @@
  * "sbatch").
  */
 #include "cli/kube.h"
+#include "cli/bundle.h"
+#include "cli/code.h"
 #include "cli/sbatch.h"
 #include "cli/submit.h"
 
@@ -21,9 +23,12 @@
 #include "api/labels.h"
 #include "convert/convert.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #define CMD "cadre sbatch"
 
@@ -33,10 +38,10 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 {
 	static const char *const names[] = { "kubeconfig", "context", "namespace", "image",
 					     "submit-timeout", "topology-level", "node-selector",
-					     "toleration" };
+					     "toleration", "max-upload" };
 	const char **values[] = { &c->g.kubeconfig, &c->g.context, &c->g.namespace, &c->image,
 				  &c->timeout, &c->topology_level, &c->placement.node_selector,
-				  &c->placement.tolerations };
+				  &c->placement.tolerations, &c->max_upload };
 	const char *a = args[*i];
 
 	if (!strcmp(a, "--parsable") || !strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -46,6 +51,11 @@ static int own_flag(struct cli_words *c, const char *cmd, char **args, int n, in
 	/* sbatch -W/--wait: wait for the job's end and exit with its code. */
 	if (!strcmp(a, "--wait") || !strcmp(a, "-W")) {
 		c->wait = true;
+		return 1;
+	}
+	/* The submit directory stays behind (docs/code.md). */
+	if (!strcmp(a, "--no-upload")) {
+		c->no_upload = true;
 		return 1;
 	}
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
@@ -113,10 +123,15 @@ int cli_words_parse(struct cli_words *c, const char *cmd, enum cli_words_mode mo
 		if (mode == CLI_WORDS_COMMAND) {
 			c->command = &args[i];
 			c->n_command = n - i;
-			return 0;
+			break;
 		}
 		if (after_script(c, cmd, a, err))
 			return -1;
+	}
+	if (mode == CLI_WORDS_COMMAND && (c->no_upload || c->max_upload)) {
+		fprintf(err, "%s: --no-upload and --max-upload are cadre sbatch's: salloc's "
+			"commands run in the image as it is\n", cmd);
+		return -1;
 	}
 	return 0;
 }
@@ -330,6 +345,57 @@ static int singleton_label(struct convert_result *r)
 	       CLI_EXIT_FAILED : 0;
 }
 
+/*
+ * The submit directory goes with the job (docs/code.md): the directory of
+ * --chdir (#SBATCH or the command line; relative to the working directory,
+ * as sbatch reads it), else the working directory, packed, stored and
+ * unpacked in every pod at the same absolute path, where the script runs
+ * (spec.workdir, SLURM_SUBMIT_DIR). Not with --no-upload, nor when that
+ * directory lies on one of the job's Volumes, which every pod mounts
+ * already: then the job only starts there. 0 or the exit code.
+ */
+static int submit_dir(const struct cli_words *c, uint64_t max, struct cli_kube *k,
+		      struct convert_result *r, FILE *err)
+{
+	struct tj_spec *spec = &r->tj.spec;
+	char cwd[PATH_MAX], joined[2 * PATH_MAX + 2], dir[PATH_MAX];
+	const char *asked = spec->workdir;
+
+	if (c->no_upload)
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(err, "%s: cannot tell the submit directory: %s\n", CMD, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	if (asked && asked[0] != '/')
+		snprintf(joined, sizeof(joined), "%s/%s", cwd, asked);
+	else
+		snprintf(joined, sizeof(joined), "%s", asked ? asked : cwd);
+	for (size_t i = 0; i < spec->n_volumes; i++) {
+		const char *m = spec->volumes[i].mount_path;
+		size_t len = strlen(m);
+
+		if (!strncmp(joined, m, len) && (!joined[len] || joined[len] == '/')) {
+			free(spec->workdir);
+			return (spec->workdir = strdup(joined)) ? 0 : CLI_EXIT_FAILED;
+		}
+	}
+	if (!realpath(joined, dir)) {
+		fprintf(err, "%s: the submit directory %s: %s (--no-upload when the code is in "
+			"the image)\n", CMD, joined, strerror(errno));
+		return CLI_EXIT_FAILED;
+	}
+	if (!strcmp(dir, "/")) {
+		fprintf(err, "%s: the submit directory is /: run cadre sbatch from the project's "
+			"directory, or pass --no-upload when the code is in the image\n", CMD);
+		return CLI_EXIT_USAGE;
+	}
+	free(spec->workdir);
+	if (!(spec->workdir = strdup(dir)))
+		return CLI_EXIT_FAILED;
+	return cli_code_attach(k, &(struct cli_code_src){ dir, dir }, 1, max, spec, err);
+}
+
 int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
 	struct cli_words c = { .g = *g };
@@ -338,6 +404,7 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 	bool opened = false;
 	char *level = NULL;
 	double timeout = CLI_SUBMIT_TIMEOUT_S;
+	uint64_t max = BUNDLE_DEFAULT_MAX_BYTES;
 	char id[64];
 	int code = CLI_EXIT_USAGE;
 
@@ -358,13 +425,16 @@ int cli_sbatch(const struct cli_globals *g, char **args, int n, FILE *out, FILE 
 			c.timeout);
 		goto out;
 	}
+	if (c.max_upload && cli_code_max(CMD, c.max_upload, &max, err))
+		goto out;
 	if ((code = cli_placement_check(&c.placement, CMD, err)) ||
 	    (code = convert(&c, &k, &opened, &level, &r, err)))
 		goto out;
 	if (!opened && (code = cli_kube_open(&c.g, CMD, &k, err)))
 		goto out;
 	opened = true;
-	if ((code = cli_sbatch_check(&k, &r, err)) || (code = name_apart(&k, &r, err)) ||
+	if ((code = cli_sbatch_check(&k, &r, err)) || (code = submit_dir(&c, max, &k, &r, err)) ||
+	    (code = name_apart(&k, &r, err)) ||
 	    (code = singleton_label(&r)) ||
 	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, c.script, &c.placement }, timeout,
 				  id, sizeof(id), err)))

@@ -30,6 +30,8 @@ struct cli_words {
 	const char *timeout;    /* --submit-timeout, as text */
 	bool parsable, help;    /* --parsable; --help or -h */
 	bool wait;              /* sbatch -W/--wait */
+	bool no_upload;         /* sbatch --no-upload: the code is in the image or on a Volume */
+	const char *max_upload; /* sbatch --max-upload SIZE, as text */
 	const char *script;     /* SCRIPT mode: the script; NULL when none */
 	char **command;         /* COMMAND mode: the command and its arguments (borrowed) */
 	int n_command;          /* 0: none given */

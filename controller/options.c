@@ -58,6 +58,11 @@ static const struct opt_spec specs[] = {
 	    "order, negative = never (default 600)"),
 	OPT("max-array-size", "CADRE_MAX_ARRAY_SIZE", OPT_INT, max_array_size,
 	    "an array job's indices stop below this, as Slurm's MaxArraySize (default 1001)"),
+	OPT("code-retention", "CADRE_CODE_RETENTION", OPT_SECONDS, code_retention_seconds,
+	    "a code bundle whose jobs have all finished is deleted this long after the last "
+	    "one ended (default 86400: a day)"),
+	OPT("code-orphan-seconds", "CADRE_CODE_ORPHAN_SECONDS", OPT_SECONDS, code_orphan_seconds,
+	    "a code bundle no job names is deleted this long after its upload (default 3600)"),
 	OPT("kube-api-qps", "CADRE_KUBE_API_QPS", OPT_DOUBLE, kube_api_qps,
 	    "client-side request rate limit (default 100)"),
 	OPT("kube-api-burst", "CADRE_KUBE_API_BURST", OPT_INT, kube_api_burst,
@@ -96,6 +101,8 @@ static void options_defaults(struct options *opts)
 	opts->cluster_domain = strdup(OPTIONS_DEFAULT_CLUSTER_DOMAIN);
 	opts->starvation_seconds = 600;
 	opts->max_array_size = SLURM_DEFAULT_MAX_ARRAY_SIZE;
+	opts->code_retention_seconds = 86400;
+	opts->code_orphan_seconds = 3600;
 	opts->kube_api_qps = 100;
 	opts->kube_api_burst = 200;
 	opts->log_format = LOG_TEXT;

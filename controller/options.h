@@ -41,6 +41,10 @@ struct options {
 	int starvation_seconds;
 	/* --max-array-size: an array's indices stop below this (Slurm's MaxArraySize) */
 	int max_array_size;
+	/* --code-retention: seconds a bundle outlives the last of its jobs (docs/code.md) */
+	int code_retention_seconds;
+	/* --code-orphan-seconds: seconds a bundle no job names is kept after its upload */
+	int code_orphan_seconds;
 	double kube_api_qps;
 	int kube_api_burst;
 	enum log_format log_format;

@@ -36,6 +36,11 @@ void convert_result_release(struct convert_result *r)
 		note_release(&r->notes.items[i]);
 	free(r->notes.items);
 	note_release(&r->error);
+	for (size_t i = 0; i < r->n_uploads; i++) {
+		free(r->uploads[i].source);
+		free(r->uploads[i].target);
+	}
+	free(r->uploads);
 	convert_result_init(r);
 }
 

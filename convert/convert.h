@@ -82,8 +82,27 @@ struct convert_input {
 /* The "line" of a note or error about an option of convert_input.args. */
 #define CONVERT_LINE_ARGS (-1)
 
+/*
+ * A local file or directory the job needs in its pods (SkyPilot's workdir
+ * and file_mounts): the CLI packs and uploads it as a code bundle and adds
+ * spec.code {digest, target} (docs/code.md). The converter is pure and
+ * uploads nothing; cadre convert only says what cadre launch would upload.
+ */
+struct convert_upload {
+	char *source;       /* as the file wrote it; relative to where the command runs */
+	char *target;       /* absolute path in the pod */
+	const char *field;  /* "workdir" or "file_mounts" (static) */
+	int line;
+};
+
+/* Where SkyPilot syncs workdir, ~/sky_workdir, for the root user of an image. */
+#define CONVERT_SKY_WORKDIR "/root/sky_workdir"
+#define CONVERT_SKY_HOME "/root"
+
 struct convert_result {
 	enum convert_kind kind;
+	struct convert_upload *uploads;  /* SkyPilot tasks: workdir first, then file_mounts */
+	size_t n_uploads;
 	struct trainingjob tj;        /* CONVERT_SLURM and CONVERT_SKY_TASK */
 	struct volume vol;            /* CONVERT_SKY_VOLUME */
 	struct convert_notes notes;   /* in line order of discovery */

@@ -176,6 +176,13 @@ static bool emit_lists(struct emitter *em, const struct tj_spec *s)
 			     map_end(em);
 		ok = ok && map_end(em);
 	}
+	if (s->n_code) {
+		ok = ok && str(em, "code") && seq(em, true);
+		for (size_t i = 0; ok && i < s->n_code; i++)
+			ok = map_start(em) && pair(em, "digest", s->code[i].digest) &&
+			     pair(em, "path", s->code[i].path) && map_end(em);
+		ok = ok && seq(em, false);
+	}
 	return ok;
 }
 

@@ -146,6 +146,19 @@ static void put_lists(struct writer *w, json_t *spec, const struct tj_spec *s)
 		}
 		put(w, spec, "scratch", map);
 	}
+	if (s->n_code) {
+		list = w->err ? NULL : json_array();
+		for (size_t i = 0; list && !w->err && i < s->n_code; i++) {
+			json_t *item = object(w);
+
+			put_str(w, item, "digest", s->code[i].digest);
+			put_str(w, item, "path", s->code[i].path);
+			if (!w->err && json_array_append(list, item))
+				w->err = CADRE_ENOMEM;
+			json_decref(item);
+		}
+		put(w, spec, "code", list);
+	}
 }
 
 static void append(struct writer *w, json_t *list, json_t *item)

@@ -514,6 +514,76 @@ static int parse_volumes(struct task *t, yaml_node_t *n)
 	return 0;
 }
 
+/* Append an upload of source to target (the pod's absolute path). 0 or CADRE_ENOMEM. */
+static int add_upload(struct task *t, const char *source, const char *target,
+		      const char *field, int line)
+{
+	struct convert_result *r = t->r;
+	struct convert_upload *grown, *u;
+
+	grown = realloc(r->uploads, (r->n_uploads + 1) * sizeof(*r->uploads));
+	if (!grown)
+		return CADRE_ENOMEM;
+	r->uploads = grown;
+	u = &r->uploads[r->n_uploads];
+	u->source = strdup(source);
+	u->target = strdup(target);
+	u->field = field;
+	u->line = line;
+	if (!u->source || !u->target) {
+		free(u->source);
+		free(u->target);
+		return CADRE_ENOMEM;
+	}
+	r->n_uploads++;
+	return 0;
+}
+
+/* A source SkyPilot reads from a bucket or the web, which cadre does not fetch. */
+static bool is_remote_source(const char *src)
+{
+	return strstr(src, "://") != NULL;
+}
+
+/*
+ * Where a file_mounts destination is in the pod, as SkyPilot places it: "~"
+ * and "~/x" under the home directory, a relative path under the workdir,
+ * an absolute one as it is. 0, or -1 when it is not a plain path.
+ */
+static int mount_target(const char *dest, char *out, size_t size)
+{
+	int n;
+
+	if (!strcmp(dest, "~"))
+		n = snprintf(out, size, "%s", CONVERT_SKY_HOME);
+	else if (!strncmp(dest, "~/", 2))
+		n = snprintf(out, size, "%s/%s", CONVERT_SKY_HOME, dest + 2);
+	else if (dest[0] == '/')
+		n = snprintf(out, size, "%s", dest);
+	else
+		n = snprintf(out, size, "%s/%s", CONVERT_SKY_WORKDIR, dest);
+	if (n < 0 || (size_t)n >= size)
+		return -1;
+	/* No trailing slash: the path names the file or directory itself. */
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = '\0';
+	return name_is_mount_path(out) ? 0 : -1;
+}
+
+/* Whether a and b are one path or one lies under the other. */
+static bool paths_nest(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+
+	return !strncmp(a, b, n) && (na == nb || (na < nb ? b[n] : a[n]) == '/');
+}
+
+/*
+ * file_mounts: {destination: source}. A local source (a file or a
+ * directory) is uploaded by cadre launch and unpacked at its destination
+ * (docs/code.md); a bucket (s3://, gs://, ...) or a storage mapping is not
+ * fetched: a note says so.
+ */
 static int parse_file_mounts(struct task *t, yaml_node_t *n)
 {
 	yaml_node_pair_t *p;
@@ -522,12 +592,59 @@ static int parse_file_mounts(struct task *t, yaml_node_t *n)
 	if (n->type != YAML_MAPPING_NODE)
 		return ydoc_is_null(n) ? 0 : fail_at(t, n, "file_mounts", "must be a mapping");
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		if ((err = convert_note(&t->r->notes, ydoc_line(node_of(t, p->key)), "file_mounts",
-					"%.200s is not copied: cadre uploads nothing; put the files in "
-					"the image or on a Volume", ydoc_key(t->doc, p))))
+		yaml_node_t *k = node_of(t, p->key), *v = node_of(t, p->value);
+		const char *dest = ydoc_key(t->doc, p), *src;
+		char target[4096];
+
+		if (!ydoc_text(v, &src) || is_remote_source(src)) {
+			if ((err = convert_note(&t->r->notes, ydoc_line(k), "file_mounts",
+						"%.200s is not copied: cadre fetches no bucket or "
+						"storage object; put the files in the image or on a "
+						"Volume", dest)))
+				return err;
+			continue;
+		}
+		if (!*src)
+			return fail_at(t, v, "file_mounts", "the source is empty");
+		if (mount_target(dest, target, sizeof(target)))
+			return fail_at(t, k, "file_mounts", "the destination must be a plain path "
+				       "(absolute, ~/..., or relative to the workdir) without '.', "
+				       "'..' or empty components");
+		for (size_t i = 0; i < t->r->n_uploads; i++)
+			if (paths_nest(t->r->uploads[i].target, target))
+				return fail_at(t, k, "file_mounts", "the destination is at or under "
+					       "another upload's (the workdir or an earlier "
+					       "file_mounts entry): cadre unpacks each in a directory "
+					       "of its own");
+		if ((err = add_upload(t, src, target, "file_mounts", ydoc_line(k))))
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * workdir: a local directory, uploaded by cadre launch and unpacked at
+ * SkyPilot's ~/sky_workdir, where setup and run start (docs/code.md). The
+ * git form ({url, ref}) is not cloned: a note says so.
+ */
+static int parse_workdir(struct task *t, yaml_node_t *k, yaml_node_t *v)
+{
+	const char *src;
+	int err;
+
+	if (ydoc_is_null(v))
+		return 0;
+	if (!ydoc_text(v, &src))
+		return note_at(t, k, "workdir", "a git workdir ({url, ref}) is not cloned: put "
+			       "the code in the image or on a Volume, or check it out and give "
+			       "workdir its local directory");
+	if (!*src)
+		return fail_at(t, v, "workdir", "must name a directory");
+	if (is_remote_source(src))
+		return fail_at(t, v, "workdir", "must be a local directory");
+	if ((err = add_upload(t, src, CONVERT_SKY_WORKDIR, "workdir", ydoc_line(k))))
+		return err;
+	return set_string(&t->r->tj.spec.workdir, CONVERT_SKY_WORKDIR);
 }
 
 /* ---- the task ---- */
@@ -586,8 +703,6 @@ static int parse_script(struct task *t, yaml_node_t *n, const char *field, char 
 
 /* Top-level fields that SkyPilot knows and cadre does not use. */
 static const char *const unused_fields[][2] = {
-	{ "workdir", "SkyPilot uploads this directory; cadre uploads nothing: put the code in "
-		     "the image or on a Volume, and set spec.workdir to where it is" },
 	{ "config", "SkyPilot's configuration overrides have no counterpart" },
 	{ "service", "SkyServe services are not supported" },
 	{ "event_callback", "event callbacks are not supported" },
@@ -641,9 +756,15 @@ int convert_sky_task(const struct convert_input *in, struct convert_result *r)
 	root = yaml_document_get_root_node(&doc);
 	if ((err = parse_name(&t, root)))
 		goto out;
+	/* workdir first, wherever it stands: file_mounts are placed against it. */
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     p < root->data.mapping.pairs.top && !err; p++)
-		err = parse_field(&t, p);
+		if (!strcmp(ydoc_key(&doc, p), "workdir"))
+			err = parse_workdir(&t, node_of(&t, p->key), node_of(&t, p->value));
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     p < root->data.mapping.pairs.top && !err; p++)
+		if (strcmp(ydoc_key(&doc, p), "workdir"))
+			err = parse_field(&t, p);
 	if (err)
 		goto out;
 	if (!r->tj.spec.has_num_nodes) {

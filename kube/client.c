@@ -14,9 +14,9 @@
  * One request and, on success, the body parsed into *out when asked.
  * Every helper ends here, so the outcome reaches st the same way.
  */
-static int call(struct kube_http *h, const char *method, const struct buf *path,
-		const char *content_type, const json_t *body, json_t **out,
-		struct kube_status *st)
+static int call_accept(struct kube_http *h, const char *method, const struct buf *path,
+		       const char *accept, const char *content_type, const json_t *body,
+		       json_t **out, struct kube_status *st)
 {
 	struct kube_response resp;
 	char *payload = NULL;
@@ -35,8 +35,8 @@ static int call(struct kube_http *h, const char *method, const struct buf *path,
 			goto out;
 		}
 	}
-	err = kube_http_request(h, method, buf_str(path), content_type, payload,
-				payload ? strlen(payload) : 0, &resp);
+	err = kube_http_request_accept(h, method, buf_str(path), accept, content_type, payload,
+				       payload ? strlen(payload) : 0, &resp);
 	if (err || !out)
 		goto out;
 	*out = json_loadb(buf_str(&resp.body), resp.body.len, 0, &jerr);
@@ -50,6 +50,13 @@ out:
 	free(payload);
 	kube_response_release(&resp);
 	return err;
+}
+
+static int call(struct kube_http *h, const char *method, const struct buf *path,
+		const char *content_type, const json_t *body, json_t **out,
+		struct kube_status *st)
+{
+	return call_accept(h, method, path, NULL, content_type, body, out, st);
 }
 
 /* Build the path, recording a failure in st. */
@@ -136,7 +143,9 @@ int kube_client_list_each(struct kube_http *h, const struct kube_resource *res,
 		}
 		err = path_for(&path, res, ns, NULL, NULL, &query, st);
 		if (!err)
-			err = call(h, "GET", &path, NULL, NULL, &page, st);
+			err = call_accept(h, "GET", &path,
+					  opts->metadata_only ? KUBE_ACCEPT_METADATA_LIST : NULL,
+					  NULL, NULL, &page, st);
 		if (err)
 			goto out;
 		items = json_object_get(page, "items");

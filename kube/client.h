@@ -35,7 +35,16 @@ struct kube_list_opts {
 	const char *field_selector;    /* NULL = none */
 	long limit;                    /* page size; 0 = 500 (client-go's pager) */
 	const char *resource_version;  /* NULL = most recent ("" is sent as is) */
+	/*
+	 * Only each object's metadata (PartialObjectMetadataList): for a list
+	 * whose objects are large and whose metadata is all that is read.
+	 */
+	bool metadata_only;
 };
+
+#define KUBE_ACCEPT_METADATA_LIST \
+	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
 
 /*
  * Called once per item of each page, in order. item is BORROWED: valid for

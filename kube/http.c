@@ -687,6 +687,7 @@ struct transfer {
 	bool status_known;
 	bool connected;              /* the request is on its way: idle time counts */
 	int64_t last_data_ns;
+	const char *accept;          /* the Accept header's value; NULL: application/json */
 };
 
 static size_t on_header(char *data, size_t size, size_t n, void *ctx)
@@ -868,7 +869,14 @@ static int setup_common(struct kube_http *h, struct transfer *t,
 
 	/* Without this libcurl waits up to a second for a 100 Continue. */
 	list = curl_slist_append(list, "Expect:");
-	next = list ? curl_slist_append(list, "Accept: application/json") : NULL;
+	if (list && t->accept) {
+		char accept[256];
+
+		snprintf(accept, sizeof(accept), "Accept: %s", t->accept);
+		next = curl_slist_append(list, accept);
+	} else {
+		next = list ? curl_slist_append(list, "Accept: application/json") : NULL;
+	}
 	if (next && creds->token) {
 		buf_init(&auth, 64 * 1024);
 		err = buf_addf(&auth, "Authorization: Bearer %s", creds->token);
@@ -1048,6 +1056,15 @@ int kube_http_request(struct kube_http *h, const char *method,
 		      const char *body, size_t body_len,
 		      struct kube_response *resp)
 {
+	return kube_http_request_accept(h, method, path_and_query, NULL, content_type, body,
+					body_len, resp);
+}
+
+int kube_http_request_accept(struct kube_http *h, const char *method,
+			     const char *path_and_query, const char *accept,
+			     const char *content_type, const char *body, size_t body_len,
+			     struct kube_response *resp)
+{
 	struct curl_slist *headers = NULL;
 	char errbuf[CURL_ERROR_SIZE];
 	struct transfer t;
@@ -1064,6 +1081,7 @@ int kube_http_request(struct kube_http *h, const char *method,
 		goto out;
 	}
 	t.h = h;
+	t.accept = accept;
 	t.easy = pool_take(h);
 	if (!t.easy) {
 		err = kube_status_set(&resp->error, CADRE_ENOMEM, "out of memory");

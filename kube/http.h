@@ -140,6 +140,17 @@ int kube_http_request(struct kube_http *h, const char *method,
 		      const char *body, size_t body_len,
 		      struct kube_response *resp);
 
+/*
+ * kube_http_request with the Accept header's value accept (NULL:
+ * application/json), for the API server's other representations of the
+ * same object: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+ * lists only the objects' metadata.
+ */
+int kube_http_request_accept(struct kube_http *h, const char *method,
+			     const char *path_and_query, const char *accept,
+			     const char *content_type, const char *body, size_t body_len,
+			     struct kube_response *resp);
+
 struct kube_stream_opts {
 	/*
 	 * Abandon the connection after this long without a byte (header or

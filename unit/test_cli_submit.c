@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define TESTDATA CADRE_SOURCE_DIR "/unit/testdata/convert"
 #define JOBS "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs"
 #define VOLUMES "/apis/cadre.dev/v1alpha1/namespaces/ml/volumes"
 #define PARTITIONS "/apis/cadre.dev/v1alpha1/partitions"
+#define CONFIGMAPS "/api/v1/namespaces/ml/configmaps"
 
 /* The API server's side: what it answers, what it was sent. */
 static struct fake {
@@ -36,7 +38,8 @@ static struct fake {
 	const char *jobs;       /* the items of the TrainingJob list; NULL: none */
 	const char *job_status; /* the job's status once it has its id, besides jobId */
 	bool job_exists;        /* GET of one job answers before any create */
-	char body[8192];
+	json_t *cms;            /* the ConfigMaps created, as a real server keeps them */
+	char body[65536];
 } fake;
 
 static struct httpd *server;
@@ -104,6 +107,33 @@ static void answer_volume(const struct httpd_request *req, struct httpd_response
 		 "\"resourceVersion\":\"%s\"}}", rv);
 }
 
+/* ConfigMaps: created and listed (metadata only, as the CLI asks) as an API server would. */
+static void answer_configmap(const struct httpd_request *req, struct httpd_response *resp)
+{
+	json_t *list = json_array(), *cm, *copy;
+	char *text;
+	size_t i;
+
+	if (!strcmp(req->method, "POST")) {
+		if (!fake.cms)
+			fake.cms = json_array();
+		json_array_append_new(fake.cms, json_loads(req->body, 0, NULL));
+		resp->status = 201;
+		snprintf(fake.body, sizeof(fake.body), "{}");
+		json_decref(list);
+		return;
+	}
+	json_array_foreach(fake.cms, i, cm) {
+		copy = json_pack("{s:O}", "metadata", json_object_get(cm, "metadata"));
+		json_array_append_new(list, copy);
+	}
+	text = json_dumps(list, JSON_COMPACT);
+	resp->status = 200;
+	snprintf(fake.body, sizeof(fake.body), "{\"items\":%s}", text);
+	free(text);
+	json_decref(list);
+}
+
 static void handler(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
 	(void)ctx;
@@ -119,6 +149,9 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 		answer_job(req, resp);
 	} else if (!strncmp(req->target, VOLUMES, strlen(VOLUMES))) {
 		answer_volume(req, resp);
+	} else if (!strncmp(req->target, "/api/v1/namespaces/", 19) &&
+		   strstr(req->target, "/configmaps")) {
+		answer_configmap(req, resp);
 	} else if (!strncmp(req->target, PARTITIONS, strlen(PARTITIONS)) && fake.partitions) {
 		resp->status = 200;
 		snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.partitions);
@@ -150,6 +183,8 @@ static void teardown(void)
 	server = NULL;
 	json_decref(fake.created);
 	fake.created = NULL;
+	json_decref(fake.cms);
+	fake.cms = NULL;
 	snprintf(path, sizeof(path), "%s/config", dir);
 	unlink(path);
 	rmdir(dir);
@@ -681,4 +716,177 @@ Test(cli_submit, a_placement_flag_of_the_wrong_form_is_one_line_exit_two_and_sen
 		cr_assert_str_eq(out, "");
 	}
 	cr_assert_eq(httpd_request_count(server), 0);
+}
+
+/* --- the code that goes with a job (docs/code.md) --- */
+
+/* A project directory: the seed's script, a train.py, and what must not go. */
+static void make_project(char *proj, size_t size)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(proj, size, "/tmp/cadre-proj-XXXXXX");
+	cr_assert(mkdtemp(proj));
+	snprintf(path, sizeof(path), "cp %s/train.sh %s/ && mkdir %s/out && echo big > %s/out/x "
+		 "&& printf 'out/\\n' > %s/.gitignore", TESTDATA, proj, proj, proj, proj);
+	cr_assert_eq(system(path), 0);
+	snprintf(path, sizeof(path), "%s/train.py", proj);
+	cr_assert(f = fopen(path, "w"));
+	fputs("print('training')\n", f);
+	fclose(f);
+}
+
+static void remove_tree(const char *dir_path)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir_path);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(cli_submit, sbatch_takes_the_submit_directory_along_once_per_content)
+{
+	char proj[64], real[4096], digest[80];
+	const json_t *code;
+
+	make_project(proj, sizeof(proj));
+	cr_assert(realpath(proj, real));
+	fake.gets_before_id = 0;
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i train.sh", kubeconfig, &out,
+			    &err), CLI_EXIT_OK, "%s", err);
+	cr_assert_str_eq(out, "Submitted batch job 4242\n");
+	code = created("spec", "code", NULL);
+	cr_assert_eq(json_array_size(code), 1);
+	snprintf(digest, sizeof(digest), "%s",
+		 json_string_value(json_object_get(json_array_get(code, 0), "digest")));
+	cr_assert(!strncmp(digest, "sha256:", 7) && strlen(digest) == 71, "%s", digest);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(code, 0), "path")), real);
+	cr_assert_str_eq(created_str("spec", "workdir", NULL), real,
+			 "the script runs in the submit directory, at its own path");
+	/* One part, immutable, labelled with the digest's first 40 hex digits. */
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 1);
+	cr_assert_eq(json_array_size(fake.cms), 1);
+	json_t *cm = json_array_get(fake.cms, 0);
+	cr_assert(json_is_true(json_object_get(cm, "immutable")));
+	cr_assert_eq(strncmp(json_string_value(json_object_get(json_object_get(
+		json_object_get(cm, "metadata"), "labels"), "cadre.dev/code")), digest + 7, 40), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_object_get(cm, "metadata"), "annotations"), "cadre.dev/code-digest")), digest);
+	cr_assert_not_null(json_object_get(json_object_get(cm, "binaryData"), "part"));
+	/* The list asks for metadata only: the bytes never come back. */
+	for (size_t i = 0; i < httpd_request_count(server); i++) {
+		const struct httpd_request *r = httpd_request_at(server, i);
+		bool meta = false;
+
+		if (strcmp(r->method, "GET") || strncmp(r->target, CONFIGMAPS, strlen(CONFIGMAPS)))
+			continue;
+		for (size_t h = 0; h < r->nheaders; h++)
+			meta |= !strcasecmp(r->names[h], "accept") &&
+				strstr(r->values[h], "as=PartialObjectMetadataList");
+		cr_assert(meta, "the list of bundles asks for metadata only");
+	}
+
+	/* The same code again: nothing uploaded, the same digest named. */
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i -J again train.sh", kubeconfig,
+			    &out, &err), CLI_EXIT_OK, "%s", err);
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 1, "a digest present is not sent again");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
+		created("spec", "code", NULL), 0), "digest")), digest);
+	remove_tree(proj);
+}
+
+Test(cli_submit, no_upload_and_a_chdir_on_a_volume_send_nothing)
+{
+	char proj[64];
+
+	make_project(proj, sizeof(proj));
+	fake.gets_before_id = 0;
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --no-upload train.sh",
+			    kubeconfig, &out, &err), CLI_EXIT_OK, "%s", err);
+	cr_assert_null(created("spec", "code", NULL));
+	cr_assert_null(created("spec", "workdir", NULL));
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 0);
+	cr_assert_eq(count_requests("GET", CONFIGMAPS), 0);
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --chdir=/mnt/shared/proj "
+			    "--container-mounts=ckpt:/mnt/shared -J onvol train.sh", kubeconfig, &out,
+			    &err), CLI_EXIT_OK, "%s", err);
+	cr_assert_null(created("spec", "code", NULL), "the Volume has the code already");
+	cr_assert_str_eq(created_str("spec", "workdir", NULL), "/mnt/shared/proj");
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 0);
+	/* salloc runs in the image as it is: the flags are sbatch's. */
+	cr_assert_eq(clirun(proj, "salloc --kubeconfig KC --no-upload true", kubeconfig, &out,
+			    &err), CLI_EXIT_USAGE);
+	assert_one_line("--no-upload and --max-upload are cadre sbatch's");
+	remove_tree(proj);
+}
+
+Test(cli_submit, a_directory_over_the_cap_is_refused_in_one_line_and_nothing_is_created)
+{
+	char proj[64], cmd[256];
+	size_t requests;
+
+	make_project(proj, sizeof(proj));
+	snprintf(cmd, sizeof(cmd), "head -c 300000 /dev/urandom > %s/weights.bin", proj);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --max-upload 100K train.sh",
+			    kubeconfig, &out, &err), CLI_EXIT_FAILED);
+	assert_one_line("cadre sbatch: ");
+	cr_assert(strstr(err, "weights.bin"), "names the largest entries: %s", err);
+	cr_assert(strstr(err, "--no-upload") && strstr(err, ".cadreignore"), "%s", err);
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 0);
+	cr_assert_eq(count_requests("POST", JOBS), 0, "no job without its code");
+	/* A cap is a size, at most the ceiling; refused before any request. */
+	requests = httpd_request_count(server);
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --max-upload lots train.sh",
+			    kubeconfig, &out, &err), CLI_EXIT_USAGE);
+	assert_one_line("--max-upload \"lots\": a size like 64M");
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --max-upload 129M train.sh",
+			    kubeconfig, &out, &err), CLI_EXIT_USAGE);
+	assert_one_line("at most 128 MiB");
+	cr_assert_eq(httpd_request_count(server), requests, "nothing is sent");
+	remove_tree(proj);
+}
+
+Test(cli_submit, launch_sends_workdir_and_local_file_mounts_and_push_prints_the_digest)
+{
+	char proj[64], path[512];
+	const json_t *code;
+	FILE *f;
+
+	make_project(proj, sizeof(proj));
+	snprintf(path, sizeof(path), "%s/task.yaml", proj);
+	cr_assert(f = fopen(path, "w"));
+	fputs("name: sync\nnum_nodes: 2\nworkdir: .\nfile_mounts:\n  /etc/app/conf.yaml: train.py\n"
+	      "  /data: s3://bucket/data\nrun: python train.py\n", f);
+	fclose(f);
+	fake.gets_before_id = 0;
+	cr_assert_eq(clirun(proj, "launch --kubeconfig KC --image i task.yaml", kubeconfig, &out,
+			    &err), CLI_EXIT_OK, "%s", err);
+	code = created("spec", "code", NULL);
+	cr_assert_eq(json_array_size(code), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(code, 0), "path")),
+			 "/root/sky_workdir");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(code, 1), "path")),
+			 "/etc/app/conf.yaml");
+	cr_assert_str_eq(created_str("spec", "workdir", NULL), "/root/sky_workdir");
+	cr_assert(strstr(err, "/data is not copied"), "a bucket is still a note: %s", err);
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
+		json_array_get(fake.cms, 1), "metadata"), "annotations"), "cadre.dev/code-kind")),
+		"file");
+
+	/* push: the workdir's bundle is there already; its digest is printed, nothing sent. */
+	cr_assert_eq(clirun(proj, "push --kubeconfig KC .", kubeconfig, &out, &err), CLI_EXIT_OK,
+		     "%s", err);
+	cr_assert_eq(strlen(out), 72);
+	cr_assert_eq(strncmp(out, json_string_value(json_object_get(json_array_get(code, 0),
+								    "digest")), 71), 0);
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 2);
+	cr_assert_eq(clirun(proj, "push --kubeconfig KC", kubeconfig, &out, &err), CLI_EXIT_USAGE);
+	assert_one_line("DIR is required");
+	cr_assert_eq(clirun(proj, "push --kubeconfig KC /nonexistent/dir", kubeconfig, &out, &err),
+		     CLI_EXIT_FAILED);
+	assert_one_line("/nonexistent/dir");
+	remove_tree(proj);
 }

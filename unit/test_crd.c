@@ -651,7 +651,7 @@ static const char *const reserved_names[] = {
 	"CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
 	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
-	"CADRE_OUTPUT", "CADRE_ERROR", "CADRE_STAGE_IN",
+	"CADRE_OUTPUT", "CADRE_ERROR", "CADRE_STAGE_IN", "CADRE_CODE",
 };
 
 /* The rule lists every name as a quoted CEL string, so NNODES is not found in SLURM_NNODES. */
@@ -673,7 +673,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 59);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 60);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",
@@ -805,7 +805,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
 		"partition", "array", "dependency", "output", "error",
-		"topology", "scratch", "stageIn",
+		"topology", "scratch", "stageIn", "code",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",

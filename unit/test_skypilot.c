@@ -185,16 +185,43 @@ Test(skypilot, volumes_mount_volumes_by_name)
 	task_fails("volumes:\n  /mnt/x: Bad_Name\nrun: x\n", 2, "volumes");
 }
 
-Test(skypilot, workdir_file_mounts_and_unknown_fields_are_reported)
+Test(skypilot, workdir_and_local_file_mounts_become_uploads_buckets_are_reported)
 {
-	task_ok("workdir: .\nfile_mounts:\n  /data: s3://bucket/data\n  ~/.netrc: ~/.netrc\n"
-		"config:\n  kubernetes: {}\nfrobnicate: 1\nrun: x\n");
-	assert_note(1, "workdir", "uploads nothing");
-	assert_note(3, "file_mounts", "/data is not copied");
-	assert_note(4, "file_mounts", "~/.netrc");
-	assert_note(5, "config", NULL);
-	assert_note(7, "frobnicate", "not a field");
-	cr_assert_null(r.tj.spec.workdir, "a local directory is not a path in the pod");
+	task_ok("file_mounts:\n  /data: s3://bucket/data\n  ~/.netrc: ./netrc\n"
+		"  /opt/tools/: tools\n  /m:\n    source: gs://b\n"
+		"workdir: .\nconfig:\n  kubernetes: {}\nfrobnicate: 1\nrun: x\n");
+	assert_note(2, "file_mounts", "/data is not copied");
+	assert_note(5, "file_mounts", "/m is not copied");
+	assert_note(8, "config", NULL);
+	assert_note(10, "frobnicate", "not a field");
+	cr_assert_str_eq(r.tj.spec.workdir, CONVERT_SKY_WORKDIR);
+	cr_assert_eq(r.n_uploads, 3);
+	/* workdir first, whatever its place in the file. */
+	cr_assert_str_eq(r.uploads[0].source, ".");
+	cr_assert_str_eq(r.uploads[0].target, "/root/sky_workdir");
+	cr_assert_str_eq(r.uploads[0].field, "workdir");
+	cr_assert_eq(r.uploads[0].line, 7);
+	cr_assert_str_eq(r.uploads[1].source, "./netrc");
+	cr_assert_str_eq(r.uploads[1].target, "/root/.netrc");
+	cr_assert_str_eq(r.uploads[2].target, "/opt/tools");
+	cr_assert_null(r.tj.spec.code, "the converter uploads nothing; the CLI fills spec.code");
+	/* Without a workdir, a relative destination is still where SkyPilot puts it. */
+	task_ok("file_mounts:\n  conf: ../conf\nrun: x\n");
+	cr_assert_eq(r.n_uploads, 1);
+	cr_assert_str_eq(r.uploads[0].target, "/root/sky_workdir/conf");
+}
+
+Test(skypilot, upload_destinations_are_plain_and_apart)
+{
+	task_fails("workdir: .\nfile_mounts:\n  /root/sky_workdir/x: ./x\nrun: x\n", 3,
+		   "file_mounts");
+	task_fails("file_mounts:\n  /a/../b: ./x\nrun: x\n", 2, "file_mounts");
+	task_fails("file_mounts:\n  /a: ./x\n  /a/b: ./y\nrun: x\n", 3, "file_mounts");
+	task_fails("workdir: s3://bucket/code\nrun: x\n", 1, "workdir");
+	task_ok("workdir:\n  url: https://example.com/r.git\n  ref: main\nrun: x\n");
+	assert_note(1, "workdir", "is not cloned");
+	cr_assert_eq(r.n_uploads, 0);
+	cr_assert_null(r.tj.spec.workdir);
 }
 
 Test(skypilot, only_the_first_task_of_a_pipeline_is_converted)

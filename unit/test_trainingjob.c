@@ -457,8 +457,8 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 		"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
 		"CADRE_OUTPUT", "CADRE_ERROR",
-		/* spec.stageIn's copies. */
-		"CADRE_STAGE_IN",
+		/* spec.stageIn's copies, spec.code's bundles. */
+		"CADRE_STAGE_IN", "CADRE_CODE",
 	};
 	size_t n = 0;
 
@@ -1368,5 +1368,67 @@ Test(trainingjob, stage_in_goes_from_a_volume_into_scratch)
 	snprintf(fragment, sizeof(fragment), base, "{\"to\": \"/mnt/cache/d\"}");
 	assert_problem(fragment, "spec.stageIn[0].from", "required");
 	snprintf(fragment, sizeof(fragment), base, "{\"from\": \"/mnt/shared/d\", \"to\": \"/mnt/cache\"}");
+	assert_valid(fragment);
+}
+
+#define CODE_DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+Test(trainingjob, code_is_read_in_its_order_with_digest_and_path)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec("{\"code\": [{\"digest\": \"" CODE_DIGEST "\","
+				    " \"path\": \"/home/alice/proj\"},"
+				    " {\"digest\": \"" CODE_DIGEST "\", \"path\": \"/opt/conf.yaml\"}]}");
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(tj.spec.n_code, 2);
+	cr_assert_str_eq(tj.spec.code[0].digest, CODE_DIGEST);
+	cr_assert_str_eq(tj.spec.code[0].path, "/home/alice/proj");
+	cr_assert_str_eq(tj.spec.code[1].path, "/opt/conf.yaml");
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+}
+
+Test(trainingjob, code_needs_a_sha256_digest_and_a_path_of_its_own)
+{
+	const char *base = "{\"volumes\": {\"/mnt/shared\": \"v\"},"
+			   " \"scratch\": {\"/mnt/cache\": {\"size\": \"1Gi\"}}, \"code\": [%s]}";
+	char fragment[1024];
+
+	snprintf(fragment, sizeof(fragment), base, "{\"digest\": \"sha256:ABC\", \"path\": \"/p\"}");
+	assert_problem(fragment, "spec.code[0].digest",
+		       "must be \"sha256:\" and 64 lowercase hex digits (cadre push DIR prints it)");
+	snprintf(fragment, sizeof(fragment), base, "{\"path\": \"/p\"}");
+	assert_problem(fragment, "spec.code[0].digest", "required");
+	snprintf(fragment, sizeof(fragment), base, "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"p\"}");
+	assert_problem(fragment, "spec.code[0].path", "mount path must be absolute");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/mnt/shared/code\"}");
+	assert_problem(fragment, "spec.code[0].path",
+		       "overlaps the mount path /mnt/shared of spec.volumes: code on a Volume is "
+		       "already shared, leave it out of spec.code");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/mnt/cache\"}");
+	assert_problem(fragment, "spec.code[0].path", "overlaps the scratch path /mnt/cache");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/cadre/code\"}");
+	assert_problem(fragment, "spec.code[0].path", "/cadre/code is mounted by cadre (the "
+		       "parts of spec.code's bundles)");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/cadre/x\"}");
+	assert_problem(fragment, "spec.code[0].path", "/cadre and /dev/shm are mounted by cadre");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/w\"},"
+		 " {\"digest\": \"" CODE_DIGEST "\", \"path\": \"/w/sub\"}");
+	assert_problem(fragment, "spec.code[1].path", "overlaps spec.code[0].path /w");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/w\", \"mode\": 1}");
+	assert_problem(fragment, "spec.code[0].mode", "unknown field");
+	snprintf(fragment, sizeof(fragment), base,
+		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/mnt/shared2\"}");
 	assert_valid(fragment);
 }

@@ -25,6 +25,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api/labels.h"
 #include "api/trainingjob.h"
@@ -62,10 +63,24 @@ struct buf;
  * ConfigMap's name stays far inside the 253 bytes an object name may have.
  */
 #define BUILD_ENTRYPOINT_SUFFIX "-entrypoint"
+/*
+ * spec.code (docs/code.md): bundle i's ConfigMaps are mounted read-only at
+ * BUILD_CODE_DIR "/<i>" (files 0, 1, ... in part order) and, for a
+ * directory, an emptyDir code-dir-<i> at its path, which the entrypoint
+ * unpacks into.
+ */
+#define BUILD_CODE_DIR "/cadre/code"
+
 /* SLURM_CLUSTER_NAME on every pod. */
 #define BUILD_SLURM_CLUSTER_NAME "cadre"
 /* Size written on an NFS PV and its claim when the Volume gives none; NFS enforces no size. */
 #define BUILD_NFS_NOMINAL_SIZE "1Gi"
+
+/* One spec.code bundle as its ConfigMaps say (controller/code/code.h). */
+struct build_code {
+	uint32_t parts;   /* ConfigMaps cadre-code-<label>-0 .. parts-1 */
+	bool file;        /* one file, written at its path; else a directory */
+};
 
 /*
  * What the controller knows that the job does not. Borrowed; the arrays
@@ -103,6 +118,13 @@ struct build_opts {
 	 */
 	const char *const *claim_names;
 	size_t n_claim_names;
+	/*
+	 * Each spec.code bundle's parts and kind, in spec.code's order. A pod
+	 * is built only once every bundle is whole: n_code must equal
+	 * spec.n_code (else CADRE_EAGAIN).
+	 */
+	const struct build_code *code;
+	size_t n_code;
 	/*
 	 * Built-in gang mode: the node the admission chose for this pod's rank.
 	 * The pod requires it by name (node affinity matchFields metadata.name,

@@ -16,6 +16,9 @@
 #include "api/hostlist.h"
 #include "api/quantity.h"
 #include "controller/build/entrypoint.h"
+#include "api/code.h"
+
+#include <inttypes.h>
 
 /* A pod's hostname (<job>-<rank>) is a DNS label. */
 #define HOSTNAME_MAX 63
@@ -373,6 +376,8 @@ static bool add_shared_env(const struct pod_ctx *c, json_t *env, const struct bu
  * names, the restart count under both, and the attempt's part of
  * spec.hang and spec.signal.
  */
+static int add_code_env(const struct pod_ctx *c, json_t *env);
+
 static int add_pod_env(const struct pod_ctx *c, json_t *env)
 {
 	int bad = 0;
@@ -384,6 +389,7 @@ static int add_pod_env(const struct pod_ctx *c, json_t *env)
 	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
 	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
 	bad |= add_attempt_long_run_env(c, env);
+	bad |= add_code_env(c, env);
 	return bad;
 }
 
@@ -638,6 +644,82 @@ static int add_scratch_volumes(const struct pod_ctx *c, json_t *volumes, json_t 
 }
 
 /*
+ * spec.code: bundle i's ConfigMaps as one projected volume code-<i>, read
+ * only at BUILD_CODE_DIR/<i>, part k as the file k; a directory bundle's
+ * path an emptyDir code-dir-<i> (the image's own directories may be
+ * read-only or owned by another user, and the path may not exist in it).
+ * A file bundle is written by the entrypoint at its path.
+ */
+static int add_code_volumes(const struct pod_ctx *c, json_t *volumes, json_t *mounts)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	const struct build_opts *opts = c->opts;
+	char name[32], dir[64], cm[CODE_NAME_SIZE], file[16];
+	int bad = 0;
+
+	if (!spec->n_code)
+		return 0;
+	if (opts->n_code != spec->n_code || !opts->code)
+		return build_fail(c->err, CADRE_EAGAIN, "spec.code",
+				  "its bundles are not all in the namespace yet");
+	for (size_t i = 0; i < spec->n_code && !bad; i++) {
+		const struct build_code *bc = &opts->code[i];
+		json_t *sources = json_array();
+
+		if (!bc->parts || bc->parts > CODE_MAX_PARTS)
+			bad = 1;
+		for (uint32_t k = 0; sources && !bad && k < bc->parts; k++) {
+			if (code_part_name(spec->code[i].digest, k, cm)) {
+				json_decref(sources);
+				return build_fail(c->err, CADRE_EINVAL, "spec.code",
+						  "[%zu].digest is not a sha256 digest", i);
+			}
+			snprintf(file, sizeof(file), "%" PRIu32, k);
+			bad |= json_array_append_new(sources, json_pack(
+				"{s:{s:s, s:[{s:s, s:s}]}}", "configMap", "name", cm, "items",
+				"key", CODE_PART_KEY, "path", file)) != 0;
+		}
+		snprintf(name, sizeof(name), "code-%zu", i);
+		snprintf(dir, sizeof(dir), BUILD_CODE_DIR "/%zu", i);
+		bad |= !sources || json_array_append_new(volumes, json_pack(
+			"{s:s, s:{s:o, s:i}}", "name", name, "projected", "sources", sources,
+			"defaultMode", 0444)) != 0;
+		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name", name,
+				"mountPath", dir, "readOnly", 1)) != 0;
+		if (bc->file)
+			continue;
+		snprintf(name, sizeof(name), "code-dir-%zu", i);
+		bad |= json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", name,
+				"emptyDir")) != 0;
+		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name,
+				"mountPath", spec->code[i].path)) != 0;
+	}
+	return bad ? CADRE_ENOMEM : 0;
+}
+
+/*
+ * CADRE_CODE for the entrypoint: per bundle a line "<digest> <dir|file>
+ * <parts directory> <path>" (the path last: it is the one that may hold
+ * spaces; tj_validate refuses control characters in it).
+ */
+static int add_code_env(const struct pod_ctx *c, json_t *env)
+{
+	const struct tj_spec *spec = &c->job->spec;
+	struct buf list;
+	int bad = 0;
+
+	if (!spec->n_code || c->opts->n_code != spec->n_code)
+		return 0;
+	buf_init(&list, (size_t)1 << 16);
+	for (size_t i = 0; i < spec->n_code; i++)
+		bad |= buf_addf(&list, "%s %s " BUILD_CODE_DIR "/%zu %s\n", spec->code[i].digest,
+				c->opts->code[i].file ? "file" : "dir", i, spec->code[i].path) != 0;
+	bad |= add_env(env, ENTRYPOINT_ENV_CODE, buf_str(&list));
+	buf_release(&list);
+	return bad;
+}
+
+/*
  * /dev/shm as memory (NCCL and data loaders outgrow the runtime's 64 MiB),
  * BUILD_BIN_DIR for the entrypoint's Slurm commands (the image's own
  * directories may be read-only or owned by another user), the job's
@@ -704,6 +786,8 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 				"mountPath", order[i].path)) != 0;
 	}
 	if (!bad && (ret = add_scratch_volumes(c, volumes, mounts)))
+		goto out;
+	if (!bad && (ret = add_code_volumes(c, volumes, mounts)))
 		goto out;
 	if (bad) {
 		ret = CADRE_ENOMEM;

@@ -104,6 +104,17 @@
  * ENTRYPOINT_EXIT_STAGE_IN when one cannot be copied.
  */
 #define ENTRYPOINT_ENV_STAGE_IN "CADRE_STAGE_IN"
+/*
+ * spec.code (docs/code.md): a line per bundle, "<digest> <dir|file> <parts
+ * directory> <path>". Before anything else the script joins the parts (the
+ * files 0, 1, ... of the directory), checks their sha256 against the
+ * digest, lists the archive and refuses any entry that would land outside
+ * path (an absolute name, a ".." component, a device, FIFO or hard link),
+ * then unpacks it with the image's tar into path (a directory: the
+ * emptyDir mounted there) or writes its one file at path. Any failure ends
+ * the pod with ENTRYPOINT_EXIT_CODE and a message naming the digest.
+ */
+#define ENTRYPOINT_ENV_CODE "CADRE_CODE"
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's
@@ -117,6 +128,7 @@ enum entrypoint_exit {
 	ENTRYPOINT_EXIT_PEERS_TIMEOUT = 124,  /* some peer never resolved */
 	ENTRYPOINT_EXIT_HUNG = 125,           /* spec.hang: no progress in time */
 	ENTRYPOINT_EXIT_STAGE_IN = 120,       /* spec.stageIn: a copy failed */
+	ENTRYPOINT_EXIT_CODE = 119,           /* spec.code: a bundle is not sound or not unpacked */
 };
 
 /* The script text; static, never NULL. */

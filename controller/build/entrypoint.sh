@@ -67,6 +67,100 @@ else
 	cadre_shell=sh
 fi
 
+# spec.code (entrypoint.h): each bundle the job names is checked and unpacked
+# before anything runs, so setup, run and the workdir see the user's files.
+# The parts are joined in order, the sha256 must be the digest, and no entry
+# may land outside the bundle's path, whoever made the archive.
+cadre_code_cat() {
+	cadre_k=0
+	while [ -e "$1/$cadre_k" ]; do
+		cat "$1/$cadre_k" || return 1
+		cadre_k=$((cadre_k + 1))
+	done
+	[ "$cadre_k" -gt 0 ]
+}
+
+cadre_code_one() {
+	cadre_d=$1 cadre_kind=$2 cadre_parts=$3 cadre_path=$4
+	cadre_say_d="code $cadre_d"
+	[ -d "$cadre_parts" ] ||
+		cadre_fail 119 "$cadre_say_d: its ConfigMaps are not mounted at $cadre_parts"
+	command -v sha256sum >/dev/null 2>&1 ||
+		cadre_fail 119 "$cadre_say_d: the image has no sha256sum to check it (docs/code.md)"
+	cadre_sum=$(cadre_code_cat "$cadre_parts" | sha256sum) ||
+		cadre_fail 119 "$cadre_say_d: its parts at $cadre_parts cannot be read"
+	[ "sha256:${cadre_sum%% *}" = "$cadre_d" ] ||
+		cadre_fail 119 "$cadre_say_d: the bundle's sha256 is sha256:${cadre_sum%% *}, not $cadre_d: its ConfigMaps were changed or mixed"
+	cadre_list=$(cadre_code_cat "$cadre_parts" | tar -tvzf - 2>/dev/null) ||
+		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
+	cadre_names=$(cadre_code_cat "$cadre_parts" | tar -tzf - 2>/dev/null) ||
+		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
+	cadre_gnu=0
+	tar --version 2>/dev/null | grep -q 'GNU tar' && cadre_gnu=1
+	while IFS= read -r cadre_e; do
+		case $cadre_e in
+		-* | d*) ;;
+		l*)
+			# GNU tar makes a link that points out (absolute, or with ..) only
+			# once every file is written, so nothing is written through it;
+			# another tar may not.
+			[ "$cadre_gnu" = 1 ] ||
+				cadre_fail 119 "$cadre_say_d: it holds a symbolic link and the image's tar is not GNU tar, which unpacks links safely"
+			;;
+		'') ;;
+		*) cadre_fail 119 "$cadre_say_d: it holds an entry that is not a file, directory or symbolic link: $cadre_e" ;;
+		esac
+	done <<CADRE_LIST
+$cadre_list
+CADRE_LIST
+	cadre_n=0
+	while IFS= read -r cadre_e; do
+		[ -n "$cadre_e" ] || continue
+		cadre_n=$((cadre_n + 1))
+		case /$cadre_e/ in
+		//* | */../*) cadre_fail 119 "$cadre_say_d: the entry $cadre_e would land outside $cadre_path" ;;
+		esac
+	done <<CADRE_NAMES
+$cadre_names
+CADRE_NAMES
+	if [ "$cadre_kind" = file ]; then
+		[ "$cadre_n" = 1 ] ||
+			cadre_fail 119 "$cadre_say_d: a bundle of one file holds $cadre_n entries"
+		cadre_tmp=${CADRE_BIN_DIR:-/tmp}/.cadre-code.$$
+		rm -rf "$cadre_tmp"
+		mkdir -p "$cadre_tmp" "${cadre_path%/*}/" 2>/dev/null ||
+			cadre_fail 119 "$cadre_say_d: cannot make the directory of $cadre_path"
+		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" --no-same-owner 2>/dev/null ||
+			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" ||
+			cadre_fail 119 "$cadre_say_d: cannot unpack it"
+		cp -p "$cadre_tmp/$cadre_names" "$cadre_path" ||
+			cadre_fail 119 "$cadre_say_d: cannot write $cadre_path"
+		rm -rf "$cadre_tmp"
+	else
+		mkdir -p "$cadre_path" 2>/dev/null ||
+			cadre_fail 119 "$cadre_say_d: cannot make $cadre_path"
+		if [ "$cadre_gnu" = 1 ]; then
+			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path" --no-same-owner
+		else
+			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path"
+		fi || cadre_fail 119 "$cadre_say_d: cannot unpack it into $cadre_path"
+	fi
+}
+
+if [ -n "${CADRE_CODE:-}" ]; then
+	while IFS= read -r cadre_line; do
+		[ -n "$cadre_line" ] || continue
+		cadre_c1=${cadre_line%% *}
+		cadre_rest=${cadre_line#* }
+		cadre_c2=${cadre_rest%% *}
+		cadre_rest=${cadre_rest#* }
+		cadre_c3=${cadre_rest%% *}
+		cadre_code_one "$cadre_c1" "$cadre_c2" "$cadre_c3" "${cadre_rest#* }"
+	done <<CADRE_CODE_LINES
+$CADRE_CODE
+CADRE_CODE_LINES
+fi
+
 # A missing workdir is the same on every node and known at once: fail before
 # holding the gang for up to the whole timeout.
 if [ -n "${CADRE_WORKDIR:-}" ]; then

@@ -4,6 +4,7 @@
  */
 #include "controller/manager/handlers.h"
 #include "controller/manager/reconcile.h"
+#include "controller/code/code.h"
 #include "api/labels.h"
 
 #include <string.h>
@@ -69,6 +70,26 @@ static void enqueue_array(struct manager *m, const json_t *obj, bool created)
 	manager_enqueue(m, "tj", obj_ns(obj), array);
 }
 
+/* The code bundles a job names: whether they are still needed changes with the job. */
+static void enqueue_job_code(struct manager *m, const json_t *job)
+{
+	const json_t *list = json_object_get(json_object_get(job, "spec"), "code"), *item;
+	char label[CODE_LABEL_LEN + 1];
+	size_t i;
+
+	json_array_foreach((json_t *)list, i, item)
+		if (!code_label_value(json_string_value(json_object_get(item, "digest")), label))
+			manager_enqueue(m, "code", obj_ns(job), label);
+}
+
+static const char *obj_phase(const json_t *obj)
+{
+	const char *phase = json_string_value(
+		json_object_get(json_object_get(obj, "status"), "phase"));
+
+	return phase ? phase : "";
+}
+
 static void on_tj(void *ctx, const char *key, const json_t *obj)
 {
 	struct manager *m = ctx;
@@ -77,6 +98,12 @@ static void on_tj(void *ctx, const char *key, const json_t *obj)
 	manager_enqueue(m, "tj", obj_ns(obj), obj_name(obj));
 	enqueue_job_volumes(m, obj);
 	enqueue_array(m, obj, true);
+}
+
+static void on_tj_add(void *ctx, const char *key, const json_t *obj)
+{
+	on_tj(ctx, key, obj);
+	enqueue_job_code(ctx, obj);
 }
 
 static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
@@ -92,9 +119,11 @@ static void on_tj_update(void *ctx, const char *key, const json_t *old_obj,
 	if (uid_changed(old_obj, new_obj))
 		expect_forget(m->expect, key);
 	on_tj(ctx, key, new_obj);
-	/* A job changing phase (finished, restarting) may free capacity. */
-	if (strcmp(old_phase ? old_phase : "", new_phase ? new_phase : ""))
+	/* A job changing phase (finished, restarting) may free capacity, and its code. */
+	if (strcmp(old_phase ? old_phase : "", new_phase ? new_phase : "")) {
 		manager_kick_admission(m);
+		enqueue_job_code(m, new_obj);
+	}
 }
 
 static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
@@ -106,6 +135,7 @@ static void on_tj_delete(void *ctx, const char *key, const json_t *obj)
 	manager_kick_admission(m);
 	enqueue_job_volumes(m, obj);
 	enqueue_array(m, obj, false);
+	enqueue_job_code(m, obj);
 }
 
 /*
@@ -255,8 +285,41 @@ static void on_service_update(void *ctx, const char *key, const json_t *old_obj,
 	on_service(ctx, key, new_obj);
 }
 
+/*
+ * A part of a code bundle came, changed or went: the jobs that name the
+ * bundle look again (one may be waiting for it), and so does the bundle's
+ * collection.
+ */
+static void on_code(void *ctx, const char *key, const json_t *cm)
+{
+	struct manager *m = ctx;
+	const char *label = obj_label(cm, CODE_LABEL);
+	char index[STORE_KEY_MAX];
+	json_t *jobs = NULL, *job;
+	size_t i;
+
+	(void)key;
+	if (!label)
+		return;
+	manager_enqueue(m, "code", obj_ns(cm), label);
+	snprintf(index, sizeof(index), "%s/%s", obj_ns(cm) ? obj_ns(cm) : "", label);
+	if (store_by_index(m->stores[KIND_TRAININGJOBS], CODE_INDEX, index, &jobs))
+		return;
+	json_array_foreach(jobs, i, job)
+		if (strcmp(obj_phase(job), "Succeeded") && strcmp(obj_phase(job), "Failed"))
+			manager_enqueue(m, "tj", obj_ns(job), obj_name(job));
+	json_decref(jobs);
+}
+
+static void on_code_update(void *ctx, const char *key, const json_t *old_obj,
+			   const json_t *new_obj)
+{
+	(void)old_obj;
+	on_code(ctx, key, new_obj);
+}
+
 static const struct store_handlers handlers_for[KIND_COUNT] = {
-	[KIND_TRAININGJOBS] = { on_tj, on_tj_update, on_tj_delete, NULL },
+	[KIND_TRAININGJOBS] = { on_tj_add, on_tj_update, on_tj_delete, NULL },
 	[KIND_VOLUMES] = { on_volume, on_volume_update, on_volume, NULL },
 	[KIND_PODS] = { on_pod_add, on_pod_update, on_pod_delete, NULL },
 	[KIND_OTHER_PODS] = { on_capacity, on_capacity_update, on_capacity, NULL },
@@ -270,6 +333,7 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_CONFIGMAPS] = { on_service, on_service_update, on_service, NULL },
 	/* A Partition changes where and how waiting jobs run, or whether they may. */
 	[KIND_PARTITIONS] = { on_capacity, on_capacity_update, on_capacity, NULL },
+	[KIND_CODE] = { on_code, on_code_update, on_code, NULL },
 };
 
 struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)

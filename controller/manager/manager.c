@@ -9,6 +9,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/kueue.h"
 #include "controller/admission/topology_watch.h"
+#include "controller/code/code.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -70,6 +71,9 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	/* A handful of objects, read whole by partitions_apply. */
 	[KIND_PARTITIONS] = { .resource = &kube_resource_partitions,
 			      .trim = store_trim_bookkeeping },
+	/* The parts of code bundles: their metadata, never their megabytes of data. */
+	[KIND_CODE] = { .resource = &kube_resource_configmaps, .label_selector = CODE_LABEL,
+			.trim = code_trim, .namespaced_by_flag = true },
 };
 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)
@@ -235,7 +239,7 @@ static void api_collector(void *ctx, struct buf *out)
 				buf_addf(out, "cadre_watch_restarts_total{resource=\"%s%s\","
 					 "reason=\"%s\"} %llu\n",
 					 reflector_resource_name(m->reflectors[k]),
-					 k == KIND_OTHER_PODS ? "-other" : "",
+					 k == KIND_OTHER_PODS ? "-other" : k == KIND_CODE ? "-code" : "",
 					 reflector_reason_name(r), (unsigned long long)count);
 		}
 	}
@@ -248,8 +252,10 @@ static void api_collector(void *ctx, struct buf *out)
 	for (int k = 0; k < KIND_COUNT; k++)
 		if (m->stores[k])
 			buf_addf(out, "cadre_cache_objects{resource=\"%s%s\"} %zu\n",
-				 kind_resource(m, k)->plural, k == KIND_OTHER_PODS ? "-other" : "",
+				 kind_resource(m, k)->plural,
+				 k == KIND_OTHER_PODS ? "-other" : k == KIND_CODE ? "-code" : "",
 				 store_len(m->stores[k]));
+	code_metrics_render(m->stores[KIND_CODE], out);
 }
 
 static int metrics_init(struct manager *m)
@@ -312,6 +318,8 @@ static int run_key(struct manager *m, const char *key)
 		return tj_reconcile(m, ns, name);
 	if (!strcmp(kind, "vol"))
 		return vol_reconcile(m, ns, name);
+	if (!strcmp(kind, "code"))
+		return code_reconcile(m, ns, name);
 	return CADRE_EINVAL;
 }
 
@@ -343,7 +351,8 @@ static void *worker_main(void *arg)
 	while (wq_get(m->queue, &key) == 0) {
 		uint64_t start = manager_now_ms();
 		const char *kind = !strncmp(key, "vol/", 4) ? "Volume" :
-				   !strncmp(key, "tj/", 3) ? "TrainingJob" : "Admission";
+				   !strncmp(key, "tj/", 3) ? "TrainingJob" :
+				   !strncmp(key, "code/", 5) ? "CodeBundle" : "Admission";
 		const char *labels[2] = { kind, NULL };
 		int err = 0;
 
@@ -501,6 +510,10 @@ int manager_stores_init(struct manager *m)
 					      NULL);
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], "array", manager_index_job_array, NULL);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], CODE_INDEX, code_index_job, NULL);
+		if (!err && k == KIND_CODE)
+			err = store_add_index(m->stores[k], CODE_INDEX, code_index_part, NULL);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {
 			err = store_add_index(m->stores[k], "job", pod_index_job, NULL);
 			if (!err)

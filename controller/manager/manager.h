@@ -8,8 +8,9 @@
  * and run the reconciler of their kind. Workers run only while this process may write: always without
  * leader election, and only while leading with it.
  *
- * Queue keys name a kind and an object: "tj/<namespace>/<name>" and
- * "vol/<namespace>/<name>", plus "admission", which re-queues every job
+ * Queue keys name a kind and an object: "tj/<namespace>/<name>",
+ * "vol/<namespace>/<name>" and "code/<namespace>/<label>" (a code bundle,
+ * controller/code/code.h), plus "admission", which re-queues every job
  * still waiting for capacity (capacity changes are coalesced into it).
  *
  * Threads: manager_run() blocks until manager_stop() (from a signal-safe
@@ -51,6 +52,7 @@ enum manager_kind {
 	KIND_PODGROUPS,     /* native gang mode only: the PodGroups cadre made (else no store) */
 	KIND_CONFIGMAPS,    /* the jobs' entrypoint ConfigMaps, trimmed (configmap_trim.h) */
 	KIND_PARTITIONS,    /* the Partitions (cluster-scoped): where jobs run, their defaults */
+	KIND_CODE,          /* the code bundles' ConfigMaps, metadata only (controller/code/code.h) */
 	KIND_COUNT
 };
 

@@ -624,6 +624,46 @@ static bool volumes_ready(struct planner *p)
 	return true;
 }
 
+/*
+ * spec.code: the job waits, Pending with WaitingForCode, until every bundle
+ * it names is whole in its namespace, so that no pod starts without its
+ * code; said as an event once per change, as volume waits are. A job whose
+ * bundle was collected (--code-retention) and that would start again says
+ * so the same way.
+ */
+static bool code_ready(struct planner *p)
+{
+	const struct condition *c;
+	char msg[1024];
+
+	if (!p->job->spec.n_code)
+		return true;
+	for (size_t i = 0; i < p->in->n_code; i++) {
+		const struct tj_code_state *cs = &p->in->code[i];
+
+		if (cs->complete)
+			continue;
+		snprintf(msg, sizeof(msg), "waiting for code %s: %s", cs->digest,
+			 cs->why ? cs->why : "not in the namespace");
+		c = condition_find(&p->job->status.conditions, "CodeReady");
+		if (!c || strcmp(c->status, "False") || !c->message || strcmp(c->message, msg))
+			event(p, false, "WaitingForCode", "%s", msg);
+		cond(p, "CodeReady", false, "WaitingForCode", msg);
+		waiting(p, "WaitingForCode");
+		set_phase(p, TJ_PHASE_PENDING);
+		set_message(p, "%s", msg);
+		return false;
+	}
+	if (p->in->n_code < p->job->spec.n_code) {
+		waiting(p, "WaitingForCode");
+		set_phase(p, TJ_PHASE_PENDING);
+		set_message(p, "waiting for code: its bundles are not read yet");
+		return false;
+	}
+	cond(p, "CodeReady", true, "CodePresent", "every code bundle is in the namespace");
+	return true;
+}
+
 /* Kueue's word while a job waits, as an event once per change, as volume waits are. */
 static void kueue_wait_event(struct planner *p, const struct kueue_decision *d)
 {
@@ -1845,7 +1885,8 @@ static void plan_active(struct planner *p)
 	if (old_gang_going(p) || stale_pods_going(p, attempt))
 		return;
 	if (!condition_is_true(&st->conditions, "Admitted")) {
-		if (!volumes_ready(p) || restart_backing_off(p, attempt) || builtin_prepare(p) ||
+		if (!volumes_ready(p) || !code_ready(p) || restart_backing_off(p, attempt) ||
+		    builtin_prepare(p) ||
 		    not_admitted(p))
 			return;
 	}

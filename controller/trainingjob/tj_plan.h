@@ -59,6 +59,13 @@ struct tj_volume_state {
 	const char *claim_name;   /* the PVC to mount, when bound */
 };
 
+/* spec.code[i] against the namespace's bundles (controller/code/code.h). */
+struct tj_code_state {
+	const char *digest;
+	bool complete;            /* every part of the bundle is there */
+	const char *why;          /* !complete: what is missing, for a person */
+};
+
 /*
  * The last create of a pod of this job that the API server refused (Pod
  * Security, a ResourceQuota, an admission webhook): nothing appears in the
@@ -162,6 +169,9 @@ struct tj_input {
 	bool expectations_met;        /* no create/delete of ours is still unseen */
 	const struct tj_volume_state *volumes;
 	size_t n_volumes;
+	/* One per spec.code entry; a job waits (Pending, WaitingForCode) until all are complete. */
+	const struct tj_code_state *code;
+	size_t n_code;
 	/* Whether the node exists and is Ready; NULL: every node is fine. */
 	bool (*node_ok)(void *ctx, const char *node);
 	/* Whether the node exists at all, Ready or not; NULL: every node does. */

@@ -38,6 +38,7 @@
 #include "controller/trainingjob/podview.h"
 #include "controller/manager/reconcile.h"
 #include "controller/trainingjob/tj_plan.h"
+#include "controller/code/code.h"
 #include "kube/client.h"
 
 #include <pthread.h>
@@ -68,6 +69,10 @@ struct tj_pass {
 	size_t n_volumes;
 	char **label_values;         /* accelerator label values that match */
 	size_t n_label_values;
+	struct code_state *code;     /* spec.code's bundles in the namespace */
+	struct tj_code_state *code_in;  /* the same, as the planner's input */
+	struct build_code *code_build;  /* the same, as the builder's */
+	size_t n_code;
 	struct tj_plan plan;
 	struct jobmemo_admission admission;  /* the strings of the admission verdict */
 	atomic_int created;          /* pods created by this pass (run_actions) */
@@ -186,6 +191,53 @@ static void read_volumes(struct tj_pass *p)
 	}
 }
 
+/* spec.code: whether each bundle is whole in the namespace (controller/code/code.h). */
+static void read_code(struct tj_pass *p)
+{
+	const struct tj_spec *spec = &p->job.spec;
+	size_t n = spec->n_code;
+
+	if (!n || !p->job.meta.namespace)
+		return;
+	p->code = calloc(n, sizeof(*p->code));
+	p->code_in = calloc(n, sizeof(*p->code_in));
+	p->code_build = calloc(n, sizeof(*p->code_build));
+	if (!p->code || !p->code_in || !p->code_build)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct code_state *cs = &p->code[i];
+		const char *digest = spec->code[i].digest;
+
+		if (!digest || code_state_of(p->m->stores[KIND_CODE], p->job.meta.namespace,
+					     digest, cs))
+			return;  /* an invalid spec, or out of memory: fewer states than entries */
+		p->code_in[i] = (struct tj_code_state){ digest, cs->complete, cs->why };
+		p->code_build[i] = (struct build_code){ cs->parts, cs->file };
+		p->n_code = i + 1;
+	}
+}
+
+/*
+ * Once its code is whole, a job that has not finished is an owner of each
+ * bundle it names, so that the bundle goes with the last of its jobs
+ * (code_own). 0 or the error of a patch, retried by the queue.
+ */
+static int own_code(struct tj_pass *p)
+{
+	enum tj_phase phase = p->plan.status.phase;
+	int err;
+
+	if (phase == TJ_PHASE_SUCCEEDED || phase == TJ_PHASE_FAILED)
+		return 0;
+	for (size_t i = 0; i < p->n_code; i++)
+		if (!p->code[i].complete)
+			return 0;
+	for (size_t i = 0; i < p->n_code; i++)
+		if ((err = code_own(p->m, &p->job, p->job.spec.code[i].digest)))
+			return err;
+	return 0;
+}
+
 static void read_pods(struct tj_pass *p)
 {
 	size_t i;
@@ -243,6 +295,8 @@ static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
 	bo->n_label_values = p->n_label_values;
 	bo->claim_names = NULL;
 	bo->n_claim_names = p->n_volumes;
+	bo->code = p->code_build;
+	bo->n_code = p->n_code;
 }
 
 /*
@@ -609,6 +663,9 @@ static void pass_release(struct tj_pass *p)
 		json_decref(p->volume_objs[i]);
 	free(p->volume_objs);
 	free(p->volumes);
+	free(p->code);
+	free(p->code_in);
+	free(p->code_build);
 	free(p->views);
 	json_decref(p->pods);
 	free(p->podgroups);
@@ -1421,7 +1478,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	struct tj_input in = { 0 };
 	json_t *svc = NULL;
 	bool written;
-	int ret, act_err;
+	int ret, act_err, own_err;
 
 	snprintf(p.key, sizeof(p.key), "%s/%s", ns, name);
 	field_errors_init(&p.errs);
@@ -1448,6 +1505,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 
 	read_pods(&p);
 	read_volumes(&p);
+	read_code(&p);
 	read_label_values(&p);
 	/* A cached Service of the name that is another's (an earlier job's) is not the job's. */
 	in.service_exists = store_get(m->stores[KIND_SERVICES], p.key, &svc) == 0 &&
@@ -1471,6 +1529,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		log_debug("tj", "%s: waiting for the watch to bring back our pod writes", p.key);
 	in.volumes = p.volumes;
 	in.n_volumes = p.n_volumes;
+	in.code = p.code_in;
+	in.n_code = p.n_code;
 	in.node_ok = node_ok;
 	in.node_label = node_label;
 	in.node_known = node_known;
@@ -1496,6 +1556,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	/* Then its events, then what acting on it did, so that `kubectl describe`
 	 * reads in order (Admitted before CreatedPods). */
 	send_plan_events(&p);
+	/* The owners are for Kubernetes' collection only: a failed patch holds nothing up. */
+	own_err = own_code(&p);
 	act_err = run_actions(&p);
 	if (written)
 		record_metrics(&p);
@@ -1504,6 +1566,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	/* A spec that cannot be built waits for an edit; a refused create is tried again. */
 	if (act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
 		ret = act_err;
+	else if (own_err)
+		ret = own_err;
 out:
 	pass_release(&p);
 	json_decref(kueue_obj);
