@@ -193,6 +193,42 @@ out:
 	return code;
 }
 
+/* Bytes and parts of every sound bundle part listed. */
+struct usage {
+	uint64_t bytes;
+	size_t parts;
+};
+
+static int add_usage(void *ctx, json_t *item)
+{
+	struct usage *u = ctx;
+	struct code_part part;
+	uint64_t bytes;
+
+	if (code_part_read(item, &part, NULL, 0))
+		return 0;
+	bytes = part.size - (uint64_t)part.index * CODE_PART_BYTES;
+	u->bytes += bytes < CODE_PART_BYTES ? bytes : CODE_PART_BYTES;
+	u->parts++;
+	return 0;
+}
+
+int cli_code_usage(struct cli_kube *k, uint64_t *bytes, size_t *parts)
+{
+	struct usage u = { 0 };
+	struct kube_status st;
+	int e;
+
+	kube_status_clear(&st);
+	e = kube_client_list_each(k->http, &kube_resource_configmaps, k->ns,
+				  &(struct kube_list_opts){ .label_selector = CODE_LABEL,
+							    .metadata_only = true },
+				  add_usage, &u, NULL, &st);
+	*bytes = u.bytes;
+	*parts = u.parts;
+	return e;
+}
+
 int cli_push(const struct cli_globals *g, const char *max_upload, char **args, int n,
 	     FILE *out, FILE *err)
 {

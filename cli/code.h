@@ -49,4 +49,11 @@ struct cli_code_src {
 int cli_code_attach(struct cli_kube *k, const struct cli_code_src *srcs, size_t n,
 		    uint64_t max_bytes, struct tj_spec *spec, FILE *err);
 
+/*
+ * What the code bundles of k's namespace hold: the bytes of their data and
+ * how many ConfigMaps, from one metadata-only list (cadre sinfo -l's
+ * footer). 0, or the list's error with *bytes and *parts 0.
+ */
+int cli_code_usage(struct cli_kube *k, uint64_t *bytes, size_t *parts);
+
 #endif

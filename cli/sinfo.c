@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/jobs.h"
 #include "cli/kube.h"
+#include "cli/code.h"
 
 #include "api/clustertopology.h"
 #include "api/fielderr.h"
@@ -833,6 +834,25 @@ static int list(struct cli_kube *k, const struct kube_resource *res, const char 
 	return cli_kube_error(k, what, &st, err);
 }
 
+/*
+ * sinfo -l's footer, cadre's own: what the code bundles of the namespace
+ * hold in the API server's etcd (docs/code.md), when they hold anything and
+ * the user may list them. Not with -h, --json or a format of one's own.
+ */
+static void long_footer(const struct sinfo_query *q, bool json, struct cli_kube *k, FILE *out)
+{
+	uint64_t bytes;
+	size_t parts;
+
+	if (!q->long_output || q->noheader || json || q->format ||
+	    cli_code_usage(k, &bytes, &parts) || !bytes)
+		return;
+	fprintf(out, "\nCode bundles in namespace %s: %.1f %s in %zu ConfigMap%s "
+		"(cadre.dev/code)\n", k->ns,
+		(double)bytes / (bytes < (1u << 20) ? 1024 : 1 << 20), bytes < (1u << 20) ? "KiB" : "MiB",
+		parts, parts == 1 ? "" : "s");
+}
+
 int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
 	struct sinfo_query q = { 0 };
@@ -923,6 +943,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 		code = CLI_EXIT_FAILED;
 	} else {
 		fputs(buf_str(&text), out);
+		long_footer(&q, json, &k, out);
 	}
 close:
 	cli_kube_close(&k);

@@ -16,6 +16,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "podexec", fuzz_podexec },
 	{ "dash_http", fuzz_dash_http },
 	{ "dash_ws", fuzz_dash_ws },
+	{ "code", fuzz_code },
 };
 
 const size_t fuzz_targets_len = sizeof(fuzz_targets) / sizeof(fuzz_targets[0]);

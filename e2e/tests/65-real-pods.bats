@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # Real pods: the real node (e2e/realnode.bash; docs/e2e.md, "The real node") beside kwok's,
 # where a kubelet, containerd and runc run cadre's pods for real, CoreDNS answers the
-# cluster.local names, and the training image has python3-torch (CPU) and the test data's
-# train.py. What kwok can only stand in for is shown here on real processes: the
+# cluster.local names, and the training image has python3-torch (CPU) and no code of ours:
+# train.py reaches every pod as a code bundle (docs/code.md), from the project directory
+# cadre sbatch runs in, a task's workdir, or `cadre push` and spec.code for the jobs made
+# with kubectl. What kwok can only stand in for is shown here on real processes: the
 # entrypoint and its srun and scontrol, peer DNS through the headless Service, a shared
 # Volume, torch.distributed (gloo) across two pods, cadre logs, exec, salloc and scancel
 # --signal, a restricted namespace, the hang watchdog and the signal before the deadline.
@@ -39,9 +41,21 @@ teardown_file() {
 	[ -z "$(kubectl get node "$CADRE_E2E_REAL_NODE" -o name --ignore-not-found)" ]
 }
 
+# A project directory of each test's own: the seed's script and task, and the test data's
+# train.py and requirements.txt, none of which the image has.
 setup() {
 	e2e_namespace
 	controller_mark
+	PROJ=$BATS_TEST_TMPDIR/proj
+	mkdir -p "$PROJ"
+	cp "$SEED/train.sh" "$SEED/task.yaml" "$E2E_DIR/testdata/real/train.py" \
+		"$E2E_DIR/testdata/real/requirements.txt" "$PROJ/"
+}
+
+# push: the project into $NS (cadre push); its digest in $DIGEST.
+push() {
+	DIGEST=$("$CADRE" -n "$NS" push "$PROJ")
+	[[ $DIGEST =~ ^sha256:[0-9a-f]{64}$ ]]
 }
 
 teardown() {
@@ -76,15 +90,19 @@ EOF
 	wait_for field_is "volume.cadre.dev/$1" '{.status.phase}' Bound
 }
 
-# job NAME SPEC: a TrainingJob on the real node, with the training image; SPEC is YAML
-# lines under spec, indented by two spaces.
+# job NAME SPEC: a TrainingJob on the real node, with the training image and the project
+# pushed as its code at /workspace, where it runs; SPEC is YAML lines under spec, indented
+# by two spaces.
 job() {
+	push
 	kubectl -n "$NS" apply -f - >/dev/null <<EOF
 apiVersion: cadre.dev/v1alpha1
 kind: TrainingJob
 metadata: {name: $1}
 spec:
   image: $CADRE_E2E_TORCH_IMAGE
+  code: [{digest: "$DIGEST", path: /workspace}]
+  workdir: /workspace
 $2
   podTemplate:
     spec:
@@ -99,16 +117,19 @@ on_the_real_node() {
 	[[ -n $nodes && $(tr ' ' '\n' <<<"$nodes" | sort -u) == "$CADRE_E2E_REAL_NODE" ]]
 }
 
-@test "the seed's train.sh through cadre sbatch trains on two real pods: DNS rendezvous, the loss falls, COMPLETED 0:0, the checkpoint on the shared Volume" {
+@test "the seed's train.sh through cadre sbatch from its project directory trains on two real pods: the code goes along, DNS rendezvous, the loss falls, COMPLETED 0:0, the checkpoint on the shared Volume" {
 	cli -n "$NS" volumes apply -f "$SEED/volume.yaml"
 	[ "$rc" -eq 0 ]
 	local dir
 	dir=$("$E2E_DIR/cluster" real-node volume "$NS" shared-checkpoints)
 	wait_for field_is volume.cadre.dev/shared-checkpoints '{.status.phase}' Bound
 
+	# train.py is in the project directory only: the image has none.
+	cd "$PROJ"
 	cli -n "$NS" sbatch --parsable --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" \
-		--container-mounts=shared-checkpoints:/mnt/checkpoints "$SEED/train.sh"
+		--container-mounts=shared-checkpoints:/mnt/checkpoints train.sh
 	[ "$rc" -eq 0 ]
+	[ "$(jp trainingjob/llama-pretrain '{.spec.code[0].path}')" = "$(realpath "$PROJ")" ]
 	local id
 	id=$(<"$BATS_TEST_TMPDIR/out")
 	wait_for -t 240 phase_is llama-pretrain Succeeded
@@ -133,8 +154,11 @@ on_the_real_node() {
 	[ -s "$dir/checkpoint.pt" ]
 }
 
-@test "the seed's task.yaml through cadre launch: setup on both pods, run with --node_rank and --master_addr from SKYPILOT_NODE_IPS" {
-	cli -n "$NS" launch --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" "$SEED/task.yaml"
+@test "the seed's task.yaml with workdir: . through cadre launch: setup on both pods, run with --node_rank and --master_addr from SKYPILOT_NODE_IPS" {
+	# As SkyPilot users write it: the task's code is its directory (workdir: .).
+	printf 'workdir: .\n' >>"$PROJ/task.yaml"
+	cd "$PROJ"
+	cli -n "$NS" launch --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" task.yaml
 	[ "$rc" -eq 0 ]
 	grep -q '^Submitted job llama-pretrain (jobId [0-9]*)$' "$BATS_TEST_TMPDIR/out"
 	wait_for -t 240 phase_is llama-pretrain Succeeded
@@ -152,6 +176,40 @@ on_the_real_node() {
 	[ "$(grep -c '^0: rank [0-7] of 16 joined the process group on llama-pretrain-0$' "$BATS_TEST_TMPDIR/logs")" -eq 8 ]
 	[ "$(grep -c '^1: rank \([89]\|1[0-5]\) of 16 joined the process group on llama-pretrain-1$' "$BATS_TEST_TMPDIR/logs")" -eq 8 ]
 	falls "$(loss_at "$BATS_TEST_TMPDIR/logs" '0: ' 0)" "$(loss_at "$BATS_TEST_TMPDIR/logs" '0: ' 19)"
+}
+
+@test "cadre launch syncs workdir and a local file_mounts file to both ranks, and again after a gang restart" {
+	mkdir -p "$PROJ/conf"
+	printf 'lr 0.1\n' >"$PROJ/conf/params.txt"
+	printf 'secret-token\n' >"$BATS_TEST_TMPDIR/token"
+	cat >"$PROJ/sync.yaml" <<EOF
+name: sync
+num_nodes: 2
+workdir: .
+file_mounts:
+  /etc/cadre-test/token: $BATS_TEST_TMPDIR/token
+resources:
+  job_recovery:
+    max_restarts_on_errors: 1
+run: |
+  echo "rank \$SKYPILOT_NODE_RANK in \$(pwd) attempt \$CADRE_RESTART_ATTEMPT: \$(cat conf/params.txt) \$(cat /etc/cadre-test/token)"
+  python3 train.py --steps 2 --checkpoint-dir ""
+  if [ "\$CADRE_RESTART_ATTEMPT" = 0 ] && [ "\$SKYPILOT_NODE_RANK" = 1 ]; then exit 3; fi
+EOF
+	cd "$PROJ"
+	cli -n "$NS" launch --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" sync.yaml
+	[ "$rc" -eq 0 ]
+	[ "$(jp trainingjob/sync '{.spec.code[*].path}')" = "/root/sky_workdir /etc/cadre-test/token" ]
+	# The first attempt's rank 1 fails once its run is done; the gang starts again.
+	wait_for -t 180 field_is trainingjob/sync '{.status.restarts}' 1
+	wait_for -t 240 phase_is sync Succeeded
+	on_the_real_node sync
+	logs sync
+	local r
+	for r in 0 1; do
+		grep -qx "$r: rank $r in /root/sky_workdir attempt 1: lr 0.1 secret-token" "$BATS_TEST_TMPDIR/logs"
+		grep -qx "$r: done: 2 steps" "$BATS_TEST_TMPDIR/logs"
+	done
 }
 
 @test "a rank killed for real restarts the gang, which resumes from the checkpoint on the shared Volume" {
@@ -192,8 +250,9 @@ on_the_real_node() {
 
 @test "cadre logs with and without -f, exec on every rank and scancel --signal=USR1 reach the real program" {
 	printf '#!/bin/bash\n#SBATCH --nodes=2\nsrun python3 train.py --steps 100000 --step-seconds 0.5 --checkpoint-dir ""\n' \
-		>"$BATS_TEST_TMPDIR/long.sh"
-	cli -n "$NS" sbatch --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" "$BATS_TEST_TMPDIR/long.sh"
+		>"$PROJ/long.sh"
+	cd "$PROJ"
+	cli -n "$NS" sbatch --image="$CADRE_E2E_TORCH_IMAGE" "${PLACE[@]}" long.sh
 	[ "$rc" -eq 0 ]
 	wait_for -t 120 phase_is long Running
 
@@ -247,6 +306,8 @@ on_the_real_node() {
 
 @test "a job in a namespace enforcing the restricted Pod Security Standard runs as a non-root user on the real node, its run text as written" {
 	kubectl label namespace "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
+	# The code too is unpacked by that user, into an emptyDir under a read-only root.
+	push
 	kubectl -n "$NS" apply -f - >/dev/null <<EOF
 apiVersion: cadre.dev/v1alpha1
 kind: TrainingJob
@@ -254,6 +315,8 @@ metadata: {name: locked}
 spec:
   numNodes: 2
   image: $CADRE_E2E_TORCH_IMAGE
+  code: [{digest: "$DIGEST", path: /workspace}]
+  workdir: /workspace
   run: |
     echo "uid \$(id -u) gid \$(id -g)"
     echo "verbatim \$\$ sub \$(NNODES)"
