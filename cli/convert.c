@@ -43,8 +43,18 @@ int cli_convert(const struct cli_globals *g, const struct cli_convert_opts *o, c
 		cli_print_note(err, args[0], &r.error);
 		goto out;
 	}
-	if (!e)
+	/* What cadre launch would send: convert itself reads no cluster and stores nothing. */
+	for (size_t i = 0; !e && i < r.n_uploads; i++)
+		e = convert_note(&r.notes, r.uploads[i].line, r.uploads[i].field,
+				 "%.200s is not in this job: cadre launch uploads it and unpacks it "
+				 "at %.200s; with kubectl apply, `cadre push %.200s` prints the digest "
+				 "for spec.code: [{digest, path: %.200s}] (docs/code.md)",
+				 r.uploads[i].source, r.uploads[i].target, r.uploads[i].source,
+				 r.uploads[i].target);
+	if (!e) {
+		convert_notes_sort(&r.notes);
 		e = convert_emit_yaml(&r, &yaml);
+	}
 	if (e) {
 		fprintf(err, "cadre convert: %s: %s\n", args[0], cadre_strerror(e));
 		code = e == CADRE_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILED;

@@ -324,7 +324,7 @@ int cli_logs_parse(char **args, int n, struct cli_logs_opts *o, FILE *err)
 	};
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 	int n_pos = 0, code;
-	long long v;
+	long long v = 0;
 
 	o->attempt = -1;
 	o->tail = -1;
@@ -346,8 +346,9 @@ int cli_logs_parse(char **args, int n, struct cli_logs_opts *o, FILE *err)
 		if (!parse_whole(tail, 0, 1LL << 40, &v)) {
 			fprintf(err, "cadre logs: --tail: not a number of lines: \"%s\"\n", tail);
 			code = CLI_EXIT_USAGE;
+		} else {
+			o->tail = (long)v;
 		}
-		o->tail = (long)v;
 	}
 	if (!code && since && !since_parse(since, o)) {
 		fprintf(err, "cadre logs: --since: not a duration (90s, 10m, 1h30m) nor an RFC 3339 "
@@ -359,8 +360,9 @@ int cli_logs_parse(char **args, int n, struct cli_logs_opts *o, FILE *err)
 			fprintf(err, "cadre logs: --limit-bytes: not a number of bytes above 0: "
 				"\"%s\"\n", limit);
 			code = CLI_EXIT_USAGE;
+		} else {
+			o->limit_bytes = v;
 		}
-		o->limit_bytes = v;
 	}
 	if (!code && !o->help && n_pos != 1) {
 		fprintf(err, n_pos ? "cadre logs: one job at a time (got %d)\n" :

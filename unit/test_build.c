@@ -2155,3 +2155,72 @@ Test(build, a_job_without_scratch_gets_no_tmpdir_and_no_disk_request)
 	json_decref(pod);
 	tj_release(&tj);
 }
+
+#define CODE_D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+#define CODE_D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+
+/* spec.code: a directory of two parts at /home/alice/proj, one file at /etc/app.conf. */
+static void with_code(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "code", json_pack(
+		"[{s:s, s:s}, {s:s, s:s}]", "digest", CODE_D1, "path", "/home/alice/proj",
+		"digest", CODE_D2, "path", "/etc/app.conf"));
+}
+
+/* The volume of pod named name, or NULL. */
+static const json_t *pod_volume(const json_t *pod, const char *name)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(pod_spec(pod), "volumes"), i, v)
+		if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+			return v;
+	return NULL;
+}
+
+static const char *mount_path_of(const json_t *pod, const char *name)
+{
+	const json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(container_of(pod), "volumeMounts"), i, m)
+		if (!strcmp(json_string_value(json_object_get(m, "name")), name))
+			return json_string_value(json_object_get(m, "mountPath"));
+	return NULL;
+}
+
+Test(build, code_bundles_are_mounted_read_only_and_a_directory_gets_an_emptydir_at_its_path)
+{
+	static const struct build_code code[] = { { 2, false }, { 1, true } };
+	struct build_opts opts = llama_opts();
+	struct trainingjob tj;
+	const json_t *v, *sources;
+	json_t *pod;
+
+	load_job("llama-pretrain", with_code, &tj);
+	opts.code = code;
+	opts.n_code = 2;
+	pod = pod_ok(&tj, 1, 0, &opts);
+	v = pod_volume(pod, "code-0");
+	cr_assert_not_null(v);
+	sources = json_object_get(json_object_get(v, "projected"), "sources");
+	cr_assert_eq(json_array_size(sources), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(sources, 1),
+		"configMap"), "name")), "cadre-code-1111111111111111111111111111111111111111-1");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(json_array_get(sources, 1), "configMap"), "items"), 0), "path")), "1");
+	cr_assert_str_eq(mount_path_of(pod, "code-0"), "/cadre/code/0");
+	cr_assert_str_eq(mount_path_of(pod, "code-dir-0"), "/home/alice/proj");
+	cr_assert_str_eq(mount_path_of(pod, "code-1"), "/cadre/code/1");
+	cr_assert_null(pod_volume(pod, "code-dir-1"), "a file is written at its path, not mounted");
+	cr_assert_str_eq(env_value(pod, "CADRE_CODE"),
+			 CODE_D1 " dir /cadre/code/0 /home/alice/proj\n"
+			 CODE_D2 " file /cadre/code/1 /etc/app.conf\n");
+	json_decref(pod);
+
+	/* Until every bundle is whole, no pod: the job waits, nothing is wrong with it. */
+	opts.n_code = 1;
+	pod_fails(&tj, 0, &opts, CADRE_EAGAIN, "spec.code");
+	tj_release(&tj);
+}

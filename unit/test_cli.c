@@ -142,3 +142,25 @@ Test(cli, convert_takes_the_image_flag_when_the_file_names_none)
 	cr_assert_null(strstr(err, "no image"), "%s", err);
 	cr_assert(strstr(err, "train.sh:4: --gpus-per-node: no GPU type"), "%s", err);
 }
+
+Test(cli, convert_says_what_cadre_launch_would_upload_and_how_to_name_it_by_hand)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/cadre-task-XXXXXX");
+	cr_assert_neq(mkstemp(path), -1);
+	cr_assert(f = fopen(path, "w"));
+	fputs("run: python train.py\nworkdir: .\nfile_mounts:\n  ~/.netrc: ./netrc\n", f);
+	fclose(f);
+	snprintf(line, sizeof(line), "convert %s", path);
+	cr_assert_eq(cadre(line), CLI_EXIT_OK, "%s", err);
+	cr_assert(strstr(out, "  workdir: /root/sky_workdir\n"), "%s", out);
+	cr_assert_null(strstr(out, "code:"), "convert stores nothing: %s", out);
+	snprintf(line, sizeof(line), "%s:2: workdir: . is not in this job: cadre launch uploads it "
+		 "and unpacks it at /root/sky_workdir; with kubectl apply, `cadre push .`", path);
+	cr_assert(strstr(err, line), "%s", err);
+	snprintf(line, sizeof(line), "%s:4: file_mounts: ./netrc is not in this job", path);
+	cr_assert(strstr(err, line), "%s", err);
+	unlink(path);
+}

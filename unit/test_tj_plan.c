@@ -2601,3 +2601,40 @@ Test(tj_plan, a_container_over_its_storage_limit_is_the_jobs_failure_too)
 	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "NodePressure");
 	fx_release(&f);
 }
+
+#define PLAN_DIGEST "sha256:abababababababababababababababababababababababababababababababab"
+
+Test(tj_plan, a_job_waits_for_its_code_pending_and_starts_once_it_is_whole)
+{
+	struct fx f;
+	struct tj_code_state code[] = { { PLAN_DIGEST, false, "no ConfigMap labelled "
+					  "cadre.dev/code=abab in namespace ml" } };
+	const struct tj_event *e;
+
+	fx_job(&f, ",\"code\":[{\"digest\":\"" PLAN_DIGEST "\",\"path\":\"/w\"}]", NULL);
+	f.in.code = code;
+	f.in.n_code = 1;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_PENDING);
+	cr_assert_str_eq(cond_reason(&f.plan, "CodeReady"), "WaitingForCode");
+	cr_assert(strstr(f.plan.status.message, "waiting for code " PLAN_DIGEST ": no ConfigMap"),
+		  "%s", f.plan.status.message);
+	cr_assert_not(f.plan.needs_admission, "never admitted without its code");
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	e = event_of(&f.plan, "WaitingForCode");
+	cr_assert(strstr(e->message, PLAN_DIGEST), "%s", e->message);
+	fx_replan(&f);
+	cr_assert_eq(f.plan.n_events, 0, "still missing: no second event");
+
+	code[0].complete = true;
+	fx_replan(&f);
+	cr_assert_str_eq(cond_reason(&f.plan, "CodeReady"), "CodePresent");
+	cr_assert(f.plan.needs_admission, "whole: on to admission");
+	fx_release(&f);
+
+	/* A job without spec.code has no such condition. */
+	fx_job(&f, NULL, NULL);
+	fx_plan(&f);
+	cr_assert_str_eq(cond_reason(&f.plan, "CodeReady"), "(absent)");
+	fx_release(&f);
+}

@@ -95,8 +95,12 @@ cadre_code_one() {
 		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
 	cadre_names=$(cadre_code_cat "$cadre_parts" | tar -tzf - 2>/dev/null) ||
 		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
-	cadre_gnu=0
-	tar --version 2>/dev/null | grep -q 'GNU tar' && cadre_gnu=1
+	# GNU tar: files owned by whoever unpacks, and the pax keyword that says names are raw
+	# bytes (hdrcharset) taken without a warning per entry.
+	cadre_gnu=0 cadre_xopts=
+	if tar --version 2>/dev/null | grep -q 'GNU tar'; then
+		cadre_gnu=1 cadre_xopts='--no-same-owner --warning=no-unknown-keyword'
+	fi
 	while IFS= read -r cadre_e; do
 		case $cadre_e in
 		-* | d*) ;;
@@ -130,8 +134,8 @@ CADRE_NAMES
 		rm -rf "$cadre_tmp"
 		mkdir -p "$cadre_tmp" "${cadre_path%/*}/" 2>/dev/null ||
 			cadre_fail 119 "$cadre_say_d: cannot make the directory of $cadre_path"
-		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" --no-same-owner 2>/dev/null ||
-			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" ||
+		# shellcheck disable=SC2086 # cadre_xopts is words
+		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" $cadre_xopts ||
 			cadre_fail 119 "$cadre_say_d: cannot unpack it"
 		cp -p "$cadre_tmp/$cadre_names" "$cadre_path" ||
 			cadre_fail 119 "$cadre_say_d: cannot write $cadre_path"
@@ -139,11 +143,9 @@ CADRE_NAMES
 	else
 		mkdir -p "$cadre_path" 2>/dev/null ||
 			cadre_fail 119 "$cadre_say_d: cannot make $cadre_path"
-		if [ "$cadre_gnu" = 1 ]; then
-			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path" --no-same-owner
-		else
-			cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path"
-		fi || cadre_fail 119 "$cadre_say_d: cannot unpack it into $cadre_path"
+		# shellcheck disable=SC2086 # cadre_xopts is words
+		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path" $cadre_xopts ||
+			cadre_fail 119 "$cadre_say_d: cannot unpack it into $cadre_path"
 	fi
 }
 
