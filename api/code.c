@@ -42,7 +42,10 @@ int code_part_name(const char *digest, uint32_t index, char out[CODE_NAME_SIZE])
 
 uint32_t code_parts_for(size_t len)
 {
-	return len ? (uint32_t)((len + CODE_PART_BYTES - 1) / CODE_PART_BYTES) : 1;
+	size_t n = len / CODE_PART_BYTES + (len % CODE_PART_BYTES != 0);
+
+	/* Saturated: no length wraps around to a small count. */
+	return n == 0 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 /* A plain decimal string of at most 19 digits (no sign, no spaces) into *out. */
@@ -104,7 +107,7 @@ int code_part_read(const json_t *cm, struct code_part *out, char *why, size_t wh
 		FAIL("annotation %s must be \"dir\" or \"file\"", CODE_ANNOTATION_KIND);
 	code_part_name(digest, (uint32_t)index, want);
 	if (!name || strcmp(name, want))
-		FAIL("a part %" PRIu64 " of this bundle is named %s", index, want);
+		FAIL("metadata.name must be %s, the name of part %" PRIu64, want, index);
 	memcpy(out->digest, digest, 72);
 	out->index = (uint32_t)index;
 	out->parts = (uint32_t)parts;

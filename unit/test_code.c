@@ -272,8 +272,8 @@ Test(code, refuses_a_name_that_is_not_the_parts_own)
 		set_or_remove(metadata(cm), "name", bad[i]);
 		cr_assert_eq(code_part_read(cm, &part, why, sizeof(why)), CADRE_EPARSE,
 			     "the name \"%s\" was accepted", bad[i] ? bad[i] : "(none)");
-		cr_assert_not_null(strstr(why, "named cadre-code-" LABEL "-1"),
-				   "the message does not name the part's name: %s", why);
+		cr_assert_str_eq(why, "metadata.name must be cadre-code-" LABEL "-1, the name of part 1",
+				 "the message names the field and the part's name");
 		json_decref(cm);
 	}
 }

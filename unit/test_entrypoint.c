@@ -2134,12 +2134,9 @@ BOTH_SHELLS(code_a_bundle_without_links_is_unpacked_by_another_tar)
 }
 
 /*
- * Disabled: the entrypoint fails this today. A file bundle's one file is
- * found by the name `tar -t` printed, and GNU tar prints names quoted in
- * its "escape" style ("na\303\257ve.py" in the C locale a pod's shell has),
- * so cp looks for a file tar never wrote and the pod fails with "cannot
- * write". Enable with the fix (take the one file from the scratch
- * directory, not from the listing).
+ * GNU tar prints names quoted in its "escape" style ("na\303\257ve.py" in
+ * the C locale a pod's shell has): a file bundle's one file is taken from
+ * the scratch directory it was unpacked into, never by the listed name.
  */
 static void code_a_file_bundle_named_beyond_ascii(const char *shell)
 {
@@ -2165,13 +2162,50 @@ static void code_a_file_bundle_named_beyond_ascii(const char *shell)
 }
 
 Test(entrypoint, code_a_file_bundle_named_beyond_ascii_is_written_under_bash,
-     .fini = kill_started_group, .timeout = 120, .disabled = true)
+     .fini = kill_started_group, .timeout = 120)
 {
 	code_a_file_bundle_named_beyond_ascii("/bin/bash");
 }
 
 Test(entrypoint, code_a_file_bundle_named_beyond_ascii_is_written_under_sh,
-     .fini = kill_started_group, .timeout = 120, .disabled = true)
+     .fini = kill_started_group, .timeout = 120)
 {
 	code_a_file_bundle_named_beyond_ascii("/bin/sh");
+}
+
+/*
+ * The parts are read once: a ConfigMap that changed after the digest was
+ * checked (a mutable one, refreshed by the kubelet) cannot slip other bytes
+ * into what is listed and unpacked. The stub cat serves a part's bytes the
+ * first time it is read and something else every time after.
+ */
+BOTH_SHELLS(code_the_bytes_unpacked_are_the_bytes_checked)
+{
+	char src[160], parts[160], target[160], stub[1024];
+	struct bundle b;
+	struct ep e;
+
+	ep_init(&e);
+	make_project(e.dir);
+	snprintf(stub, sizeof(stub), "#!/bin/sh\n"
+		 "case ${1:-} in %s/parts/*)\n"
+		 "  m=%s/seen.${1##*/}\n"
+		 "  if [ -e \"$m\" ]; then echo EVIL; exit 0; fi\n"
+		 "  : >\"$m\" ;;\n"
+		 "esac\n"
+		 "PATH=${PATH#*:}\n"
+		 "exec cat \"$@\"\n", e.dir, e.dir);
+	ep_stub(&e, "cat", stub);
+	snprintf(src, sizeof(src), "%s/src", e.dir);
+	snprintf(parts, sizeof(parts), "%s/parts", e.dir);
+	snprintf(target, sizeof(target), "%s/proj", e.dir);
+	pack(src, &b);
+	write_parts(parts, &b, 3);
+	ep_code(&e, &b, "dir", parts, target);
+	ep_setenv(&e, ENTRYPOINT_ENV_WORKDIR, target);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "cat top.txt");
+	assert_exit(&e, shell, 0);
+	assert_file_eq(e.out, "top\n");
+	bundle_release(&b);
+	ep_release(&e);
 }

@@ -87,32 +87,45 @@ cadre_code_one() {
 		cadre_fail 119 "$cadre_say_d: its ConfigMaps are not mounted at $cadre_parts"
 	command -v sha256sum >/dev/null 2>&1 ||
 		cadre_fail 119 "$cadre_say_d: the image has no sha256sum to check it (docs/code.md)"
-	cadre_sum=$(cadre_code_cat "$cadre_parts" | sha256sum) ||
-		cadre_fail 119 "$cadre_say_d: its parts at $cadre_parts cannot be read"
-	[ "sha256:${cadre_sum%% *}" = "$cadre_d" ] ||
+	# The parts are joined once, into a file of this pod's own: what is checked is what is
+	# listed and unpacked, whatever happens to the mounted ConfigMaps meanwhile.
+	cadre_tgz=${CADRE_BIN_DIR:-${TMPDIR:-/tmp}}/.cadre-code.$$.tgz
+	cadre_tmp=${CADRE_BIN_DIR:-${TMPDIR:-/tmp}}/.cadre-code.$$
+	rm -rf "$cadre_tgz" "$cadre_tmp"
+	if ! cadre_code_cat "$cadre_parts" >"$cadre_tgz"; then
+		rm -f "$cadre_tgz"
+		cadre_fail 119 "$cadre_say_d: its parts at $cadre_parts are missing or cannot be read"
+	fi
+	cadre_sum=$(sha256sum <"$cadre_tgz") || cadre_sum=
+	if [ "sha256:${cadre_sum%% *}" != "$cadre_d" ]; then
+		rm -f "$cadre_tgz"
 		cadre_fail 119 "$cadre_say_d: the bundle's sha256 is sha256:${cadre_sum%% *}, not $cadre_d: its ConfigMaps were changed or mixed"
-	cadre_list=$(cadre_code_cat "$cadre_parts" | tar -tvzf - 2>/dev/null) ||
+	fi
+	if ! cadre_list=$(tar -tvzf "$cadre_tgz" 2>/dev/null) ||
+		! cadre_names=$(tar -tzf "$cadre_tgz" 2>/dev/null); then
+		rm -f "$cadre_tgz"
 		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
-	cadre_names=$(cadre_code_cat "$cadre_parts" | tar -tzf - 2>/dev/null) ||
-		cadre_fail 119 "$cadre_say_d: not a gzip-compressed tar archive the image's tar reads"
+	fi
 	# GNU tar: files owned by whoever unpacks, and the pax keyword that says names are raw
 	# bytes (hdrcharset) taken without a warning per entry.
 	cadre_gnu=0 cadre_xopts=
 	if tar --version 2>/dev/null | grep -q 'GNU tar'; then
 		cadre_gnu=1 cadre_xopts='--no-same-owner --warning=no-unknown-keyword'
 	fi
+	cadre_bad= cadre_regular=0
 	while IFS= read -r cadre_e; do
 		case $cadre_e in
-		-* | d*) ;;
+		-*) cadre_regular=$((cadre_regular + 1)) ;;
+		d*) ;;
 		l*)
 			# GNU tar makes a link that points out (absolute, or with ..) only
 			# once every file is written, so nothing is written through it;
 			# another tar may not.
 			[ "$cadre_gnu" = 1 ] ||
-				cadre_fail 119 "$cadre_say_d: it holds a symbolic link and the image's tar is not GNU tar, which unpacks links safely"
+				cadre_bad="it holds a symbolic link and the image's tar is not GNU tar, which unpacks links safely"
 			;;
 		'') ;;
-		*) cadre_fail 119 "$cadre_say_d: it holds an entry that is not a file, directory or symbolic link: $cadre_e" ;;
+		*) cadre_bad="it holds an entry that is not a file, directory or symbolic link: $cadre_e" ;;
 		esac
 	done <<CADRE_LIST
 $cadre_list
@@ -122,31 +135,44 @@ CADRE_LIST
 		[ -n "$cadre_e" ] || continue
 		cadre_n=$((cadre_n + 1))
 		case /$cadre_e/ in
-		//* | */../*) cadre_fail 119 "$cadre_say_d: the entry $cadre_e would land outside $cadre_path" ;;
+		//* | */../*) cadre_bad="the entry $cadre_e would land outside $cadre_path" ;;
 		esac
 	done <<CADRE_NAMES
 $cadre_names
 CADRE_NAMES
+	if [ "$cadre_kind" = file ] && [ -z "$cadre_bad" ] &&
+		{ [ "$cadre_n" != 1 ] || [ "$cadre_regular" != 1 ]; }; then
+		cadre_bad="a bundle of one file holds $cadre_n entries"
+	fi
+	if [ -n "$cadre_bad" ]; then
+		rm -f "$cadre_tgz"
+		cadre_fail 119 "$cadre_say_d: $cadre_bad"
+	fi
 	if [ "$cadre_kind" = file ]; then
-		[ "$cadre_n" = 1 ] ||
-			cadre_fail 119 "$cadre_say_d: a bundle of one file holds $cadre_n entries"
-		cadre_tmp=${CADRE_BIN_DIR:-/tmp}/.cadre-code.$$
-		rm -rf "$cadre_tmp"
+		# Unpacked aside, then the one regular file found there (not by its listed name,
+		# which tar may print escaped) is copied to the path.
 		mkdir -p "$cadre_tmp" "${cadre_path%/*}/" 2>/dev/null ||
-			cadre_fail 119 "$cadre_say_d: cannot make the directory of $cadre_path"
+			cadre_bad="cannot make the directory of $cadre_path"
 		# shellcheck disable=SC2086 # cadre_xopts is words
-		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_tmp" $cadre_xopts ||
-			cadre_fail 119 "$cadre_say_d: cannot unpack it"
-		cp -p "$cadre_tmp/$cadre_names" "$cadre_path" ||
-			cadre_fail 119 "$cadre_say_d: cannot write $cadre_path"
+		[ -n "$cadre_bad" ] || tar -xzf "$cadre_tgz" -C "$cadre_tmp" $cadre_xopts ||
+			cadre_bad="cannot unpack it"
+		cadre_file=
+		for cadre_f in "$cadre_tmp"/* "$cadre_tmp"/.[!.]* "$cadre_tmp"/..?*; do
+			[ -f "$cadre_f" ] && [ ! -L "$cadre_f" ] && cadre_file=$cadre_f
+		done
+		if [ -z "$cadre_bad" ]; then
+			[ -n "$cadre_file" ] && cp -p "$cadre_file" "$cadre_path" ||
+				cadre_bad="cannot write $cadre_path"
+		fi
 		rm -rf "$cadre_tmp"
 	else
-		mkdir -p "$cadre_path" 2>/dev/null ||
-			cadre_fail 119 "$cadre_say_d: cannot make $cadre_path"
+		mkdir -p "$cadre_path" 2>/dev/null || cadre_bad="cannot make $cadre_path"
 		# shellcheck disable=SC2086 # cadre_xopts is words
-		cadre_code_cat "$cadre_parts" | tar -xzf - -C "$cadre_path" $cadre_xopts ||
-			cadre_fail 119 "$cadre_say_d: cannot unpack it into $cadre_path"
+		[ -n "$cadre_bad" ] || tar -xzf "$cadre_tgz" -C "$cadre_path" $cadre_xopts ||
+			cadre_bad="cannot unpack it into $cadre_path"
 	fi
+	rm -f "$cadre_tgz"
+	[ -z "$cadre_bad" ] || cadre_fail 119 "$cadre_say_d: $cadre_bad"
 }
 
 if [ -n "${CADRE_CODE:-}" ]; then

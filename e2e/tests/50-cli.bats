@@ -168,7 +168,11 @@ SCRIPT
 	kubectl --kubeconfig "$kc" config set-context nobody --cluster="$cluster" --user=nobody --namespace="$NS" >/dev/null
 	kubectl --kubeconfig "$kc" config set-credentials forged --token=not-a-token >/dev/null
 	kubectl --kubeconfig "$kc" config set-context forged --cluster="$cluster" --user=forged >/dev/null
+	# The code goes first (docs/code.md): reading what the namespace holds of it is refused.
 	cli sbatch --kubeconfig "$kc" --context nobody --image i train.sh
+	[ "$rc" -eq 1 ]
+	one_error_line "cadre sbatch: list the code bundles (configmaps) of namespace $NS: not allowed (403 Forbidden): configmaps is forbidden: User \"system:serviceaccount:$NS:nobody\" cannot list resource"
+	cli sbatch --kubeconfig "$kc" --context nobody --image i --no-upload train.sh
 	[ "$rc" -eq 1 ]
 	one_error_line "cadre sbatch: create trainingjob \"llama-pretrain\" in namespace \"$NS\": not allowed (403 Forbidden): trainingjobs.cadre.dev is forbidden: User \"system:serviceaccount:$NS:nobody\" cannot create resource"
 	cli volumes apply -f volume.yaml --kubeconfig "$kc" --context nobody
