@@ -7,6 +7,8 @@
  */
 #include "cli/jobs.h"
 #include "cli/kube.h"
+#include "cli/bundle.h"
+#include "cli/code.h"
 #include "cli/slurmfmt.h"
 
 #include "api/accel.h"
@@ -124,6 +126,7 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 	struct cli_kube k;
 	struct kube_status st;
 	json_t *had = NULL;
+	uint64_t max = BUNDLE_DEFAULT_MAX_BYTES;
 	char id[64];
 	int code;
 
@@ -138,6 +141,8 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 			LAUNCH, o->cluster);
 		return CLI_EXIT_USAGE;
 	}
+	if (o->max_upload && cli_code_max(LAUNCH, o->max_upload, &max, err))
+		return CLI_EXIT_USAGE;
 	if ((code = cli_placement_check(&placement, LAUNCH, err)) ||
 	    (code = cluster_job(n ? args[0] : NULL, o, &r, err)))
 		goto out;
@@ -151,7 +156,8 @@ int cli_launch_cluster(const struct cli_globals *g, const struct cli_launch_opts
 			k.ns, o->cluster, o->cluster);
 		json_decref(had);
 		code = CLI_EXIT_FAILED;
-	} else if (!(code = cli_submit_on(&k, &(struct cli_notes){ &r, n ? args[0] : NULL,
+	} else if (!(code = cli_launch_uploads(&k, o, max, &r, err)) &&
+		   !(code = cli_submit_on(&k, &(struct cli_notes){ &r, n ? args[0] : NULL,
 								    &placement },
 					 timeout, id, sizeof(id), err))) {
 		fprintf(out, "Launching cluster %s (jobId %s)...\n", o->cluster, id);

@@ -50,6 +50,16 @@ int cli_code_attach(struct cli_kube *k, const struct cli_code_src *srcs, size_t 
 		    uint64_t max_bytes, struct tj_spec *spec, FILE *err);
 
 /*
+ * cadre launch (and launch -c): the task's workdir and the local sources
+ * of its file_mounts (r->uploads) attached to the job as cli_code_attach
+ * does, unless o->no_upload. max: the cap. 0 or the exit code.
+ */
+struct convert_result;
+struct cli_launch_opts;
+int cli_launch_uploads(struct cli_kube *k, const struct cli_launch_opts *o, uint64_t max,
+		       struct convert_result *r, FILE *err);
+
+/*
  * What the code bundles of k's namespace hold: the bytes of their data and
  * how many ConfigMaps, from one metadata-only list (cadre sinfo -l's
  * footer). 0, or the list's error with *bytes and *parts 0.

@@ -55,8 +55,8 @@ out:
  * (docs/code.md), unless --no-upload says the image or a Volume has them
  * already. 0 or the exit code.
  */
-static int uploads(struct cli_kube *k, const struct cli_launch_opts *o, uint64_t max,
-		   struct convert_result *r, FILE *err)
+int cli_launch_uploads(struct cli_kube *k, const struct cli_launch_opts *o, uint64_t max,
+		       struct convert_result *r, FILE *err)
 {
 	struct cli_code_src *srcs;
 	int code;
@@ -123,7 +123,7 @@ int cli_launch(const struct cli_globals *g, const struct cli_launch_opts *o, cha
 	    (code = convert(args[0], o, &r, err)) || (code = cli_kube_open(g, CMD, &k, err)))
 		goto out;
 	opened = true;
-	if ((code = uploads(&k, o, max, &r, err)) ||
+	if ((code = cli_launch_uploads(&k, o, max, &r, err)) ||
 	    (code = cli_submit_on(&k, &(struct cli_notes){ &r, args[0], &placement }, timeout,
 				  id, sizeof(id), err)))
 		goto out;

@@ -890,3 +890,23 @@ Test(cli_submit, launch_sends_workdir_and_local_file_mounts_and_push_prints_the_
 	assert_one_line("/nonexistent/dir");
 	remove_tree(proj);
 }
+
+/* sky launch -c with a task: its workdir goes along as sky launch syncs it. */
+Test(cli_submit, launch_c_sends_the_tasks_workdir)
+{
+	char proj[64], path[512];
+	FILE *f;
+
+	make_project(proj, sizeof(proj));
+	snprintf(path, sizeof(path), "%s/dev.yaml", proj);
+	cr_assert(f = fopen(path, "w"));
+	fputs("workdir: .\nsetup: pip install -r requirements.txt\nrun: python train.py\n", f);
+	fclose(f);
+	fake.job_status = ",\"phase\":\"Running\"";
+	cr_assert_eq(clirun(proj, "launch --kubeconfig KC -c dev-node --image i:1 dev.yaml",
+			    kubeconfig, &out, &err), 0, "%s", err);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
+		created("spec", "code", NULL), 0), "path")), "/root/sky_workdir");
+	cr_assert_eq(count_requests("POST", CONFIGMAPS), 1);
+	remove_tree(proj);
+}
