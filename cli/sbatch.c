@@ -193,6 +193,11 @@ static int convert(struct cli_words *c, struct cli_kube *k, bool *opened, char *
 {
 	struct convert_input in = { .image = c->image, .args = c->opts, .n_args = c->n_opts,
 				    .topology_level = c->topology_level };
+	char cwd[PATH_MAX];
+
+	/* A relative --chdir is under the submit directory, which goes along (docs/code.md). */
+	if (!c->no_upload && getcwd(cwd, sizeof(cwd)))
+		in.submit_dir = cwd;
 	struct buf text;
 	char *name = NULL;
 	int code, e;

@@ -77,6 +77,9 @@ struct convert_input {
 				      lines so that they win, as sbatch's do; notes and
 				      errors about them have line CONVERT_LINE_ARGS */
 	size_t n_args;
+	const char *submit_dir;    /* batch scripts only: the absolute directory sbatch runs in,
+				      which a relative --chdir is under (cadre sbatch); NULL:
+				      a relative --chdir is refused */
 };
 
 /* The "line" of a note or error about an option of convert_input.args. */

@@ -361,12 +361,25 @@ static int opt_priority(struct sbatch *s, const struct option_def *o, const char
 	return 0;
 }
 
+/*
+ * --chdir: the job's workdir. A relative one is relative to the submit
+ * directory, as sbatch reads it, when the caller knows it (cadre sbatch,
+ * which takes that directory along: docs/code.md); cadre convert does not.
+ */
 static int opt_chdir(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
-	if (v[0] != '/')
+	char joined[8192];
+
+	if (v[0] == '/')
+		return replace_string(&s->r->tj.spec.workdir, v);
+	if (!s->in->submit_dir || s->in->submit_dir[0] != '/')
 		return fail(s, o, line, "\"%s\" is relative to the directory sbatch ran in, which a "
-			    "pod does not have; give an absolute path", v);
-	return replace_string(&s->r->tj.spec.workdir, v);
+			    "pod does not have; give an absolute path (cadre sbatch takes that "
+			    "directory along)", v);
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", s->in->submit_dir, v) >=
+	    sizeof(joined))
+		return fail(s, o, line, "\"%s\" is too long a path", v);
+	return replace_string(&s->r->tj.spec.workdir, joined);
 }
 
 /* Set name=value in spec.envs, replacing an earlier value. */

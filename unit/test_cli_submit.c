@@ -910,3 +910,26 @@ Test(cli_submit, launch_c_sends_the_tasks_workdir)
 	cr_assert_eq(count_requests("POST", CONFIGMAPS), 1);
 	remove_tree(proj);
 }
+
+/* A relative --chdir is under the submit directory, as sbatch reads it, and goes along. */
+Test(cli_submit, a_relative_chdir_is_under_the_submit_directory_and_goes_along)
+{
+	char proj[64], real[4096], want[4200], cmd[256];
+
+	make_project(proj, sizeof(proj));
+	snprintf(cmd, sizeof(cmd), "mkdir %s/exp && echo x > %s/exp/cfg", proj, proj);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert(realpath(proj, real));
+	snprintf(want, sizeof(want), "%s/exp", real);
+	fake.gets_before_id = 0;
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --chdir=exp train.sh", kubeconfig,
+			    &out, &err), CLI_EXIT_OK, "%s", err);
+	cr_assert_str_eq(created_str("spec", "workdir", NULL), want);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
+		created("spec", "code", NULL), 0), "path")), want);
+	/* Without the upload there is no submit directory in the pod: refused, as before. */
+	cr_assert_eq(clirun(proj, "sbatch --kubeconfig KC --image i --no-upload --chdir=exp "
+			    "train.sh", kubeconfig, &out, &err), CLI_EXIT_USAGE);
+	assert_one_line("--chdir: \"exp\" is relative to the directory sbatch ran in");
+	remove_tree(proj);
+}
