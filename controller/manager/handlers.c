@@ -371,10 +371,22 @@ static int enqueue_key(void *ctx, const char *key, const void *rec, size_t len)
  * By key, without decoding: 10k TrainingJobs listed as JSON would hold all
  * of them decoded at once.
  */
+/* Queue the bundle a part belongs to ("code/<namespace>/<label>"). */
+static int enqueue_bundle(void *ctx, const char *key, const json_t *cm)
+{
+	(void)key;
+	if (obj_label(cm, CODE_LABEL))
+		manager_enqueue(ctx, "code", obj_ns(cm), obj_label(cm, CODE_LABEL));
+	return 0;
+}
+
 void manager_enqueue_everything(struct manager *m)
 {
 	struct enqueue_all tj = { m, "tj" }, vol = { m, "vol" };
 
 	store_foreach_record(m->stores[KIND_TRAININGJOBS], enqueue_key, &tj);
 	store_foreach_record(m->stores[KIND_VOLUMES], enqueue_key, &vol);
+	/* A new leader looks at every bundle: the last one's timers went with it. */
+	if (m->stores[KIND_CODE])
+		store_foreach(m->stores[KIND_CODE], enqueue_bundle, m);
 }
