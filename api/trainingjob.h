@@ -61,6 +61,17 @@ struct field_errors;
  * thread of the largest nodes, far past one per GPU.
  */
 #define TJ_MAX_TASKS_PER_NODE 1024
+/*
+ * The bounds of the sizes a user sets (the CRD's maximum, docs/api.md): a
+ * gang of more nodes than any cluster has would make every admission walk
+ * millions of ranks; a count or a time past these would overflow the sums
+ * it goes into (a deadline at int64's maximum became an instant one).
+ */
+#define TJ_MAX_NUM_NODES 16384
+#define TJ_MAX_RESTART_COUNT 10000              /* maxRestarts, maxInfraRestarts */
+#define TJ_MAX_DEADLINE_SECONDS 315360000LL     /* activeDeadlineSeconds: ten years */
+#define TJ_MAX_TTL_SECONDS 315360000LL          /* ttlSecondsAfterFinished: ten years */
+#define TJ_MAX_GANG_TIMEOUT_SECONDS 604800      /* gang.timeoutSeconds: a week */
 
 enum tj_success_policy {
 	TJ_SUCCESS_ALL = 0,  /* every pod Succeeded (the default) */

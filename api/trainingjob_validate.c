@@ -683,8 +683,10 @@ bool tj_signal_name_ok(const char *name)
 /* spec.hang, spec.signal, spec.terminationGracePeriodSeconds, spec.failurePolicy. */
 static void validate_long_runs(struct decoder *d, const struct tj_spec *s)
 {
-	if (s->has_max_infra_restarts && s->max_infra_restarts < 0)
-		decode_fail(d, "spec.maxInfraRestarts", "must be >= 0");
+	if (s->has_max_infra_restarts &&
+	    (s->max_infra_restarts < 0 || s->max_infra_restarts > TJ_MAX_RESTART_COUNT))
+		decode_fail(d, "spec.maxInfraRestarts", "must be between 0 and %d",
+			    TJ_MAX_RESTART_COUNT);
 	if (s->hang.set) {
 		if (!s->hang.has_progress_seconds)
 			decode_fail(d, "spec.hang.progressSeconds", "required");
@@ -838,8 +840,8 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 
 	decode_init(&d, errs);
 	validate_name(&d, tj);
-	if (s->num_nodes < 1)
-		decode_fail(&d, "spec.numNodes", "must be >= 1");
+	if (s->num_nodes < 1 || s->num_nodes > TJ_MAX_NUM_NODES)
+		decode_fail(&d, "spec.numNodes", "must be between 1 and %d", TJ_MAX_NUM_NODES);
 	if (s->tasks_per_node < 1 || s->tasks_per_node > TJ_MAX_TASKS_PER_NODE)
 		decode_fail(&d, "spec.tasksPerNode", "must be between 1 and %d",
 			    TJ_MAX_TASKS_PER_NODE);
@@ -856,14 +858,20 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
 	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,
 			       "PriorityClass");
-	if (s->max_restarts < 0)
-		decode_fail(&d, "spec.maxRestarts", "must be >= 0");
-	if (s->has_active_deadline_seconds && s->active_deadline_seconds < 1)
-		decode_fail(&d, "spec.activeDeadlineSeconds", "must be >= 1");
-	if (s->has_ttl_seconds_after_finished && s->ttl_seconds_after_finished < 0)
-		decode_fail(&d, "spec.ttlSecondsAfterFinished", "must be >= 0");
-	if (s->gang_timeout_seconds < 1)
-		decode_fail(&d, "spec.gang.timeoutSeconds", "must be >= 1");
+	if (s->max_restarts < 0 || s->max_restarts > TJ_MAX_RESTART_COUNT)
+		decode_fail(&d, "spec.maxRestarts", "must be between 0 and %d",
+			    TJ_MAX_RESTART_COUNT);
+	if (s->has_active_deadline_seconds &&
+	    (s->active_deadline_seconds < 1 || s->active_deadline_seconds > TJ_MAX_DEADLINE_SECONDS))
+		decode_fail(&d, "spec.activeDeadlineSeconds", "must be between 1 and %lld (ten "
+			    "years; no deadline: leave it out)", TJ_MAX_DEADLINE_SECONDS);
+	if (s->has_ttl_seconds_after_finished &&
+	    (s->ttl_seconds_after_finished < 0 || s->ttl_seconds_after_finished > TJ_MAX_TTL_SECONDS))
+		decode_fail(&d, "spec.ttlSecondsAfterFinished", "must be between 0 and %lld",
+			    TJ_MAX_TTL_SECONDS);
+	if (s->gang_timeout_seconds < 1 || s->gang_timeout_seconds > TJ_MAX_GANG_TIMEOUT_SECONDS)
+		decode_fail(&d, "spec.gang.timeoutSeconds", "must be between 1 and %d",
+			    TJ_MAX_GANG_TIMEOUT_SECONDS);
 	if (s->master_port < 1 || s->master_port > 65535)
 		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
 	validate_pod_template(&d, &s->pod_template);

@@ -103,9 +103,11 @@ static int opt_nodes(struct sbatch *s, const struct option_def *o, const char *v
 	const char *dash = strchr(v, '-');
 	int lo, hi;
 
-	if (!parse_count(v, dash ? (size_t)(dash - v) : strlen(v), 1, 65536, &lo) ||
-	    (dash && (!parse_count(dash + 1, strlen(dash + 1), lo, 65536, &hi))))
+	if (!parse_count(v, dash ? (size_t)(dash - v) : strlen(v), 1, 1 << 30, &lo) ||
+	    (dash && (!parse_count(dash + 1, strlen(dash + 1), lo, 1 << 30, &hi))))
 		return fail(s, o, line, "\"%s\" is not a node count (N or MIN-MAX, N >= 1)", v);
+	if (lo > TJ_MAX_NUM_NODES)
+		return fail(s, o, line, "%d nodes: a gang has at most %d", lo, TJ_MAX_NUM_NODES);
 	s->nodes = lo;
 	s->nodes_line = line;
 	if (dash && hi != lo)
@@ -141,6 +143,9 @@ static int opt_time(struct sbatch *s, const struct option_def *o, const char *v,
 	if (convert_slurm_time(v, &seconds))
 		return fail(s, o, line, "\"%s\" is not a time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
 			    "D-HH:MM:SS or UNLIMITED)", v);
+	if (seconds > TJ_MAX_DEADLINE_SECONDS)
+		return fail(s, o, line, "\"%s\" is over ten years, the longest time limit "
+			    "(UNLIMITED is none)", v);
 	spec->has_active_deadline_seconds = seconds >= 0;
 	spec->active_deadline_seconds = seconds >= 0 ? seconds : 0;
 	return 0;

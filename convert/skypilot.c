@@ -655,8 +655,8 @@ static int parse_num_nodes(struct task *t, yaml_node_t *n)
 	char *end;
 	long v;
 
-	if (!ydoc_text(n, &s) || (v = strtol(s, &end, 10)) < 1 || *end || v > 65536)
-		return fail_at(t, n, "num_nodes", "must be a whole number >= 1");
+	if (!ydoc_text(n, &s) || (v = strtol(s, &end, 10)) < 1 || *end || v > TJ_MAX_NUM_NODES)
+		return fail_at(t, n, "num_nodes", "must be a whole number from 1 to 16384");
 	t->r->tj.spec.num_nodes = (int32_t)v;
 	t->r->tj.spec.has_num_nodes = true;
 	return 0;

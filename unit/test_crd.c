@@ -521,6 +521,13 @@ Test(crd, numeric_limits_name_the_field)
 	assert_attr(tj_crd, "spec.priority", "format", "int32");
 	assert_attr(tj_crd, "spec.priority", "minimum", "-2147483648");
 	assert_attr(tj_crd, "spec.priority", "maximum", "2147483647");
+	/* The bounds api/trainingjob.h validates with (TJ_MAX_*). */
+	assert_attr(tj_crd, "spec.numNodes", "maximum", "16384");
+	assert_attr(tj_crd, "spec.maxRestarts", "maximum", "10000");
+	assert_attr(tj_crd, "spec.maxInfraRestarts", "maximum", "10000");
+	assert_attr(tj_crd, "spec.activeDeadlineSeconds", "maximum", "315360000");
+	assert_attr(tj_crd, "spec.ttlSecondsAfterFinished", "maximum", "315360000");
+	assert_attr(tj_crd, "spec.gang.timeoutSeconds", "maximum", "604800");
 }
 
 static regex_t compile_pattern(const struct ytree *crd, const char *path)
@@ -906,6 +913,14 @@ static void assert_bounded(const struct ytree *schema, struct buf *path)
 	if (type && strcmp(type, "array") == 0)
 		cr_assert_not_null(ytree_get(schema, "maxItems"), "%s: list without maxItems",
 				   buf_str(path));
+	/*
+	 * Every number a user sets has a top, so that no sum it goes into overflows
+	 * (a deadline at int64's maximum was an instant one). A toleration's
+	 * seconds are Kubernetes' own field, handed to the pod as they are.
+	 */
+	if (type && !strcmp(type, "integer") && !strstr(buf_str(path), "tolerationSeconds"))
+		cr_assert(ytree_get(schema, "maximum") && ytree_get(schema, "minimum"),
+			  "%s: integer without minimum and maximum", buf_str(path));
 	sub = ytree_get(schema, "additionalProperties");
 	if (sub) {
 		cr_assert_not_null(ytree_get(schema, "maxProperties"),

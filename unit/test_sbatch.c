@@ -817,3 +817,11 @@ Test(sbatch, tmpdir_and_local_paths_are_pointed_at_scratch_once_each)
 	/* Once each; sbcast runs on every node as it should, unreported. */
 	cr_assert_eq(option_notes(), 2, "first: %s", first_line_note());
 }
+
+/* A gang and a time limit have a top, as the TrainingJob's schema has (docs/api.md). */
+Test(sbatch, nodes_and_time_past_the_jobs_bounds_are_refused_with_their_line)
+{
+	sbatch_fails("#SBATCH -N 16385", 2, "--nodes");
+	sbatch_fails("#SBATCH --time=3651-00:00:00", 2, "--time");
+	sbatch_ok("#SBATCH -N 16384 --time=3650-00:00:00");
+}

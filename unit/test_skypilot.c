@@ -391,3 +391,9 @@ Test(skypilot, ephemeral_volumes_become_scratch_of_each_node)
 	task_fails("volumes:\n  /mnt/cache:\n    size: 1Gi\n    config:\n"
 		   "      storage_class_name: Bad_Class\nrun: x\n", 5, "volumes");
 }
+
+Test(skypilot, num_nodes_past_the_jobs_bound_is_refused)
+{
+	task_fails("num_nodes: 16385\nrun: x\n", 1, "num_nodes");
+	task_ok("num_nodes: 16384\nrun: x\n");
+}

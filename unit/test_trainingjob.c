@@ -239,9 +239,9 @@ Test(trainingjob, default_fills_only_what_is_unset)
 
 Test(trainingjob, explicit_zero_is_not_replaced_by_a_default)
 {
-	assert_problem("{\"numNodes\": 0}", "spec.numNodes", "must be >= 1");
+	assert_problem("{\"numNodes\": 0}", "spec.numNodes", "must be between 1 and 16384");
 	assert_problem("{\"gang\": {\"timeoutSeconds\": 0}}", "spec.gang.timeoutSeconds",
-		       "must be >= 1");
+		       "must be between 1 and 604800");
 	assert_problem("{\"masterPort\": 0}", "spec.masterPort", "must be between 1 and 65535");
 	assert_problem("{\"tasksPerNode\": 0}", "spec.tasksPerNode", "must be between 1 and 1024");
 }
@@ -364,7 +364,7 @@ Test(trainingjob, quantities_may_be_bare_numbers)
 
 Test(trainingjob, validation_names_each_problem_with_its_path)
 {
-	assert_problem("{\"numNodes\": -3}", "spec.numNodes", "must be >= 1");
+	assert_problem("{\"numNodes\": -3}", "spec.numNodes", "must be between 1 and 16384");
 	assert_problem("{\"resources\": {\"accelerators\": \"H100:0\"}}",
 		       "spec.resources.accelerators",
 		       "\"H100:0\" must look like <type>[:<count>] with count >= 1");
@@ -390,11 +390,11 @@ Test(trainingjob, validation_names_each_problem_with_its_path)
 	assert_problem("{\"run\": \" \\n\\t\"}", "spec.run", "must not be empty");
 	assert_problem("{\"run\": null}", "spec.run", "required");
 	assert_problem("{\"workdir\": \"workspace\"}", "spec.workdir", "must be an absolute path");
-	assert_problem("{\"maxRestarts\": -1}", "spec.maxRestarts", "must be >= 0");
+	assert_problem("{\"maxRestarts\": -1}", "spec.maxRestarts", "must be between 0 and 10000");
 	assert_problem("{\"activeDeadlineSeconds\": 0}", "spec.activeDeadlineSeconds",
-		       "must be >= 1");
+		       "must be between 1 and 315360000 (ten years; no deadline: leave it out)");
 	assert_problem("{\"ttlSecondsAfterFinished\": -5}", "spec.ttlSecondsAfterFinished",
-		       "must be >= 0");
+		       "must be between 0 and 315360000");
 	assert_problem("{\"masterPort\": 65536}", "spec.masterPort",
 		       "must be between 1 and 65535");
 	assert_problem("{\"queue\": \"Team Queue\"}", "spec.queue",
@@ -725,7 +725,7 @@ Test(trainingjob, reports_every_problem_at_once)
 	all = joined(&errs);
 	cr_assert_eq(field_errors_count(&errs), 6, "%s", all);
 	cr_assert_str_eq(all,
-			 "spec.numNodes: must be >= 1; "
+			 "spec.numNodes: must be between 1 and 16384; "
 			 "spec.resources.accelerators: \"H100:0\" must look like <type>[:<count>] "
 			 "with count >= 1; "
 			 "spec.run: must not be empty; "
@@ -1214,7 +1214,8 @@ Test(trainingjob, long_run_fields_parse_default_and_refuse_bad_values_by_name)
 		       " \"secondsBefore\": 90}}", "spec.terminationGracePeriodSeconds",
 		       "must be at least signal.secondsBefore, the time the program has between the signal "
 		       "and SIGTERM");
-	assert_problem("{\"maxInfraRestarts\": -1}", "spec.maxInfraRestarts", "must be >= 0");
+	assert_problem("{\"maxInfraRestarts\": -1}", "spec.maxInfraRestarts",
+		       "must be between 0 and 10000");
 	assert_problem("{\"failurePolicy\": {\"rules\": [{\"action\": \"Retry\", \"onExitCodes\":"
 		       " {\"operator\": \"In\", \"values\": [1]}}]}}",
 		       "spec.failurePolicy.rules[0].action",
@@ -1431,4 +1432,26 @@ Test(trainingjob, code_needs_a_sha256_digest_and_a_path_of_its_own)
 	snprintf(fragment, sizeof(fragment), base,
 		 "{\"digest\": \"" CODE_DIGEST "\", \"path\": \"/mnt/shared2\"}");
 	assert_valid(fragment);
+}
+
+/* Every size a user sets has a top (docs/api.md): past it, the sums it goes into overflow. */
+Test(trainingjob, sizes_past_their_bounds_are_refused_naming_the_field)
+{
+	assert_valid("{\"numNodes\": 16384, \"maxRestarts\": 10000, \"maxInfraRestarts\": 10000,"
+		     " \"activeDeadlineSeconds\": 315360000, \"ttlSecondsAfterFinished\": 315360000,"
+		     " \"gang\": {\"timeoutSeconds\": 604800}}");
+	assert_problem("{\"numNodes\": 16385}", "spec.numNodes", "must be between 1 and 16384");
+	assert_problem("{\"numNodes\": 2147483647}", "spec.numNodes",
+		       "must be between 1 and 16384");
+	assert_problem("{\"activeDeadlineSeconds\": 9223372036854775807}",
+		       "spec.activeDeadlineSeconds",
+		       "must be between 1 and 315360000 (ten years; no deadline: leave it out)");
+	assert_problem("{\"maxRestarts\": 10001}", "spec.maxRestarts",
+		       "must be between 0 and 10000");
+	assert_problem("{\"maxInfraRestarts\": 2147483647}", "spec.maxInfraRestarts",
+		       "must be between 0 and 10000");
+	assert_problem("{\"ttlSecondsAfterFinished\": 315360001}", "spec.ttlSecondsAfterFinished",
+		       "must be between 0 and 315360000");
+	assert_problem("{\"gang\": {\"timeoutSeconds\": 604801}}", "spec.gang.timeoutSeconds",
+		       "must be between 1 and 604800");
 }
