@@ -256,6 +256,7 @@ admitted_elements() {
 	ok=0
 	for ((t = before; t <= after; t++)); do
 		run_time=$(TZ=UTC date -d "@$((t - t0))" +%H:%M:%S)
+		# WorkDir: the submit directory, which went along with the job (docs/code.md).
 		cat >"$BATS_TEST_TMPDIR/want" <<EOF
 JobId=$id JobName=one
    UserId=$user(0) GroupId=$NS(0) MCS_label=N/A
@@ -279,7 +280,7 @@ JobId=$id JobName=one
    Features=(null) DelayBoot=00:00:00
    OverSubscribe=NO Exclusive=NO Contiguous=0 Licenses=(null) LicensesAlloc=(null) Network=(null)
    Command=one
-   WorkDir=/
+   WorkDir=$(pwd -P)
    StdErr=(container log)
    StdIn=/dev/null
    StdOut=(container log)
