@@ -123,7 +123,7 @@ int code_state_of(struct store *parts, const char *ns, const char *digest,
 		if (meta_str(cm, "deletionTimestamp"))
 			continue;
 		if (code_part_read(cm, &p, why, sizeof(why))) {
-			snprintf(out->why, sizeof(out->why), "ConfigMap %.64s: %s",
+			snprintf(out->why, sizeof(out->why), "ConfigMap %.64s: %.160s",
 				 meta_str(cm, "name") ? meta_str(cm, "name") : "?", why);
 			continue;
 		}
