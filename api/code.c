@@ -40,6 +40,15 @@ int code_part_name(const char *digest, uint32_t index, char out[CODE_NAME_SIZE])
 	return 0;
 }
 
+uint64_t code_part_bytes(uint64_t size, uint32_t index)
+{
+	uint64_t off = (uint64_t)index * CODE_PART_BYTES;
+
+	if (off >= size)
+		return 0;
+	return size - off < CODE_PART_BYTES ? size - off : CODE_PART_BYTES;
+}
+
 uint32_t code_parts_for(size_t len)
 {
 	size_t n = len / CODE_PART_BYTES + (len % CODE_PART_BYTES != 0);

@@ -64,6 +64,9 @@ struct code_part {
  */
 int code_part_read(const json_t *cm, struct code_part *out, char *why, size_t why_size);
 
+/* How many of an archive's size bytes part index holds (0 past its end). */
+uint64_t code_part_bytes(uint64_t size, uint32_t index);
+
 /* How many parts an archive of len bytes takes (at least 1). */
 uint32_t code_parts_for(size_t len);
 

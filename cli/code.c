@@ -77,7 +77,7 @@ static int note_part(void *ctx, json_t *item)
 static json_t *part_object(const struct bundle *b, uint32_t index)
 {
 	size_t off = (size_t)index * CODE_PART_BYTES;
-	size_t len = b->len - off < CODE_PART_BYTES ? b->len - off : CODE_PART_BYTES;
+	size_t len = (size_t)code_part_bytes(b->len, index);
 	char name[CODE_NAME_SIZE], label[CODE_LABEL_LEN + 1], num[24], parts[24], size[24];
 	char *b64 = malloc(4 * ((len + 2) / 3) + 1);
 	json_t *obj = NULL;
@@ -203,12 +203,10 @@ static int add_usage(void *ctx, json_t *item)
 {
 	struct usage *u = ctx;
 	struct code_part part;
-	uint64_t bytes;
 
 	if (code_part_read(item, &part, NULL, 0))
 		return 0;
-	bytes = part.size - (uint64_t)part.index * CODE_PART_BYTES;
-	u->bytes += bytes < CODE_PART_BYTES ? bytes : CODE_PART_BYTES;
+	u->bytes += code_part_bytes(part.size, part.index);
 	u->parts++;
 	return 0;
 }

@@ -320,19 +320,15 @@ static int add_bytes(void *ctx, const char *key, const json_t *cm)
 {
 	json_t *sums = ctx;
 	struct code_part p;
-	uint64_t bytes;
 	const char *ns = meta_str(cm, "namespace");
 	json_t *sum;
 
 	(void)key;
 	if (!ns || code_part_read(cm, &p, NULL, 0))
 		return 0;
-	bytes = p.size - (uint64_t)p.index * CODE_PART_BYTES;
-	if (bytes > CODE_PART_BYTES)
-		bytes = CODE_PART_BYTES;
 	sum = json_object_get(sums, ns);
 	return json_object_set_new(sums, ns, json_integer((sum ? json_integer_value(sum) : 0) +
-							  (json_int_t)bytes)) ? CADRE_ENOMEM : 0;
+		(json_int_t)code_part_bytes(p.size, p.index))) ? CADRE_ENOMEM : 0;
 }
 
 void code_metrics_render(struct store *parts, struct buf *out)
