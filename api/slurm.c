@@ -339,6 +339,62 @@ int slurm_indices_parse(const char *text, int32_t **out, size_t *n_out)
 	return 0;
 }
 
+int slurm_indices_mark(const char *text, unsigned char *set, size_t size)
+{
+	const char *p = text;
+	long *edge;
+	long depth = 0;
+
+	if (!text || !*text || !size)
+		return 0;
+	/* Checked whole before anything is marked: a bad set marks nothing. */
+	for (;;) {
+		long lo = digits(&p), hi = lo;
+
+		if (lo < 0)
+			return CADRE_EPARSE;
+		if (*p == '-') {
+			p++;
+			if ((hi = digits(&p)) < 0 || hi < lo)
+				return CADRE_EPARSE;
+		}
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (*p)
+		return CADRE_EPARSE;
+	/*
+	 * Each range adds one at its first index and takes one away past its
+	 * last, so a set of any shape costs its length and size once: ranges
+	 * that overlap or reach far past the array cost no more than others.
+	 */
+	if (!(edge = calloc(size + 1, sizeof(*edge))))
+		return CADRE_ENOMEM;
+	for (p = text;;) {
+		long lo = digits(&p), hi = lo;
+
+		if (*p == '-') {
+			p++;
+			hi = digits(&p);
+		}
+		if ((size_t)lo < size) {
+			edge[lo]++;
+			edge[(size_t)hi < size ? (size_t)hi + 1 : size]--;
+		}
+		if (*p != ',')
+			break;
+		p++;
+	}
+	for (size_t i = 0; i < size; i++) {
+		depth += edge[i];
+		if (depth > 0)
+			set[i] = 1;
+	}
+	free(edge);
+	return 0;
+}
+
 /* ---- dependencies ---- */
 
 static const char *const dep_names[] = {

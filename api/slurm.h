@@ -98,6 +98,15 @@ int slurm_array_task_str(const int32_t *index, size_t n, int32_t max_running,
  */
 int slurm_indices_parse(const char *text, int32_t **out, size_t *n);
 
+/*
+ * Mark set[i] for each index i < size of a ranged set as
+ * slurm_indices_parse reads it; indices from size on are left out. Time
+ * linear in the text's length plus size, whatever the ranges span or how
+ * often they overlap (cadre.dev/cancel-tasks is anyone's annotation).
+ * 0, CADRE_EPARSE (nothing marked), CADRE_ENOMEM.
+ */
+int slurm_indices_mark(const char *text, unsigned char *set, size_t size);
+
 /* ---- job dependencies (sbatch --dependency) ---- */
 
 enum slurm_dep_type {

@@ -175,6 +175,34 @@ static int cancel_act(struct cli_kube *k, const struct trainingjob *tj, void *ct
 }
 
 /*
+ * The array's cancelled indices with index added, as one ranged set in set
+ * (initialised here): what the annotation had is read back and written
+ * again in order, so it stays as long as the array's own index set however
+ * often an element is cancelled. 1, or -1 when memory ran out.
+ */
+static int cancel_set(const struct slurm_array *a, const char *had, long index, struct buf *set)
+{
+	size_t size = (size_t)a->index[a->n - 1] + 1, n = 0;
+	unsigned char *mark = calloc(size, 1);
+	int32_t *v = calloc(size, sizeof(*v));
+	int err = mark && v ? 0 : CADRE_ENOMEM;
+
+	buf_init(set, (size_t)16 << 20);
+	if (!err && had && *had)
+		(void)slurm_indices_mark(had, mark, size);
+	if (!err) {
+		mark[index] = 1;
+		for (size_t i = 0; i < size; i++)
+			if (mark[i] && slurm_array_has(a, (int32_t)i))
+				v[n++] = (int32_t)i;
+		err = slurm_indices_format(v, n, set);
+	}
+	free(mark);
+	free(v);
+	return err ? -1 : 1;
+}
+
+/*
  * scancel ARRAY_INDEX of an element that has not started (or has): the
  * array job records it in its annotation cadre.dev/cancel-tasks, and its
  * controller never starts it (or deletes it). 1 when word named such an
@@ -211,17 +239,16 @@ static int cancel_element(struct cli_kube *k, const struct cli_jobs *jobs, const
 		return 0;
 	}
 	e = slurm_array_has(&a, (int32_t)index);
+	if (e)
+		e = cancel_set(&a, meta_annotation(&array->meta, ANNOTATION_CANCEL_TASKS), index, &set);
 	slurm_array_release(&a);
+	if (e < 0) {
+		buf_release(&set);
+		fprintf(err, "%s: out of memory\n", SCANCEL);
+		return CLI_EXIT_FAILED;
+	}
 	if (!e)
 		return 0;
-	buf_init(&set, 1 << 20);
-	{
-		const char *had = meta_annotation(&array->meta, ANNOTATION_CANCEL_TASKS);
-
-		if (had && *had)
-			buf_addf(&set, "%s,", had);
-		buf_addf(&set, "%ld", index);
-	}
 	patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CANCEL_TASKS,
 			  buf_str(&set));
 	buf_release(&set);

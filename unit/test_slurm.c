@@ -175,6 +175,28 @@ Test(slurm, ranged_index_sets_read_back)
 	cr_assert_eq(slurm_indices_parse("1%2", &v, &n), CADRE_EPARSE);
 }
 
+Test(slurm, indices_mark_clamps_to_the_set_and_marks_nothing_when_bad)
+{
+	unsigned char set[8];
+
+	memset(set, 0, sizeof(set));
+	cr_assert_eq(slurm_indices_mark("1,3-4,6-999999999", set, sizeof(set)), 0);
+	cr_assert_arr_eq(set, ((unsigned char[]){0, 1, 0, 1, 1, 0, 1, 1}), sizeof(set));
+	memset(set, 0, sizeof(set));
+	cr_assert_eq(slurm_indices_mark("0-2,0-7,5", set, sizeof(set)), 0);
+	cr_assert_arr_eq(set, ((unsigned char[]){1, 1, 1, 1, 1, 1, 1, 1}), sizeof(set));
+	memset(set, 0, sizeof(set));
+	cr_assert_eq(slurm_indices_mark("1,3-2", set, sizeof(set)), CADRE_EPARSE);
+	cr_assert_eq(slurm_indices_mark("1,", set, sizeof(set)), CADRE_EPARSE);
+	cr_assert_eq(slurm_indices_mark("1:2", set, sizeof(set)), CADRE_EPARSE);
+	cr_assert_eq(slurm_indices_mark("1%2", set, sizeof(set)), CADRE_EPARSE);
+	cr_assert_eq(slurm_indices_mark("9999999999", set, sizeof(set)), CADRE_EPARSE);
+	for (size_t i = 0; i < sizeof(set); i++)
+		cr_assert_eq(set[i], 0, "a bad set marks nothing");
+	cr_assert_eq(slurm_indices_mark("", set, sizeof(set)), 0);
+	cr_assert_eq(slurm_indices_mark(NULL, set, sizeof(set)), 0);
+}
+
 static void dep_is(const char *text, bool any, size_t items, const char *back)
 {
 	struct slurm_dep d;

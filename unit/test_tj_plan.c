@@ -2418,6 +2418,35 @@ Test(tj_plan, a_cancelled_element_is_deleted_and_counts_until_it_is_gone)
 	fx_release(&f);
 }
 
+/*
+ * cadre.dev/cancel-tasks is anyone's annotation: a range past the largest
+ * index an array may have, or thousands of ranges over millions of indices,
+ * cancels what it names of this array, at a cost of its length.
+ */
+Test(tj_plan, cancel_tasks_of_any_reach_cancel_what_they_name_of_the_array)
+{
+	struct fx f;
+	struct buf wide;
+
+	fx_job(&f, ",\"array\":\"0-3%2\"", "{\"phase\":\"Running\",\"array\":{\"started\":\"0-1\"}}");
+	f.in.max_array_size = 1001;
+	f.in.cancel_tasks = "2-4000000";
+	fx_element(&f, 0, TJ_PHASE_RUNNING);
+	fx_element(&f, 1, TJ_PHASE_RUNNING);
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.array_cancelled, "2-3");
+	tj_plan_release(&f.plan);
+	buf_init(&wide, (size_t)1 << 20);
+	for (int i = 0; i < 20000; i++)
+		cr_assert_eq(buf_adds(&wide, i ? ",1-3999999" : "1-3999999"), 0);
+	f.in.cancel_tasks = buf_str(&wide);
+	fx_plan(&f);
+	cr_assert_str_eq(f.plan.status.array_cancelled, "1-3");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_ELEMENT), 1, "1 is deleted");
+	buf_release(&wide);
+	fx_release(&f);
+}
+
 Test(tj_plan, an_array_ends_as_its_elements_did)
 {
 	struct fx f;

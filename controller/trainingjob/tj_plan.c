@@ -1917,15 +1917,7 @@ static void sets_release(struct index_sets *x)
 /* A ranged set ("0-3,5") into set; indices past size are not the array's and are left out. */
 static void set_load(unsigned char *set, size_t size, const char *text)
 {
-	int32_t *v = NULL;
-	size_t n = 0;
-
-	if (slurm_indices_parse(text, &v, &n))
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (v[i] >= 0 && (size_t)v[i] < size)
-			set[v[i]] = 1;
-	free(v);
+	(void)slurm_indices_mark(text, set, size);
 }
 
 /* set as a ranged string into *field (NULL when empty). */
