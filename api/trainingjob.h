@@ -407,7 +407,8 @@ struct tj_status {
 	char *task_id;  /* SKYPILOT_TASK_ID, stable across restarts */
 	int32_t ready_nodes;
 	int32_t restarts;        /* gang restarts counted against maxRestarts */
-	int32_t infra_restarts;  /* node loss, eviction, preemption, gang timeout */
+	int32_t infra_restarts;  /* node loss, eviction, disruption, gang timeout */
+	int32_t requeues;        /* preemption, a stopped queue, scontrol requeue: no failure */
 	int64_t admitted_time;   /* Unix seconds; 0 when not yet */
 	int64_t start_time;
 	int64_t completion_time;
@@ -459,6 +460,13 @@ void tj_init(struct trainingjob *tj);
 void tj_release(struct trainingjob *tj);
 
 void tj_status_init(struct tj_status *status);
+
+/*
+ * The gang's attempt: restarts + infraRestarts + requeues, each start of the
+ * gang one more. Pod names, the attempt label and the pod group's name
+ * follow it.
+ */
+int tj_attempt(const struct tj_status *status);
 void tj_topology_status_release(struct tj_topology_status *t);
 void tj_status_release(struct tj_status *status);
 

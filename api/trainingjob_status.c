@@ -20,6 +20,11 @@ static void failure_release(struct tj_failure *f)
 	memset(f, 0, sizeof(*f));
 }
 
+int tj_attempt(const struct tj_status *status)
+{
+	return status->restarts + status->infra_restarts + status->requeues;
+}
+
 void tj_status_init(struct tj_status *status)
 {
 	memset(status, 0, sizeof(*status));
@@ -270,6 +275,7 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	decode_int32(&d, obj, "status", "readyNodes", &status->ready_nodes, NULL);
 	decode_int32(&d, obj, "status", "restarts", &status->restarts, NULL);
 	decode_int32(&d, obj, "status", "infraRestarts", &status->infra_restarts, NULL);
+	decode_int32(&d, obj, "status", "requeues", &status->requeues, NULL);
 	decode_time(&d, obj, "status", "admittedTime", &status->admitted_time);
 	decode_time(&d, obj, "status", "startTime", &status->start_time);
 	decode_time(&d, obj, "status", "completionTime", &status->completion_time);
@@ -457,6 +463,7 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	ok = ok && put_int(obj, "readyNodes", st->ready_nodes);
 	ok = ok && put_int(obj, "restarts", st->restarts);
 	ok = ok && put_int(obj, "infraRestarts", st->infra_restarts);
+	ok = ok && put_int(obj, "requeues", st->requeues);
 	ok = ok && put_time(obj, "admittedTime", st->admitted_time);
 	ok = ok && put_time(obj, "startTime", st->start_time);
 	ok = ok && put_time(obj, "completionTime", st->completion_time);

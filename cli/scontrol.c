@@ -104,7 +104,7 @@ int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
 	e = e ? e : buf_adds(out, nl);
 	slurm_exit_code(tj, code);
 	e = e ? e : buf_addf(out, "Requeue=1 Restarts=%d BatchFlag=1 Reboot=0 ExitCode=%s%s",
-			     (int)(tj->status.restarts + tj->status.infra_restarts), code, nl);
+			     tj_attempt(&tj->status), code, nl);
 	slurm_time_hms(slurm_job_elapsed(tj, now), t1);
 	if (tj->spec.has_active_deadline_seconds && tj->spec.active_deadline_seconds > 0)
 		slurm_time_hms(tj->spec.active_deadline_seconds, t2);

@@ -286,7 +286,7 @@ static int queue_cells(const struct trainingjob *tj, int64_t now, struct buf *ce
 	e = e ? e : buf_adds(&cells[4], t);
 	sky_duration(slurm_job_elapsed(tj, now), tj->status.start_time != 0, t);
 	e = e ? e : buf_adds(&cells[5], t);
-	e = e ? e : buf_addf(&cells[6], "%d", (int)tj->status.infra_restarts);
+	e = e ? e : buf_addf(&cells[6], "%d", (int)(tj->status.infra_restarts + tj->status.requeues));
 	e = e ? e : buf_adds(&cells[7], sky_status(tj));
 	return e;
 }

@@ -114,6 +114,7 @@ Test(kueue, a_preempted_workload_is_evicted_with_the_preemption_reason)
 	kueue_decide(&v, &d);
 	cr_assert_eq(d.verdict, KUEUE_EVICT);
 	cr_assert_str_eq(d.reason, "InCohortReclamation");
+	cr_assert(d.no_failure, "a preemption is no failure");
 	cr_assert(strstr(d.message, "reclamation within the cohort"), "%s", d.message);
 	json_decref(obj);
 }
@@ -132,7 +133,33 @@ Test(kueue, an_eviction_for_a_pods_ready_timeout_keeps_its_reason)
 	kueue_decide(&v, &d);
 	cr_assert_eq(d.verdict, KUEUE_EVICT);
 	cr_assert_str_eq(d.reason, "PodsReadyTimeout");
+	cr_assert_not(d.no_failure, "pods that never got ready are the infrastructure's");
 	json_decref(obj);
+}
+
+/* A stopped or deactivated queue evicts for no failure of the job's: a requeue. */
+Test(kueue, an_eviction_by_a_stopped_queue_is_no_failure)
+{
+	static const char *const reasons[] = { "ClusterQueueStopped", "LocalQueueStopped",
+		"InactiveWorkload", "Deactivated", "Preempted" };
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		char conds[256];
+		json_t *obj;
+		struct kueue_workload wl;
+		struct kueue_view v;
+		struct kueue_decision d;
+
+		snprintf(conds, sizeof(conds), "[{\"type\":\"Evicted\",\"status\":\"True\","
+			 "\"reason\":\"%s\",\"message\":\"m\"}]", reasons[i]);
+		obj = workload(conds, NULL);
+		cr_assert_eq(kueue_workload_read(obj, &wl), 0);
+		view(&v, &wl);
+		kueue_decide(&v, &d);
+		cr_assert_eq(d.verdict, KUEUE_EVICT);
+		cr_assert(d.no_failure, "%s", reasons[i]);
+		json_decref(obj);
+	}
 }
 
 Test(kueue, without_the_workload_api_a_job_says_kueue_is_unreachable_and_waits)

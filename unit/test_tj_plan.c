@@ -795,7 +795,7 @@ Test(tj_plan, kueue_mode_creates_ungated_pods_and_waits_with_kueues_message)
 {
 	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending",
 		"couldn't assign flavors to pod set main: insufficient unused quota for "
-		"nvidia.com/gpu in flavor h100, 8 more needed", NULL };
+		"nvidia.com/gpu in flavor h100, 8 more needed", NULL, false };
 	struct kueue_view v;
 	struct fx f;
 
@@ -816,7 +816,7 @@ Test(tj_plan, kueue_mode_creates_ungated_pods_and_waits_with_kueues_message)
 /* Gates gone and the pods Running say nothing: only the Workload admits. */
 Test(tj_plan, kueue_mode_admits_only_when_the_workload_says_admitted)
 {
-	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL };
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL, false };
 	struct kueue_view v;
 	struct fx f;
 
@@ -846,12 +846,58 @@ Test(tj_plan, kueue_mode_admits_only_when_the_workload_says_admitted)
 	fx_release(&f);
 }
 
-/* Kueue preempting an admitted job: an infrastructure restart with Kueue's reason. */
-Test(tj_plan, kueue_eviction_is_an_infrastructure_restart_with_kueues_reason)
+/*
+ * Kueue preempting an admitted job: a requeue with Kueue's reason, no
+ * failure: eleven preemptions of a job allowed ten infrastructure restarts
+ * still leave it queued again, counted in requeues alone.
+ */
+Test(tj_plan, kueue_preemption_is_a_requeue_with_kueues_reason_against_no_limit)
 {
 	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "InCohortReclamation",
 		"Preempted to accommodate a workload (UID: u-2) due to reclamation within the "
-		"cohort", "team-a-cq" };
+		"cohort", "team-a-cq", true };
+	struct kueue_view v;
+	struct fx f;
+
+	fx_job(&f, ",\"queue\":\"team-a\"", "{\"phase\":\"Running\",\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"admitted\",\"lastTransitionTime\":\"" NOW "\"}]}");
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.requeues, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.has_last_failure, false, "a preemption is no failure");
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InCohortReclamation");
+	cr_assert(strstr(f.plan.status.message, "reclamation within the cohort"), "%s",
+		  f.plan.status.message);
+	cr_assert(has_event(&f.plan, "InCohortReclamation"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	fx_release(&f);
+	fx_job(&f, ",\"queue\":\"team-a\",\"maxInfraRestarts\":10",
+	       "{\"phase\":\"Running\",\"requeues\":10,\"infraRestarts\":10,\"conditions\":["
+	       "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\","
+	       "\"message\":\"admitted\",\"lastTransitionTime\":\"" NOW "\"}]}");
+	f.in.mode = GANG_KUEUE;
+	fx_pod(&f, 0, 20, "Running", false, NULL);
+	fx_pod(&f, 1, 20, "Running", false, NULL);
+	fx_kueue(&f, &v, &wl);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING, "%s", f.plan.status.message);
+	cr_assert_eq(f.plan.status.requeues, 11);
+	cr_assert_eq(f.plan.status.infra_restarts, 10);
+	fx_release(&f);
+}
+
+/* Kueue evicting for a reason of the infrastructure's (PodsReadyTimeout): counted. */
+Test(tj_plan, kueue_eviction_for_pods_not_ready_is_an_infrastructure_restart)
+{
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "PodsReadyTimeout",
+		"Exceeded the PodsReady timeout", "team-a-cq", false };
 	struct kueue_view v;
 	struct fx f;
 
@@ -865,12 +911,8 @@ Test(tj_plan, kueue_eviction_is_an_infrastructure_restart_with_kueues_reason)
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
 	cr_assert_eq(f.plan.status.infra_restarts, 1);
-	cr_assert_eq(f.plan.status.restarts, 0);
-	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InCohortReclamation");
-	cr_assert(strstr(f.plan.status.message, "reclamation within the cohort"), "%s",
-		  f.plan.status.message);
-	cr_assert(has_event(&f.plan, "InCohortReclamation"));
-	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert_eq(f.plan.status.requeues, 0);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "PodsReadyTimeout");
 	fx_release(&f);
 }
 
@@ -881,7 +923,7 @@ Test(tj_plan, kueue_eviction_is_an_infrastructure_restart_with_kueues_reason)
 Test(tj_plan, kueue_eviction_wins_over_the_pods_it_deleted)
 {
 	struct kueue_workload wl = { "llama-0", KUEUE_WL_EVICTED, "InClusterQueue",
-		"Preempted to accommodate a higher priority Workload", "team-a-cq" };
+		"Preempted to accommodate a higher priority Workload", "team-a-cq", true };
 	struct kueue_view v;
 	struct fx f;
 
@@ -893,7 +935,7 @@ Test(tj_plan, kueue_eviction_wins_over_the_pods_it_deleted)
 	fx_kueue(&f, &v, &wl);
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
-	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.requeues, 1);
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InClusterQueue");
 	cr_assert(strstr(f.plan.status.message, "higher priority Workload"), "%s",
 		  f.plan.status.message);
@@ -1459,7 +1501,7 @@ Test(tj_plan, native_mode_admits_when_the_scheduler_placed_the_pod_group)
 	fx_release(&f);
 }
 
-Test(tj_plan, native_mode_a_disrupted_pod_group_is_an_infrastructure_restart)
+Test(tj_plan, native_mode_a_disrupted_pod_group_is_requeued_not_failed)
 {
 	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0,
 				  .state = TJ_PODGROUP_SCHEDULED, .disrupted = true,
@@ -1474,7 +1516,8 @@ Test(tj_plan, native_mode_a_disrupted_pod_group_is_an_infrastructure_restart)
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
 	cr_assert_eq(f.plan.status.restarts, 0);
-	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0);
+	cr_assert_eq(f.plan.status.requeues, 1, "a preemption is no failure");
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Preempted");
 	cr_assert(strstr(cond_message(&f.plan, "Restarting"), "preempted by ml/urgent"));
 	fx_release(&f);
@@ -1802,7 +1845,7 @@ static void assert_entrypoint_first(struct fx *f, const char *mode, size_t want_
 Test(tj_plan, the_entrypoint_configmap_is_planned_before_any_pod_in_every_gang_mode)
 {
 	struct tj_podgroup pg = { .name = "llama-attempt-0", .attempt = 0 };
-	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL };
+	struct kueue_workload wl = { "llama-0", KUEUE_WL_PENDING, "Pending", "waiting", NULL, false };
 	struct kueue_view v;
 	struct fx f;
 
@@ -2494,7 +2537,7 @@ Test(tj_plan, a_held_array_starts_no_element)
 }
 
 /* scontrol requeue (docs/design.md 13): a running gang goes back to the queue, once per request. */
-Test(tj_plan, a_requeue_restarts_a_running_gang_once_without_counting_it_against_max_restarts)
+Test(tj_plan, a_requeue_restarts_a_running_gang_once_counted_against_no_limit)
 {
 	struct fx f;
 
@@ -2508,12 +2551,13 @@ Test(tj_plan, a_requeue_restarts_a_running_gang_once_without_counting_it_against
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Requeued");
 	cr_assert_eq(f.plan.status.restarts, 0);
-	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.infra_restarts, 0, "a requeue is no failure");
+	cr_assert_eq(f.plan.status.requeues, 1);
 	cr_assert_str_eq(f.plan.status.requeued, "2026-12-01T10:00:00Z");
 	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
 	/* The same request again, once stored: nothing more. */
 	fx_replan(&f);
-	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.requeues, 1);
 	fx_release(&f);
 }
 

@@ -297,7 +297,7 @@ Test(trainingjob, status_to_json_leaves_out_what_is_unset)
 	tj_status_init(&st);
 	out = tj_status_to_json(&st);
 	want = json_loads("{\"conditions\": [], \"observedGeneration\": 0, \"readyNodes\": 0,"
-			  " \"restarts\": 0, \"infraRestarts\": 0, \"nodes\": []}", 0, NULL);
+			  " \"restarts\": 0, \"infraRestarts\": 0, \"requeues\": 0, \"nodes\": []}", 0, NULL);
 	cr_assert(json_equal(out, want), "%s", json_dumps(out, JSON_COMPACT));
 	json_decref(out);
 	json_decref(want);

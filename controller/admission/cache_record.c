@@ -190,7 +190,7 @@ int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
 	if (tj_parse(obj, &job, &errs) == 0 && tj_validate(&job, &errs) == 0)
 		h.candidate = cache_job_may_wait(&job);
 	h.admitted = condition_is_true(&job.status.conditions, "Admitted");
-	h.attempt = job.status.restarts + job.status.infra_restarts;
+	h.attempt = tj_attempt(&job.status);
 	h.num_nodes = job.spec.num_nodes;
 	h.has_last_failure = job.status.has_last_failure;
 	h.last_failure_s = job.status.has_last_failure ? job.status.last_failure.time : 0;

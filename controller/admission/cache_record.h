@@ -60,7 +60,7 @@ struct cache_job {
 	bool candidate;            /* parses, validates, and is Queued/Starting/Running, not
 				      suspended, deleting nor on a Kueue queue */
 	bool admitted;             /* condition Admitted is True */
-	int attempt;               /* restarts + infraRestarts */
+	int attempt;               /* tj_attempt */
 	int num_nodes;
 	bool has_last_failure;
 	int64_t last_failure_s;

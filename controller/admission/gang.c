@@ -404,7 +404,7 @@ static int collect_jobs(struct collect *c)
 		/* The cache does not show the admission yet: the decision is in the memo. */
 		if (w->admitted && !condition_is_true(&w->job.status.conditions, "Admitted"))
 			jobmemo_admitted(c->m->memo, c->waiting[i].key, w->job.meta.uid,
-					 w->job.status.restarts + w->job.status.infra_restarts,
+					 tj_attempt(&w->job.status),
 					 c->now_ms, &w->recorded);
 		c->n++;
 	}
@@ -465,7 +465,7 @@ static bool admitted_before(struct manager *m, const char *key, const struct tra
 	struct jobmemo_admission recorded;
 
 	if (!jobmemo_admitted(m->memo, key, job->meta.uid,
-			      job->status.restarts + job->status.infra_restarts, now_ms, &recorded))
+			      tj_attempt(&job->status), now_ms, &recorded))
 		return false;
 	if (!recorded.nodes) {
 		jobmemo_admission_release(&recorded);
@@ -623,7 +623,7 @@ static void charge_admitted(struct manager *m, struct scratch *s, struct capacit
 {
 	int n = w->job.spec.num_nodes;
 	struct bound_ranks b = { { cap, NULL, NULL, 0 },
-				 w->job.status.restarts + w->job.status.infra_restarts, n,
+				 tj_attempt(&w->job.status), n,
 				 scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
 	char key[STORE_KEY_MAX];
 
@@ -816,7 +816,7 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 	/* Until the cache shows it, every other decision must count this gang. */
 	if (!err)
 		err = jobmemo_admit(m->memo, key, job->meta.uid,
-				    job->status.restarts + job->status.infra_restarts, d->message,
+				    tj_attempt(&job->status), d->message,
 				    names, n, now_ms);
 	free(names);
 	if (err)

@@ -38,6 +38,23 @@ static void take(struct kueue_workload *out, enum kueue_wl_state state, const js
 	out->message = c ? str_of(c, "message") : NULL;
 }
 
+/*
+ * Kueue's reasons for an eviction that are no failure of the job's or its
+ * nodes: preemption, a stopped queue, a deactivated Workload. The others
+ * (PodsReadyTimeout, NodeFailures, AdmissionCheck, ...) are the
+ * infrastructure's.
+ */
+static bool no_failure(const char *reason)
+{
+	static const char *const names[] = { "Preempted", "ClusterQueueStopped",
+		"LocalQueueStopped", "InactiveWorkload", "Deactivated" };
+
+	for (size_t i = 0; reason && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(reason, names[i]))
+			return true;
+	return false;
+}
+
 int kueue_workload_read(const json_t *obj, struct kueue_workload *out)
 {
 	const json_t *status = json_object_get(obj, "status");
@@ -57,6 +74,7 @@ int kueue_workload_read(const json_t *obj, struct kueue_workload *out)
 		take(out, KUEUE_WL_FINISHED, finished);
 	} else if (evicted && cond_true(evicted)) {
 		take(out, KUEUE_WL_EVICTED, evicted);
+		out->no_failure = (preempted && cond_true(preempted)) || no_failure(out->reason);
 		/* "Preempted" says little; the Preempted condition says in favour of whom. */
 		if (preempted && cond_true(preempted)) {
 			if (str_of(preempted, "message"))
@@ -143,6 +161,7 @@ void kueue_decide(const struct kueue_view *v, struct kueue_decision *out)
 	case KUEUE_WL_EVICTED:
 		out->verdict = KUEUE_EVICT;
 		out->reason = or_default(wl->reason, "Evicted");
+		out->no_failure = wl->no_failure;
 		snprintf(out->message, sizeof(out->message), "Kueue evicted Workload %s (%s): %s",
 			 wl->name, or_default(wl->reason, "Evicted"), or_default(wl->message, "no message"));
 		return;

@@ -55,6 +55,7 @@ struct kueue_workload {
 	const char *reason;         /* of the condition that decided the state; may be NULL */
 	const char *message;        /* Kueue's message; may be NULL */
 	const char *cluster_queue;  /* status.admission.clusterQueue; may be NULL */
+	bool no_failure;            /* EVICTED by a preemption, a stopped or deactivated queue */
 };
 
 /*
@@ -92,6 +93,7 @@ struct kueue_decision {
 	const char *reason;
 	char message[1024];     /* for status.message and the events */
 	bool recheck;           /* WAIT on no news that will come as an event: look again soon */
+	bool no_failure;        /* EVICT for no failure of the job's (a preemption): a requeue */
 };
 
 /*
@@ -151,7 +153,7 @@ void kueue_watch_lookup(struct kueue_watch *w, const char *ns, const char *group
 struct trainingjob;
 
 /*
- * The view of job's current pod group (attempt restarts + infraRestarts):
+ * The view of job's current pod group (attempt tj_attempt):
  * starts the watch if it is not running yet, then looks the Workload up,
  * as kueue_watch_lookup. Returns v.
  */

@@ -133,7 +133,7 @@ const struct kueue_view *kueue_job_view(struct kueue_watch *w, const struct trai
 					struct kueue_view *v, struct kueue_workload *wl,
 					json_t **obj)
 {
-	int attempt = job->status.restarts + job->status.infra_restarts;
+	int attempt = tj_attempt(&job->status);
 
 	memset(v, 0, sizeof(*v));
 	*obj = NULL;

@@ -21,7 +21,7 @@
  * Memory only, and only ever a shortcut: the stored status is the record of
  * an admission (a process that restarts reads it there), and a refused
  * create is refused again within one pass. An entry describes one job (its
- * uid) and one attempt (restarts + infraRestarts): a lookup for another
+ * uid) and one attempt (tj_attempt): a lookup for another
  * drops it, so a job replaced under the same name, or a later attempt,
  * never inherits either payload. Keys are job keys ("namespace/name").
  * Thread-safe; every function accepts a NULL table and then does nothing
@@ -92,7 +92,7 @@ void jobmemo_admission_done(struct jobmemo *t, const char *key);
 struct refusal {
 	char pod[254];          /* the pod (or ConfigMap, Service) that could not be created */
 	int rank;
-	int attempt;            /* restarts + infraRestarts of that create */
+	int attempt;            /* tj_attempt of that create */
 	char reason[64];        /* the API server's Status reason: Forbidden, Invalid, ... */
 	char message[512];      /* the API server's message */
 	int64_t first_time;     /* Unix seconds of the first refusal of this attempt */

@@ -62,7 +62,7 @@ static struct tj_action *action(struct planner *p, enum tj_action_kind kind, int
 		return NULL;
 	a->kind = kind;
 	a->rank = rank;
-	a->attempt = p->out->status.restarts + p->out->status.infra_restarts;
+	a->attempt = tj_attempt(&p->out->status);
 	if (pod) {
 		a->pod = pod->name;
 		a->uid = pod->uid;
@@ -154,11 +154,6 @@ static void waiting(struct planner *p, const char *reason)
 	p->wait_reason = reason;
 }
 
-static int attempt_of(const struct tj_status *st)
-{
-	return st->restarts + st->infra_restarts;
-}
-
 static int num_nodes(const struct planner *p)
 {
 	return p->job->spec.num_nodes > 0 ? p->job->spec.num_nodes : 1;
@@ -243,7 +238,7 @@ static void record_topology(struct planner *p);
 static void record_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
-	int n = num_nodes(p), attempt = attempt_of(st), ready = 0;
+	int n = num_nodes(p), attempt = tj_attempt(st), ready = 0;
 	struct tj_node_status *fresh = calloc((size_t)n, sizeof(*fresh));
 	size_t n_fresh = 0;
 
@@ -394,6 +389,7 @@ enum blame {
 	BLAME_USER,        /* the job's failure: restarts, against maxRestarts */
 	BLAME_INFRA,       /* the infrastructure's: infraRestarts, against maxInfraRestarts */
 	BLAME_NOT_COUNTED, /* spec.failurePolicy RestartNotCounted: infraRestarts too, said so */
+	BLAME_NONE,        /* no failure (a preemption, a requeue): requeues, against no limit */
 };
 
 /* Append this failure to status.failures, dropping the oldest past the cap. */
@@ -415,7 +411,7 @@ static void record_history(struct planner *p, const struct podview *v, const cha
 		st->n_failures--;
 	}
 	f = &st->failures[st->n_failures++];
-	f->attempt = attempt_of(st);
+	f->attempt = tj_attempt(st);
 	f->infrastructure = infrastructure;
 	f->rank = v ? v->rank : -1;
 	f->exit_code = v ? v->exit_code : 0;
@@ -444,6 +440,28 @@ static void list_infra_failures(const struct tj_status *st, struct buf *out)
 }
 
 /*
+ * A restart that is no failure: someone's priority or a person asked for
+ * the room (Kueue's preemption, the scheduler's disruption, a stopped
+ * queue, scontrol requeue). Counted in requeues, against no limit, and not
+ * recorded as a failure; otherwise as restart() below.
+ */
+static void requeue_gang(struct planner *p, const char *cond_reason, const char *why)
+{
+	struct tj_status *st = &p->out->status;
+
+	st->requeues++;
+	set_phase(p, TJ_PHASE_RESTARTING);
+	cond(p, "Restarting", true, cond_reason, why);
+	cond_clear(p, "Running", cond_reason, why);
+	cond(p, "Admitted", false, "Restarting", why);
+	set_message(p, "%s; the gang is queued again (requeue %d: no failure, counted against no "
+		    "limit)", why, st->requeues);
+	event(p, true, cond_reason, "%s", p->out->status.message);
+	delete_pods(p, false, -1);
+	clear_nodes(p);
+}
+
+/*
  * Begin a gang restart: count it, remember why, delete the gang. The job
  * stays Restarting until every pod is gone, then queues again. The status
  * that says so is stored before any pod is deleted (tj_plan.h).
@@ -456,6 +474,10 @@ static void restart(struct planner *p, enum blame blame, const char *cond_reason
 	bool user = blame == BLAME_USER;
 	char msg[2048];
 
+	if (blame == BLAME_NONE) {
+		requeue_gang(p, cond_reason, why);
+		return;
+	}
 	record_failure(p, v, v && v->reason ? v->reason : cond_reason, why);
 	record_history(p, v, cond_reason, !user);
 	if (user && st->restarts >= spec->max_restarts) {
@@ -705,7 +727,7 @@ static bool kueue_admitted(struct planner *p, size_t have, size_t managed,
 	return false;
 }
 
-/* After admission too: Kueue evicting or preempting the group is an infrastructure restart. */
+/* After admission too: Kueue evicting the group restarts it; a preemption is no failure. */
 static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
 {
 	struct kueue_decision d;
@@ -722,8 +744,8 @@ static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
 	}
 	if (given->verdict != KUEUE_EVICT)
 		return false;
-	restart(p, BLAME_INFRA, reason_ok(given->reason) ? given->reason : "Evicted", NULL,
-		given->message);
+	restart(p, given->no_failure ? BLAME_NONE : BLAME_INFRA,
+		reason_ok(given->reason) ? given->reason : "Evicted", NULL, given->message);
 	return true;
 }
 
@@ -744,7 +766,7 @@ static const struct tj_refusal *live_refusal(const struct planner *p,
 {
 	const struct tj_refusal *r = p->in->refusal;
 
-	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status))
+	if (!r || !r->pod || r->attempt != tj_attempt(&p->out->status))
 		return NULL;
 	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
 		return p->in->entrypoint_exists ? NULL : r;
@@ -834,7 +856,7 @@ static void say_refused(struct planner *p, const struct tj_refusal *r, const cha
 /* The current attempt's PodGroup, if the cache has it and it is not going. */
 static const struct tj_podgroup *current_podgroup(const struct planner *p)
 {
-	int attempt = attempt_of(&p->out->status);
+	int attempt = tj_attempt(&p->out->status);
 
 	for (size_t i = 0; i < p->in->n_podgroups; i++)
 		if (p->in->podgroups[i].attempt == attempt && !p->in->podgroups[i].deleting)
@@ -880,9 +902,9 @@ static const char *scheduler_wait(struct planner *p, const char *name, int n, ch
 	char made[256];
 
 	if (!name) {
-		if (build_podgroup_name(p->job->meta.name, attempt_of(&p->out->status), made,
+		if (build_podgroup_name(p->job->meta.name, tj_attempt(&p->out->status), made,
 					sizeof(made)))
-			snprintf(made, sizeof(made), "of attempt %d", attempt_of(&p->out->status));
+			snprintf(made, sizeof(made), "of attempt %d", tj_attempt(&p->out->status));
 		name = made;
 	}
 	snprintf(msg, size, "waiting for kube-scheduler to place pod group %s (%d pods)", name, n);
@@ -979,7 +1001,7 @@ static bool native_admitted(struct planner *p, const struct podview **by_rank,
 	return false;
 }
 
-/* After admission: the scheduler preempting the group is an infrastructure restart. */
+/* After admission: the scheduler preempting the group requeues it, no failure. */
 static bool native_disrupted(struct planner *p)
 {
 	const struct tj_podgroup *pg = current_podgroup(p);
@@ -990,7 +1012,7 @@ static bool native_disrupted(struct planner *p)
 	snprintf(why, sizeof(why), "kube-scheduler disrupted pod group %s: %s", pg->name,
 		 pg->disruption_message && *pg->disruption_message ? pg->disruption_message :
 		 "no message");
-	restart(p, BLAME_INFRA, "Preempted", NULL, why);
+	restart(p, BLAME_NONE, "Preempted", NULL, why);
 	return true;
 }
 
@@ -1069,7 +1091,7 @@ static bool gang_deleted_outside(struct planner *p, const struct podview **by_ra
 		bool seen = was_running || (ns->phase && *ns->phase);
 
 		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] && seen &&
-		    attempt_of(&p->job->status) == attempt) {
+		    tj_attempt(&p->job->status) == attempt) {
 			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
 				 ns->pod ? ns->pod : "?", ns->rank);
 			restart(p, BLAME_INFRA, "Evicted", NULL, why);
@@ -1469,7 +1491,7 @@ static bool builtin_record_incomplete(struct planner *p, const struct podview **
 			continue;
 		snprintf(why, sizeof(why), "attempt %d was admitted without a stored node for rank "
 			 "%d (an earlier cadre version kept its placement in memory); the gang is "
-			 "admitted again", attempt_of(&p->out->status), r);
+			 "admitted again", tj_attempt(&p->out->status), r);
 		restart(p, BLAME_INFRA, "AdmissionIncomplete", NULL, why);
 		return true;
 	}
@@ -1491,7 +1513,7 @@ static bool builtin_node_gone(struct planner *p, const struct podview **by_rank,
 		return false;
 	for (int r = 0; r < n; r++) {
 		const char *node = decided_node(p, r);
-		struct podview v = { .rank = r, .node = node, .attempt = attempt_of(&p->out->status) };
+		struct podview v = { .rank = r, .node = node, .attempt = tj_attempt(&p->out->status) };
 		char name[320];
 
 		if ((by_rank[r] && by_rank[r]->node) || !node || in->node_known(in->node_ctx, node))
@@ -1511,7 +1533,7 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 {
 	const struct tj_input *in = p->in;
 	struct tj_status *st = &p->out->status;
-	int n = num_nodes(p), attempt = attempt_of(st);
+	int n = num_nodes(p), attempt = tj_attempt(st);
 	const struct tj_refusal *refused;
 	struct gang_census c;
 	int64_t refused_since;
@@ -1579,7 +1601,7 @@ static void plan_gang(struct planner *p)
 static void requeued_event(struct planner *p)
 {
 	const struct tj_status *st = &p->out->status;
-	int attempt = attempt_of(st);
+	int attempt = tj_attempt(st);
 	int64_t wait_s = 0;
 
 	if (attempt > 0 && st->has_last_failure)
@@ -1712,7 +1734,7 @@ static bool builtin_prepare(struct planner *p)
 		action(p, TJ_CREATE_ENTRYPOINT, -1, NULL);
 	if (!in->service_exists)
 		action(p, TJ_CREATE_SERVICE, -1, NULL);
-	if (!r || !r->pod || r->attempt != attempt_of(&p->out->status) ||
+	if (!r || !r->pod || r->attempt != tj_attempt(&p->out->status) ||
 	    !((r->rank == TJ_REFUSAL_ENTRYPOINT && !in->entrypoint_exists) ||
 	      (r->rank == TJ_REFUSAL_SERVICE && !in->service_exists)))
 		return false;
@@ -1868,14 +1890,14 @@ static bool requeue_asked(struct planner *p)
 	set_string(p, &st->requeued, asked);
 	if (st->phase == TJ_PHASE_RESTARTING || !condition_is_true(&st->conditions, "Admitted"))
 		return false;
-	restart(p, BLAME_INFRA, "Requeued", NULL, "requeued (scontrol requeue)");
+	restart(p, BLAME_NONE, "Requeued", NULL, "requeued (scontrol requeue)");
 	return true;
 }
 
 static void plan_active(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
-	int attempt = attempt_of(st);
+	int attempt = tj_attempt(st);
 
 	if (dependency_holds(p) || requeue_asked(p))
 		return;

@@ -323,7 +323,7 @@ static void read_entrypoint(struct tj_pass *p)
 /* The refusal of this job's current attempt the reconciler remembers, as planner input. */
 static void read_refusal(struct tj_pass *p, struct tj_input *in)
 {
-	int attempt = p->job.status.restarts + p->job.status.infra_restarts;
+	int attempt = tj_attempt(&p->job.status);
 	struct refusal *r = &p->refusal;
 
 	if (!jobmemo_refusal(p->m->memo, p->key, p->job.meta.uid, attempt, r))
@@ -719,7 +719,7 @@ static void foreign_status(struct kube_status *st, const char *kind, const char 
 static int object_refused(struct tj_pass *p, const char *kind, const char *name, int rank,
 			  const struct kube_status *st)
 {
-	int attempt = p->plan.status.restarts + p->plan.status.infra_restarts;
+	int attempt = tj_attempt(&p->plan.status);
 
 	create_failed(p, st->code, kind, name, st);
 	atomic_store(&p->refused, true);
@@ -1269,7 +1269,7 @@ static int run_actions(struct tj_pass *p)
 
 		snprintf(msg, sizeof(msg), "created %d pod%s of attempt %d%s", created,
 			 created == 1 ? "" : "s",
-			 p->plan.status.restarts + p->plan.status.infra_restarts,
+			 tj_attempt(&p->plan.status),
 			 p->m->opts->gang_scheduler == GANG_BUILTIN && !(p->job.spec.queue &&
 			 *p->job.spec.queue) ? ", each on the node its admission chose" : "");
 		manager_event(p->m, p->obj, false, "CreatedPods", "Create", msg);
@@ -1373,7 +1373,7 @@ static void record_metrics(struct tj_pass *p)
 			metric_observe(mm->time_to_running, NULL,
 				       (double)(manager_time(p->m) - c->last_transition_time));
 	}
-	if (after->restarts + after->infra_restarts > before->restarts + before->infra_restarts) {
+	if (tj_attempt(after) > tj_attempt(before)) {
 		const struct condition *c = condition_find(&after->conditions, "Restarting");
 		const char *labels[] = { c ? c->reason : "Unknown" };
 

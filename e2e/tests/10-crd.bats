@@ -190,7 +190,7 @@ EOF
 	kubectl -n "$NS" patch tj status-check --subresource=status --type=merge -p "$(cat <<'EOF'
 {"status": {
   "phase": "Restarting", "observedGeneration": 1, "jobId": "482913307", "taskId": "status-check-1a2b",
-  "readyNodes": 1, "restarts": 1, "infraRestarts": 2,
+  "readyNodes": 1, "restarts": 1, "infraRestarts": 2, "requeues": 3,
   "admittedTime": "2026-01-01T00:00:00Z", "startTime": "2026-01-01T00:00:05Z",
   "nodes": [{"rank": 0, "pod": "status-check-0", "node": "gpu-node-0", "ip": "10.244.0.5", "phase": "Running"},
             {"rank": 1, "pod": "status-check-1", "node": "gpu-node-1", "ip": "10.244.1.5", "phase": "Failed"}],
@@ -202,7 +202,7 @@ EOF
 EOF
 )"
 	status_json=$(kubectl -n "$NS" get tj status-check -o json | jq -c .status)
-	for path in .phase .observedGeneration .jobId .taskId .readyNodes .restarts .infraRestarts \
+	for path in .phase .observedGeneration .jobId .taskId .readyNodes .restarts .infraRestarts .requeues \
 		.admittedTime .startTime '.nodes[1].ip' '.nodes[1].phase' .lastFailure.exitCode \
 		.lastFailure.reason .lastFailure.time '.conditions[0].reason' '.conditions[0].observedGeneration' .message; do
 		[ "$(jq -r "$path" <<<"$status_json")" != null ] || { echo "status$path was dropped: $status_json"; false; }

@@ -191,21 +191,21 @@ running_admitted() {
 		$(grep -n '|Admitted|' <<<"$events" | head -1 | cut -d: -f1) ]]
 }
 
-# infra_restarts_of JOB: status.infraRestarts (0 when absent).
-infra_restarts_of() {
-	kubectl -n "$NS" get tj "$1" -o json | jq '.status.infraRestarts // 0'
+# requeues_of JOB: status.requeues (0 when absent).
+requeues_of() {
+	kubectl -n "$NS" get tj "$1" -o json | jq '.status.requeues // 0'
 }
 
-# preempted_one_of JOB...: exactly one of the jobs has an infrastructure restart; prints it.
+# preempted_one_of JOB...: exactly one of the jobs was requeued; prints it.
 preempted_one_of() {
 	local j hit=()
 	for j in "$@"; do
-		[[ $(infra_restarts_of "$j") -ge 1 ]] && hit+=("$j")
+		[[ $(requeues_of "$j") -ge 1 ]] && hit+=("$j")
 	done
 	((${#hit[@]} == 1)) && echo "${hit[0]}"
 }
 
-@test "fair share: team A borrows team B's idle quota; B submits; Kueue preempts A's job, which counts an infrastructure restart and runs again" {
+@test "fair share: team A borrows team B's idle quota; B submits; Kueue preempts A's job, which is requeued (no failure, no infrastructure restart) and runs again" {
 	cluster_queue "a-$NS" 16 "co-$NS"
 	cluster_queue "b-$NS" 16 "co-$NS"
 	kueue_job a1 2 "a-$NS"
@@ -221,8 +221,9 @@ preempted_one_of() {
 	echo "Kueue preempted $victim"
 	wait_for -t 90 running_admitted b1 2
 	tj=$(kubectl -n "$NS" get tj "$victim" -o json)
-	json_has "$tj" '.status.infraRestarts == 1'
-	json_has "$tj" '(.status.restarts // 0) == 0'
+	json_has "$tj" '.status.requeues == 1'
+	json_has "$tj" '(.status.restarts // 0) == 0 and (.status.infraRestarts // 0) == 0'
+	json_has "$tj" '(.status.failures // []) | length == 0'
 	# Requeued: its new attempt waits in Kueue, unbound, while B's job holds the quota.
 	wait_for -t 60 waiting_for_kueue "$victim"
 	same_for 5 no_pod_bound "$victim"
