@@ -2490,6 +2490,30 @@ Test(tj_plan, cancel_tasks_of_any_reach_cancel_what_they_name_of_the_array)
 	fx_release(&f);
 }
 
+static bool index_one_taken(void *ctx, int index)
+{
+	(void)ctx;
+	return index == 1;
+}
+
+/* An element whose name another object holds fails once, named; the others run. */
+Test(tj_plan, an_element_whose_name_is_taken_fails_and_the_rest_run)
+{
+	struct fx f;
+	char made[128];
+
+	fx_job(&f, ",\"array\":\"0-2\"", NULL);
+	f.in.max_array_size = 1001;
+	f.in.element_taken = index_one_taken;
+	fx_plan(&f);
+	cr_assert_eq(created_elements(&f.plan, made, sizeof(made)), 2);
+	cr_assert_str_eq(made, "0,2");
+	cr_assert_str_eq(f.plan.status.array_failed, "1");
+	cr_assert_str_eq(f.plan.status.array_started, "0-2");
+	cr_assert(has_event(&f.plan, "ElementNameTaken"));
+	fx_release(&f);
+}
+
 Test(tj_plan, an_array_ends_as_its_elements_did)
 {
 	struct fx f;

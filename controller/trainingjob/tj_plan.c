@@ -1989,6 +1989,23 @@ static bool ended(const struct index_sets *x, size_t i)
 	return x->succeeded[i] || x->failed[i] || x->cancelled[i];
 }
 
+/*
+ * An element whose name another object holds (a TrainingJob <job>-<index>
+ * this array does not own) can never be made: it fails, once, with a
+ * warning that names the object, and the array ends when the rest do.
+ */
+static bool element_taken(struct planner *p, struct index_sets *x, size_t i)
+{
+	const struct tj_input *in = p->in;
+
+	if (!in->element_taken || !in->element_taken(in->element_ctx, (int)i))
+		return false;
+	x->failed[i] = 1;
+	event(p, true, "ElementNameTaken", "element %zu not created: trainingjob %s-%zu exists "
+	      "and is not this array's", i, p->job->meta.name, i);
+	return true;
+}
+
 /* What the array's elements are doing, for status.message. */
 static void array_message(struct planner *p, const struct slurm_array *a, size_t running,
 			  size_t waiting, size_t ok, size_t failed, size_t cancelled)
@@ -2122,8 +2139,12 @@ static void plan_array(struct planner *p)
 			running++;
 	/* A started element that is missing is created (again). */
 	for (size_t i = 0; i < x.size && p->in->expectations_met; i++)
-		if (x.member[i] && x.started[i] && !ended(&x, i) && !x.present[i])
-			action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
+		if (x.member[i] && x.started[i] && !ended(&x, i) && !x.present[i]) {
+			if (element_taken(p, &x, i))
+				running--;
+			else
+				action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
+		}
 	/* New elements, lowest index first, while the throttle leaves room. */
 	for (size_t i = 0; i < x.size && !p->job->spec.suspend; i++) {
 		if (!x.member[i] || x.started[i] || x.cancelled[i])
@@ -2131,6 +2152,8 @@ static void plan_array(struct planner *p)
 		if (a.max_running > 0 && running >= (size_t)a.max_running)
 			break;
 		x.started[i] = 1;
+		if (element_taken(p, &x, i))
+			continue;
 		running++;
 		action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
 	}

@@ -182,6 +182,12 @@ struct tj_input {
 	 */
 	int (*node_label)(void *ctx, const char *node, const char *key, char *out, size_t size);
 	void *node_ctx;
+	/*
+	 * Whether element index's name (<job>-<index>) is held by an object
+	 * that is not this array's; NULL: never.
+	 */
+	bool (*element_taken)(void *ctx, int index);
+	void *element_ctx;
 	struct tj_admission admission;
 	bool service_exists;          /* the job's Service exists and is the job's (its uid) */
 	/*

@@ -497,6 +497,38 @@ static int read_dependency(struct tj_pass *p, struct tj_input *in)
 	return err;
 }
 
+/*
+ * tj_input.element_taken: <job>-<index> is cached and is not this array's.
+ * One on its way out, or owned by an earlier array of this name (deleted
+ * and applied again: the garbage collector takes its elements), is not
+ * taken: the name comes free.
+ */
+static bool element_taken(void *ctx, int index)
+{
+	struct tj_pass *p = ctx;
+	char key[512];
+	json_t *obj = NULL, *ref;
+	const json_t *meta;
+	bool taken;
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s/%s-%d", p->job.meta.namespace, p->job.meta.name, index);
+	if (store_get(p->m->stores[KIND_TRAININGJOBS], key, &obj))
+		return false;
+	meta = json_object_get(obj, "metadata");
+	taken = !meta_owned_by(obj, p->job.meta.uid) &&
+		!json_object_get(meta, "deletionTimestamp");
+	json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref) {
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+		const char *name = json_string_value(json_object_get(ref, "name"));
+
+		if (kind && name && !strcmp(kind, TJ_KIND) && !strcmp(name, p->job.meta.name))
+			taken = false;
+	}
+	json_decref(obj);
+	return taken;
+}
+
 /* An array job's elements (docs/design.md 12), from the TrainingJob cache's "array" index. */
 static void read_elements(struct tj_pass *p, struct tj_input *in)
 {
@@ -535,6 +567,8 @@ static void read_elements(struct tj_pass *p, struct tj_input *in)
 	}
 	in->elements = p->elements;
 	in->n_elements = p->n_elements;
+	in->element_taken = element_taken;
+	in->element_ctx = p;
 }
 
 /*

@@ -181,6 +181,19 @@ admitted_elements() {
 	done
 }
 
+@test "an array element whose name another job holds fails, named, and the array ends" {
+	job taken-1 1 0 1h
+	job taken 1 0 1s '  array: "0-2"'
+	wait_for -t 90 phase_is taken Failed
+	[ "$(jp tj/taken '{.status.array.failed}')" = 1 ]
+	[ "$(jp tj/taken-0 '{.status.phase}')" = Succeeded ]
+	[ "$(jp tj/taken-2 '{.status.phase}')" = Succeeded ]
+	# The other job is left alone: not adopted, not deleted.
+	[ -z "$(jp tj/taken-1 '{.metadata.ownerReferences}')" ]
+	kubectl -n "$NS" describe tj taken | grep -q 'ElementNameTaken.*trainingjob taken-1 exists and is not this array'
+	kubectl -n "$NS" delete tj taken taken-1 --wait=false >/dev/null
+}
+
 @test "an afterok chain starts in order; a failed parent makes the child DependencyNeverSatisfied" {
 	job chain-a 1 0 3s
 	job chain-b 1 0 3s "$(printf '  dependency:\n    items:\n    - type: afterok\n      jobs: [chain-a]')"
