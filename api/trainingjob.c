@@ -805,11 +805,16 @@ bool tj_phase_terminal(enum tj_phase phase)
 	return phase == TJ_PHASE_SUCCEEDED || phase == TJ_PHASE_FAILED;
 }
 
+void tj_job_id_probe(const char *uid, unsigned k, char out[16])
+{
+	uint64_t h = hash_fnv1a(uid) % 900000000ULL;
+
+	snprintf(out, 16, "%llu", (unsigned long long)((h + k) % 900000000ULL + 100000000ULL));
+}
+
 void tj_job_id(const char *uid, char out[16])
 {
-	uint64_t h = hash_fnv1a(uid);
-
-	snprintf(out, 16, "%llu", (unsigned long long)(h % 900000000ULL + 100000000ULL));
+	tj_job_id_probe(uid, 0, out);
 }
 
 void tj_task_id(const struct object_meta *meta, const char *job_id, char out[TJ_TASK_ID_MAX])

@@ -557,10 +557,14 @@ extern const char *const tj_reserved_envs[];
 bool tj_env_reserved(const char *name);
 
 /*
- * The numeric SLURM_JOB_ID of a job: derived from its uid, so stable for
- * the job's life even if a status write is lost. 9 digits.
+ * The numeric SLURM_JOB_ID a job is first offered: derived from its uid. 9
+ * digits. The id it keeps is the one stored in status.jobId, claimed
+ * unique (controller/manager/jobids.h) from the probes below.
  */
 void tj_job_id(const char *uid, char out[16]);
+
+/* Probe k (0: tj_job_id's) of the ids a job may take: the next id of the nine-digit ring. */
+void tj_job_id_probe(const char *uid, unsigned k, char out[16]);
 
 /* Room for tj_task_id()'s answer, NUL included. */
 #define TJ_TASK_ID_MAX 512

@@ -76,11 +76,12 @@ static void ctl_start(struct ctl *c, struct fakeapi *api)
 	c->m.queue = wq_new(NULL);
 	c->m.expect = expect_new(5 * 60 * 1000);
 	c->m.memo = jobmemo_new(5 * 60 * 1000);
+	c->m.jobids = jobids_new();
 	c->m.wall_s = wall;
 	pthread_mutex_init(&c->m.lock, NULL);
 	pthread_mutex_init(&c->m.admission_lock, NULL);
 	pthread_cond_init(&c->m.wake, NULL);
-	cr_assert(c->m.queue && c->m.expect && c->m.memo);
+	cr_assert(c->m.queue && c->m.expect && c->m.memo && c->m.jobids);
 	cr_assert_eq(manager_stores_init(&c->m), 0);
 }
 
@@ -91,6 +92,7 @@ static void ctl_stop(struct ctl *c)
 		store_free(c->m.stores[k]);
 	wq_free(c->m.queue);
 	expect_free(c->m.expect);
+	jobids_free(c->m.jobids);
 	jobmemo_free(c->m.memo);
 	kube_http_free(c->http);
 	kube_config_free(c->cfg);

@@ -193,10 +193,13 @@ static void setup(void)
 	for (int k = 0; k < KIND_COUNT; k++)
 		cr_assert_not_null(m.stores[k] = store_new(NULL));
 	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
+	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], JOBIDS_INDEX, jobids_index, NULL),
+		     0);
 	m.queue = wq_new(NULL);
 	m.expect = expect_new(5 * 60 * 1000);
 	m.memo = jobmemo_new(5 * 60 * 1000);
-	cr_assert(m.queue && m.expect && m.memo);
+	m.jobids = jobids_new();
+	cr_assert(m.queue && m.expect && m.memo && m.jobids);
 	configmap_post_status = 201;
 	terminating = false;
 	configmap_get_body = NULL;
@@ -222,6 +225,7 @@ static void teardown(void)
 		store_free(m.stores[k]);
 	wq_free(m.queue);
 	expect_free(m.expect);
+	jobids_free(m.jobids);
 	registry_free(m.registry);
 	jobmemo_free(m.memo);
 	kube_http_free(m.http);
@@ -337,6 +341,35 @@ Test(tj_reconcile, a_new_job_creates_its_entrypoint_configmap_before_its_pods)
 	cr_assert_not_null(json_object_get(data, "SLURM_JOB_ID"));
 	json_decref(data);
 	json_decref(cm);
+}
+
+/*
+ * Another job, in another namespace, already holds the id this job's uid is
+ * first offered: the job takes the next, and its ConfigMap (the pods'
+ * SLURM_JOB_ID) carries the id its status stores.
+ */
+Test(tj_reconcile, an_id_another_job_holds_is_passed_over_everywhere_at_once)
+{
+	char taken[16], next[16];
+	json_t *cm, *status;
+
+	tj_job_id_probe(JOB_UID, 0, taken);
+	tj_job_id_probe(JOB_UID, 1, next);
+	cache(KIND_TRAININGJOBS, json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:i, s:s, s:s}, s:{s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "older", "namespace", "team-x", "uid", "u-older",
+		"resourceVersion", "3",
+		"spec", "numNodes", 1, "image", "img", "run", "train", "status", "jobId", taken));
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cm = body_of(first("POST", CM_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cm, "data"),
+							   "SLURM_JOB_ID")), next);
+	status = body_of(first("PUT", TJ_STATUS_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(status, "status"),
+							   "jobId")), next);
+	json_decref(cm);
+	json_decref(status);
 }
 
 /*

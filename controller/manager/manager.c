@@ -511,6 +511,8 @@ int manager_stores_init(struct manager *m)
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], "array", manager_index_job_array, NULL);
 		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], JOBIDS_INDEX, jobids_index, NULL);
+		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_job, NULL);
 		if (!err && k == KIND_CODE)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_part, NULL);
@@ -565,9 +567,10 @@ int manager_init(struct manager *m, const struct options *opts)
 	m->queue = wq_new(NULL);
 	m->pod_batch_ms = MANAGER_POD_BATCH_MS;
 	m->expect = expect_new(5 * 60 * 1000);
+	m->jobids = jobids_new();
 	/* As long as a pod create is believed (expect.h): the same window. */
 	m->memo = jobmemo_new(5 * 60 * 1000);
-	if (!m->queue || !m->expect || !m->memo)
+	if (!m->queue || !m->expect || !m->memo || !m->jobids)
 		return CADRE_ENOMEM;
 	err = events_new(m->http, &events_opts, &m->events);
 	if (err)
@@ -743,6 +746,7 @@ void manager_release(struct manager *m)
 		store_free(m->stores[k]);
 	wq_free(m->queue);
 	expect_free(m->expect);
+	jobids_free(m->jobids);
 	jobmemo_free(m->memo);
 	registry_free(m->registry);
 	kube_http_free(m->lease_http);

@@ -27,6 +27,7 @@
 
 #include "controller/kinds.h"
 #include "controller/manager/expect.h"
+#include "controller/manager/jobids.h"
 #include "controller/manager/jobmemo.h"
 #include "controller/serve/metrics.h"
 #include "controller/options.h"
@@ -95,6 +96,7 @@ struct manager {
 	 */
 	uint64_t pod_batch_ms;
 	struct expect *expect;
+	struct jobids *jobids;                 /* unique Slurm job ids (jobids.h) */
 	struct jobmemo *memo;                  /* what the caches cannot show yet (jobmemo.h) */
 	struct events *events;
 	struct leader *leader;

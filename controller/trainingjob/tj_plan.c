@@ -2294,7 +2294,7 @@ int tj_plan_make(const struct tj_input *in, struct tj_plan *out)
 	st->observed_generation = job->meta.generation;
 	if (!st->job_id) {
 		tj_job_id(job->meta.uid, job_id);
-		set_string(&p, &st->job_id, job_id);
+		set_string(&p, &st->job_id, in->job_id && *in->job_id ? in->job_id : job_id);
 	}
 	if (!st->task_id) {
 		char task[TJ_TASK_ID_MAX];

@@ -162,6 +162,8 @@ struct tj_input {
 	/* The Partition applied to job's spec (controller/partition/partitions.h); recorded
 	 * in status.partition. NULL: none. */
 	const char *partition;
+	/* The id claimed for a job whose status has none yet (jobids.h); NULL: the first probe. */
+	const char *job_id;
 	int64_t now;                  /* Unix seconds */
 	enum gang_mode mode;          /* effective mode for this job */
 	const struct podview *pods;   /* every pod of the job, any attempt */

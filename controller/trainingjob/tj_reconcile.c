@@ -53,6 +53,7 @@ struct tj_pass {
 	char key[STORE_KEY_MAX];
 	json_t *obj;                 /* the job as cached */
 	struct trainingjob job;
+	char job_id[16];             /* the id claimed while status.jobId is unset (jobids.h) */
 	struct field_errors errs;
 	struct buf invalid;
 	json_t *pods;                /* array of pod objects */
@@ -299,6 +300,16 @@ static void fill_build_opts(struct tj_pass *p, struct build_opts *bo)
 	bo->n_code = p->n_code;
 }
 
+/* The job as cached, with the id claimed for it while its status has none (a shallow view). */
+static struct trainingjob id_view(const struct tj_pass *p)
+{
+	struct trainingjob view = p->job;
+
+	if ((!view.status.job_id || !*view.status.job_id) && p->job_id[0])
+		view.status.job_id = (char *)p->job_id;
+	return view;
+}
+
 /*
  * The job's entrypoint ConfigMap, from its cache (trimmed: configmap_trim.h),
  * and whether it holds this controller's script and the variables the job's
@@ -308,9 +319,10 @@ static void read_entrypoint(struct tj_pass *p)
 {
 	char name[256], key[STORE_KEY_MAX];
 	struct build_opts bo;
+	struct trainingjob view = id_view(p);
 
 	fill_build_opts(p, &bo);
-	if (build_entrypoint_digest(&p->job, &bo, p->entrypoint_digest))
+	if (build_entrypoint_digest(&view, &bo, p->entrypoint_digest))
 		p->entrypoint_digest[0] = '\0';
 	if (build_entrypoint_name(p->job.meta.name, name, sizeof(name)) ||
 	    snprintf(key, sizeof(key), "%s/%s", p->job.meta.namespace, name) >= (int)sizeof(key) ||
@@ -337,56 +349,41 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 
 /* --- spec.dependency: what the caches show of the jobs it names (tj_depend.h) --- */
 
-struct id_search {
-	const char *ns_prefix;   /* "ns/" */
-	const char *id;
-	char key[STORE_KEY_MAX]; /* found: its key */
-};
-
-static int match_id(void *ctx, const char *key, const void *rec, size_t len)
-{
-	struct id_search *s = ctx;
-	struct cache_job job;
-	char id[16];
-
-	if (strncmp(key, s->ns_prefix, strlen(s->ns_prefix)) || cache_job_read(rec, len, &job) ||
-	    !*job.uid)
-		return 0;
-	tj_job_id(job.uid, id);
-	if (strcmp(id, s->id))
-		return 0;
-	snprintf(s->key, sizeof(s->key), "%s", key);
-	return 1;  /* stop */
-}
-
 /*
  * The cached job a dependency names (a Slurm job id, an array element
  * "ID_INDEX", or a name) in namespace ns, as a new reference; NULL when
- * there is none.
+ * there is none. An id is looked up in the jobs cache's index of stored
+ * ids (jobids.h), not by a walk over every job.
  */
 static json_t *dep_job(struct manager *m, const char *ns, const char *ref)
 {
-	struct id_search s = { .ns_prefix = NULL };
-	char prefix[STORE_KEY_MAX], id[24], key[STORE_KEY_MAX];
-	const char *under = strchr(ref, '_');
-	json_t *obj = NULL;
+	char id[24], key[STORE_KEY_MAX];
+	const char *under = strchr(ref, '_'), *name = NULL;
+	json_t *held = NULL, *obj = NULL, *job;
+	size_t i;
 
 	if (!slurm_job_id_text(ref)) {
 		snprintf(key, sizeof(key), "%s/%s", ns, ref);
 		return store_get(m->stores[KIND_TRAININGJOBS], key, &obj) ? NULL : obj;
 	}
-	snprintf(prefix, sizeof(prefix), "%s/", ns);
 	snprintf(id, sizeof(id), "%.*s", (int)(under ? (size_t)(under - ref) : strlen(ref)), ref);
-	s.ns_prefix = prefix;
-	s.id = id;
-	store_foreach_record(m->stores[KIND_TRAININGJOBS], match_id, &s);
-	if (!s.key[0])
+	if (store_by_index(m->stores[KIND_TRAININGJOBS], JOBIDS_INDEX, id, &held))
 		return NULL;
+	json_array_foreach(held, i, job) {
+		const json_t *meta = json_object_get(job, "metadata");
+		const char *job_ns = json_string_value(json_object_get(meta, "namespace"));
+
+		if (job_ns && !strcmp(job_ns, ns)) {
+			name = json_string_value(json_object_get(meta, "name"));
+			break;
+		}
+	}
 	/* An array's element is <array>-<index>. */
-	if (under && snprintf(s.key + strlen(s.key), sizeof(s.key) - strlen(s.key), "-%s",
-			      under + 1) < 0)
-		return NULL;
-	return store_get(m->stores[KIND_TRAININGJOBS], s.key, &obj) ? NULL : obj;
+	if (name && snprintf(key, sizeof(key), "%s/%s%s%s", ns, name, under ? "-" : "",
+			     under ? under + 1 : "") < (int)sizeof(key))
+		store_get(m->stores[KIND_TRAININGJOBS], key, &obj);
+	json_decref(held);
+	return obj;
 }
 
 static void dep_target_read(const json_t *obj, struct tj_dep_target *t)
@@ -851,6 +848,7 @@ static int entrypoint_clash(struct tj_pass *p, const char *name, const json_t *c
  */
 static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm)
 {
+	struct trainingjob view;
 	enum configmap_state state = configmap_state(cm, p->job.meta.uid, p->entrypoint_digest);
 	const json_t *rv = json_object_get(json_object_get(cm, "metadata"), "resourceVersion");
 	struct build_opts bo;
@@ -865,7 +863,8 @@ static int sync_entrypoint(struct tj_pass *p, const char *name, const json_t *cm
 		return entrypoint_clash(p, name, cm);
 	buf_init(&err, 1024);
 	fill_build_opts(p, &bo);
-	ret = build_entrypoint_configmap(&p->job, &bo, &want, &err);
+	view = id_view(p);
+	ret = build_entrypoint_configmap(&view, &bo, &want, &err);
 	if (ret)
 		log_warn("tj", "%s: cannot build the entrypoint ConfigMap: %s", p->key,
 			 buf_str(&err));
@@ -1536,6 +1535,10 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		goto out;
 	}
 	validate_job(&p);
+	/* The id is claimed first: the ConfigMap and the pods carry the one the status will. */
+	if ((!p.job.status.job_id || !*p.job.status.job_id) &&
+	    (ret = jobids_claim(m->jobids, m->stores[KIND_TRAININGJOBS], p.job.meta.uid, p.job_id)))
+		goto out;
 
 	read_pods(&p);
 	read_volumes(&p);
@@ -1579,6 +1582,7 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 		goto out;
 	read_elements(&p, &in);
 	in.requeue = meta_annotation(&p.job.meta, ANNOTATION_REQUEUE);
+	in.job_id = p.job_id;
 
 	ret = plan(&p, &in);
 	if (ret)
