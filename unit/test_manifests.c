@@ -1,7 +1,7 @@
 /*
  * What the shipped YAML promises about who may do what (docs/install.md 4, docs/design.md
- * 6), read from the files themselves: the CRDs come with the policy that makes a job's
- * ServiceAccount need `use`. The API server's
+ * 6), read from the files themselves: the roles meant for every user read no pods, and the
+ * CRDs come with the policy that makes a job's ServiceAccount need `use`. The API server's
  * answers to real users are e2e/tests/40-install.bats's.
  */
 #include <criterion/criterion.h>
@@ -83,7 +83,51 @@ static bool has_string(const json_t *list, const char *s)
 	return false;
 }
 
+/* Whether a rule of role grants a verb on resource of the core group. */
+static bool grants(const json_t *role, const char *resource)
+{
+	const json_t *rule;
+	size_t i;
+
+	json_array_foreach(json_object_get(role, "rules"), i, rule)
+		if (has_string(json_object_get(rule, "resources"), resource))
+			return true;
+	return false;
+}
+
 TestSuite(manifests);
+
+Test(manifests, the_role_meant_for_every_user_reads_partitions_and_nodes_and_no_pods)
+{
+	json_t *docs = documents(USER_ROLES);
+	const json_t *view = object(docs, "ClusterRole", "cadre-cluster-view");
+	const json_t *usage = object(docs, "ClusterRole", "cadre-cluster-usage");
+	const json_t *rule, *d;
+	size_t i;
+
+	cr_assert(grants(view, "partitions"));
+	cr_assert(grants(view, "nodes"));
+	/* A pod list is whole pods, env included: never in a role docs bind to everyone. */
+	cr_assert_not(grants(view, "pods"));
+	json_array_foreach(json_object_get(view, "rules"), i, rule)
+		cr_assert_not(has_string(json_object_get(rule, "resources"), "*"));
+	/* sinfo's usage: pods, list only, in a role of its own. */
+	cr_assert_eq(json_array_size(json_object_get(usage, "rules")), 1);
+	rule = json_array_get(json_object_get(usage, "rules"), 0);
+	cr_assert(has_string(json_object_get(rule, "resources"), "pods"));
+	cr_assert_eq(json_array_size(json_object_get(rule, "verbs")), 1);
+	cr_assert(has_string(json_object_get(rule, "verbs"), "list"));
+	/* manifests/ binds neither: the site decides who holds them. */
+	json_array_foreach(docs, i, d) {
+		const char *ref = json_string_value(json_object_get(json_object_get(d, "roleRef"),
+								    "name"));
+
+		cr_assert(!ref || (strcmp(ref, "cadre-cluster-view") &&
+				   strcmp(ref, "cadre-cluster-usage")),
+			  "manifests/user-roles.yaml binds %s", ref);
+	}
+	json_decref(docs);
+}
 
 Test(manifests, the_crds_come_with_the_policy_that_a_named_serviceaccount_needs_use)
 {
@@ -94,8 +138,8 @@ Test(manifests, the_crds_come_with_the_policy_that_a_named_serviceaccount_needs_
 	const json_t *binding = object(docs, "ValidatingAdmissionPolicyBinding",
 				       "trainingjob-serviceaccount.cadre.dev");
 	const json_t *spec = json_object_get(policy, "spec");
-	const json_t *rule = json_array_get(json_object_get(json_object_get(spec, "matchConstraints"),
-							    "resourceRules"), 0);
+	const json_t *match = json_object_get(spec, "matchConstraints");
+	const json_t *rule = json_array_get(json_object_get(match, "resourceRules"), 0);
 	const json_t *check = json_array_get(json_object_get(spec, "validations"), 0);
 	const char *cond = json_string_value(json_object_get(json_array_get(
 		json_object_get(spec, "matchConditions"), 0), "expression"));
@@ -113,7 +157,8 @@ Test(manifests, the_crds_come_with_the_policy_that_a_named_serviceaccount_needs_
 	/* Only a name other than default is checked. */
 	cr_assert(cond && strstr(cond, "serviceAccountName != 'default'"), "%s", cond);
 	/* The request's own authorizer, verb use on that ServiceAccount of the namespace. */
-	cr_assert(expr && strstr(expr, "authorizer.group('').resource('serviceaccounts')"), "%s", expr);
+	cr_assert(expr && strstr(expr, "authorizer.group('').resource('serviceaccounts')"),
+		  "%s", expr);
 	cr_assert(strstr(expr, ".name(variables.name).check('use').allowed()"), "%s", expr);
 	cr_assert(strstr(expr, ".namespace(request.namespace)"), "%s", expr);
 	cr_assert(msg && strstr(msg, "'spec.podTemplate.spec.serviceAccountName: "), "%s", msg);

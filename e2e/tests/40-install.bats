@@ -13,6 +13,8 @@
 #   - a job naming a ServiceAccount other than default is refused to a submitter without
 #     the verb use on it (crd/serviceaccount-policy.yaml), admitted once granted; the
 #     controller still creates an array's elements, which copy it;
+#   - cadre-cluster-view, meant for every user, lists no pods anywhere; sinfo works with it
+#     (up nodes unk), and with cadre-cluster-usage shows alloc and idle;
 #   - /metrics counts what happened and is valid exposition text (scripts/check-metrics);
 #     /readyz is 503 until the caches sync and 200 after;
 #   - `kubectl describe tj` of a job that waited, ran, failed and restarted tells that
@@ -57,7 +59,8 @@ teardown() {
 	incluster_stop_all || rc=1
 	# What a test made outside its namespace carries the label e2e.cadre.dev/test=true.
 	if [[ -f $BATS_TEST_TMPDIR/made-rbac ]]; then
-		kubectl delete clusterrolebindings -l e2e.cadre.dev/test=true --ignore-not-found >/dev/null 2>&1 || true
+		kubectl delete clusterrolebindings,partitions.cadre.dev -l e2e.cadre.dev/test=true \
+			--ignore-not-found >/dev/null 2>&1 || true
 		kubectl -n default delete roles,rolebindings -l e2e.cadre.dev/test=true --ignore-not-found >/dev/null 2>&1 || true
 		kubectl -n "$INSTALL_NS" delete deployments,serviceaccounts,rolebindings -l e2e.cadre.dev/test=true \
 			--ignore-not-found >/dev/null 2>&1 || true
@@ -665,6 +668,83 @@ EOF
 	[ "$(jp pod/trainer-array-0-0 '{.spec.serviceAccountName}')" = trainer ]
 	! has_event TrainingJob/trainer-array FailedCreate
 	controller_log_clean
+}
+
+# sinfo_as USER_KUBECONFIG: cadre sinfo with nothing but that user's token; $rc, and its
+# output in $BATS_TEST_TMPDIR/out and err.
+sinfo_as() {
+	rc=0
+	KUBECONFIG=$1 "$REPO_ROOT/build/cadre" sinfo >"$BATS_TEST_TMPDIR/out" \
+		2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
+	echo "cadre sinfo -> $rc"
+	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
+	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
+}
+
+# can_i USER_KUBECONFIG ARGS...: what `kubectl auth can-i ARGS` answers that user.
+can_i() {
+	as "$1" auth can-i "${@:2}" 2>/dev/null || true
+}
+
+@test "cadre-cluster-view, which docs/install.md binds to every user, grants Partitions and Nodes but no pods in any namespace; sinfo works with it alone, up nodes unk, and shows alloc and idle with cadre-cluster-usage" {
+	e2e_namespace
+	run kubectl apply -k "$MANIFESTS"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	made_outside
+	user=$(user_kubeconfig cadre-view sinfo-user)
+	kubectl create clusterrolebinding "$NS-cluster-view" --clusterrole=cadre-cluster-view \
+		--serviceaccount="$NS:sinfo-user" >/dev/null
+	kubectl label clusterrolebinding "$NS-cluster-view" e2e.cadre.dev/test=true >/dev/null
+	wait_for -t 30 test "$(can_i "$user" list nodes)" = yes
+	[ "$(can_i "$user" list partitions.cadre.dev)" = yes ]
+	# No pod of any namespace, its own included: a pod list carries every pod's env.
+	[ "$(can_i "$user" list pods --all-namespaces)" = no ]
+	[ "$(can_i "$user" list pods -n kube-system)" = no ]
+	[ "$(can_i "$user" get pods -n "$NS")" = no ]
+
+	# A partition of the GPU nodes, and a job holding one of them whole, so sinfo has rows
+	# and usage something to show.
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata:
+  name: $NS
+  labels: {e2e.cadre.dev/test: "true"}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  maxTime: "1:00:00"
+EOF
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: busy}
+spec:
+  numNodes: 1
+  resources: {accelerators: "H100:8", cpus: "1", memory: 1Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+EOF
+	wait_for -t 60 phase_is busy Running
+
+	# sinfo works for that user: every node listed, up ones unk, and a line saying why.
+	sinfo_as "$user"
+	[ "$rc" -eq 0 ]
+	grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
+	! grep -qE ' (idle|alloc|mix) ' "$BATS_TEST_TMPDIR/out"
+	grep -q 'gpu-node-' "$BATS_TEST_TMPDIR/out"
+	grep -q 'cadre-cluster-usage' "$BATS_TEST_TMPDIR/err"
+
+	# An operator also holding cadre-cluster-usage sees what each node holds.
+	kubectl create clusterrolebinding "$NS-cluster-usage" --clusterrole=cadre-cluster-usage \
+		--serviceaccount="$NS:sinfo-user" >/dev/null
+	kubectl label clusterrolebinding "$NS-cluster-usage" e2e.cadre.dev/test=true >/dev/null
+	wait_for -t 30 test "$(can_i "$user" list pods --all-namespaces)" = yes
+	sinfo_as "$user"
+	[ "$rc" -eq 0 ]
+	grep -q ' alloc ' "$BATS_TEST_TMPDIR/out"
+	grep -q ' idle ' "$BATS_TEST_TMPDIR/out"
+	! grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
 @test "kubectl describe tj of a job that waited, ran, failed once and restarted tells that story in its Events" {
