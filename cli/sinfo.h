@@ -13,6 +13,9 @@
  *          GPUs: every CPU, by cadre's pods)
  *   mix    some of them
  *   idle   none
+ *   unk    the caller may not list pods cluster-wide (usage_unknown): the
+ *          node is up, but whether anything runs on it is not known
+ *          (cordoned: drain)
  * GRES is gpu:TYPE:COUNT, TYPE from nvidia.com/gpu.product ("h100").
  * cadre's own field %y (TOPOLOGY; sinfo --topology adds it) shows where a
  * node sits in the network: "block=b1,rack=r2" of the ClusterTopology's
@@ -42,6 +45,11 @@ struct sinfo_query {
 	bool noheader;           /* -h */
 	const char *partitions;  /* -p LIST; NULL: all */
 	const char *states;      /* -t LIST; NULL: all */
+	/*
+	 * The pods could not be listed (no cadre-cluster-usage, docs/install.md):
+	 * an up node is unk rather than idle, which would claim what is not known.
+	 */
+	bool usage_unknown;
 	/*
 	 * The cluster's topology levels, coarse to fine (docs/topology.md), for
 	 * cadre's own field %y (TOPOLOGY): each node's "name=value" of every level

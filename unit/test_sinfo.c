@@ -91,6 +91,31 @@ Test(sinfo, drain_and_down_come_from_cordons_and_the_ready_condition)
 		"gpu*         up 7-00:00:00      1   down gpu-node-2\n");
 }
 
+/*
+ * Without the pods (a user holding cadre-cluster-view alone may not list them),
+ * an up node is unk, never idle: sinfo does not claim what it cannot know.
+ * down and drain still come from the Node, and %F counts unk as other.
+ */
+Test(sinfo, without_the_pods_an_up_node_is_unk_and_down_and_drain_still_show)
+{
+	const struct sinfo_query unknown = { .partitions = "gpu", .usage_unknown = true };
+
+	json_array_set_new(nodes, 0, node("gpu-node-2", "False", false));
+	json_array_set_new(nodes, 3, node("gpu-node-3", "True", true));
+	cr_assert_eq(sinfo_table(&unknown, parts, nodes, NULL, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+		"gpu*         up 7-00:00:00      1  drain gpu-node-3\n"
+		"gpu*         up 7-00:00:00      1   down gpu-node-2\n"
+		"gpu*         up 7-00:00:00      3    unk gpu-node-[0-1,10]\n");
+	buf_reset(&b);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%D %F %T", .usage_unknown = true,
+							.partitions = "gpu", .states = "unk" },
+				 parts, nodes, NULL, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "NODES NODES(A/I/O/T) STATE\n3 0/0/3/3 unknown\n");
+	cr_assert(sinfo_states_ok("unk,unknown"));
+}
+
 Test(sinfo, node_format_lists_each_node_and_partition)
 {
 	json_array_remove(nodes, 4);

@@ -10,6 +10,11 @@
 #   - it gives users cadre-edit and cadre-view through admin, edit and view: a user
 #     holding edit in one namespace creates, patches and deletes TrainingJobs and Volumes
 #     there, nowhere else, and never writes status; one holding view reads, and no more;
+#   - a job naming a ServiceAccount other than default is refused to a submitter without
+#     the verb use on it (crd/serviceaccount-policy.yaml), admitted once granted; the
+#     controller still creates an array's elements, which copy it;
+#   - cadre-cluster-view, meant for every user, lists no pods anywhere; sinfo works with it
+#     (up nodes unk), and with cadre-cluster-usage shows alloc and idle;
 #   - /metrics counts what happened and is valid exposition text (scripts/check-metrics);
 #     /readyz is 503 until the caches sync and 200 after;
 #   - `kubectl describe tj` of a job that waited, ran, failed and restarted tells that
@@ -54,7 +59,8 @@ teardown() {
 	incluster_stop_all || rc=1
 	# What a test made outside its namespace carries the label e2e.cadre.dev/test=true.
 	if [[ -f $BATS_TEST_TMPDIR/made-rbac ]]; then
-		kubectl delete clusterrolebindings -l e2e.cadre.dev/test=true --ignore-not-found >/dev/null 2>&1 || true
+		kubectl delete clusterrolebindings,partitions.cadre.dev -l e2e.cadre.dev/test=true \
+			--ignore-not-found >/dev/null 2>&1 || true
 		kubectl -n default delete roles,rolebindings -l e2e.cadre.dev/test=true --ignore-not-found >/dev/null 2>&1 || true
 		kubectl -n "$INSTALL_NS" delete deployments,serviceaccounts,rolebindings -l e2e.cadre.dev/test=true \
 			--ignore-not-found >/dev/null 2>&1 || true
@@ -582,6 +588,163 @@ EOF
 	as "$editor" -n "$NS" delete volume.cadre.dev users-volume --wait=false
 	wait_for -t 60 not kubectl -n "$NS" get tj users-job
 	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev users-volume
+}
+
+# sa_job FILE NAME SERVICEACCOUNT [EXTRA_SPEC_LINE]: a one-rank job naming SERVICEACCOUNT
+# ("" for none) in spec.podTemplate.spec.serviceAccountName, written to FILE.
+sa_job() {
+	local sa_line=""
+	[[ -n $3 ]] && sa_line="  podTemplate: {spec: {serviceAccountName: $3}}"
+	cat >"$1" <<EOF2
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: $2}
+spec:
+  numNodes: 1
+  resources: {accelerators: "H100:1", cpus: "1", memory: 1Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+$sa_line
+${4:-}
+EOF2
+}
+
+# sa_policy_refuses USER_KUBECONFIG FILE: the ServiceAccount policy refuses FILE's job to
+# that user (the API server configures a new policy a moment after it is applied).
+sa_policy_refuses() {
+	local out
+	! out=$(as "$1" -n "$NS" create --dry-run=server -f "$2" 2>&1) &&
+		[[ $out == *trainingjob-serviceaccount.cadre.dev* ]]
+}
+
+@test "a job naming a ServiceAccount other than default needs use on it: cadre-edit alone is refused naming serviceAccountName, admitted once granted use; default always; the controller still makes an array's elements with the array's ServiceAccount" {
+	e2e_namespace
+	# The roles of manifests/ (cadre-edit); the policy came with crd/ (crds_install).
+	run kubectl apply -k "$MANIFESTS"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	kubectl -n "$NS" create serviceaccount trainer >/dev/null
+	submitter=$(user_kubeconfig cadre-edit submitter)
+	sa_job "$BATS_TEST_TMPDIR/trainer.yaml" as-trainer trainer '  suspend: true'
+	sa_job "$BATS_TEST_TMPDIR/default.yaml" as-default default '  suspend: true'
+	sa_job "$BATS_TEST_TMPDIR/none.yaml" as-none "" '  suspend: true'
+	sa_job "$BATS_TEST_TMPDIR/array.yaml" trainer-array trainer '  array: "0-1"'
+
+	# cadre-edit alone: refused, in words that name the field and the verb wanted.
+	wait_for -t 60 sa_policy_refuses "$submitter" "$BATS_TEST_TMPDIR/trainer.yaml"
+	run as "$submitter" -n "$NS" create -f "$BATS_TEST_TMPDIR/trainer.yaml"
+	[ "$status" -ne 0 ]
+	[[ $output == *"(Forbidden)"*'spec.podTemplate.spec.serviceAccountName: "trainer"'* ]] || { echo "$output"; false; }
+	[[ $output == *"use on serviceaccounts/trainer"* ]] || { echo "$output"; false; }
+	! kubectl -n "$NS" get tj as-trainer 2>/dev/null
+	# The namespace's default, named or not, needs nothing more.
+	as "$submitter" -n "$NS" create -f "$BATS_TEST_TMPDIR/default.yaml" -f "$BATS_TEST_TMPDIR/none.yaml"
+
+	# An admin grants use on that one ServiceAccount, with the Role of docs/install.md
+	# (`kubectl create role` refuses the verb, which discovery does not list): admitted.
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: use-trainer}
+rules:
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  resourceNames: [trainer]
+  verbs: [use]
+EOF
+	kubectl -n "$NS" create rolebinding submitter-use-trainer --role=use-trainer \
+		--serviceaccount="$NS:submitter" >/dev/null
+	wait_for -t 30 as "$submitter" -n "$NS" create --dry-run=server -f "$BATS_TEST_TMPDIR/trainer.yaml"
+	as "$submitter" -n "$NS" create -f "$BATS_TEST_TMPDIR/trainer.yaml"
+	[ "$(jp tj/as-trainer '{.spec.podTemplate.spec.serviceAccountName}')" = trainer ]
+
+	# An array: the controller, as its own ServiceAccount, creates the elements, which copy
+	# the array's serviceAccountName; the policy lets them through and their pods run as it.
+	as "$submitter" -n "$NS" create -f "$BATS_TEST_TMPDIR/array.yaml"
+	wait_for -t 60 kubectl -n "$NS" get tj trainer-array-0 trainer-array-1
+	for i in 0 1; do
+		[ "$(jp "tj/trainer-array-$i" '{.spec.podTemplate.spec.serviceAccountName}')" = trainer ]
+	done
+	wait_for -t 60 kubectl -n "$NS" get pod trainer-array-0-0
+	[ "$(jp pod/trainer-array-0-0 '{.spec.serviceAccountName}')" = trainer ]
+	! has_event TrainingJob/trainer-array FailedCreate
+	controller_log_clean
+}
+
+# sinfo_as USER_KUBECONFIG: cadre sinfo with nothing but that user's token; $rc, and its
+# output in $BATS_TEST_TMPDIR/out and err.
+sinfo_as() {
+	rc=0
+	KUBECONFIG=$1 "$REPO_ROOT/build/cadre" sinfo >"$BATS_TEST_TMPDIR/out" \
+		2>"$BATS_TEST_TMPDIR/err" </dev/null || rc=$?
+	echo "cadre sinfo -> $rc"
+	echo "stdout: $(<"$BATS_TEST_TMPDIR/out")"
+	echo "stderr: $(<"$BATS_TEST_TMPDIR/err")"
+}
+
+# can_i USER_KUBECONFIG ARGS...: what `kubectl auth can-i ARGS` answers that user.
+can_i() {
+	as "$1" auth can-i "${@:2}" 2>/dev/null || true
+}
+
+@test "cadre-cluster-view, which docs/install.md binds to every user, grants Partitions and Nodes but no pods in any namespace; sinfo works with it alone, up nodes unk, and shows alloc and idle with cadre-cluster-usage" {
+	e2e_namespace
+	run kubectl apply -k "$MANIFESTS"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	made_outside
+	user=$(user_kubeconfig cadre-view sinfo-user)
+	kubectl create clusterrolebinding "$NS-cluster-view" --clusterrole=cadre-cluster-view \
+		--serviceaccount="$NS:sinfo-user" >/dev/null
+	kubectl label clusterrolebinding "$NS-cluster-view" e2e.cadre.dev/test=true >/dev/null
+	wait_for -t 30 test "$(can_i "$user" list nodes)" = yes
+	[ "$(can_i "$user" list partitions.cadre.dev)" = yes ]
+	# No pod of any namespace, its own included: a pod list carries every pod's env.
+	[ "$(can_i "$user" list pods --all-namespaces)" = no ]
+	[ "$(can_i "$user" list pods -n kube-system)" = no ]
+	[ "$(can_i "$user" get pods -n "$NS")" = no ]
+
+	# A partition of the GPU nodes, and a job holding one of them whole, so sinfo has rows
+	# and usage something to show.
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata:
+  name: $NS
+  labels: {e2e.cadre.dev/test: "true"}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  maxTime: "1:00:00"
+EOF
+	kubectl -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: busy}
+spec:
+  numNodes: 1
+  resources: {accelerators: "H100:8", cpus: "1", memory: 1Gi}
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+EOF
+	wait_for -t 60 phase_is busy Running
+
+	# sinfo works for that user: every node listed, up ones unk, and a line saying why.
+	sinfo_as "$user"
+	[ "$rc" -eq 0 ]
+	grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
+	! grep -qE ' (idle|alloc|mix) ' "$BATS_TEST_TMPDIR/out"
+	grep -q 'gpu-node-' "$BATS_TEST_TMPDIR/out"
+	grep -q 'cadre-cluster-usage' "$BATS_TEST_TMPDIR/err"
+
+	# An operator also holding cadre-cluster-usage sees what each node holds.
+	kubectl create clusterrolebinding "$NS-cluster-usage" --clusterrole=cadre-cluster-usage \
+		--serviceaccount="$NS:sinfo-user" >/dev/null
+	kubectl label clusterrolebinding "$NS-cluster-usage" e2e.cadre.dev/test=true >/dev/null
+	wait_for -t 30 test "$(can_i "$user" list pods --all-namespaces)" = yes
+	sinfo_as "$user"
+	[ "$rc" -eq 0 ]
+	grep -q ' alloc ' "$BATS_TEST_TMPDIR/out"
+	grep -q ' idle ' "$BATS_TEST_TMPDIR/out"
+	! grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 
 @test "kubectl describe tj of a job that waited, ran, failed once and restarted tells that story in its Events" {
