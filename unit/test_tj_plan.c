@@ -2062,6 +2062,48 @@ static const struct tj_excluded_node *excluded(const struct tj_plan *p, const ch
 	return NULL;
 }
 
+#define RUNNING_ON_N0_N1 "{\"phase\":\"Running\",\"admittedTime\":\"" NOW "\"," \
+	"\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\"," \
+	"\"message\":\"\",\"lastTransitionTime\":\"" NOW "\"}]," DECIDED_NODES "}"
+
+static bool n1_evicts(void *ctx, const char *node)
+{
+	(void)ctx;
+	return !strcmp(node, "n1");
+}
+
+/*
+ * A running rank's pod gone without a word from a node with a NoExecute
+ * taint the job does not tolerate: the taint's eviction (the controller
+ * manager deletes the pod), so the node is left behind as Tainted. From a
+ * node without one it is a delete outside cadre, and no node is blamed.
+ */
+Test(tj_plan, a_pod_gone_from_an_untolerated_noexecute_node_leaves_the_node_behind)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, RUNNING_ON_N0_N1);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	f.in.node_evicts = n1_evicts;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_not_null(excluded(&f.plan, "n1"));
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "Tainted");
+	cr_assert(strstr(f.plan.status.message, "NoExecute taint of node n1"), "%s",
+		  f.plan.status.message);
+	fx_release(&f);
+
+	fx_job(&f, NULL, RUNNING_ON_N0_N1);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 0, "%s", f.plan.status.message);
+	cr_assert(strstr(f.plan.status.message, "deleted outside cadre"), "%s",
+		  f.plan.status.message);
+	fx_release(&f);
+}
+
 Test(tj_plan, a_hung_rank_restarts_the_gang_as_the_jobs_failure_naming_rank_and_node)
 {
 	struct fx f;

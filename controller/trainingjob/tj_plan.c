@@ -1080,6 +1080,17 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
  * gang was Running) and is gone was deleted by someone: restart. A rank
  * with only its admitted node recorded has a pod still to be created.
  */
+/*
+ * Whether node has a NoExecute taint the job does not tolerate: a pod of it
+ * that vanished was the taint's eviction (kube-controller-manager deletes
+ * it; the DisruptionTarget condition it writes first may never reach the
+ * cache), so the node is the evidence.
+ */
+static bool tainted(const struct planner *p, const char *node)
+{
+	return node && *node && p->in->node_evicts && p->in->node_evicts(p->in->evicts_ctx, node);
+}
+
 static bool gang_deleted_outside(struct planner *p, const struct podview **by_rank, int n,
 				 int attempt)
 {
@@ -1092,8 +1103,15 @@ static bool gang_deleted_outside(struct planner *p, const struct podview **by_ra
 
 		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] && seen &&
 		    tj_attempt(&p->job->status) == attempt) {
-			snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
-				 ns->pod ? ns->pod : "?", ns->rank);
+			if (tainted(p, ns->node)) {
+				snprintf(why, sizeof(why), "pod %s (rank %d) was evicted by a NoExecute "
+					 "taint of node %s it does not tolerate", ns->pod ? ns->pod : "?",
+					 ns->rank, ns->node);
+				exclude_node(p, ns->node, "Tainted", ns->rank);
+			} else {
+				snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre",
+					 ns->pod ? ns->pod : "?", ns->rank);
+			}
 			restart(p, BLAME_INFRA, "Evicted", NULL, why);
 			return true;
 		}
@@ -1162,6 +1180,7 @@ static void gang_restart_infra(struct planner *p, const struct podview *v)
 	bool node_lost = v->trouble == POD_TROUBLE_NODE_LOST ||
 			 (v->node && in->node_ok && !in->node_ok(in->node_ctx, v->node));
 	const char *reason = node_lost ? "NodeLost" : evidence_reason(v->evidence);
+	bool taint = !reason && v->deleting && v->trouble == POD_TROUBLE_NONE && tainted(p, v->node);
 	char why[1024];
 
 	if (node_lost)
@@ -1171,11 +1190,16 @@ static void gang_restart_infra(struct planner *p, const struct podview *v)
 		snprintf(why, sizeof(why), "device %s of rank %d (pod %s) on node %s is reported "
 			 "Unhealthy", v->device ? v->device : "?", v->rank, v->name,
 			 v->node ? v->node : "?");
+	else if (taint)
+		snprintf(why, sizeof(why), "pod %s (rank %d) was evicted by a NoExecute taint of "
+			 "node %s it does not tolerate", v->name, v->rank, v->node);
 	else
 		snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", v->name, v->rank,
 			 v->deleting && v->trouble == POD_TROUBLE_NONE ?
 			 "deleted outside cadre" : "evicted or preempted",
 			 v->message ? ": " : "", v->message ? v->message : "");
+	if (taint)
+		reason = "Tainted";
 	if (reason)
 		exclude_node(p, v->node, reason, v->rank);
 	restart(p, BLAME_INFRA, node_lost ? "NodeLost" : v->trouble == POD_TROUBLE_DEVICE ?

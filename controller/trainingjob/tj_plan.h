@@ -190,6 +190,13 @@ struct tj_input {
 	 */
 	bool (*element_taken)(void *ctx, int index);
 	void *element_ctx;
+	/*
+	 * Whether the node has a NoExecute taint the job's pods do not tolerate,
+	 * so that a pod of it deleted without a word was the taint's eviction
+	 * (kube-controller-manager deletes such pods); NULL: no node has one.
+	 */
+	bool (*node_evicts)(void *ctx, const char *node);
+	void *evicts_ctx;
 	struct tj_admission admission;
 	bool service_exists;          /* the job's Service exists and is the job's (its uid) */
 	/*

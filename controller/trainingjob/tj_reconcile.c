@@ -494,6 +494,59 @@ static int read_dependency(struct tj_pass *p, struct tj_input *in)
 	return err;
 }
 
+/* Whether toleration tol (a Toleration object) tolerates taint (a Taint object). */
+static bool tolerates(const json_t *tol, const json_t *taint)
+{
+	const char *key = json_string_value(json_object_get(tol, "key"));
+	const char *op = json_string_value(json_object_get(tol, "operator"));
+	const char *value = json_string_value(json_object_get(tol, "value"));
+	const char *effect = json_string_value(json_object_get(tol, "effect"));
+	const char *t_key = json_string_value(json_object_get(taint, "key"));
+	const char *t_value = json_string_value(json_object_get(taint, "value"));
+	bool exists = op && !strcmp(op, "Exists");
+
+	if (effect && *effect && strcmp(effect, "NoExecute"))
+		return false;
+	if (key && *key) {
+		if (!t_key || strcmp(key, t_key))
+			return false;
+	} else if (!exists) {
+		return false;
+	}
+	return exists || !strcmp(value ? value : "", t_value ? t_value : "");
+}
+
+/*
+ * tj_input.node_evicts: the node has a NoExecute taint no toleration of the
+ * job's pod template tolerates. The taints of a lost node (not-ready,
+ * unreachable), which every pod tolerates for a while, are the node's loss.
+ */
+static bool node_evicts(void *ctx, const char *name)
+{
+	struct tj_pass *p = ctx;
+	json_t *node = NULL, *taint, *tol;
+	bool evicts = false;
+	size_t i, k;
+
+	if (store_get(p->m->stores[KIND_NODES], name, &node))
+		return false;
+	json_array_foreach(json_object_get(json_object_get(node, "spec"), "taints"), i, taint) {
+		const char *effect = json_string_value(json_object_get(taint, "effect"));
+		const char *key = json_string_value(json_object_get(taint, "key"));
+		bool tolerated = false;
+
+		if (!effect || strcmp(effect, "NoExecute") || !key ||
+		    !strcmp(key, "node.kubernetes.io/not-ready") ||
+		    !strcmp(key, "node.kubernetes.io/unreachable"))
+			continue;
+		json_array_foreach(p->job.spec.pod_template.tolerations, k, tol)
+			tolerated = tolerated || tolerates(tol, taint);
+		evicts = evicts || !tolerated;
+	}
+	json_decref(node);
+	return evicts;
+}
+
 /*
  * tj_input.element_taken: <job>-<index> is cached and is not this array's.
  * One on its way out, or owned by an earlier array of this name (deleted
@@ -1572,6 +1625,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.node_label = node_label;
 	in.node_known = node_known;
 	in.node_ctx = m;
+	in.node_evicts = node_evicts;
+	in.evicts_ctx = &p;
 	read_refusal(&p, &in);
 	read_podgroups(&p);
 	in.podgroups = p.podgroups;

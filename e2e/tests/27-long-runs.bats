@@ -69,6 +69,10 @@ node_of() {
 # teardown whatever happened.
 not_ready_node=
 node_ready_again() {
+	if [[ -n ${tainted_node:-} ]]; then
+		kubectl taint node "$tainted_node" e2e.cadre.dev/health- >/dev/null || true
+		tainted_node=
+	fi
 	[[ -n $not_ready_node ]] || return 0
 	kubectl annotate node "$not_ready_node" e2e.cadre.dev/not-ready- >/dev/null
 	wait_for -t 30 node_is_ready "$not_ready_node"
@@ -132,6 +136,21 @@ node_is_ready() {
 	json_has "$tj" '.status.lastFailure.reason == "DeviceUnhealthy" and (.status.lastFailure.message | contains("GPU-4"))'
 	wait_for -t 120 attempt_running device 2 1
 	json_has "$(tj_json device)" "all(.status.nodes[]; .node != \"$node\")"
+}
+
+@test "a NoExecute taint the job does not tolerate: the controller manager evicts the rank, and the node is left behind as Tainted" {
+	long_job taint 2 8 ""
+	wait_for -t 120 phase_is taint Running
+	wait_for -t 30 json_has_now taint '[.status.nodes[] | select(.phase == "Running")] | length == 2'
+	node=$(node_of taint-1)
+	tainted_node=$node
+	kubectl taint node "$node" e2e.cadre.dev/health=failed:NoExecute >/dev/null
+	wait_for -t 60 json_has_now taint '.status.infraRestarts == 1'
+	tj=$(tj_json taint)
+	json_has "$tj" ".status.excludedNodes[0].node == \"$node\" and .status.excludedNodes[0].reason == \"Tainted\""
+	json_has "$tj" '.status.message | contains("NoExecute taint")'
+	wait_for -t 120 attempt_running taint 2 1
+	json_has "$(tj_json taint)" "all(.status.nodes[]; .node != \"$node\")"
 }
 
 @test "a job whose pods keep being taken from it ends TooManyInfraRestarts, listing them" {
