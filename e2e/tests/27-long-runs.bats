@@ -148,7 +148,8 @@ node_is_ready() {
 	wait_for -t 60 json_has_now taint '.status.infraRestarts == 1'
 	tj=$(tj_json taint)
 	json_has "$tj" ".status.excludedNodes[0].node == \"$node\" and .status.excludedNodes[0].reason == \"Tainted\""
-	json_has "$tj" '.status.message | contains("NoExecute taint")'
+	kubectl -n "$NS" get events --field-selector involvedObject.name=taint,reason=Evicted -o json |
+		jq -e '[.items[] | select(.message | contains("NoExecute taint of node"))] | length > 0' >/dev/null
 	wait_for -t 120 attempt_running taint 2 1
 	json_has "$(tj_json taint)" "all(.status.nodes[]; .node != \"$node\")"
 }
