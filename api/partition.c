@@ -36,6 +36,9 @@ void partition_release(struct partition *p)
 	free(s->default_accelerators);
 	free(s->queue);
 	tj_scratch_release(s->scratch, s->n_scratch);
+	for (size_t i = 0; i < s->n_allowed_namespaces; i++)
+		free(s->allowed_namespaces[i]);
+	free(s->allowed_namespaces);
 	partition_init(p);
 }
 
@@ -51,6 +54,45 @@ static void read_time(struct decoder *d, const json_t *spec, const char *key, ch
 	if (slurm_time_parse(*raw, seconds))
 		decode_fail(d, path, "\"%.64s\" is not a Slurm time (MM, HH:MM:SS, D-HH:MM:SS, "
 			    "UNLIMITED)", *raw);
+}
+
+/*
+ * spec.allowedNamespaces: namespace names (DNS-1123 labels), each once, at
+ * least one (leaving the list out is how every namespace is allowed; an
+ * empty one would read as either), at most PARTITION_NAMESPACES_MAX.
+ */
+static void read_namespaces(struct decoder *d, const json_t *spec, struct partition_spec *s)
+{
+	const json_t *list = json_object_get(spec, "allowedNamespaces");
+	char path[DECODE_PATH_MAX];
+	const json_t *v;
+	size_t i;
+
+	if (!list || json_is_null(list) || !decode_as_array(d, list, "spec.allowedNamespaces"))
+		return;
+	if (!json_array_size(list) || json_array_size(list) > PARTITION_NAMESPACES_MAX) {
+		decode_fail(d, "spec.allowedNamespaces", "must name 1 to %d namespaces (leave it "
+			    "out for every namespace)", PARTITION_NAMESPACES_MAX);
+		return;
+	}
+	s->allowed_namespaces = calloc(json_array_size(list), sizeof(*s->allowed_namespaces));
+	if (!s->allowed_namespaces) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, v) {
+		char *name = NULL;
+
+		decode_path_index(path, sizeof(path), "spec.allowedNamespaces", i);
+		if (!decode_as_string(d, v, path, &name))
+			continue;
+		s->allowed_namespaces[s->n_allowed_namespaces++] = name;
+		if (!name_is_dns1123_label(name))
+			decode_fail(d, path, "\"%.64s\" is not a namespace name", name);
+		for (size_t j = 0; j + 1 < s->n_allowed_namespaces; j++)
+			if (!strcmp(s->allowed_namespaces[j], name))
+				decode_fail(d, path, "%.64s is listed twice", name);
+	}
 }
 
 static void check_spec(struct decoder *d, const struct partition_spec *s)
@@ -114,6 +156,9 @@ int partition_parse(const json_t *obj, struct partition *out, struct field_error
 	decode_string(&d, spec, "spec", "defaultAccelerators", &s->default_accelerators);
 	decode_string(&d, spec, "spec", "queue", &s->queue);
 	tj_decode_scratch(&d, spec, &s->scratch, &s->n_scratch);
+	read_namespaces(&d, spec, s);
+	decode_int32(&d, spec, "spec", "maxJobPriority", &s->max_job_priority,
+		     &s->has_max_job_priority);
 	check_spec(&d, s);
 	return decode_finish(&d);
 }
@@ -277,5 +322,27 @@ bool partition_refuses(const struct partition *p, const struct tj_spec *spec, ch
 				return true;
 			}
 		}
+	return false;
+}
+
+bool partition_forbids(const struct partition *p, const char *ns, const struct tj_spec *spec,
+		       char *out, size_t size)
+{
+	const struct partition_spec *ps = &p->spec;
+	const char *name = p->meta.name ? p->meta.name : "";
+	bool listed = !ps->allowed_namespaces;
+
+	for (size_t i = 0; !listed && i < ps->n_allowed_namespaces; i++)
+		listed = ns && !strcmp(ps->allowed_namespaces[i], ns);
+	if (!listed) {
+		snprintf(out, size, "partition %s: namespace %.63s is not in spec.allowedNamespaces",
+			 name, ns ? ns : "");
+		return true;
+	}
+	if (ps->has_max_job_priority && spec->priority > ps->max_job_priority) {
+		snprintf(out, size, "spec.priority %d is above partition %s's maxJobPriority %d",
+			 (int)spec->priority, name, (int)ps->max_job_priority);
+		return true;
+	}
 	return false;
 }

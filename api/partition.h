@@ -13,6 +13,8 @@
  *     maxTime: "7-00:00:00"          #   and none may ask for more
  *     defaultAccelerators: "H100:8"  # a job that asks for no accelerators gets these
  *     queue: team-a                  # a Kueue LocalQueue its jobs wait in (optional)
+ *     allowedNamespaces: [ml, vision] # who may use it (Slurm's AllowAccounts); absent: all
+ *     maxJobPriority: 50             # the highest spec.priority a job may ask
  *
  * A TrainingJob names one with spec.partition; one that names neither a
  * partition nor a queue gets the default partition, if there is one. The
@@ -39,6 +41,8 @@ struct tj_scratch;
 struct tj_spec;
 
 #define PARTITION_KIND "Partition"
+/* spec.allowedNamespaces holds at most this many (the schema's maxItems). */
+#define PARTITION_NAMESPACES_MAX 256
 
 struct partition_spec {
 	bool is_default;           /* spec.default */
@@ -53,6 +57,11 @@ struct partition_spec {
 	char *queue;               /* a Kueue LocalQueue name */
 	struct tj_scratch *scratch; /* spec.scratch: a job's that names none, sorted */
 	size_t n_scratch;
+	/* spec.allowedNamespaces: NULL when absent (every namespace), else n of them. */
+	char **allowed_namespaces;
+	size_t n_allowed_namespaces;
+	bool has_max_job_priority;  /* spec.maxJobPriority given */
+	int32_t max_job_priority;
 };
 
 struct partition {
@@ -110,5 +119,16 @@ int partition_apply(const struct partition *p, struct tj_spec *spec);
  */
 bool partition_refuses(const struct partition *p, const struct tj_spec *spec, char *out,
 		       size_t size);
+
+/*
+ * Why a job of namespace ns, asking spec (its spec.priority), may not be
+ * submitted to p, for a person (out, at least 256 bytes), naming the
+ * field: ns not in spec.allowedNamespaces, or spec.priority above
+ * maxJobPriority. false when it may. These are rules of submission: the
+ * controller asks only while the job waits for admission, so an admin's
+ * later edit never fails a running job (docs/design.md 11).
+ */
+bool partition_forbids(const struct partition *p, const char *ns, const struct tj_spec *spec,
+		       char *out, size_t size);
 
 #endif

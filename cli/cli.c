@@ -326,6 +326,7 @@ static const struct command commands[] = {
 	  run_squeue, true },
 	{ "scontrol", "show a job, hold, release, requeue or update it, as scontrol does",
 	  "Usage: cadre scontrol show job [ID]\n"
+	  "       cadre scontrol show partition [NAME]\n"
 	  "       cadre scontrol show hostnames [HOSTLIST]\n"
 	  "       cadre scontrol hold|release|requeue ID[,ID...]...\n"
 	  "       cadre scontrol update JobId=ID TimeLimit=TIME\n"
@@ -336,8 +337,9 @@ static const struct command commands[] = {
 	  "Slurm holds only pending jobs; release lets it go. requeue stops an admitted job's\n"
 	  "gang and queues it again (the annotation cadre.dev/requeue). update TimeLimit\n"
 	  "sets spec.activeDeadlineSeconds (a Slurm time, or UNLIMITED); no other field of\n"
-	  "a submitted job is changed here. show hostnames expands a hostlist (default\n"
-	  "$SLURM_JOB_NODELIST), one host a line.\n"
+	  "a submitted job is changed here. show partition prints each Partition (or the\n"
+	  "one named) as scontrol does; AllowAccounts lists its allowedNamespaces. show\n"
+	  "hostnames expands a hostlist (default $SLURM_JOB_NODELIST), one host a line.\n"
 	  "\n"
 	  "Flags:\n"
 	  DAILY_FLAGS

@@ -4,8 +4,9 @@
  *
  * A job goes in only when what it names exists: its Partition (else
  * Slurm's "invalid partition specified"), a time limit within the
- * partition's MaxTime, the jobs of its dependency (else "Job dependency
- * problem"). A dependency on a job by name is written with that job's id,
+ * partition's MaxTime, a namespace its allowedNamespaces lists and a
+ * priority within its maxJobPriority (else Slurm's words, then the
+ * field's), the jobs of its dependency (else "Job dependency problem"). A dependency on a job by name is written with that job's id,
  * as Slurm keeps dependencies by id, so a later job of the same name never
  * stands in for it. The note about the image says which default applies.
  */
@@ -132,6 +133,15 @@ static int check_partition(struct cli_kube *k, struct convert_result *r, FILE *e
 		fprintf(err, "sbatch: error: Batch job submission failed: %s\n",
 			strstr(why, "time limit") ? "Requested time limit is invalid (missing or "
 			"exceeds some limit)" : why);
+		code = CLI_EXIT_FAILED;
+		goto out;
+	}
+	/* The job's namespace is the one it is created in. Slurm's words for a partition the
+	 * account may not use (ESLURM_INVALID_ACCOUNT), then which field says so. */
+	if (found && partition_forbids(found, k->ns, spec, why, sizeof(why))) {
+		fprintf(err, "sbatch: error: Batch job submission failed: %s (%s)\n",
+			strstr(why, "allowedNamespaces") ? "Invalid account or account/partition "
+			"combination specified" : "Access/permission denied", why);
 		code = CLI_EXIT_FAILED;
 		goto out;
 	}

@@ -4,6 +4,8 @@
  *
  *   show job [ID]        the job's record in scontrol's key=value layout
  *                        (info_job.c _sprint_job_info), every job without ID
+ *   show partition [P]   each Partition's record (sinfo.c), AllowAccounts its
+ *                        allowedNamespaces
  *   show hostnames [L]   one host a line (L, else $SLURM_JOB_NODELIST)
  *   hold ID...           spec.suspend: true on a job not yet admitted (Slurm
  *                        holds only pending jobs); squeue: PD (JobHeldUser)
@@ -17,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/jobs.h"
 #include "cli/kube.h"
+#include "cli/sinfo.h"
 #include "cli/slurmfmt.h"
 
 #include "api/hostlist.h"
@@ -407,11 +410,20 @@ int cli_scontrol(const struct cli_globals *g, char **args, int n, FILE *out, FIL
 		code = show_hostnames(n_pos > 2 ? pos[2] : NULL, out, err);
 		goto done;
 	}
+	/* scontrol takes any unambiguous prefix: part, partition, partitions. */
+	if (!strcasecmp(verb, "show") && n_pos >= 2 && strlen(pos[1]) >= 4 &&
+	    !strncasecmp(pos[1], "partitions", strlen(pos[1]))) {
+		if (!(code = cli_kube_open(&gl, CMD, &k, err))) {
+			code = cli_show_partition(&k, n_pos > 2 ? pos[2] : NULL, out, err);
+			cli_kube_close(&k);
+		}
+		goto done;
+	}
 	if (!(!strcasecmp(verb, "show") && n_pos >= 2 && !strncasecmp(pos[1], "job", 3)) &&
 	    strcasecmp(verb, "hold") && strcasecmp(verb, "release") &&
 	    strcasecmp(verb, "requeue") && strcasecmp(verb, "update")) {
 		fprintf(err, "%s: invalid entity: %s for keyword: %s (cadre scontrol has show job, "
-			"show hostnames, hold, release, requeue, update)\n", SCONTROL,
+			"show partition, show hostnames, hold, release, requeue, update)\n", SCONTROL,
 			n_pos > 1 ? pos[1] : "", verb);
 		code = CLI_EXIT_USAGE;
 		goto done;

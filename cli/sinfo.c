@@ -803,6 +803,14 @@ int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json
 			      "cpus", "maximum", (json_int_t)(first ? first->cpus : 0),
 			      "memory", "maximum", (json_int_t)(first ? first->mem_mb : 0),
 			      "gres", "total", first ? first->gres : "");
+		/* data_parser's "accounts/allowed": AllowAccounts as slurm.conf has it, "" for all. */
+		buf_reset(&c.tmp);
+		for (size_t i = 0; !e && i < p->spec.n_allowed_namespaces; i++)
+			e = buf_addf(&c.tmp, "%s%s", i ? "," : "", p->spec.allowed_namespaces[i]);
+		if (o && json_object_set_new(json_object_get(o, "partition"), "accounts",
+					     json_pack("{s:s,s:s}", "allowed", buf_str(&c.tmp),
+						       "deny", "")))
+			e = CADRE_ENOMEM;
 		if (!o || json_array_append_new(rows, o))
 			e = CADRE_ENOMEM;
 	}
@@ -824,6 +832,131 @@ out:
 
 /* ---- the command ---- */
 
+
+/* ---- scontrol show partition ---- */
+
+/*
+ * Megabytes as slurmctld's TRES string has them: convert_num_unit with
+ * CONVERT_NUM_UNIT_EXACT (src/common/slurm_protocol_api.c), which goes up a
+ * unit while no more than half a unit is lost: "1000M", "2G", "1.50G".
+ */
+static void mem_exact(long long mb, char out[32])
+{
+	static const char units[] = "MGTP?";
+	double num = (double)mb;
+	size_t u = 0;
+
+	if (mb <= 0) {
+		snprintf(out, 32, "0");
+		return;
+	}
+	while (num >= 1024 && (unsigned long long)num % 512 == 0 && u + 1 < sizeof(units) - 1) {
+		num /= 1024;
+		u++;
+	}
+	if ((double)(unsigned long long)num == num)
+		snprintf(out, 32, "%llu%c", (unsigned long long)num, units[u]);
+	else
+		snprintf(out, 32, "%.2f%c", num, units[u]);
+}
+
+static int node_name_cmp(const void *x, const void *y)
+{
+	return host_cmp(((const struct node *)x)->name, ((const struct node *)y)->name);
+}
+
+/* One record of slurm_sprint_partition_info (not one_liner), for p over nodes[0..n). */
+static int show_record(const struct partition *p, const struct node *nodes, size_t n,
+		       const char **names, struct buf *out)
+{
+	const struct partition_spec *s = &p->spec;
+	long long cpus = 0, mem_mb = 0, gpus = 0;
+	char deftime[32], maxtime[32], mem[32];
+	size_t members = 0;
+	struct buf list;
+	int e = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (in_partition(&nodes[i], p)) {
+			names[members++] = nodes[i].name;
+			cpus += nodes[i].cpus;
+			mem_mb += nodes[i].mem_mb;
+			gpus += nodes[i].gpus;
+		}
+	if (s->default_time_s != 0)
+		slurm_time_hms(s->default_time_s, deftime);
+	else
+		snprintf(deftime, sizeof(deftime), "NONE");
+	slurm_time_hms(s->max_time_s, maxtime);
+	mem_exact(mem_mb, mem);
+	buf_init(&list, 1 << 20);
+	e = buf_addf(out, "PartitionName=%s\n   AllowGroups=ALL AllowAccounts=", p->meta.name);
+	/* slurm.conf's AllowAccounts, a comma-separated list; none: ALL. */
+	for (size_t i = 0; !e && i < s->n_allowed_namespaces; i++)
+		e = buf_addf(out, "%s%s", i ? "," : "", s->allowed_namespaces[i]);
+	e = e ? e : buf_addf(out, "%s AllowQos=ALL\n", s->allowed_namespaces ? "" : "ALL");
+	e = e ? e : buf_addf(out, "   AllocNodes=ALL Default=%s QoS=N/A\n",
+			     s->is_default ? "YES" : "NO");
+	e = e ? e : buf_addf(out, "   DefaultTime=%s DisableRootJobs=NO Exclusive=NO GraceTime=0 "
+			     "Hidden=NO\n", deftime);
+	e = e ? e : buf_addf(out, "   MaxNodes=UNLIMITED MaxTime=%s MinNodes=0 LLN=NO "
+			     "MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED\n", maxtime);
+	e = e ? e : hostlist_compress(names, members, &list);
+	e = e ? e : buf_addf(out, "   Nodes=%s\n", members ? buf_str(&list) : "(null)");
+	e = e ? e : buf_adds(out, "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO "
+			     "OverSubscribe=NO\n   OverTimeLimit=NONE PreemptMode=OFF\n");
+	e = e ? e : buf_addf(out, "   State=UP TotalCPUs=%lld TotalNodes=%zu "
+			     "SelectTypeParameters=NONE\n   JobDefaults=(null)\n"
+			     "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n", cpus, members);
+	if (!e && members) {
+		e = buf_addf(out, "   TRES=cpu=%lld,mem=%s,node=%zu,billing=%lld", cpus, mem,
+			     members, cpus);
+		e = e ? e : gpus ? buf_addf(out, ",gres/gpu=%lld\n\n", gpus) : buf_adds(out, "\n\n");
+	} else if (!e) {
+		e = buf_adds(out, "   TRES=(null)\n\n");
+	}
+	buf_release(&list);
+	return e;
+}
+
+int sinfo_show_partition(const char *name, const json_t *partitions, const json_t *nodes,
+			 const json_t *pods, struct buf *out)
+{
+	struct node *all = calloc(json_array_size(nodes) + 1, sizeof(*all));
+	const char **names = calloc(json_array_size(nodes) + 1, sizeof(*names));
+	const json_t *obj;
+	size_t i, n = 0, shown = 0;
+	int e = 0;
+
+	if (!all || !names) {
+		e = CADRE_ENOMEM;
+		goto out;
+	}
+	json_array_foreach(nodes, i, obj)
+		node_read(obj, pods, false, &all[n++]);
+	qsort(all, n, sizeof(*all), node_name_cmp);
+	json_array_foreach(partitions, i, obj) {
+		struct field_errors errs;
+		struct partition p;
+
+		field_errors_init(&errs);
+		e = partition_parse(obj, &p, &errs) == CADRE_ENOMEM ? CADRE_ENOMEM : 0;
+		field_errors_release(&errs);
+		if (!e && p.meta.name && (!name || !strcmp(name, p.meta.name))) {
+			e = show_record(&p, all, n, names, out);
+			shown++;
+		}
+		partition_release(&p);
+		if (e)
+			goto out;
+	}
+	if (!shown)
+		e = CADRE_ENOTFOUND;
+out:
+	free(all);
+	free(names);
+	return e;
+}
 
 /*
  * The items of a cluster-wide list, or the CLI's exit code after saying
@@ -988,5 +1121,37 @@ done:
 	json_decref(pods);
 	buf_release(&text);
 	free(pos);
+	return code;
+}
+
+int cli_show_partition(struct cli_kube *k, const char *name, FILE *out, FILE *err)
+{
+	json_t *parts = NULL, *nodes = NULL;
+	struct buf text;
+	int code, e;
+
+	/* A partition's record is its nodes' sizes: no pod is read (cadre-cluster-view is enough). */
+	buf_init(&text, 16u << 20);
+	if ((code = list(k, &kube_resource_partitions, "list partitions", &parts, true, NULL, err)) ||
+	    (code = list(k, &kube_resource_nodes, "list nodes", &nodes, false, NULL, err)))
+		goto out;
+	e = sinfo_show_partition(name, parts, nodes, NULL, &text);
+	if (e == CADRE_ENOTFOUND) {
+		/* scontrol's info_part.c: on stdout, and exit 1 when one was named. */
+		if (name)
+			fprintf(out, "Partition %s not found\n", name);
+		else
+			fputs("No partitions in the system\n", out);
+		code = name ? CLI_EXIT_FAILED : 0;
+	} else if (e) {
+		fprintf(err, "cadre scontrol: %s\n", cadre_strerror(e));
+		code = CLI_EXIT_FAILED;
+	} else {
+		fputs(buf_str(&text), out);
+	}
+out:
+	json_decref(parts);
+	json_decref(nodes);
+	buf_release(&text);
 	return code;
 }

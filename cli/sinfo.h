@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct buf;
 
@@ -80,6 +81,28 @@ int sinfo_table(const struct sinfo_query *q, const json_t *partitions, const jso
 		const json_t *pods, struct buf *out);
 int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json_t *nodes,
 	       const json_t *pods, struct buf *out);
+
+/*
+ * scontrol show partition [NAME]: the record of each Partition (of the one
+ * named), as slurm_sprint_partition_info prints it (src/api/partition_info.c
+ * @ 284c3b9, not one_liner), from the same lists as sinfo_table, appended
+ * to out. AllowAccounts is spec.allowedNamespaces, comma-separated, or ALL;
+ * Nodes, TotalCPUs, TotalNodes and TRES are the nodes sinfo puts in it; what
+ * cadre has no notion of carries slurm.conf's default. maxJobPriority has no
+ * key in Slurm's record and is not invented one (kubectl get partition -o
+ * wide shows it). 0, CADRE_ENOTFOUND when no record is shown, CADRE_ENOMEM.
+ */
+int sinfo_show_partition(const char *name, const json_t *partitions, const json_t *nodes,
+			 const json_t *pods, struct buf *out);
+
+/*
+ * cadre scontrol show partition [NAME]: lists the Partitions and Nodes
+ * through k (the one function here that reads the cluster) and prints
+ * sinfo_show_partition's records to out; scontrol's "Partition NAME not
+ * found" (exit 1) or "No partitions in the system". Returns the exit code.
+ */
+struct cli_kube;
+int cli_show_partition(struct cli_kube *k, const char *name, FILE *out, FILE *err);
 
 /* "h100" from "NVIDIA-H100-80GB-HBM3": the GRES type of a product label, into out. */
 void sinfo_gres_type(const char *product, char out[64]);

@@ -167,6 +167,7 @@ static void check_partition(const json_t *obj)
 	struct partition part;
 	struct trainingjob tj;
 	json_t *job = json_loads(partition_job, 0, NULL);
+	char why_ns[256];
 	struct buf why;
 
 	field_errors_init(&errs);
@@ -178,6 +179,10 @@ static void check_partition(const json_t *obj)
 		goto out;
 	if (partition_refuses(&part, &tj.spec, (char[256]){ 0 }, 256))
 		goto out;
+	/* Who may submit: a refusal always says why, naming the field. */
+	if (partition_forbids(&part, "ml", &tj.spec, why_ns, sizeof(why_ns)))
+		FUZZ_CHECK(strstr(why_ns, "spec.allowedNamespaces") ||
+			   strstr(why_ns, "maxJobPriority"), "a refusal names no field: %s", why_ns);
 	FUZZ_CHECK(partition_apply(&part, &tj.spec) == 0, "partition_apply failed");
 	tj_validate(&tj, &job_errs);
 	field_errors_join(&job_errs, &why);

@@ -396,6 +396,37 @@ Test(cli_submit, an_unknown_partition_is_refused_in_slurms_words_and_nothing_is_
 			 "invalid (missing or exceeds some limit)\n");
 }
 
+/* Slurm's AllowAccounts: refused at submission in Slurm's words, then the field's. */
+Test(cli_submit, a_namespace_the_partition_does_not_allow_is_refused_naming_the_field)
+{
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"allowedNamespaces\":"
+			  "[\"vision\"]}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu --image i:1 train.sh"), CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Invalid account or "
+			 "account/partition combination specified (partition gpu: namespace ml is "
+			 "not in spec.allowedNamespaces)\n");
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(count_requests("POST", JOBS), 0);
+	/* Listed, it goes through. */
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"allowedNamespaces\":"
+			  "[\"vision\",\"ml\"]}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu --image i:1 train.sh"), 0, "%s", err);
+}
+
+/* The default partition's rules hold for a job that names none. */
+Test(cli_submit, a_priority_above_the_partitions_max_is_refused_naming_the_field)
+{
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"default\":true,"
+			  "\"maxJobPriority\":50}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --priority 100 --image i:1 train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Access/permission "
+			 "denied (spec.priority 100 is above partition gpu's maxJobPriority 50)\n");
+	cr_assert_eq(count_requests("POST", JOBS), 0);
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --priority 50 --image i:1 train.sh"), 0, "%s",
+		     err);
+}
+
 /* A dependency names jobs that exist; a name is written as that job's id, as Slurm keeps it. */
 Test(cli_submit, a_dependency_names_existing_jobs_and_a_name_becomes_its_id)
 {

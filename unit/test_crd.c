@@ -17,6 +17,7 @@
 
 static struct ytree *tj_crd;
 static struct ytree *vol_crd;
+static struct ytree *part_crd;
 
 static struct ytree *load(const char *path)
 {
@@ -31,13 +32,15 @@ static void crds_load(void)
 {
 	tj_crd = load(CRD_DIR "trainingjobs.cadre.dev.yaml");
 	vol_crd = load(CRD_DIR "volumes.cadre.dev.yaml");
+	part_crd = load(CRD_DIR "partitions.cadre.dev.yaml");
 }
 
 static void crds_free(void)
 {
 	ytree_free(tj_crd);
 	ytree_free(vol_crd);
-	tj_crd = vol_crd = NULL;
+	ytree_free(part_crd);
+	tj_crd = vol_crd = part_crd = NULL;
 }
 
 TestSuite(crd, .init = crds_load, .fini = crds_free);
@@ -993,6 +996,38 @@ Test(crd, spec_sizes_are_bounded_for_the_cel_cost_budget)
 	cr_assert_eq(buf_adds(&path, "spec"), 0);
 	assert_bounded(field(tj_crd, "spec"), &path);
 	assert_bounded(field(vol_crd, "spec"), &path);
+	buf_release(&path);
+}
+
+/*
+ * What the API server can say of a Partition's tenancy fields by itself (docs/design.md
+ * 6): namespace names, each once, a bounded list that is never empty (absent is
+ * "every namespace"), and a maxJobPriority of spec.priority's own range.
+ */
+Test(crd, partition_tenancy_fields_are_bounded_namespace_names_and_an_int32)
+{
+	struct buf path;
+
+	assert_attr(part_crd, "spec.allowedNamespaces", "type", "array");
+	assert_attr(part_crd, "spec.allowedNamespaces", "minItems", "1");
+	assert_attr(part_crd, "spec.allowedNamespaces", "maxItems", "256");
+	assert_attr(part_crd, "spec.allowedNamespaces", "x-kubernetes-list-type", "set");
+	assert_attr(part_crd, "spec.allowedNamespaces.[]", "maxLength", "63");
+	assert_attr(part_crd, "spec.allowedNamespaces.[]", "pattern",
+		    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+	assert_attr(part_crd, "spec.maxJobPriority", "type", "integer");
+	assert_attr(part_crd, "spec.maxJobPriority", "format", "int32");
+	assert_attr(part_crd, "spec.maxJobPriority", "minimum",
+		    attr(tj_crd, "spec.priority", "minimum"));
+	assert_attr(part_crd, "spec.maxJobPriority", "maximum",
+		    attr(tj_crd, "spec.priority", "maximum"));
+	cr_assert_null(attr(part_crd, "spec.maxJobPriority", "default"), "absent means any");
+	buf_init(&path, 4096);
+	cr_assert_eq(buf_adds(&path, "spec.allowedNamespaces"), 0);
+	assert_bounded(field(part_crd, "spec.allowedNamespaces"), &path);
+	buf_reset(&path);
+	cr_assert_eq(buf_adds(&path, "spec.maxJobPriority"), 0);
+	assert_bounded(field(part_crd, "spec.maxJobPriority"), &path);
 	buf_release(&path);
 }
 

@@ -287,3 +287,73 @@ Test(partition, its_scratch_over_a_jobs_volume_is_refused_and_bad_scratch_is_nam
 	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"scratch\": "
 		       "{\"/s\": {}}}}", "spec.scratch[\"/s\"].size");
 }
+
+#define GUARDED "{\"metadata\": {\"name\": \"gpu\"}, \"spec\": {\"allowedNamespaces\": " \
+		"[\"ml\", \"vision\"], \"maxJobPriority\": 50}}"
+
+/* Slurm's AllowAccounts: a namespace not listed may not use the partition. */
+Test(partition, a_namespace_not_in_allowed_namespaces_is_forbidden_naming_the_field)
+{
+	struct tj_spec spec;
+	struct partition p;
+	char why[256];
+
+	memset(&spec, 0, sizeof(spec));
+	parse_ok(GUARDED, &p);
+	cr_assert_eq(p.spec.n_allowed_namespaces, 2);
+	cr_assert_str_eq(p.spec.allowed_namespaces[1], "vision");
+	cr_assert_not(partition_forbids(&p, "ml", &spec, why, sizeof(why)));
+	cr_assert_not(partition_forbids(&p, "vision", &spec, why, sizeof(why)));
+	cr_assert(partition_forbids(&p, "web", &spec, why, sizeof(why)));
+	cr_assert_str_eq(why, "partition gpu: namespace web is not in spec.allowedNamespaces");
+	partition_release(&p);
+}
+
+Test(partition, a_priority_above_max_job_priority_is_forbidden_naming_the_field)
+{
+	struct tj_spec spec;
+	struct partition p;
+	char why[256];
+
+	memset(&spec, 0, sizeof(spec));
+	parse_ok(GUARDED, &p);
+	cr_assert(p.spec.has_max_job_priority);
+	spec.priority = 50;
+	cr_assert_not(partition_forbids(&p, "ml", &spec, why, sizeof(why)));
+	spec.priority = 100;
+	cr_assert(partition_forbids(&p, "ml", &spec, why, sizeof(why)));
+	cr_assert_str_eq(why, "spec.priority 100 is above partition gpu's maxJobPriority 50");
+	partition_release(&p);
+}
+
+Test(partition, without_the_fields_every_namespace_and_priority_may_use_it)
+{
+	struct tj_spec spec;
+	struct partition p;
+	char why[256];
+
+	memset(&spec, 0, sizeof(spec));
+	spec.priority = 2147483647;
+	parse_ok("{\"metadata\": {\"name\": \"all\"}}", &p);
+	cr_assert_null(p.spec.allowed_namespaces);
+	cr_assert_not(p.spec.has_max_job_priority);
+	cr_assert_not(partition_forbids(&p, "anyone", &spec, why, sizeof(why)));
+	partition_release(&p);
+}
+
+Test(partition, bad_allowed_namespaces_and_max_job_priority_are_named)
+{
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"allowedNamespaces\": []}}",
+		       "spec.allowedNamespaces: must name 1 to 256 namespaces");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"allowedNamespaces\": "
+		       "[\"ml\", \"Bad_NS\"]}}", "spec.allowedNamespaces[1]: \"Bad_NS\" is not a "
+		       "namespace name");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"allowedNamespaces\": "
+		       "[\"ml\", \"ml\"]}}", "spec.allowedNamespaces[1]: ml is listed twice");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"allowedNamespaces\": "
+		       "\"ml\"}}", "spec.allowedNamespaces");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"maxJobPriority\": \"high\"}}",
+		       "spec.maxJobPriority");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"maxJobPriority\": "
+		       "4294967296}}", "spec.maxJobPriority");
+}

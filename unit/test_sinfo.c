@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "base/buf.h"
+#include "base/err.h"
 #include "cli/sinfo.h"
 
 #include <jansson.h>
@@ -219,4 +220,91 @@ Test(sinfo, the_topology_column_names_each_nodes_domains)
 				      "gpu* 1 idle gpu-node-10 -\n"
 				      "gpu* 2 idle gpu-node-[0-1] block=b1,rack=r1\n"
 				      "gpu* 2 idle gpu-node-[2-3] block=b1,rack=r2\n");
+}
+
+/* Two partitions, gpu with the tenancy fields, for scontrol show partition. */
+static json_t *tenancy_parts(void)
+{
+	return json_pack("[{s:{s:s},s:{s:s}},{s:{s:s},s:{s:b,s:s,s:{s:s},s:[s,s],s:i}}]",
+			 "metadata", "name", "debug", "spec", "maxTime", "30:00",
+			 "metadata", "name", "gpu", "spec", "default", 1, "maxTime", "7-00:00:00",
+			 "nodeSelector", "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3",
+			 "allowedNamespaces", "ml", "vision", "maxJobPriority", 50);
+}
+
+/*
+ * slurm_sprint_partition_info (src/api/partition_info.c @ 284c3b9, not one_liner):
+ * AllowAccounts is the list of allowedNamespaces, ALL without one; maxJobPriority
+ * has no key of Slurm's and none is made up.
+ */
+Test(sinfo, scontrol_show_partition_prints_allow_accounts_as_slurm_does)
+{
+	json_t *p = tenancy_parts();
+
+	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PartitionName=debug\n"
+		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+		"   AllocNodes=ALL Default=NO QoS=N/A\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=0 Hidden=NO\n"
+		"   MaxNodes=UNLIMITED MaxTime=00:30:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
+		"MaxCPUsPerSocket=UNLIMITED\n"
+		"   Nodes=gpu-node-[0-3,10]\n"
+		"   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   OverTimeLimit=NONE PreemptMode=OFF\n"
+		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
+		"   JobDefaults=(null)\n"
+		"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+		"   TRES=cpu=480,mem=5T,node=5,billing=480,gres/gpu=40\n"
+		"\n"
+		"PartitionName=gpu\n"
+		"   AllowGroups=ALL AllowAccounts=ml,vision AllowQos=ALL\n"
+		"   AllocNodes=ALL Default=YES QoS=N/A\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=0 Hidden=NO\n"
+		"   MaxNodes=UNLIMITED MaxTime=7-00:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
+		"MaxCPUsPerSocket=UNLIMITED\n"
+		"   Nodes=gpu-node-[0-3,10]\n"
+		"   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   OverTimeLimit=NONE PreemptMode=OFF\n"
+		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
+		"   JobDefaults=(null)\n"
+		"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+		"   TRES=cpu=480,mem=5T,node=5,billing=480,gres/gpu=40\n"
+		"\n");
+	json_decref(p);
+}
+
+Test(sinfo, scontrol_show_partition_of_one_name_and_of_none)
+{
+	json_t *p = tenancy_parts();
+
+	cr_assert_eq(sinfo_show_partition("gpu", p, nodes, pods, &b), 0);
+	cr_assert(!strncmp(buf_str(&b), "PartitionName=gpu\n   AllowGroups=ALL AllowAccounts="
+			   "ml,vision AllowQos=ALL\n", 72), "%s", buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "debug"));
+	cr_assert_null(strstr(buf_str(&b), "50"), "no key is made up for maxJobPriority");
+	cr_assert_eq(sinfo_show_partition("gpu2", p, nodes, pods, &b), CADRE_ENOTFOUND);
+	json_decref(p);
+}
+
+/* data_parser's partition "accounts": {"allowed": "ml,vision", "deny": ""}; "" for all. */
+Test(sinfo, json_has_each_partitions_allowed_accounts)
+{
+	json_t *p = tenancy_parts(), *doc, *rows;
+
+	cr_assert_eq(sinfo_json(&(struct sinfo_query){ 0 }, p, nodes, pods, &b), 0);
+	doc = json_loads(buf_str(&b), 0, NULL);
+	cr_assert(doc);
+	rows = json_object_get(doc, "sinfo");
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		const json_t *part = json_object_get(json_array_get(rows, i), "partition");
+		const char *name = json_string_value(json_object_get(part, "name"));
+
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(part,
+			"accounts"), "allowed")), !strcmp(name, "gpu") ? "ml,vision" : "");
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(part,
+			"accounts"), "deny")), "");
+	}
+	json_decref(doc);
+	json_decref(p);
 }

@@ -738,6 +738,26 @@ Test(tj_plan, an_invalid_spec_fails_once_with_the_field_paths)
 	fx_release(&f);
 }
 
+/* A partition's refusal (partitions.h) is the status message as it is, and an event. */
+Test(tj_plan, a_partition_refusal_fails_with_invalid_partition_in_status_and_an_event)
+{
+	static const char why[] = "partition gpu: namespace ml is not in spec.allowedNamespaces";
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.invalid = why;
+	f.in.invalid_reason = "InvalidPartition";
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "InvalidPartition");
+	cr_assert_str_eq(f.plan.status.message, why);
+	cr_assert(has_event(&f.plan, "InvalidPartition"));
+	for (size_t i = 0; i < f.plan.n_events; i++)
+		if (!strcmp(f.plan.events[i].reason, "InvalidPartition"))
+			cr_assert_str_eq(f.plan.events[i].message, why);
+	fx_release(&f);
+}
+
 Test(tj_plan, the_gang_timeout_tears_down_and_requeues_as_infrastructure)
 {
 	struct fx f;

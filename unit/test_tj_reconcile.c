@@ -877,6 +877,88 @@ Test(tj_reconcile, a_time_limit_past_the_partitions_max_time_fails_the_job)
 	json_decref(body);
 }
 
+/* The message of the last status written this pass, a new string ("" when none). */
+static char *last_status_message(void)
+{
+	json_t *body = NULL;
+	const char *text;
+	char *msg;
+
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH)) {
+			json_decref(body);
+			body = body_of(i);
+		}
+	text = json_string_value(json_object_get(json_object_get(body, "status"), "message"));
+	msg = strdup(text ? text : "");
+	json_decref(body);
+	return msg;
+}
+
+/* Slurm's AllowAccounts: a namespace the partition does not list cannot escape into it. */
+Test(tj_reconcile, a_namespace_not_in_the_partitions_allowed_namespaces_fails_the_job)
+{
+	char *msg;
+
+	cache_partition("{\"metadata\": {\"name\": \"gpu\"}, \"spec\": {\"allowedNamespaces\": "
+			"[\"vision\"]}}");
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"partition\": \"gpu\"}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	msg = last_status_message();
+	cr_assert_str_eq(msg, "partition gpu: namespace ml is not in spec.allowedNamespaces");
+	free(msg);
+}
+
+/* A job naming no partition is held to the default one's rules. */
+Test(tj_reconcile, a_priority_above_the_default_partitions_max_fails_the_job)
+{
+	char *msg;
+
+	cache_partition("{\"metadata\": {\"name\": \"gpu\"}, \"spec\": {\"default\": true, "
+			"\"maxJobPriority\": 50}}");
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"priority\": 100}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	msg = last_status_message();
+	cr_assert_str_eq(msg, "spec.priority 100 is above partition gpu's maxJobPriority 50");
+	free(msg);
+}
+
+/* The rules are for submission: an admin narrowing a partition leaves its running jobs be. */
+Test(tj_reconcile, an_admitted_job_is_not_failed_by_a_later_allowed_namespaces)
+{
+	json_t *job = NULL;
+	char *msg;
+
+	cache_partition("{\"metadata\": {\"name\": \"gpu\"}, \"spec\": {\"allowedNamespaces\": "
+			"[\"vision\"], \"maxJobPriority\": 0}}");
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ml/llama", &job), 0);
+	json_object_set_new(json_object_get(job, "spec"), "partition", json_string("gpu"));
+	json_object_set_new(json_object_get(job, "spec"), "priority", json_integer(100));
+	json_object_set_new(job, "status", json_pack(
+		"{s:s, s:s, s:s, s:s, s:i, s:i, s:[{s:s, s:s, s:s, s:s, s:s}], s:s, s:s}",
+		"phase", "Running", "partition", "gpu", "jobId", "123456789", "taskId", "t",
+		"restarts", 0, "infraRestarts", 0, "conditions", "type", "Admitted", "status",
+		"True", "reason", "Admitted", "message", "m", "lastTransitionTime",
+		"2026-12-01T10:00:00Z", "admittedTime", "2026-12-01T10:00:00Z", "startTime",
+		"2026-12-01T10:00:05Z"));
+	cache(KIND_TRAININGJOBS, job);
+	cache_configmap(current_configmap());
+	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
+				       "llama", "namespace", "ml", "uid", "svc",
+				       "ownerReferences", "uid", JOB_UID));
+	cache_pod(0, false);
+	cache_pod(1, false);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_null(strstr(msg, "allowedNamespaces"), "%s", msg);
+	cr_assert_null(strstr(msg, "maxJobPriority"), "%s", msg);
+	free(msg);
+}
+
 Test(tj_reconcile, with_no_partitions_at_all_nothing_changes)
 {
 	json_t *pod, *st;

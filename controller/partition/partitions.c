@@ -111,6 +111,14 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 		out->verdict = PARTITION_REFUSED;
 		goto out;
 	}
+	/* Who may submit, and at what priority, is asked of a job still waiting for
+	 * admission: an admin's later edit of the partition never fails a running job. */
+	if (!job->status.admitted_time &&
+	    partition_forbids(found, job->meta.namespace, spec, out->message,
+			      sizeof(out->message))) {
+		out->verdict = PARTITION_REFUSED;
+		goto out;
+	}
 	if ((err = partition_apply(found, spec)))
 		goto out;
 	out->verdict = PARTITION_APPLIED;

@@ -6,8 +6,9 @@
  * reconciler, gang admission) calls partitions_apply on the job it parsed:
  * the partition's defaults and placement become the job's effective spec,
  * in memory only. A job whose partition does not exist, or refuses it (a
- * time limit past maxTime, another queue), cannot run: the verdict says
- * so and why, in Slurm's words.
+ * time limit past maxTime, another queue; before admission also a namespace
+ * not in allowedNamespaces or a priority above maxJobPriority), cannot run:
+ * the verdict says so and why, in Slurm's words or naming the field.
  *
  * Thread-safe: reads the store, which is.
  */

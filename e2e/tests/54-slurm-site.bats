@@ -2,7 +2,8 @@
 # A Slurm site's daily work on the real control plane (issue 30): the demo's Partitions
 # (manifests/samples/partitions: gpu, the default, with a default image; debug), the seed's
 # train.sh submitted with no flag, -p onto a partition's nodes, an unknown partition
-# refused in Slurm's words, a job array throttled by %2 with every element's task id, an
+# refused in Slurm's words, a partition's allowedNamespaces and maxJobPriority refused at
+# sbatch and by the controller and shown by scontrol show partition, a job array throttled by %2 with every element's task id, an
 # afterok chain and a failed parent, sbatch --wait's exit code, and sinfo, squeue of an
 # array and scontrol show job compared byte for byte with Slurm's formats.
 #
@@ -33,6 +34,7 @@ setup_file() {
 teardown_file() {
 	controller_stop
 	kubectl delete -k "$PARTITIONS" --ignore-not-found >/dev/null
+	kubectl delete partition fenced capped --ignore-not-found >/dev/null
 	kubectl label nodes -l "$POOL" "$POOL-" >/dev/null 2>&1 || true
 }
 
@@ -152,6 +154,61 @@ admitted_elements() {
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 	run kubectl -n "$NS" get tj refused
 	[ "$status" -ne 0 ]
+}
+
+@test "a partition's allowedNamespaces and maxJobPriority refuse a job at sbatch and in its status, naming the field" {
+	# The schema: namespace names, each once, and an int32.
+	run kubectl apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata: {name: fenced}
+spec: {allowedNamespaces: [Bad_NS, ml, ml], maxJobPriority: 4294967296}
+EOF
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *'spec.allowedNamespaces[0]'* && $output == *'spec.allowedNamespaces[2]: Duplicate value'* ]]
+	[[ $output == *'spec.maxJobPriority'* ]]
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata: {name: fenced}
+spec: {allowedNamespaces: [vision]}
+---
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata: {name: capped}
+spec: {allowedNamespaces: [vision, $NS], maxJobPriority: 50}
+EOF
+
+	# sbatch refuses each in one line, Slurm's words then the field's; nothing is created.
+	cli sbatch -p fenced "$(sleeper fenced)"
+	[ "$rc" -eq 1 ]
+	[ "$(<"$BATS_TEST_TMPDIR/err")" = "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified (partition fenced: namespace $NS is not in spec.allowedNamespaces)" ]
+	cli sbatch -p capped --priority 100 "$(sleeper capped)"
+	[ "$rc" -eq 1 ]
+	[ "$(<"$BATS_TEST_TMPDIR/err")" = "sbatch: error: Batch job submission failed: Access/permission denied (spec.priority 100 is above partition capped's maxJobPriority 50)" ]
+	run kubectl -n "$NS" get tj fenced capped
+	[ "$status" -ne 0 ]
+	# scontrol show partition: AllowAccounts as slurm.conf lists it, ALL without a list.
+	cli scontrol show partition capped
+	[ "$rc" -eq 0 ]
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/out")" = "   AllowGroups=ALL AllowAccounts=vision,$NS AllowQos=ALL" ]
+	cli scontrol show partition debug
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/out")" = "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL" ]
+	cli scontrol show partition nope
+	[ "$rc" -eq 1 ]
+	[ "$(<"$BATS_TEST_TMPDIR/out")" = "Partition nope not found" ]
+
+	# Applied anyway, the controller fails them with InvalidPartition and the same words.
+	job outsider 1 0 1h "  partition: fenced"
+	job eager 1 0 1h "  partition: capped
+  priority: 100"
+	wait_for -t 30 phase_is outsider Failed
+	[ "$(jp tj/outsider '{.status.message}')" = "partition fenced: namespace $NS is not in spec.allowedNamespaces" ]
+	[ "$(jp tj/outsider '{.status.conditions[?(@.type=="Failed")].reason}')" = InvalidPartition ]
+	wait_for -t 30 phase_is eager Failed
+	[ "$(jp tj/eager '{.status.message}')" = "spec.priority 100 is above partition capped's maxJobPriority 50" ]
+	kubectl delete partition fenced capped >/dev/null
 }
 
 @test "an array of 10 with %2 never has more than 2 elements admitted, and every element sees its task id" {
