@@ -424,6 +424,13 @@ struct tj_status {
 	/* The Partition the job runs in, recorded once (api/partition.h); NULL: none. */
 	char *partition;
 	/*
+	 * That Partition's spec as it was when the job was admitted, recorded
+	 * with the admission: what the job took from it (a time limit, an image,
+	 * placement) is kept from then on, whatever an admin edits or deletes
+	 * (docs/design.md 11). NULL: none recorded (owned).
+	 */
+	json_t *partition_spec;
+	/*
 	 * An array job's elements, as ranged index sets ("0-3,5"): started
 	 * (its TrainingJob was decided; written before it is created), and
 	 * of those the ones that ended so. NULL for an empty set.

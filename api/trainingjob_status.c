@@ -56,6 +56,7 @@ void tj_status_release(struct tj_status *status)
 	}
 	free(status->failures);
 	free(status->partition);
+	json_decref(status->partition_spec);
 	free(status->array_started);
 	free(status->array_succeeded);
 	free(status->array_failed);
@@ -286,6 +287,16 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	parse_topology(&d, obj, status);
 	decode_string(&d, obj, "status", "message", &status->message);
 	decode_string(&d, obj, "status", "partition", &status->partition);
+	/* JSON text, so that the schema keeps every field of the status known. */
+	if (json_is_string(json_object_get(obj, "partitionSpec"))) {
+		json_t *spec = json_loads(json_string_value(json_object_get(obj, "partitionSpec")),
+					  0, NULL);
+
+		if (json_is_object(spec))
+			status->partition_spec = spec;
+		else
+			json_decref(spec);
+	}
 	parse_array(&d, obj, status);
 	parse_dependency_status(&d, obj, status);
 	decode_string(&d, obj, "status", "requeued", &status->requeued);
@@ -478,6 +489,12 @@ json_t *tj_status_to_json(const struct tj_status *st)
 		ok = !json_object_set_new(obj, "topology", topology_to_json(&st->topology));
 	ok = ok && put_string(obj, "message", st->message);
 	ok = ok && put_string(obj, "partition", st->partition);
+	if (ok && st->partition_spec) {
+		char *text = json_dumps(st->partition_spec, JSON_COMPACT | JSON_SORT_KEYS);
+
+		ok = text && !json_object_set_new(obj, "partitionSpec", json_string(text));
+		free(text);
+	}
 	if (ok && st->has_array)
 		ok = !json_object_set_new(obj, "array", array_to_json(st));
 	if (ok && (st->dependency_met || st->n_dependency_satisfied))

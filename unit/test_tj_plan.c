@@ -208,6 +208,36 @@ Test(tj_plan, admission_is_a_decision_in_the_status_and_creates_every_rank_from_
 	fx_release(&f);
 }
 
+/* The first admission records the Partition's spec then; a later one keeps the first record. */
+Test(tj_plan, the_first_admission_records_what_the_partition_was)
+{
+	json_t *spec = json_pack("{s:s, s:s}", "defaultTime", "3600", "defaultImage", "img:1");
+	json_t *later = json_pack("{s:s}", "defaultTime", "1");
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.partition = "gpu";
+	f.in.partition_spec = spec;
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
+	fx_plan(&f);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert(json_equal(f.plan.status.partition_spec, spec));
+	cr_assert_str_eq(f.plan.status.partition, "gpu");
+	fx_release(&f);
+
+	fx_job(&f, NULL, "{\"phase\":\"Restarting\",\"admittedTime\":\"" EARLIER "\","
+	       "\"partition\":\"gpu\",\"partitionSpec\":\"{\\\"defaultTime\\\":\\\"3600\\\"}\"}");
+	f.in.partition = "gpu";
+	f.in.partition_spec = later;
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
+	fx_plan(&f);
+	cr_assert_str_eq(json_string_value(json_object_get(f.plan.status.partition_spec,
+							   "defaultTime")), "3600");
+	fx_release(&f);
+	json_decref(spec);
+	json_decref(later);
+}
+
 Test(tj_plan, an_admission_that_does_not_place_every_rank_is_refused_by_the_planner)
 {
 	struct fx f;

@@ -839,44 +839,6 @@ Test(tj_reconcile, a_job_without_image_or_partition_runs_in_the_default_partitio
 	json_decref(st);
 }
 
-Test(tj_reconcile, a_partition_that_does_not_exist_fails_the_job_in_slurms_words)
-{
-	json_t *body, *st, *c;
-	size_t i;
-	bool said = false;
-
-	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
-		      "\"partition\": \"gpu2\"}");
-	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
-	cr_assert_eq(count("POST", PODS_PATH), 0);
-	body = body_of(first("PUT", TJ_STATUS_PATH));
-	st = json_object_get(body, "status");
-	cr_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Failed");
-	cr_assert_str_eq(json_string_value(json_object_get(st, "message")),
-			 "invalid partition specified: gpu2");
-	json_array_foreach(json_object_get(st, "conditions"), i, c)
-		said |= !strcmp(json_string_value(json_object_get(c, "type")), "Failed") &&
-			!strcmp(json_string_value(json_object_get(c, "reason")), "InvalidPartition");
-	cr_assert(said, "Failed/InvalidPartition");
-	json_decref(body);
-}
-
-Test(tj_reconcile, a_time_limit_past_the_partitions_max_time_fails_the_job)
-{
-	json_t *body;
-
-	cache_partition("{\"metadata\": {\"name\": \"debug\"}, \"spec\": {\"maxTime\": \"30\"}}");
-	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
-		      "\"partition\": \"debug\", \"activeDeadlineSeconds\": 3600}");
-	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
-	cr_assert_eq(count("POST", PODS_PATH), 0);
-	body = body_of(first("PUT", TJ_STATUS_PATH));
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "status"),
-							   "message")),
-			 "time limit 01:00:00 is past partition debug's MaxTime 00:30:00");
-	json_decref(body);
-}
-
 /* The message of the last status written this pass, a new string ("" when none). */
 static char *last_status_message(void)
 {
@@ -893,6 +855,115 @@ static char *last_status_message(void)
 	msg = strdup(text ? text : "");
 	json_decref(body);
 	return msg;
+}
+
+/*
+ * A job applied before its Partition (or while an admin replaces it) waits
+ * for it, Pending and saying so in Slurm's words, as for a missing Volume:
+ * it is not failed for good.
+ */
+Test(tj_reconcile, a_partition_that_does_not_exist_yet_is_waited_for_not_failed)
+{
+	json_t *body, *st, *c;
+	size_t i;
+	bool said = false;
+
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"partition\": \"gpu2\"}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	body = body_of(first("PUT", TJ_STATUS_PATH));
+	st = json_object_get(body, "status");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Pending");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "message")),
+			 "invalid partition specified: gpu2: waiting for the Partition to exist");
+	json_array_foreach(json_object_get(st, "conditions"), i, c) {
+		cr_assert_str_neq(json_string_value(json_object_get(c, "type")), "Failed");
+		said |= !strcmp(json_string_value(json_object_get(c, "type")), "Admitted") &&
+			!strcmp(json_string_value(json_object_get(c, "reason")), "PartitionNotFound");
+	}
+	cr_assert(said, "Admitted/PartitionNotFound");
+	json_decref(body);
+}
+
+/*
+ * A running job keeps what it took from its Partition when it was admitted
+ * (status.partitionSpec): the admin's later defaultTime of one second and
+ * lower maxTime neither become its deadline nor fail it, and the Partition
+ * deleted leaves it the image it took.
+ */
+static void cache_running_llama_in_debug(const char *spec, const char *recorded)
+{
+	json_t *job = NULL;
+
+	recache_llama(spec);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ml/llama", &job), 0);
+	json_object_set_new(job, "status", json_pack(
+		"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:[{s:s, s:s, s:s, s:s, s:s}], s:s, s:s}",
+		"phase", "Running", "partition", "debug", "partitionSpec", recorded,
+		"jobId", "123456789", "taskId", "t", "restarts", 0, "infraRestarts", 0,
+		"conditions", "type", "Admitted", "status", "True", "reason", "Admitted",
+		"message", "m", "lastTransitionTime", "2026-12-01T10:00:00Z",
+		"admittedTime", "2026-12-01T10:00:00Z", "startTime", "2026-12-01T10:00:05Z"));
+	cache(KIND_TRAININGJOBS, job);
+	cache(KIND_SERVICES, json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}}", "metadata", "name",
+				       "llama", "namespace", "ml", "uid", "svc",
+				       "ownerReferences", "uid", JOB_UID));
+	cache_pod(0, false);
+	cache_pod(1, false);
+	for (int i = 0; i < 2; i++)
+		cache(KIND_NODES, json_pack("{s:{s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "name",
+					    i ? "n1" : "n0", "status", "conditions", "type",
+					    "Ready", "status", "True"));
+}
+
+Test(tj_reconcile, an_admitted_job_keeps_what_it_took_from_its_partition)
+{
+	char *msg;
+
+	cache_partition("{\"metadata\": {\"name\": \"debug\"}, \"spec\": {\"defaultTime\": \"1\","
+			" \"maxTime\": \"1\"}}");
+	cache_running_llama_in_debug("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+				     "\"partition\": \"debug\"}", "{}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_null(strstr(msg, "MaxTime"), "%s", msg);
+	cr_assert_null(strstr(msg, "deadline"), "%s", msg);
+	cr_assert_eq(count("DELETE", PODS_PATH "/llama-0") + count("DELETE", PODS_PATH "/llama-1"),
+		     0, "%s", msg);
+	free(msg);
+}
+
+Test(tj_reconcile, a_deleted_partition_leaves_an_admitted_job_the_image_it_took)
+{
+	char *msg;
+
+	opts.default_image = NULL;
+	cache_running_llama_in_debug("{\"numNodes\": 2, \"run\": \"train\", "
+				     "\"partition\": \"debug\"}",
+				     "{\"defaultImage\":\"registry.example/team:1\"}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_null(strstr(msg, "spec.image"), "%s", msg);
+	cr_assert_eq(count("DELETE", PODS_PATH "/llama-0") + count("DELETE", PODS_PATH "/llama-1"),
+		     0, "%s", msg);
+	free(msg);
+}
+
+Test(tj_reconcile, a_time_limit_past_the_partitions_max_time_fails_the_job)
+{
+	json_t *body;
+
+	cache_partition("{\"metadata\": {\"name\": \"debug\"}, \"spec\": {\"maxTime\": \"30\"}}");
+	recache_llama("{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", "
+		      "\"partition\": \"debug\", \"activeDeadlineSeconds\": 3600}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	body = body_of(first("PUT", TJ_STATUS_PATH));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "status"),
+							   "message")),
+			 "time limit 01:00:00 is past partition debug's MaxTime 00:30:00");
+	json_decref(body);
 }
 
 /* Slurm's AllowAccounts: a namespace the partition does not list cannot escape into it. */

@@ -65,6 +65,31 @@ static int load(struct manager *m, struct partition **out, size_t *n, json_t **b
 	return 0;
 }
 
+/* The partition job->status recorded at its admission, applied to its spec. */
+static int apply_recorded(struct trainingjob *job, struct job_partition *out)
+{
+	json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:O}", "apiVersion", "cadre.dev/v1alpha1",
+				"kind", "Partition", "metadata", "name", job->status.partition,
+				"spec", job->status.partition_spec);
+	struct field_errors errs;
+	struct partition p;
+	int err;
+
+	if (!obj)
+		return CADRE_ENOMEM;
+	field_errors_init(&errs);
+	err = partition_parse(obj, &p, &errs);
+	field_errors_release(&errs);
+	json_decref(obj);
+	/* A record that no longer parses (a later schema): the job goes on as admitted. */
+	if (!err && !(err = partition_apply(&p, &job->spec))) {
+		snprintf(out->name, sizeof(out->name), "%s", job->status.partition);
+		out->verdict = PARTITION_APPLIED;
+	}
+	partition_release(&p);
+	return err == CADRE_EINVAL ? 0 : err;
+}
+
 int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out)
 {
 	struct tj_spec *spec = &job->spec;
@@ -82,6 +107,11 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 	if (!job->status.partition && job->status.admitted_time) {
 		json_decref(bad);
 		return 0;
+	}
+	/* Admitted: what it took from its partition then, whatever the partition is now. */
+	if (job->status.admitted_time && job->status.partition_spec) {
+		json_decref(bad);
+		return apply_recorded(job, out);
 	}
 	if ((err = load(m, &parts, &n, &bad)))
 		goto out;
@@ -107,7 +137,10 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 			 why);
 		goto out;
 	}
-	if (partition_refuses(found, spec, out->message, sizeof(out->message))) {
+	/* A time limit or queue the partition refuses is refused at submission, as in
+	 * Slurm; an admitted job admitted without a record keeps running. */
+	if (!job->status.admitted_time &&
+	    partition_refuses(found, spec, out->message, sizeof(out->message))) {
 		out->verdict = PARTITION_REFUSED;
 		goto out;
 	}

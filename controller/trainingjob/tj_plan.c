@@ -614,6 +614,31 @@ static void volume_wait_event(struct planner *p, const char *reason, const char 
 	event(p, !strcmp(reason, "VolumeNotFound"), reason, "%s", msg);
 }
 
+/*
+ * A job whose Partition is not there waits for it, as for a Volume: applied
+ * a moment before its Partition, or while an admin replaces it (a GitOps
+ * delete and create), it starts once the Partition is back. cadre sbatch
+ * refuses an unknown -p at submission, in Slurm's words.
+ */
+static bool partition_waits(struct planner *p)
+{
+	const struct condition *c = condition_find(&p->job->status.conditions, "Admitted");
+	char msg[1024];
+
+	if (!p->in->partition_missing)
+		return false;
+	snprintf(msg, sizeof(msg), "%s: waiting for the Partition to exist",
+		 p->in->partition_missing);
+	if (!c || strcmp(c->status, "False") || !c->reason ||
+	    strcmp(c->reason, "PartitionNotFound") || !c->message || strcmp(c->message, msg))
+		event(p, true, "PartitionNotFound", "%s", msg);
+	cond(p, "Admitted", false, "PartitionNotFound", msg);
+	waiting(p, "PartitionNotFound");
+	set_phase(p, TJ_PHASE_PENDING);
+	set_message(p, "%s", msg);
+	return true;
+}
+
 static bool volumes_ready(struct planner *p)
 {
 	for (size_t i = 0; i < p->in->n_volumes; i++) {
@@ -749,13 +774,26 @@ static bool kueue_evicted(struct planner *p, const struct kueue_decision *given)
 	return true;
 }
 
-static void admit(struct planner *p, const char *message)
+/*
+ * The first admission: its time, and the spec of the job's Partition then,
+ * so that what the job took from it is kept (tj_status.partition_spec).
+ */
+static void first_admission(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 
+	if (st->admitted_time)
+		return;
+	st->admitted_time = p->in->now;
+	if (p->in->partition_spec && !st->partition_spec &&
+	    !(st->partition_spec = json_deep_copy(p->in->partition_spec)))
+		p->err = CADRE_ENOMEM;
+}
+
+static void admit(struct planner *p, const char *message)
+{
 	cond(p, "Admitted", true, "Admitted", message);
-	if (!st->admitted_time)
-		st->admitted_time = p->in->now;
+	first_admission(p);
 	p->out->admitted_now = true;
 	event(p, false, "Admitted", "%s", message);
 }
@@ -1931,7 +1969,8 @@ static void plan_active(struct planner *p)
 	if (old_gang_going(p) || stale_pods_going(p, attempt))
 		return;
 	if (!condition_is_true(&st->conditions, "Admitted")) {
-		if (!volumes_ready(p) || !code_ready(p) || restart_backing_off(p, attempt) ||
+		if (partition_waits(p) || !volumes_ready(p) || !code_ready(p) ||
+		    restart_backing_off(p, attempt) ||
 		    builtin_prepare(p) ||
 		    not_admitted(p))
 			return;
@@ -2117,7 +2156,7 @@ static void plan_array(struct planner *p)
 		finish(p, false, "InvalidSpec", msg);
 		goto out;
 	}
-	if (dependency_holds(p))
+	if (dependency_holds(p) || (!st->admitted_time && partition_waits(p)))
 		goto out;
 	if ((err = sets_init(&x, &a))) {
 		p->err = err;
@@ -2194,8 +2233,8 @@ static void plan_array(struct planner *p)
 	set_store(p, &st->array_succeeded, x.succeeded, x.size);
 	set_store(p, &st->array_failed, x.failed, x.size);
 	set_store(p, &st->array_cancelled, x.cancelled, x.size);
-	if (running && !st->admitted_time)
-		st->admitted_time = p->in->now;
+	if (running)
+		first_admission(p);
 	if (running && !st->start_time)
 		st->start_time = p->in->now;
 	if (done == a.n) {

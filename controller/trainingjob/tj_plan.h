@@ -162,6 +162,14 @@ struct tj_input {
 	/* The Partition applied to job's spec (controller/partition/partitions.h); recorded
 	 * in status.partition. NULL: none. */
 	const char *partition;
+	/* That Partition's spec now, recorded with the job's first admission; NULL: none. */
+	const json_t *partition_spec;
+	/*
+	 * The Partition the job names does not exist (yet: applied before it, or
+	 * replaced): the job waits, Pending with PartitionNotFound, saying so.
+	 * NULL: no such wait.
+	 */
+	const char *partition_missing;
 	/* The id claimed for a job whose status has none yet (jobids.h); NULL: the first probe. */
 	const char *job_id;
 	int64_t now;                  /* Unix seconds */

@@ -54,6 +54,7 @@ struct tj_pass {
 	json_t *obj;                 /* the job as cached */
 	struct trainingjob job;
 	char job_id[16];             /* the id claimed while status.jobId is unset (jobids.h) */
+	json_t *partition_obj;       /* the job's Partition as cached, before its admission */
 	struct field_errors errs;
 	struct buf invalid;
 	json_t *pods;                /* array of pod objects */
@@ -739,6 +740,7 @@ static int delete_element(struct tj_pass *p, const struct tj_action *a)
 static void pass_release(struct tj_pass *p)
 {
 	tj_plan_release(&p->plan);
+	json_decref(p->partition_obj);
 	tj_dep_verdict_release(&p->dependency);
 	free(p->elements);
 	json_decref(p->element_objs);
@@ -1605,11 +1607,17 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.entrypoint_exists = p.entrypoint_ready;
 	in.job = &p.job;
 	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
-	if (p.partition.verdict == PARTITION_UNKNOWN || p.partition.verdict == PARTITION_REFUSED) {
+	if (p.partition.verdict == PARTITION_REFUSED) {
 		in.invalid = p.partition.message;
 		in.invalid_reason = "InvalidPartition";
 	}
+	if (p.partition.verdict == PARTITION_UNKNOWN)
+		in.partition_missing = p.partition.message;
 	in.partition = p.partition.verdict == PARTITION_APPLIED ? p.partition.name : NULL;
+	/* Its spec now, for the record the first admission keeps. */
+	if (in.partition && !p.job.status.admitted_time &&
+	    !store_get(m->stores[KIND_PARTITIONS], in.partition, &p.partition_obj))
+		in.partition_spec = json_object_get(p.partition_obj, "spec");
 	in.now = manager_time(m);
 	in.mode = p.job.spec.queue && *p.job.spec.queue ? GANG_KUEUE : m->opts->gang_scheduler;
 	in.pods = p.views;
