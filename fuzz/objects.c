@@ -144,7 +144,7 @@ static void build_volume(struct volume *vol)
 	buf_init(&why, 1 << 16);
 	/* A Volume with spec.claimName adopts that claim: none is built for it. */
 	if (!vol->spec.claim_name) {
-		err = build_pvc(vol, &obj, &why);
+		err = build_pvc(vol, NULL, &obj, &why);
 		check_built(err, obj, &why, "PVC");
 	}
 	if (vol->spec.type == VOL_TYPE_NFS) {

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/fielderr.h"
+#include "api/name.h"
 #include "api/trainingjob.h"
 #include "api/volume.h"
 #include "controller/build/build.h"
@@ -1445,6 +1446,12 @@ Test(build, the_same_input_builds_the_same_pod)
 	tj_release(&tj);
 }
 
+/* build_pvc bound to the PV build_pv makes, as for a Volume with no PV of the old scheme. */
+static int build_pvc_new(const struct volume *vol, json_t **out, struct buf *err)
+{
+	return build_pvc(vol, NULL, out, err);
+}
+
 static json_t *volume_object(const char *name, int (*fn)(const struct volume *, json_t **,
 							 struct buf *))
 {
@@ -1464,7 +1471,7 @@ static json_t *volume_object(const char *name, int (*fn)(const struct volume *, 
 
 Test(build, retained_pvc_is_not_owned_by_its_volume)
 {
-	json_t *pvc = volume_object("shared-checkpoints", build_pvc);
+	json_t *pvc = volume_object("shared-checkpoints", build_pvc_new);
 
 	cr_assert_null(json_object_get(json_object_get(pvc, "metadata"), "ownerReferences"));
 	assert_golden("shared-checkpoints.pvc", pvc);
@@ -1473,7 +1480,7 @@ Test(build, retained_pvc_is_not_owned_by_its_volume)
 
 Test(build, deleted_pvc_is_owned_by_its_volume_and_keeps_its_class)
 {
-	json_t *pvc = volume_object("scratch", build_pvc);
+	json_t *pvc = volume_object("scratch", build_pvc_new);
 	json_t *owner = json_array_get(json_object_get(json_object_get(pvc, "metadata"),
 						       "ownerReferences"), 0);
 
@@ -1486,12 +1493,12 @@ Test(build, deleted_pvc_is_owned_by_its_volume_and_keeps_its_class)
 Test(build, nfs_volume_is_a_retained_pv_and_a_claim_bound_to_it)
 {
 	json_t *pv = volume_object("datasets", build_pv);
-	json_t *pvc = volume_object("datasets", build_pvc);
+	json_t *pvc = volume_object("datasets", build_pvc_new);
 
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pv, "metadata"),
-							    "name")), "cadre-research-datasets");
+							    "name")), "cadre.research.datasets.4a9ea1cb736a7423");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pvc, "spec"),
-							    "volumeName")), "cadre-research-datasets");
+					   "volumeName")), "cadre.research.datasets.4a9ea1cb736a7423");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pv, "spec"),
 		"persistentVolumeReclaimPolicy")), "Retain");
 	assert_golden("datasets.pv", pv);
@@ -1503,7 +1510,7 @@ Test(build, nfs_volume_is_a_retained_pv_and_a_claim_bound_to_it)
 Test(build, nfs_volume_without_a_size_gets_a_nominal_one_on_both_sides)
 {
 	json_t *pv = volume_object("home", build_pv);
-	json_t *pvc = volume_object("home", build_pvc);
+	json_t *pvc = volume_object("home", build_pvc_new);
 
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(pv,
 		"spec"), "capacity"), "storage")), BUILD_NFS_NOMINAL_SIZE);
@@ -1525,7 +1532,7 @@ Test(build, adopted_claims_and_non_nfs_pvs_are_not_built)
 
 	buf_init(&err, 1024);
 	load_volume("adopted", &vol);
-	cr_assert_eq(build_pvc(&vol, &out, &err), CADRE_EINVAL);
+	cr_assert_eq(build_pvc(&vol, NULL, &out, &err), CADRE_EINVAL);
 	cr_assert_null(out);
 	cr_assert_str_eq(buf_str(&err),
 			 "spec.claimName: the Volume adopts claim existing-claim; cadre makes none");
@@ -1540,20 +1547,133 @@ Test(build, adopted_claims_and_non_nfs_pvs_are_not_built)
 	buf_release(&err);
 }
 
-Test(build, pv_name_is_cadre_namespace_name_and_bounded)
+/* printf 'research/datasets' | sha256sum | cut -c1-16 */
+Test(build, pv_name_is_namespace_name_and_a_hash_of_both)
+{
+	struct volume vol;
+	char name[BUILD_PV_NAME_SIZE];
+
+	load_volume("datasets", &vol);
+	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), 0);
+	cr_assert_str_eq(name, "cadre.research.datasets.4a9ea1cb736a7423");
+	cr_assert(name_is_dns1123_subdomain(name));
+	cr_assert_eq(build_pv_name(&vol, name, 10), CADRE_EINVAL);
+	free(vol.meta.namespace);
+	vol.meta.namespace = NULL;
+	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), CADRE_EINVAL);
+	vol_release(&vol);
+}
+
+/* The old scheme gave both cadre-ml-prod-data; deleting one Volume deleted the other's PV. */
+Test(build, pv_names_of_ml_prod_data_and_ml_prod_data_differ)
+{
+	char a[BUILD_PV_NAME_SIZE], b[BUILD_PV_NAME_SIZE];
+
+	cr_assert_eq(build_pv_name_of("ml", "prod-data", a, sizeof(a)), 0);
+	cr_assert_eq(build_pv_name_of("ml-prod", "data", b, sizeof(b)), 0);
+	cr_assert_str_eq(a, "cadre.ml.prod-data.f3cc4d841248ed09");
+	cr_assert_str_eq(b, "cadre.ml-prod.data.5f0e4a79f843de3a");
+	/* A dotted name cannot pass for another namespace's either. */
+	cr_assert_eq(build_pv_name_of("ml", "prod.data", a, sizeof(a)), 0);
+	cr_assert_eq(build_pv_name_of("ml-prod", "data", b, sizeof(b)), 0);
+	cr_assert_str_neq(a, b);
+}
+
+/* name: 253 bytes, labels of 63 (the last 61) joined by '.', with c at index cut. */
+static void longest_name(char name[254], size_t cut, char c)
+{
+	memset(name, 'v', 253);
+	name[63] = name[127] = name[191] = '.';
+	name[253] = '\0';
+	if (cut < 253)
+		name[cut] = c;
+}
+
+/* The longest names still give a DNS subdomain of at most 253 bytes, and distinct ones. */
+Test(build, pv_name_of_the_longest_names_is_cut_to_a_dns_subdomain)
+{
+	char ns[64], name[254], a[BUILD_PV_NAME_SIZE], b[BUILD_PV_NAME_SIZE];
+
+	memset(ns, 'n', 63);
+	ns[63] = '\0';
+	longest_name(name, 253, 0);
+	cr_assert(name_is_dns1123_subdomain(name));
+	cr_assert_eq(build_pv_name_of(ns, name, a, sizeof(a)), 0);
+	cr_assert_eq(strlen(a), 253);
+	cr_assert(name_is_dns1123_subdomain(a), "%s", a);
+	longest_name(name, 252, 'w');
+	cr_assert_eq(build_pv_name_of(ns, name, b, sizeof(b)), 0);
+	cr_assert_str_neq(a, b, "names that differ past the cut still differ");
+	/* A cut that ends in '.' or '-' drops it: a label ends in a letter or digit. */
+	for (size_t cut = 160; cut < 175; cut++) {
+		longest_name(name, cut, cut == 191 ? '.' : '-');
+		if (!name_is_dns1123_subdomain(name))
+			continue;
+		cr_assert_eq(build_pv_name_of(ns, name, a, sizeof(a)), 0);
+		cr_assert(name_is_dns1123_subdomain(a), "cut at %zu: %s", cut, a);
+		cr_assert_leq(strlen(a), 253);
+	}
+	/* The cut lands on the '.' after the third label. */
+	memset(ns, 'n', 37);  /* 37 + '.' + 192 of the name = 230, the readable part */
+	ns[37] = '\0';
+	longest_name(name, 253, 0);
+	cr_assert_eq(build_pv_name_of(ns, name, a, sizeof(a)), 0);
+	cr_assert(name_is_dns1123_subdomain(a), "%s", a);
+}
+
+Test(build, pv_legacy_name_is_cadre_namespace_name_and_bounded)
 {
 	struct volume vol;
 	char name[300];
 
 	load_volume("datasets", &vol);
-	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), 0);
+	cr_assert_eq(build_pv_legacy_name(&vol, name, sizeof(name)), 0);
 	cr_assert_str_eq(name, "cadre-research-datasets");
-	cr_assert_eq(build_pv_name(&vol, name, 10), CADRE_EINVAL);
+	cr_assert_eq(build_pv_legacy_name(&vol, name, 10), CADRE_EINVAL);
 	free(vol.meta.name);
 	vol.meta.name = malloc(251);
 	memset(vol.meta.name, 'a', 250);
 	vol.meta.name[250] = '\0';
-	cr_assert_eq(build_pv_name(&vol, name, sizeof(name)), CADRE_EINVAL);
+	cr_assert_eq(build_pv_legacy_name(&vol, name, sizeof(name)), CADRE_EINVAL);
+	vol_release(&vol);
+}
+
+Test(build, a_pv_is_a_volumes_only_when_labelled_with_its_namespace_and_name)
+{
+	struct volume vol;
+	json_t *pv;
+
+	load_volume("datasets", &vol);
+	pv = json_pack("{s:{s:{s:s, s:s}}}", "metadata", "labels", LABEL_VOLUME, "datasets",
+		       LABEL_VOLUME_NAMESPACE, "research");
+	cr_assert(build_pv_is_volumes(pv, &vol));
+	json_object_set_new(json_object_get(json_object_get(pv, "metadata"), "labels"),
+			    LABEL_VOLUME_NAMESPACE, json_string("research-2"));
+	cr_assert_not(build_pv_is_volumes(pv, &vol), "another namespace's Volume datasets");
+	json_object_del(json_object_get(json_object_get(pv, "metadata"), "labels"),
+			LABEL_VOLUME_NAMESPACE);
+	cr_assert_not(build_pv_is_volumes(pv, &vol), "a name alone says no namespace");
+	json_object_del(json_object_get(pv, "metadata"), "labels");
+	cr_assert_not(build_pv_is_volumes(pv, &vol), "unlabelled");
+	json_decref(pv);
+	vol_release(&vol);
+}
+
+/* A claim adopting a PV of the old scheme is bound to it, not to a new one. */
+Test(build, nfs_claim_binds_to_the_pv_it_is_given)
+{
+	struct volume vol;
+	struct buf err;
+	json_t *pvc = NULL;
+
+	load_volume("datasets", &vol);
+	buf_init(&err, 256);
+	cr_assert_eq(build_pvc(&vol, "cadre-research-datasets", &pvc, &err), 0, "%s",
+		     buf_str(&err));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pvc, "spec"),
+							    "volumeName")), "cadre-research-datasets");
+	json_decref(pvc);
+	buf_release(&err);
 	vol_release(&vol);
 }
 

@@ -440,3 +440,192 @@ Test(vol_reconcile, a_volume_going_waits_for_the_unfinished_jobs_of_its_namespac
 	json_decref(train);
 	json_decref(vol);
 }
+
+/*
+ * PersistentVolumes of nfs Volumes (docs/volumes.md, "The PV of an nfs Volume"):
+ * cluster-scoped, so named uniquely and touched only when labelled as the Volume's.
+ */
+#define PVS_PATH "/api/v1/persistentvolumes"
+/* printf 'ml/scratch' | sha256sum | cut -c1-16 */
+#define PV_NEW "cadre.ml.scratch.c5226cf47ff810b4"
+#define PV_OLD "cadre-ml-scratch"
+
+/* volume() made an nfs Volume. */
+static json_t *nfs_volume(const char *policy)
+{
+	json_t *vol = volume(policy, NULL);
+	json_t *spec = json_object_get(vol, "spec");
+
+	cr_assert_eq(json_object_set_new(spec, "type", json_string("nfs")), 0);
+	cr_assert_eq(json_object_set_new(spec, "nfs", json_pack("{s:s, s:s}", "server",
+				"10.0.0.5", "path", "/exports/scratch")), 0);
+	return vol;
+}
+
+/* A PV named name as cached, labelled as Volume ns/volume's (ns NULL: unlabelled). */
+static json_t *pv(const char *name, const char *ns, const char *volume)
+{
+	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s}}",
+				"apiVersion", "v1", "kind", "PersistentVolume",
+				"metadata", "name", name,
+				"uid", "9f9f9f9f-0000-4000-8000-000000000009",
+				"resourceVersion", "77", "status", "phase", "Bound");
+
+	cr_assert_not_null(obj);
+	if (ns)
+		cr_assert_eq(json_object_set_new(json_object_get(obj, "metadata"), "labels",
+			json_pack("{s:s, s:s}", "cadre.dev/volume", volume,
+				  "cadre.dev/volume-namespace", ns)), 0);
+	return obj;
+}
+
+/* The volumeName of the claim the reconcile created from request first on. */
+static const char *created_claim_pv(size_t first, json_t **body)
+{
+	const struct httpd_request *r = only_request(first, "POST",
+						     "/api/v1/namespaces/ml/persistentvolumeclaims");
+
+	*body = json_loads(r->body, 0, NULL);
+	cr_assert_not_null(*body);
+	return json_string_value(json_object_get(json_object_get(*body, "spec"), "volumeName"));
+}
+
+Test(vol_reconcile, an_nfs_volume_makes_its_pv_under_a_name_of_its_own_and_binds_its_claim_to_it)
+{
+	json_t *body = NULL, *made;
+
+	cache(KIND_VOLUMES, nfs_volume("Retain"));
+	cr_assert_eq(reconcile(), 0);
+	made = json_loads(only_request(0, "POST", PVS_PATH)->body, 0, NULL);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(made, "metadata"),
+							    "name")), PV_NEW);
+	cr_assert_str_eq(created_claim_pv(0, &body), PV_NEW);
+	json_decref(made);
+	json_decref(body);
+}
+
+Test(vol_reconcile, an_old_scheme_pv_labelled_as_the_volumes_is_adopted_and_no_new_one_made)
+{
+	json_t *body = NULL;
+
+	cache(KIND_PVS, pv(PV_OLD, "ml", "scratch"));
+	cache(KIND_VOLUMES, nfs_volume("Retain"));
+	cr_assert_eq(reconcile(), 0);
+	cr_assert_eq(count_requests(0, "POST", PVS_PATH), 0);
+	cr_assert_str_eq(created_claim_pv(0, &body), PV_OLD, "the claim binds the PV with the data");
+	cr_assert_not_null(last_status);
+	cr_assert_str_neq(json_string_value(json_object_get(last_status, "phase")), "Failed");
+	json_decref(body);
+}
+
+/* Namespace ml-scratch's Volume x had cadre-ml-scratch too: it is not ml/scratch's. */
+Test(vol_reconcile, an_old_scheme_pv_labelled_as_another_volumes_or_unlabelled_is_never_touched)
+{
+	const char *owners[][2] = { { "ml-scratch", "x" }, { NULL, NULL }, { "ml", "other" } };
+
+	for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++) {
+		size_t first = httpd_request_count(server);
+		json_t *body = NULL, *vol = nfs_volume("Delete");
+
+		cache(KIND_PVS, pv(PV_OLD, owners[i][0], owners[i][1]));
+		cache(KIND_VOLUMES, json_incref(vol));
+		cr_assert_eq(reconcile(), 0);
+		cr_assert_eq(count_requests(first, "POST", PVS_PATH), 1);
+		cr_assert_str_eq(created_claim_pv(first, &body), PV_NEW);
+		json_decref(body);
+		/* Nor when the Volume goes with reclaimPolicy Delete. */
+		being_deleted(vol);
+		cache(KIND_VOLUMES, json_incref(vol));
+		cr_assert_eq(reconcile(), 0);
+		cr_assert_eq(count_requests(first, "DELETE", PVS_PATH "/" PV_OLD), 0);
+		cr_assert_eq(count_requests(first, "PATCH", PVS_PATH "/" PV_OLD), 0);
+		cr_assert_eq(count_requests(first, "PATCH", VOLUME_PATH), 1, "the finalizer goes");
+		cr_assert_eq(store_remove(m.stores[KIND_VOLUMES], vol), 0);
+		json_decref(vol);
+	}
+}
+
+Test(vol_reconcile, a_pv_of_its_name_labelled_as_another_volumes_is_refused_in_status_and_left)
+{
+	const char *owners[][2] = { { "ml-prod", "data" }, { NULL, NULL } };
+
+	for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++) {
+		size_t first = httpd_request_count(server);
+		const json_t *ready;
+		const char *msg;
+
+		cache(KIND_PVS, pv(PV_NEW, owners[i][0], owners[i][1]));
+		cache(KIND_VOLUMES, nfs_volume("Delete"));
+		cr_assert_eq(reconcile(), 0);
+		cr_assert_eq(count_requests(first, "POST", PVS_PATH), 0);
+		cr_assert_eq(count_requests(first, "POST",
+					    "/api/v1/namespaces/ml/persistentvolumeclaims"), 0);
+		cr_assert_not_null(last_status);
+		cr_assert_str_eq(json_string_value(json_object_get(last_status, "phase")), "Failed");
+		ready = json_array_get(json_object_get(last_status, "conditions"), 0);
+		cr_assert_str_eq(json_string_value(json_object_get(ready, "reason")),
+				 "PersistentVolumeConflict");
+		msg = json_string_value(json_object_get(ready, "message"));
+		cr_assert_not_null(strstr(msg, "PersistentVolume " PV_NEW " "), "%s", msg);
+		if (owners[i][0])
+			cr_assert_not_null(strstr(msg, "Volume ml-prod/data's"), "%s", msg);
+	}
+}
+
+Test(vol_reconcile, a_delete_nfs_volume_going_deletes_its_pv_guarded_by_uid_and_version)
+{
+	json_t *vol = nfs_volume("Delete");
+	json_t *body, *pre;
+
+	being_deleted(vol);
+	cache(KIND_PVS, pv(PV_NEW, "ml", "scratch"));
+	cache(KIND_VOLUMES, vol);
+	cr_assert_eq(reconcile(), 0);
+	body = json_loads(only_request(0, "DELETE", PVS_PATH "/" PV_NEW)->body, 0, NULL);
+	pre = json_object_get(body, "preconditions");
+	cr_assert_str_eq(json_string_value(json_object_get(pre, "uid")),
+			 "9f9f9f9f-0000-4000-8000-000000000009");
+	cr_assert_str_eq(json_string_value(json_object_get(pre, "resourceVersion")), "77");
+	cr_assert_eq(count_requests(0, "DELETE", PVS_PATH "/" PV_OLD), 0);
+	json_decref(body);
+}
+
+Test(vol_reconcile, a_delete_nfs_volume_going_deletes_the_old_scheme_pv_it_adopted)
+{
+	json_t *vol = nfs_volume("Delete");
+
+	being_deleted(vol);
+	cache(KIND_PVS, pv(PV_OLD, "ml", "scratch"));
+	cache(KIND_VOLUMES, vol);
+	cr_assert_eq(reconcile(), 0);
+	cr_assert_eq(count_requests(0, "DELETE", PVS_PATH "/" PV_OLD), 1);
+	cr_assert_eq(count_requests(0, "DELETE", PVS_PATH "/" PV_NEW), 0);
+}
+
+Test(vol_reconcile, a_delete_nfs_volume_going_leaves_a_pv_of_its_name_that_is_anothers)
+{
+	json_t *vol = nfs_volume("Delete");
+
+	being_deleted(vol);
+	cache(KIND_PVS, pv(PV_NEW, "ml-prod", "data"));
+	cache(KIND_VOLUMES, vol);
+	cr_assert_eq(reconcile(), 0);
+	cr_assert_eq(count_requests(0, "DELETE", PVS_PATH "/" PV_NEW), 0);
+	cr_assert_eq(count_requests(0, "PATCH", VOLUME_PATH), 1, "the finalizer goes");
+}
+
+/* A PV that is not a Volume's still brings back the Volume whose PV name it holds. */
+Test(vol_reconcile, an_nfs_volume_is_indexed_under_its_pv_name)
+{
+	json_t *values = json_array(), *nfs = nfs_volume("Retain"), *pvc = volume("Retain", NULL);
+
+	cr_assert_eq(manager_index_volume_pv(nfs, values, NULL), 0);
+	cr_assert_eq(json_array_size(values), 1);
+	cr_assert_str_eq(json_string_value(json_array_get(values, 0)), PV_NEW);
+	json_array_clear(values);
+	cr_assert_eq(manager_index_volume_pv(pvc, values, NULL), 0);
+	cr_assert_eq(json_array_size(values), 0, "a k8s-pvc Volume has no PV of cadre's");
+	json_decref(values);
+	json_decref(nfs);
+	json_decref(pvc);
+}

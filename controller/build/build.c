@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/hash.h"
@@ -18,6 +20,10 @@
 
 /* Object names of most kinds are DNS subdomains: at most 253 bytes. */
 #define OBJECT_NAME_MAX 253
+/* What a PV name keeps of "<namespace>.<name>": the rest is the prefix, '.' and 16 hex. */
+#define BUILD_PV_READABLE_MAX (OBJECT_NAME_MAX - (int)sizeof(BUILD_PV_PREFIX) - 16)
+/* Namespace (63), '/', name (253) and the terminator. */
+#define STORE_KEY_SIZE 320
 
 int build_fail(struct buf *err, int code, const char *path, const char *fmt, ...)
 {
@@ -182,7 +188,44 @@ int build_entrypoint_digest(const struct trainingjob *job, const struct build_op
 	return ret;
 }
 
+/*
+ * The readable part of a PV name, "<namespace>.<name>" cut so the whole
+ * fits, then the hash that makes it unique: the cut can end in '.' or '-'
+ * and a DNS subdomain's labels must end in a letter or digit, so those go.
+ */
+int build_pv_name_of(const char *ns, const char *name, char *out, size_t size)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	char key[STORE_KEY_SIZE], readable[BUILD_PV_READABLE_MAX + 1];
+	int n;
+	size_t len;
+
+	if (!ns || !*ns || !name || !*name)
+		return CADRE_EINVAL;
+	/* '/' is in neither a namespace nor a name: "ns/name" is one pair's alone. */
+	n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return CADRE_EINVAL;
+	if (!EVP_Digest(key, (size_t)n, md, &md_len, EVP_sha256(), NULL) || md_len < 8)
+		return CADRE_ENOMEM;
+	snprintf(readable, sizeof(readable), "%s.%s", ns, name);
+	len = strlen(readable);
+	while (len && (readable[len - 1] == '.' || readable[len - 1] == '-'))
+		readable[--len] = '\0';
+	n = snprintf(out, size, BUILD_PV_PREFIX "%s.%02x%02x%02x%02x%02x%02x%02x%02x", readable,
+		     md[0], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
+	if (n < 0 || (size_t)n >= size || n > OBJECT_NAME_MAX)
+		return CADRE_EINVAL;
+	return 0;
+}
+
 int build_pv_name(const struct volume *vol, char *out, size_t size)
+{
+	return build_pv_name_of(vol->meta.namespace, vol->meta.name, out, size);
+}
+
+int build_pv_legacy_name(const struct volume *vol, char *out, size_t size)
 {
 	int n;
 
@@ -192,6 +235,16 @@ int build_pv_name(const struct volume *vol, char *out, size_t size)
 	if (n < 0 || (size_t)n >= size || n > OBJECT_NAME_MAX)
 		return CADRE_EINVAL;
 	return 0;
+}
+
+bool build_pv_is_volumes(const json_t *pv, const struct volume *vol)
+{
+	const json_t *labels = json_object_get(json_object_get(pv, "metadata"), "labels");
+	const char *name = json_string_value(json_object_get(labels, LABEL_VOLUME));
+	const char *ns = json_string_value(json_object_get(labels, LABEL_VOLUME_NAMESPACE));
+
+	return name && ns && vol->meta.name && vol->meta.namespace &&
+	       !strcmp(name, vol->meta.name) && !strcmp(ns, vol->meta.namespace);
 }
 
 /*
@@ -230,7 +283,7 @@ static int check_nfs(const struct volume *vol, struct buf *err)
 	return 0;
 }
 
-int build_pvc(const struct volume *vol, json_t **out, struct buf *err)
+int build_pvc(const struct volume *vol, const char *pv_name, json_t **out, struct buf *err)
 {
 	const struct object_meta *meta = &vol->meta;
 	bool owned = build_claim_owned(vol);
@@ -253,10 +306,11 @@ int build_pvc(const struct volume *vol, json_t **out, struct buf *err)
 		ret = check_nfs(vol, err);
 		if (ret)
 			goto out;
-		if (build_pv_name(vol, pv, sizeof(pv))) {
+		if (pv_name && *pv_name) {
+			snprintf(pv, sizeof(pv), "%s", pv_name);
+		} else if (build_pv_name(vol, pv, sizeof(pv))) {
 			ret = build_fail(err, CADRE_EINVAL, "metadata.name",
-					 "cadre-<namespace>-<name> must fit in %d bytes",
-					 OBJECT_NAME_MAX);
+					 "names no PersistentVolume");
 			goto out;
 		}
 	}
@@ -406,8 +460,7 @@ int build_pv(const struct volume *vol, json_t **out, struct buf *err)
 	if (ret)
 		goto out;
 	if (build_pv_name(vol, name, sizeof(name))) {
-		ret = build_fail(err, CADRE_EINVAL, "metadata.name",
-				 "cadre-<namespace>-<name> must fit in %d bytes", OBJECT_NAME_MAX);
+		ret = build_fail(err, CADRE_EINVAL, "metadata.name", "names no PersistentVolume");
 		goto out;
 	}
 	ret = storage_size(vol, &size, err);

@@ -231,10 +231,12 @@ bool build_pod_kept_scheduling_group(const json_t *pod, const char *podgroup);
  * The PVC that a k8s-pvc or nfs Volume is mounted through: named after the
  * Volume, in its namespace, labelled cadre.dev/volume=<name>, owned by the
  * Volume only when reclaimPolicy is Delete. For nfs it is pre-bound to the
- * PV build_pv makes (volumeName, storageClassName ""). A Volume with
- * spec.claimName adopts that claim and has none built: CADRE_EINVAL.
+ * PV named pv_name (volumeName, storageClassName ""): the one build_pv
+ * makes when pv_name is NULL, or a PV of the old scheme the Volume adopted
+ * (build_pv_legacy_name). A Volume with spec.claimName adopts that claim and
+ * has none built: CADRE_EINVAL.
  */
-int build_pvc(const struct volume *vol, json_t **out, struct buf *err);
+int build_pvc(const struct volume *vol, const char *pv_name, json_t **out, struct buf *err);
 
 /*
  * Whether vol owns the claim it uses, so that the garbage collector takes
@@ -279,11 +281,40 @@ int build_claim_disown_patch(const struct volume *vol, json_t **out, struct buf 
 int build_pv(const struct volume *vol, json_t **out, struct buf *err);
 
 /*
- * "cadre-<namespace>-<name>" into out (size bytes). Returns 0, or
- * CADRE_EINVAL when the Volume lacks a name or namespace, or the result is
- * longer than an object name may be (253) or than size allows.
+ * The name of the PV cadre makes for an nfs Volume, into out (size bytes):
+ * "cadre.<namespace>.<name>.<hash>", the hash being the first 16 hex digits
+ * of SHA-256 over "<namespace>/<name>", the readable part cut so the whole
+ * is at most 253 bytes, a DNS subdomain. A PV is cluster-scoped: the hash
+ * keeps namespace ml's Volume prod-data and namespace ml-prod's Volume data
+ * apart, where "cadre-<namespace>-<name>" gave both cadre-ml-prod-data.
+ * Derived from the Volume's identity alone, so any controller process
+ * finds the same name again after a crash; and no old-scheme name
+ * (build_pv_legacy_name, "cadre-" ...) is ever a new one ("cadre." ...).
+ * Pure. Returns 0, or CADRE_EINVAL when ns or name is missing or out is
+ * too small (BUILD_PV_NAME_SIZE is enough); CADRE_ENOMEM when the digest
+ * cannot be made.
  */
+#define BUILD_PV_PREFIX "cadre."
+#define BUILD_PV_NAME_SIZE 254
+int build_pv_name_of(const char *ns, const char *name, char *out, size_t size);
+/* build_pv_name_of() of vol's namespace and name. */
 int build_pv_name(const struct volume *vol, char *out, size_t size);
+
+/*
+ * The name the PV of an nfs Volume had before: "cadre-<namespace>-<name>",
+ * which two Volumes can share. Read only to adopt such a PV on upgrade,
+ * and only when build_pv_is_volumes() says it is vol's. CADRE_EINVAL when
+ * vol lacks a name or namespace, or the name would pass 253 bytes or size.
+ */
+int build_pv_legacy_name(const struct volume *vol, char *out, size_t size);
+
+/*
+ * Whether pv (borrowed) is labelled as vol's: cadre.dev/volume is vol's
+ * name and cadre.dev/volume-namespace its namespace. cadre patches, deletes
+ * or adopts no PV that is not: a PV of the right name but labelled for
+ * another Volume, or not at all, is someone else's.
+ */
+bool build_pv_is_volumes(const json_t *pv, const struct volume *vol);
 
 /*
  * metadata.ownerReferences naming one controlling owner, with

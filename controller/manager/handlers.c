@@ -270,6 +270,37 @@ static void on_claim_update(void *ctx, const char *key, const json_t *old_obj,
 	on_claim(ctx, key, new_obj);
 }
 
+/*
+ * A PV came, changed or went: the Volume it is labelled as (a PV is
+ * cluster-scoped, so its namespace is a label too), and the Volume whose
+ * PV name it holds, which may be another one waiting for it to go.
+ */
+static void on_pv(void *ctx, const char *key, const json_t *obj)
+{
+	struct manager *m = ctx;
+	const char *ns = obj_label(obj, LABEL_VOLUME_NAMESPACE);
+	const char *volume = obj_label(obj, LABEL_VOLUME);
+	json_t *vols = NULL, *vol;
+	size_t i;
+
+	(void)key;
+	if (ns && volume)
+		manager_enqueue(m, "vol", ns, volume);
+	if (!obj_name(obj) ||
+	    store_by_index(m->stores[KIND_VOLUMES], MANAGER_PV_INDEX, obj_name(obj), &vols))
+		return;
+	json_array_foreach(vols, i, vol)
+		manager_enqueue(m, "vol", obj_ns(vol), obj_name(vol));
+	json_decref(vols);
+}
+
+static void on_pv_update(void *ctx, const char *key, const json_t *old_obj,
+			 const json_t *new_obj)
+{
+	(void)old_obj;
+	on_pv(ctx, key, new_obj);
+}
+
 static void on_service(void *ctx, const char *key, const json_t *obj)
 {
 	struct manager *m = ctx;
@@ -326,7 +357,7 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_NODES] = { on_node_change, on_node_update, on_node_change, NULL },
 	[KIND_SERVICES] = { on_service, on_service_update, on_service, NULL },
 	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
-	[KIND_PVS] = { on_claim, on_claim_update, on_claim, NULL },
+	[KIND_PVS] = { on_pv, on_pv_update, on_pv, NULL },
 	/* A PodGroup carries the job's label, as a Service does. */
 	[KIND_PODGROUPS] = { on_service, on_service_update, on_service, NULL },
 	/* So does the entrypoint ConfigMap: made, changed or deleted, its job looks again. */

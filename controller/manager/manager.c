@@ -9,6 +9,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/kueue.h"
 #include "controller/admission/topology_watch.h"
+#include "controller/build/build.h"
 #include "controller/code/code.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
@@ -75,6 +76,22 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	[KIND_CODE] = { .resource = &kube_resource_configmaps, .label_selector = CODE_LABEL,
 			.trim = code_trim, .namespaced_by_flag = true },
 };
+
+int manager_index_volume_pv(const json_t *vol, json_t *values, void *arg)
+{
+	const json_t *meta = json_object_get(vol, "metadata");
+	const char *type = json_string_value(json_object_get(json_object_get(vol, "spec"),
+							     "type"));
+	char pv[BUILD_PV_NAME_SIZE];
+
+	(void)arg;
+	if (!type || strcmp(type, "nfs"))
+		return 0;
+	if (build_pv_name_of(json_string_value(json_object_get(meta, "namespace")),
+			     json_string_value(json_object_get(meta, "name")), pv, sizeof(pv)))
+		return 0;
+	return json_array_append_new(values, json_string(pv)) ? CADRE_ENOMEM : 0;
+}
 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg)
 {
@@ -508,6 +525,9 @@ int manager_stores_init(struct manager *m)
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], "volume", manager_index_job_volumes,
 					      NULL);
+		if (!err && k == KIND_VOLUMES)
+			err = store_add_index(m->stores[k], MANAGER_PV_INDEX,
+					      manager_index_volume_pv, NULL);
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], "array", manager_index_job_array, NULL);
 		if (!err && k == KIND_TRAININGJOBS)

@@ -158,6 +158,14 @@ void manager_enqueue(struct manager *m, const char *kind, const char *ns, const 
 int manager_index_job_volumes(const json_t *job, json_t *values, void *arg);
 
 /*
+ * Index of the Volume cache: an nfs Volume under the name of the PV cadre
+ * makes for it (build_pv_name), so that a PV labelled as another's, or
+ * not at all, still brings back the Volume whose name it holds.
+ */
+#define MANAGER_PV_INDEX "pv"
+int manager_index_volume_pv(const json_t *vol, json_t *values, void *arg);
+
+/*
  * The TrainingJob cache's index "array" (store_index_fn): an array job's
  * element (label cadre.dev/array-job) under "namespace/<array>".
  */

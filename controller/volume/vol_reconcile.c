@@ -3,7 +3,9 @@
  *
  * A Volume is a name a TrainingJob mounts; underneath it is a PVC named
  * after it (or an existing one named by spec.claimName), and for nfs a PV
- * cadre-<namespace>-<name> pre-bound to that PVC. The reconciler makes
+ * (build_pv_name, unique across namespaces) pre-bound to that PVC, or the
+ * Volume's PV of the old scheme, adopted. Of PVs, cluster-scoped, it
+ * touches only one labelled as the Volume's. The reconciler makes
  * what is missing, mirrors the PVC into status (with an Event for each
  * change of phase), keeps the claim's owner reference in step with
  * reclaimPolicy (docs/volumes.md), keeps the list of jobs using it, and
@@ -147,10 +149,94 @@ static int patch_finalizer(struct manager *m, const struct volume *vol, const js
 	return ret;
 }
 
-static void pv_name(const struct volume *vol, char *out, size_t size)
+/*
+ * Which PV an nfs Volume uses, into pv (BUILD_PV_NAME_SIZE bytes), and
+ * whether it exists (*found):
+ * - a PV of the old scheme (build_pv_legacy_name) labelled as the
+ *   Volume's: adopted as it is, since its claim is bound to it and the
+ *   data is there; no new PV is made beside it;
+ * - otherwise the PV of build_pv_name(), when it is labelled as the
+ *   Volume's or does not exist yet (then ensure_pv makes it);
+ * - a PV of that name labelled for another Volume, or not at all, is not
+ *   the Volume's: CADRE_EEXIST, and why into refusal. cadre touches it no
+ *   more than a PV of the old name that is someone else's.
+ * Read from the cache only, so each controller process decides the same.
+ */
+static int choose_pv(struct manager *m, const struct volume *vol, char *pv, bool *found,
+		     struct buf *refusal)
 {
-	if (build_pv_name(vol, out, size))
-		snprintf(out, size, "cadre-%s-%s", vol->meta.namespace, vol->meta.name);
+	json_t *obj = NULL;
+	const json_t *labels;
+	const char *ns, *name;
+	int ret;
+
+	*found = false;
+	if (build_pv_legacy_name(vol, pv, BUILD_PV_NAME_SIZE) == 0 &&
+	    store_get(m->stores[KIND_PVS], pv, &obj) == 0) {
+		*found = build_pv_is_volumes(obj, vol);
+		json_decref(obj);
+		obj = NULL;
+		if (*found)
+			return 0;
+	}
+	ret = build_pv_name(vol, pv, BUILD_PV_NAME_SIZE);
+	if (ret)
+		return ret;
+	if (store_get(m->stores[KIND_PVS], pv, &obj))
+		return 0;
+	if (build_pv_is_volumes(obj, vol)) {
+		*found = true;
+		json_decref(obj);
+		return 0;
+	}
+	labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+	ns = json_string_value(json_object_get(labels, LABEL_VOLUME_NAMESPACE));
+	name = json_string_value(json_object_get(labels, LABEL_VOLUME));
+	if (ns && name)
+		buf_addf_cut(refusal, "PersistentVolume %s is labelled as Volume %.63s/%.253s's, "
+			     "not this one's: cadre leaves it alone; delete it or give it the "
+			     "labels %s=%s and %s=%s", pv, ns, name, LABEL_VOLUME_NAMESPACE,
+			     vol->meta.namespace, LABEL_VOLUME, vol->meta.name);
+	else
+		buf_addf_cut(refusal, "PersistentVolume %s exists and is not labelled as this "
+			     "Volume's: cadre leaves it alone; delete it or give it the labels "
+			     "%s=%s and %s=%s", pv, LABEL_VOLUME_NAMESPACE, vol->meta.namespace,
+			     LABEL_VOLUME, vol->meta.name);
+	json_decref(obj);
+	return CADRE_EEXIST;
+}
+
+/*
+ * Delete the PV named pv if the cache shows it labelled as vol's, guarded
+ * by the uid and resourceVersion seen: a PV deleted and made again, or
+ * relabelled, since the cache's copy is refused (409) and looked at again.
+ */
+static int delete_pv(struct manager *m, const struct volume *vol, const char *pv)
+{
+	struct kube_delete_opts opts = { 0 };
+	struct kube_status st;
+	json_t *obj = NULL;
+	const json_t *meta;
+	int ret = 0;
+
+	if (store_get(m->stores[KIND_PVS], pv, &obj))
+		return 0;
+	if (!build_pv_is_volumes(obj, vol))
+		goto out;
+	meta = json_object_get(obj, "metadata");
+	opts.uid = json_string_value(json_object_get(meta, "uid"));
+	opts.resource_version = json_string_value(json_object_get(meta, "resourceVersion"));
+	ret = kube_client_delete(m->http, &kube_resource_pvs, NULL, pv, &opts, NULL, &st);
+	if (ret == CADRE_ENOTFOUND)
+		ret = 0;
+	else if (ret == CADRE_ECONFLICT)
+		ret = CADRE_EAGAIN;
+	else if (ret)
+		log_warn("volume", "%s/%s: cannot delete PV %s: %s", vol->meta.namespace,
+			 vol->meta.name, pv, st.message);
+out:
+	json_decref(obj);
+	return ret;
 }
 
 /* The claim the Volume uses: the one it adopted, or the one named after it. */
@@ -259,7 +345,7 @@ static int disown_claim(struct manager *m, const struct volume *vol)
 static int finish_delete(struct manager *m, const struct volume *vol, const json_t *obj)
 {
 	struct kube_status st;
-	char pv[STORE_KEY_MAX];
+	char pv[BUILD_PV_NAME_SIZE];
 	int ret;
 
 	if (build_claim_owned(vol)) {
@@ -275,15 +361,17 @@ static int finish_delete(struct manager *m, const struct volume *vol, const json
 		if (ret)
 			return ret;
 	}
-	if (vol->spec.reclaim_policy == VOL_RECLAIM_DELETE) {
-		if (vol->spec.type == VOL_TYPE_NFS) {
-			pv_name(vol, pv, sizeof(pv));
-			ret = kube_client_delete(m->http, &kube_resource_pvs, NULL, pv, NULL, NULL, &st);
-			if (ret && ret != CADRE_ENOTFOUND) {
-				log_warn("volume", "%s/%s: cannot delete PV %s: %s",
-					 vol->meta.namespace, vol->meta.name, pv, st.message);
+	if (vol->spec.reclaim_policy == VOL_RECLAIM_DELETE && vol->spec.type == VOL_TYPE_NFS) {
+		/* Both names: a Volume of the old scheme's PV, or the PV cadre makes now. */
+		if (build_pv_legacy_name(vol, pv, sizeof(pv)) == 0) {
+			ret = delete_pv(m, vol, pv);
+			if (ret)
 				return ret;
-			}
+		}
+		if (build_pv_name(vol, pv, sizeof(pv)) == 0) {
+			ret = delete_pv(m, vol, pv);
+			if (ret)
+				return ret;
 		}
 	}
 	log_info("volume", "%s/%s: deleted (reclaimPolicy %s)", vol->meta.namespace,
@@ -291,39 +379,53 @@ static int finish_delete(struct manager *m, const struct volume *vol, const json
 	return patch_finalizer(m, vol, obj, false);
 }
 
-static int ensure_claim(struct manager *m, const struct volume *vol, const json_t *obj)
+/*
+ * Make what the Volume lacks: for nfs the PV (choose_pv), then the claim.
+ * CADRE_EEXIST, with why in refusal, when the PV's name is taken by a PV
+ * that is not the Volume's: then nothing is made.
+ */
+static int ensure_claim(struct manager *m, const struct volume *vol, const json_t *obj,
+			struct buf *refusal)
 {
 	struct kube_status st;
-	char key[STORE_KEY_MAX], pv[STORE_KEY_MAX];
+	char key[STORE_KEY_MAX], pv[BUILD_PV_NAME_SIZE] = "";
 	struct buf err;
 	json_t *existing = NULL, *want = NULL;
+	bool found;
 	int ret = 0;
 
 	buf_init(&err, 1024);
 	if (vol->spec.type == VOL_TYPE_NFS) {
-		pv_name(vol, pv, sizeof(pv));
-		if (store_get(m->stores[KIND_PVS], pv, &existing)) {
+		ret = choose_pv(m, vol, pv, &found, refusal);
+		if (ret == CADRE_EINVAL)
+			build_fail(&err, ret, "metadata.name", "names no PersistentVolume");
+		if (ret)
+			goto out;
+		if (!found) {
 			ret = build_pv(vol, &want, &err);
 			if (ret)
 				goto out;
 			ret = kube_client_create(m->http, &kube_resource_pvs, NULL, want, NULL, &st);
 			json_decref(want);
-			if (ret && ret != CADRE_EEXIST) {
+			want = NULL;
+			if (ret == CADRE_EEXIST) {
+				/* Not in the cache yet: whose it is shows when it is. */
+				ret = CADRE_EAGAIN;
+				goto out;
+			}
+			if (ret) {
 				log_warn("volume", "%s/%s: cannot create PV %s: %s",
 					 vol->meta.namespace, vol->meta.name, pv, st.message);
 				goto out;
 			}
-			ret = 0;
 		}
-		json_decref(existing);
-		existing = NULL;
 	}
 	if (vol->spec.claim_name && *vol->spec.claim_name)
 		goto out;  /* an existing claim is adopted, never created */
 	snprintf(key, sizeof(key), "%s/%s", vol->meta.namespace, vol->meta.name);
 	if (store_get(m->stores[KIND_PVCS], key, &existing) == 0)
 		goto out;  /* also a claim left by a Retain Volume of the same name: adopted */
-	ret = build_pvc(vol, &want, &err);
+	ret = build_pvc(vol, *pv ? pv : NULL, &want, &err);
 	if (ret)
 		goto out;
 	ret = kube_client_create(m->http, &kube_resource_pvcs, vol->meta.namespace, want, NULL, &st);
@@ -457,7 +559,7 @@ int vol_reconcile(struct manager *m, const char *ns, const char *name)
 	struct field_errors errs;
 	struct vol_status next;
 	struct volume vol;
-	struct buf invalid;
+	struct buf invalid, refusal;
 	char key[STORE_KEY_MAX];
 	json_t *obj = NULL;
 	int64_t now = time(NULL);
@@ -467,6 +569,7 @@ int vol_reconcile(struct manager *m, const char *ns, const char *name)
 	vol_status_init(&next);
 	field_errors_init(&errs);
 	buf_init(&invalid, 8192);
+	buf_init(&refusal, 1024);
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
 	if (store_get(m->stores[KIND_VOLUMES], key, &obj))
 		goto out;
@@ -505,12 +608,21 @@ status:
 		condition_set(&next.conditions, "Ready", "False", "InvalidSpec", buf_str(&invalid),
 			      vol.meta.generation, now, NULL);
 	} else if (!vol.meta.deleting) {
-		ret = ensure_claim(m, &vol, obj);
+		ret = ensure_claim(m, &vol, obj, &refusal);
 		if (ret == CADRE_EINVAL)
 			ret = 0;
-		if (!ret)
-			ret = sync_claim_owner(m, &vol, obj);
-		observe_claim(m, &vol, &next, now, vol.meta.generation);
+		if (ret == CADRE_EEXIST) {
+			/* Settled until that PV changes: its event brings the Volume back. */
+			ret = 0;
+			next.phase = VOL_PHASE_FAILED;
+			condition_set(&next.conditions, "Ready", "False", "PersistentVolumeConflict",
+				      buf_str(&refusal), vol.meta.generation, now, NULL);
+			log_warn("volume", "%s: %s", key, buf_str(&refusal));
+		} else {
+			if (!ret)
+				ret = sync_claim_owner(m, &vol, obj);
+			observe_claim(m, &vol, &next, now, vol.meta.generation);
+		}
 	}
 	for (size_t i = 0; i < next.n_used_by; i++)
 		free(next.used_by[i]);
@@ -535,6 +647,7 @@ out:
 	vol_release(&vol);
 	field_errors_release(&errs);
 	buf_release(&invalid);
+	buf_release(&refusal);
 	json_decref(obj);
 	return ret;
 }

@@ -29,7 +29,55 @@ setup() {
 }
 
 teardown() {
+	# A second namespace of the test (second_namespace): its Volumes released first.
+	if [[ -n ${NS2:-} ]]; then
+		NS=$NS2 volumes_cleanup || true
+		kubectl delete namespace "$NS2" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+	fi
 	test_cleanup
+}
+
+# second_namespace NAME: a namespace beside $NS for this test, as NS2; teardown removes it.
+second_namespace() {
+	NS2=$1
+	kubectl create namespace "$NS2" >/dev/null
+	kubectl label namespace "$NS2" e2e.cadre.dev/test=true >/dev/null
+}
+
+# nfs_volume NAME POLICY: an nfs Volume of that name and reclaimPolicy, as YAML.
+nfs_volume() {
+	cat <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Volume
+metadata: {name: $1}
+spec:
+  type: nfs
+  accessMode: ReadOnlyMany
+  nfs: {server: 127.0.0.1, path: /exports/$1, readOnly: true}
+  reclaimPolicy: $2
+EOF
+}
+
+# old_pv NAME CLAIM_NS CLAIM [LABEL_NS LABEL_VOLUME]: an nfs PV as cadre named them before
+# (cadre-<namespace>-<name>), reserved for that claim, labelled as that Volume's if given.
+old_pv() {
+	local labels='e2e.cadre.dev/test: "true"'
+	(($# >= 5)) && labels+=", cadre.dev/volume: $5, cadre.dev/volume-namespace: $4"
+	kubectl create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: $1
+  labels: {$labels}
+spec:
+  capacity: {storage: 1Mi}
+  accessModes: [ReadOnlyMany]
+  storageClassName: ""
+  persistentVolumeReclaimPolicy: Retain
+  nfs: {server: 127.0.0.1, path: /exports/$3, readOnly: true}
+  claimRef: {namespace: $2, name: $3}
+EOF
+	track_pv "$1"
 }
 
 volume_phase_is() {
@@ -149,9 +197,9 @@ protected_and_going() {
 	wait_for -t 30 field_is volume.cadre.dev/scratch '{.status.usedBy}' '["trainer"]'
 }
 
-@test "an nfs Volume creates its PV cadre-<namespace>-<name> and a claim bound to it, which a job mounts" {
+@test "an nfs Volume creates its PV cadre.<namespace>.<name>.<hash> and a claim bound to it, which a job mounts" {
 	kubectl -n "$NS" apply -f "$JOBS/nfs.yaml"
-	pv=cadre-$NS-datasets
+	pv=$(cadre_pv "$NS" datasets)
 	wait_for -t 60 kubectl get pv "$pv"
 	wait_for -t 60 volume_phase_is datasets Bound
 
@@ -161,6 +209,7 @@ protected_and_going() {
 	json_has "$pvj" '.spec.capacity.storage == "2Ti"'
 	json_has "$pvj" '(.spec.storageClassName // "") == ""'
 	json_has "$pvj" ".spec.claimRef.namespace == \"$NS\" and .spec.claimRef.name == \"datasets\""
+	json_has "$pvj" ".metadata.labels[\"cadre.dev/volume\"] == \"datasets\" and .metadata.labels[\"cadre.dev/volume-namespace\"] == \"$NS\""
 	pvc=$(kubectl -n "$NS" get pvc datasets -o json)
 	json_has "$pvc" ".spec.volumeName == \"$pv\""
 	json_has "$pvc" '(.spec.storageClassName // "") == ""'
@@ -233,7 +282,7 @@ protected_and_going() {
 
 @test "an nfs Volume: Retain keeps its PV and claim, Delete removes both" {
 	kubectl -n "$NS" apply -f "$JOBS/nfs.yaml"
-	pv=cadre-$NS-datasets
+	pv=$(cadre_pv "$NS" datasets)
 	wait_for -t 60 volume_phase_is datasets Bound
 	pvc_uid=$(jp pvc/datasets '{.metadata.uid}')
 	kubectl -n "$NS" delete volume.cadre.dev datasets --wait=false
@@ -249,6 +298,48 @@ protected_and_going() {
 	wait_for -t 60 not kubectl -n "$NS" get volume.cadre.dev datasets
 	wait_for -t 60 not kubectl -n "$NS" get pvc datasets
 	wait_for -t 60 not kubectl get pv "$pv"
+}
+
+# The old scheme named both PVs cadre-$NS-prod-data, and deleting either Volume deleted it.
+@test "nfs Volumes prod-data in namespace NS and data in NS-prod get PVs of their own; deleting one leaves the other's" {
+	second_namespace "$NS-prod"
+	nfs_volume prod-data Delete | kubectl -n "$NS" apply -f - >/dev/null
+	nfs_volume data Delete | kubectl -n "$NS2" apply -f - >/dev/null
+	a=$(cadre_pv "$NS" prod-data)
+	b=$(cadre_pv "$NS2" data)
+	wait_for -t 60 volume_phase_is prod-data Bound
+	NS=$NS2 wait_for -t 60 volume_phase_is data Bound
+	[ "$(jp pvc/prod-data '{.spec.volumeName}')" = "$a" ]
+	[ "$(NS=$NS2 jp pvc/data '{.spec.volumeName}')" = "$b" ]
+	not kubectl get pv "cadre-$NS-prod-data"
+	b_uid=$(kubectl get pv "$b" -o jsonpath='{.metadata.uid}')
+
+	kubectl -n "$NS" delete volume.cadre.dev prod-data --wait=false
+	wait_for -t 60 not kubectl get pv "$a"
+	[ "$(kubectl get pv "$b" -o 'jsonpath={.metadata.uid}/{.metadata.deletionTimestamp}')" = "$b_uid/" ]
+	NS=$NS2 volume_phase_is data Bound
+}
+
+@test "upgrade: an nfs Volume adopts its PV named the old way and labelled as its own; one not labelled so is never touched" {
+	old_pv "cadre-$NS-datasets" "$NS" datasets "$NS" datasets
+	old_pv "cadre-$NS-other" "$NS" someone-elses
+	kept_uid=$(kubectl get pv "cadre-$NS-datasets" -o jsonpath='{.metadata.uid}')
+	other_uid=$(kubectl get pv "cadre-$NS-other" -o jsonpath='{.metadata.uid}')
+	nfs_volume datasets Delete | kubectl -n "$NS" apply -f - >/dev/null
+	nfs_volume other Delete | kubectl -n "$NS" apply -f - >/dev/null
+
+	wait_for -t 60 volume_phase_is datasets Bound
+	[ "$(jp pvc/datasets '{.spec.volumeName}')" = "cadre-$NS-datasets" ]
+	[ "$(kubectl get pv "cadre-$NS-datasets" -o jsonpath='{.metadata.uid}')" = "$kept_uid" ]
+	not kubectl get pv "$(cadre_pv "$NS" datasets)"
+	# The unlabelled one is someone else's: other gets a PV of the new name.
+	wait_for -t 60 kubectl get pv "$(cadre_pv "$NS" other)"
+	[ "$(jp pvc/other '{.spec.volumeName}')" = "$(cadre_pv "$NS" other)" ]
+
+	kubectl -n "$NS" delete volume.cadre.dev datasets other --wait=false
+	wait_for -t 60 not kubectl get pv "cadre-$NS-datasets"
+	wait_for -t 60 not kubectl get pv "$(cadre_pv "$NS" other)"
+	[ "$(kubectl get pv "cadre-$NS-other" -o 'jsonpath={.metadata.uid}/{.metadata.deletionTimestamp}')" = "$other_uid/" ]
 }
 
 # gc_witness VOLUME UID: a ConfigMap owned by the Volume, as the claim was. The garbage

@@ -491,12 +491,15 @@ volumes_cleanup() {
 	return $rc
 }
 
-# pvs_cleanup: deletes the PVs the test made and those cadre made for its nfs Volumes.
+# pvs_cleanup: deletes the PVs the test made and those cadre made for its nfs Volumes
+# (labelled with the Volume's namespace, $NS or a second namespace $NS-*).
 pvs_cleanup() {
 	local pvs=() made=()
 	[[ -f $BATS_TEST_TMPDIR/pvs ]] && mapfile -t pvs <"$BATS_TEST_TMPDIR/pvs"
 	if [[ -n ${NS:-} ]]; then
-		mapfile -t made < <(kubectl get pv -o name 2>/dev/null | sed -n "s|^persistentvolume/\(cadre-$NS-.*\)|\1|p")
+		mapfile -t made < <(kubectl get pv -o json 2>/dev/null | jq -r --arg ns "$NS" '.items[]
+			| select((.metadata.labels["cadre.dev/volume-namespace"] // "")
+				| . == $ns or startswith($ns + "-")) | .metadata.name')
 		pvs+=("${made[@]}")
 	fi
 	((${#pvs[@]})) || return 0
@@ -681,6 +684,14 @@ spec:
 $claim
 EOF
 	track_pv "$1"
+}
+
+# cadre_pv NAMESPACE VOLUME: the PV cadre makes for an nfs Volume (docs/volumes.md):
+# cadre.<namespace>.<name>.<the first 16 hex digits of SHA-256 of "namespace/name">.
+cadre_pv() {
+	local sum
+	sum=$(printf '%s/%s' "$1" "$2" | sha256sum)
+	echo "cadre.$1.$2.${sum:0:16}"
 }
 
 # pv_name SUFFIX: a PV name unique to this test (PVs are cluster-scoped).
