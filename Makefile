@@ -30,11 +30,12 @@ unit: build
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCADRE_SANITIZE=ON >/dev/null
 
-# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, in one
+# runner process per core (scripts/unit-shards says why not Criterion's --jobs).
 asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		$(ASAN_BUILD)/cadre-unit --jobs 1
+		scripts/unit-shards $(ASAN_BUILD)/cadre-unit
 
 # The unit tests under valgrind; any leak or error fails the run.
 valgrind: build
