@@ -235,7 +235,7 @@ preempted_one_of() {
 	finish b1
 	wait_for -t 60 phase_is b1 Succeeded
 	wait_for -t 90 running_admitted "$victim" 2
-	[[ $(infra_restarts_of "$victim") == 1 ]]
+	[[ $(requeues_of "$victim") == 1 ]]
 }
 
 @test "all or nothing: a gang larger than the free quota never starts partly" {
