@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/trainingjob.h"
@@ -67,6 +68,69 @@ Test(jobids, an_id_another_job_holds_or_claimed_is_passed_over)
 	cr_assert_str_eq(id, next);
 	cr_assert_eq(jobids_claim(ids, s, "uid-b", id), 0);
 	cr_assert_str_eq(id, next, "the claim is kept for its own job");
+	jobids_free(ids);
+	store_free(s);
+}
+
+static long id_of(const char *uid, unsigned k)
+{
+	char id[16];
+
+	tj_job_id_probe(uid, k, id);
+	return strtol(id, NULL, 10);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * An id claimed and not yet stored (two passes at once) is passed over by
+ * another job whose probes reach it: among 50,000 uids two lie within
+ * 256 ids of each other; the lower one's probes up to the other's
+ * id are squatted, the other claims its id first, unstored, and the lower
+ * one must take the probe after it.
+ */
+Test(jobids, an_id_claimed_but_not_yet_stored_is_passed_over)
+{
+	struct store *s = jobs_store();
+	struct jobids *ids = jobids_new();
+	enum { N = 50000 };
+	static struct near { long id; int i; } all[N];
+	char lo_uid[32] = "", hi_uid[32] = "", id[16], want[16];
+	long d = 0;
+
+	for (int i = 0; i < N; i++) {
+		char uid[32];
+
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		all[i] = (struct near){ id_of(uid, 0), i };
+	}
+	qsort(all, N, sizeof(all[0]), by_id);
+	for (int k = 1; k < N && !d; k++)
+		if (all[k].id - all[k - 1].id > 0 && all[k].id - all[k - 1].id < 256) {
+			d = all[k].id - all[k - 1].id;
+			snprintf(lo_uid, sizeof(lo_uid), "uid-%d", all[k - 1].i);
+			snprintf(hi_uid, sizeof(hi_uid), "uid-%d", all[k].i);
+		}
+	cr_assert_gt(d, 0, "no two uids close enough");
+	for (long k = 0; k < d; k++) {
+		char name[32], uid[32], probe[16];
+
+		tj_job_id_probe(lo_uid, (unsigned)k, probe);
+		snprintf(name, sizeof(name), "squat-%ld", k);
+		snprintf(uid, sizeof(uid), "squat-uid-%ld", k);
+		put_job(s, "ml", name, uid, probe);
+	}
+	cr_assert_eq(jobids_claim(ids, s, hi_uid, id), 0);
+	tj_job_id(hi_uid, want);
+	cr_assert_str_eq(id, want);
+	cr_assert_eq(jobids_claim(ids, s, lo_uid, id), 0);
+	tj_job_id_probe(lo_uid, (unsigned)d + 1, want);
+	cr_assert_str_eq(id, want, "%s took %s's claimed id", lo_uid, hi_uid);
 	jobids_free(ids);
 	store_free(s);
 }

@@ -137,6 +137,30 @@ Test(kueue, an_eviction_for_a_pods_ready_timeout_keeps_its_reason)
 	json_decref(obj);
 }
 
+/* The other evictions are the infrastructure's: counted against maxInfraRestarts. */
+Test(kueue, an_eviction_for_node_failures_or_an_admission_check_is_a_failure)
+{
+	static const char *const reasons[] = { "NodeFailures", "AdmissionCheck", "PodsReadyTimeout" };
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		char conds[256];
+		json_t *obj;
+		struct kueue_workload wl;
+		struct kueue_view v;
+		struct kueue_decision d;
+
+		snprintf(conds, sizeof(conds), "[{\"type\":\"Evicted\",\"status\":\"True\","
+			 "\"reason\":\"%s\",\"message\":\"m\"}]", reasons[i]);
+		obj = workload(conds, NULL);
+		cr_assert_eq(kueue_workload_read(obj, &wl), 0);
+		view(&v, &wl);
+		kueue_decide(&v, &d);
+		cr_assert_eq(d.verdict, KUEUE_EVICT);
+		cr_assert_not(d.no_failure, "%s", reasons[i]);
+		json_decref(obj);
+	}
+}
+
 /* A stopped or deactivated queue evicts for no failure of the job's: a requeue. */
 Test(kueue, an_eviction_by_a_stopped_queue_is_no_failure)
 {
