@@ -242,6 +242,10 @@ static json_t *trim_own_pod(const json_t *pod)
 	if (!(sp = child(out, "spec", false)) || !share_keys(sp, spec, own_spec_keys) ||
 	    !(list = child(sp, "containers", true)))
 		goto fail;
+	/* Where admission pinned it, while it is not bound (cache_record_pod charges it there). */
+	if (!json_object_get(spec, "nodeName") && pod_pinned_node(spec) &&
+	    json_object_set_new_nocheck(sp, "pinnedNode", json_string(pod_pinned_node(spec))))
+		goto fail;
 	json_array_foreach(json_object_get(spec, "containers"), i, c) {
 		if (!(item = append_object(list)) || !share(item, c, "name") ||
 		    !(sub = child(item, "resources", false)) ||

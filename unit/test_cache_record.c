@@ -46,6 +46,45 @@ Test(cache_record, an_own_pod_keeps_node_phase_attempt_and_main_requests)
 	json_decref(pod);
 }
 
+/* One of cadre's pods pinned to gpu-2 and not bound, or being deleted. */
+static json_t *pinned_pod(bool deleting)
+{
+	json_t *pod = json_pack(
+		"{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}},"
+		" s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+		"metadata", "name", "j-1", "namespace", "ml", "labels", LABEL_JOB_NAME, "j",
+		LABEL_RESTART_ATTEMPT, "0", LABEL_NODE_RANK, "1", "spec", "affinity",
+		"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+		"nodeSelectorTerms", "matchFields", "key", "metadata.name", "operator", "In",
+		"values", "gpu-2", "containers", "name", "main", "resources", "requests",
+		"nvidia.com/gpu", "8", "status", "phase", "Pending");
+
+	if (deleting)
+		json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp",
+				    json_string("2026-12-01T00:00:00Z"));
+	return pod;
+}
+
+Test(cache_record, an_own_pod_not_bound_yet_names_the_node_it_is_pinned_to_until_it_goes)
+{
+	for (int deleting = 0; deleting < 2; deleting++) {
+		json_t *pod = pinned_pod(deleting), *trimmed = pod_trim(pod, NULL);
+		struct cache_pod p;
+		int len = cache_record_pod(trimmed, rec, sizeof(rec), NULL);
+
+		cr_assert_gt(len, 0);
+		cr_assert_eq(cache_pod_read(rec, (size_t)len, &p), 0);
+		cr_assert_null(p.node, "not bound");
+		if (deleting)
+			cr_assert_null(p.pinned, "a pod being deleted is never placed");
+		else
+			cr_assert_str_eq(p.pinned, "gpu-2");
+		cr_assert_eq(p.rank, 1);
+		json_decref(trimmed);
+		json_decref(pod);
+	}
+}
+
 Test(cache_record, a_summary_keeps_its_effective_requests_and_an_unbound_pod_no_node)
 {
 	json_t *pod = json_pack(
@@ -96,25 +135,24 @@ static struct cache_job job_record(json_t *j)
 	return out;
 }
 
-Test(cache_record, a_job_record_says_whether_it_can_wait_for_gang_admission)
+Test(cache_record, a_job_record_says_what_the_job_is_to_gang_admission)
 {
 	struct cache_job r = job_record(job("Running", false, NULL));
 
-	cr_assert(r.candidate);
-	cr_assert(r.admitted);
+	cr_assert_eq(r.candidacy, CANDIDACY_HOLDS);
 	cr_assert_eq(r.attempt, 3);
 	cr_assert_eq(r.num_nodes, 4);
 	cr_assert_str_eq(r.uid, "u-1");
 	cr_assert_str_eq(r.phase, "Running");
-	cr_assert(job_record(job("Queued", false, NULL)).candidate);
-	cr_assert(!job_record(job("Succeeded", false, NULL)).candidate);
-	cr_assert(!job_record(job("Pending", false, NULL)).candidate);
-	cr_assert(!job_record(job("Restarting", false, NULL)).candidate);
-	cr_assert(!job_record(job("Queued", true, NULL)).candidate);
-	cr_assert(!job_record(job("Queued", false, "team-a")).candidate);
+	cr_assert_eq(job_record(job("Queued", false, NULL)).candidacy, CANDIDACY_HOLDS);
+	cr_assert_eq(job_record(job("Succeeded", false, NULL)).candidacy, CANDIDACY_NONE);
+	cr_assert_eq(job_record(job("Pending", false, NULL)).candidacy, CANDIDACY_NONE);
+	cr_assert_eq(job_record(job("Restarting", false, NULL)).candidacy, CANDIDACY_NONE);
+	cr_assert_eq(job_record(job("Queued", true, NULL)).candidacy, CANDIDACY_NONE);
+	cr_assert_eq(job_record(job("Queued", false, "team-a")).candidacy, CANDIDACY_NONE);
 	/* One that does not parse cannot wait either, and still has a record. */
 	r = job_record(json_pack("{s:{s:s}, s:s}", "metadata", "name", "x", "spec", "bad"));
-	cr_assert(!r.candidate);
+	cr_assert_eq(r.candidacy, CANDIDACY_NONE);
 	cr_assert_str_eq(r.uid, "");
 }
 

@@ -16,6 +16,7 @@
 #include "controller/admission/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
+#include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
 #include "api/pod_trim.h"
 #include "kube/store.h"
@@ -174,6 +175,12 @@ static enum admit_verdict decide_on(const char *name, char *msg, size_t size, ch
 	tj_init(&job);
 	field_errors_init(&errs);
 	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
+	/* As the reconciler asks: with its partition's defaults applied. */
+	if (m.stores[KIND_PARTITIONS]) {
+		struct job_partition part;
+
+		cr_assert_eq(partitions_apply(&m, &job, &part), 0);
+	}
 	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
 	snprintf(msg, size, "%s", out.message ? out.message : "");
 	if (out.verdict == ADMIT_YES)
@@ -509,4 +516,176 @@ Test(gang, a_partitions_node_selector_and_tolerations_decide_where_its_jobs_are_
 	json_object_set_new(json_object_get(job, "spec"), "partition", json_string("gpu"));
 	upsert(KIND_TRAININGJOBS, job);
 	cr_assert_eq(decide("c", msg, sizeof(msg)), ADMIT_WAIT, "%s", msg);
+}
+
+/* --- only jobs that can start take room (docs/design.md 3.1, candidate.h) --- */
+
+/* A job as cached, with members merged into its spec and its status. */
+static void add_job_with(const char *name, const char *uid, int nodes, int ago_s, bool admitted,
+			 const char *spec_extra, const char *status_extra)
+{
+	time_t at = time(NULL) - ago_s;
+	char created[32];
+	struct tm tm;
+	json_t *job, *more;
+
+	gmtime_r(&at, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	job = job_json(name, uid, nodes, 0, created, admitted);
+	if (spec_extra) {
+		cr_assert_not_null(more = json_loads(spec_extra, 0, NULL), "%s", spec_extra);
+		json_object_update(json_object_get(job, "spec"), more);
+		json_decref(more);
+	}
+	if (status_extra) {
+		cr_assert_not_null(more = json_loads(status_extra, 0, NULL), "%s", status_extra);
+		json_object_update(json_object_get(job, "status"), more);
+		json_decref(more);
+	}
+	upsert(KIND_TRAININGJOBS, job);
+}
+
+/* One of cadre's pods of attempt 0 in phase, bound to node or pinned to pinned. */
+static void add_own_pod(const char *job, int rank, const char *phase, const char *node,
+			const char *pinned, bool deleting)
+{
+	char name[64], rank_s[8];
+	json_t *pod, *spec;
+
+	snprintf(name, sizeof(name), "%s-%d", job, rank);
+	snprintf(rank_s, sizeof(rank_s), "%d", rank);
+	pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}}, "
+			"s:{s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"metadata", "name", name, "namespace", "ns", "uid", name, "labels",
+			LABEL_JOB_NAME, job, LABEL_NODE_RANK, rank_s, LABEL_RESTART_ATTEMPT, "0",
+			"spec", "containers", "name", "main", "resources", "requests",
+			"nvidia.com/gpu", "8", "status", "phase", phase);
+	cr_assert_not_null(pod);
+	spec = json_object_get(pod, "spec");
+	if (node)
+		json_object_set_new(spec, "nodeName", json_string(node));
+	if (pinned)
+		json_object_set_new(spec, "affinity", json_pack(
+			"{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+			"matchFields", "key", "metadata.name", "operator", "In", "values", pinned));
+	if (deleting)
+		json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp",
+				    json_string("2026-12-01T00:00:00Z"));
+	upsert(KIND_PODS, pod);
+}
+
+/*
+ * Item 1 of the shared-site review: an array job runs no pods. Admitted
+ * as "ElementsStarted" once its first element started, it used to be held
+ * as a gang of numNodes ranks for the array's whole life: on a node that
+ * fits one element, the second never started.
+ */
+Test(gang, an_array_job_holds_nothing_and_its_elements_take_turns_on_one_node)
+{
+	add_node("gpu-0");
+	add_job_with("arr", "uid-arr", 1, 30, true, "{\"array\":\"0-1\"}",
+		     "{\"phase\":\"Running\"}");
+	add_job_with("arr-0", "uid-arr-0", 1, 20, false, NULL, NULL);
+	assert_admits("arr-0");
+	/* While element 0 runs there, element 1 waits; once it ends, element 1 starts. */
+	add_job_with("arr-0", "uid-arr-0", 1, 20, true, NULL, "{\"phase\":\"Running\"}");
+	add_own_pod("arr-0", 0, "Running", "gpu-0", NULL, false);
+	add_job_with("arr-1", "uid-arr-1", 1, 19, false, NULL, NULL);
+	assert_waits("arr-1");
+	add_job_with("arr-0", "uid-arr-0", 1, 20, true, NULL, "{\"phase\":\"Succeeded\"}");
+	add_own_pod("arr-0", 0, "Succeeded", "gpu-0", NULL, false);
+	assert_admits("arr-1");
+}
+
+/*
+ * Item 2: a job held by a dependency is no candidate. 4 nodes, a runs on
+ * one; b (3 nodes, afterok:a), older, waits for a; c (3 nodes) runs on the
+ * 3 idle ones. Before, b took them in the walk ahead of c, and after
+ * --starvation-seconds fenced them.
+ */
+Test(gang, a_job_waiting_for_its_dependency_takes_no_room_and_fences_nothing)
+{
+	static const char dep[] =
+		"{\"dependency\":{\"items\":[{\"type\":\"afterok\",\"jobs\":[\"a\"]}]}}";
+
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		add_node(name);
+	}
+	add_job_with("a", "uid-a", 1, 5000, true, NULL, "{\"phase\":\"Running\"}");
+	add_own_pod("a", 0, "Running", "gpu-0", NULL, false);
+	/* Waited far past --starvation-seconds: as a candidate it would fence the idle nodes. */
+	add_job_with("b", "uid-b", 3, 4000, false, dep, "{\"conditions\":[{\"type\":\"Admitted\","
+		     "\"status\":\"False\",\"reason\":\"Dependency\",\"message\":\"afterok:a\"}]}");
+	add_job_with("c", "uid-c", 3, 10, false, NULL, NULL);
+	assert_admits("c");
+}
+
+/*
+ * A job whose dependency the planner has just found met is asked about
+ * with the status it is about to write (tj_reconcile.c plan): it takes its
+ * place in the queue though the cache still says it waits for a dependency.
+ */
+Test(gang, a_job_asked_about_as_its_dependency_is_met_is_decided_at_once)
+{
+	json_t *obj = NULL;
+	struct trainingjob job;
+	struct field_errors errs;
+	struct tj_admission out;
+	struct jobmemo_admission held = { 0 };
+
+	add_node("gpu-0");
+	add_job_with("b", "uid-b", 1, 100, false,
+		     "{\"dependency\":{\"items\":[{\"type\":\"afterok\",\"jobs\":[\"a\"]}]}}",
+		     "{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
+		     "\"reason\":\"Dependency\",\"message\":\"afterok:a\"}]}");
+	assert_waits("b");  /* as cached: not a candidate, not admitted */
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ns/b", &obj), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
+	job.status.dependency_met = true;
+	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
+	cr_assert_eq(out.verdict, ADMIT_YES, "%s", out.message);
+	jobmemo_admission_release(&held);
+	field_errors_release(&errs);
+	tj_release(&job);
+	json_decref(obj);
+}
+
+/*
+ * Item 3: a gang that holds nothing now (here suspended) may still have a
+ * pod pinned to a node and not deleted yet, which kube-scheduler can bind
+ * there at any moment: that node is not free. Once the pod is going, it is.
+ */
+Test(gang, a_pinned_pod_of_a_gang_that_holds_nothing_still_takes_its_node_until_it_goes)
+{
+	add_node("gpu-0");
+	add_job_with("s", "uid-s", 1, 50, true, "{\"suspend\":true}", "{\"phase\":\"Suspended\"}");
+	add_own_pod("s", 0, "Pending", NULL, "gpu-0", false);
+	add_job_with("t", "uid-t", 1, 10, false, NULL, NULL);
+	assert_waits("t");
+	add_own_pod("s", 0, "Pending", NULL, "gpu-0", true);
+	assert_admits("t");
+}
+
+/*
+ * Item 4: with successPolicy All, a rank that finished frees its node at
+ * once; before, the gang held it until its last rank ended.
+ */
+Test(gang, a_rank_that_finished_early_frees_its_node)
+{
+	static const char *const placed[] = { "gpu-0", "gpu-1" };
+	char msg[512], nodes[256];
+
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_admitted_on("f", "uid-f", "H100:8", placed, 2);
+	add_own_pod("f", 0, "Succeeded", "gpu-0", NULL, false);
+	add_own_pod("f", 1, "Pending", NULL, "gpu-1", false);
+	add_job_with("g", "uid-g", 1, 5, false, NULL, NULL);
+	cr_assert_eq(decide_on("g", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0");
 }

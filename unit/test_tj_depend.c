@@ -138,3 +138,41 @@ Test(tj_depend, a_pair_recorded_as_met_stays_met_when_its_job_is_gone)
 	tj_dep_verdict_release(&v);
 	tj_release(&tj);
 }
+
+/* The key a job is filed under in the singleton index; "" when it is filed under none. */
+static void filed_under(const char *json, char *out, size_t size)
+{
+	json_t *obj = json_loads(json, 0, NULL), *values = json_array();
+
+	cr_assert(obj && values, "%s", json);
+	cr_assert_eq(tj_singleton_index(obj, values, NULL), 0);
+	cr_assert_leq(json_array_size(values), 1);
+	snprintf(out, size, "%s", json_array_size(values) ?
+		 json_string_value(json_array_get(values, 0)) : "");
+	json_decref(values);
+	json_decref(obj);
+}
+
+Test(tj_depend, a_job_is_indexed_by_namespace_slurm_name_and_submitter_until_it_ends)
+{
+	char key[256], want[256];
+
+	filed_under("{\"metadata\":{\"name\":\"j1\",\"namespace\":\"ml\",\"labels\":"
+		    "{\"cadre.dev/slurm-name\":\"train\"},\"annotations\":"
+		    "{\"cadre.dev/submitted-by\":\"alice\"}},\"status\":{\"phase\":\"Running\"}}",
+		    key, sizeof(key));
+	tj_singleton_key("ml", "train", "alice", want, sizeof(want));
+	cr_assert_str_eq(key, want);
+	/* No label: its name; no submitter: "". */
+	filed_under("{\"metadata\":{\"name\":\"j2\",\"namespace\":\"ml\"}}", key, sizeof(key));
+	tj_singleton_key("ml", "j2", NULL, want, sizeof(want));
+	cr_assert_str_eq(key, want);
+	/* Finished: it holds nobody back, so it is not filed at all. */
+	filed_under("{\"metadata\":{\"name\":\"j3\",\"namespace\":\"ml\"},\"status\":"
+		    "{\"phase\":\"Failed\"}}", key, sizeof(key));
+	cr_assert_str_eq(key, "");
+	/* Groups differ in any part. */
+	tj_singleton_key("ml", "train", "bob", key, sizeof(key));
+	tj_singleton_key("ml", "train", "alice", want, sizeof(want));
+	cr_assert_str_neq(key, want);
+}

@@ -2827,3 +2827,42 @@ Test(tj_plan, a_job_waits_for_its_code_pending_and_starts_once_it_is_whole)
 	cr_assert_str_eq(cond_reason(&f.plan, "CodeReady"), "(absent)");
 	fx_release(&f);
 }
+
+/*
+ * The planner asks for a built-in admission only for a job tj_candidacy
+ * says waits, the rule the capacity records use too (docs/design.md 3.1):
+ * what made it one this pass is in the status it asks with.
+ */
+Test(tj_plan, a_job_refused_its_service_asks_for_admission_once_the_refusal_clears)
+{
+	struct fx f;
+
+	/* Held: no candidate, no admission asked, and it says why. */
+	fx_job(&f, NULL, "{\"phase\":\"Queued\"}");
+	f.in.service_exists = false;
+	f.in.refusal = &service_refusal;
+	fx_plan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "CreateRefused");
+	fx_replan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	/* The Service is its own now: Queued for a decision, the refusal's reason gone. */
+	f.in.service_exists = true;
+	fx_replan(&f);
+	cr_assert(f.plan.needs_admission, "%s", f.plan.status.message);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "Queued");
+	fx_release(&f);
+}
+
+Test(tj_plan, a_pending_job_whose_wait_is_over_asks_for_admission_as_queued)
+{
+	struct fx f;
+
+	/* Pending for a Volume until now: the records take a Pending job for no candidate. */
+	fx_job(&f, NULL, "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"VolumesReady\","
+	       "\"status\":\"False\",\"reason\":\"VolumeNotBound\",\"message\":\"m\"}]}");
+	fx_plan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	fx_release(&f);
+}

@@ -26,6 +26,7 @@
 #include "controller/manager/reconcile.h"
 #include "controller/serve/metrics.h"
 #include "controller/trainingjob/podview.h"
+#include "controller/trainingjob/tj_depend.h"
 #include "controller/trainingjob/tj_plan.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -195,6 +196,8 @@ static void setup(void)
 	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
 	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], JOBIDS_INDEX, jobids_index, NULL),
 		     0);
+	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], TJ_SINGLETON_INDEX,
+				     tj_singleton_index, NULL), 0);
 	m.queue = wq_new(NULL);
 	m.expect = expect_new(5 * 60 * 1000);
 	m.memo = jobmemo_new(5 * 60 * 1000);
@@ -1096,4 +1099,55 @@ Test(tj_reconcile, a_hung_rank_is_counted_in_the_restart_metric_as_hung)
 	json_decref(body);
 	cr_assert_eq(metric_value(m.metrics.job_restarts, hung), 1);
 	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 0);
+}
+
+/* --- singleton (docs/design.md 13), read from the cache's index of groups --- */
+
+/* A job of ml cached with the Slurm name label and submitter, in phase. */
+static void cache_of_group(const char *name, const char *group, const char *user,
+			   const char *created, const char *phase)
+{
+	char uid[64];
+
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	cache(KIND_TRAININGJOBS, json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:s, s:{s:s}, s:{s:s}}, "
+		"s:{s:i, s:s, s:s, s:{s:[{s:s}]}}, s:{s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", name, "namespace", "ml", "uid",
+		!strcmp(name, "llama") ? JOB_UID : uid, "resourceVersion", "5", "generation", 1,
+		"creationTimestamp", created, "labels", LABEL_SLURM_NAME, group,
+		"annotations", ANNOTATION_SUBMITTED_BY, user,
+		"spec", "numNodes", 1, "image", "img", "run", "train",
+		"dependency", "items", "type", "singleton", "status", "phase", phase));
+}
+
+Test(tj_reconcile, a_singleton_is_not_held_by_other_names_users_or_finished_jobs)
+{
+	char *msg;
+
+	/* Same name, another user; same user, another name; same both but finished. */
+	cache_of_group("other-user", "train", "bob", "2026-12-01T09:00:00Z", "Running");
+	cache_of_group("other-name", "eval", "alice", "2026-12-01T09:00:00Z", "Running");
+	cache_of_group("done", "train", "alice", "2026-12-01T09:00:00Z", "Succeeded");
+	cache_of_group("llama", "train", "alice", "2026-12-01T10:00:00Z", "Queued");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_null(strstr(msg, "singleton"), "%s", msg);
+	free(msg);
+	cr_assert_eq(count("POST", PODS_PATH), 1, "nothing of its group runs: it starts");
+}
+
+Test(tj_reconcile, a_singleton_waits_for_an_older_job_of_its_name_and_user)
+{
+	char *msg;
+
+	cache_of_group("first", "train", "alice", "2026-12-01T09:00:00Z", "Running");
+	cache_of_group("llama", "train", "alice", "2026-12-01T10:00:00Z", "Queued");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_str_eq(msg, "waiting for dependency singleton: job first of the same name and "
+			 "user is still running or waiting");
+	free(msg);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
 }

@@ -1,6 +1,5 @@
 #include "controller/admission/cache_record.h"
 #include "base/err.h"
-#include "api/condition.h"
 #include "api/fielderr.h"
 #include "api/quantity.h"
 #include "api/trainingjob.h"
@@ -18,13 +17,13 @@
 struct pod_hdr {
 	int64_t cpu_milli, memory_milli;
 	int32_t attempt, rank;
-	uint8_t magic, phase, n_ext, bound;
+	uint8_t magic, phase, n_ext, bound, pinned;
 };
 
 struct job_hdr {
-	int64_t last_failure_s;
+	int64_t not_before;
 	int32_t attempt, num_nodes;
-	uint8_t magic, candidate, admitted, has_last_failure;
+	uint8_t magic, candidacy;
 };
 
 /* A bounded writer over rec. */
@@ -103,7 +102,7 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 	struct rec_out o = { rec, 0, size, 0 };
 	struct pod_hdr h = { .magic = POD_MAGIC, .phase = POD_UNKNOWN, .attempt = -1,
 			     .rank = -1 };
-	const char *names[CACHE_POD_EXT_MAX], *node;
+	const char *names[CACHE_POD_EXT_MAX], *node, *pinned = NULL;
 	int64_t milli[CACHE_POD_EXT_MAX];
 	const json_t *requests;
 	struct split sp;
@@ -119,6 +118,8 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 		h.attempt = v.attempt;
 		h.rank = v.rank;
 		node = v.node;
+		if (!node && !v.deleting)
+			pinned = str(spec, "pinnedNode");
 		requests = json_object_get(json_object_get(c, "resources"), "requests");
 	} else {
 		/* Pinned and not yet bound, it will be there: count it there already. */
@@ -130,9 +131,10 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 	h.memory_milli = sp.memory_milli;
 	h.n_ext = (uint8_t)sp.n_ext;
 	h.bound = node != NULL;
+	h.pinned = pinned != NULL;
 	put(&o, &h, sizeof(h));
 	put(&o, milli, h.n_ext * sizeof(*milli));
-	put_str(&o, node);
+	put_str(&o, node ? node : pinned);
 	for (uint8_t i = 0; i < h.n_ext; i++)
 		put_str(&o, names[i]);
 	return o.err ? o.err : (int)o.len;
@@ -159,6 +161,7 @@ int cache_pod_read(const void *rec, size_t len, struct cache_pod *out)
 	if (!node)
 		return CADRE_EINVAL;
 	out->node = h.bound ? node : NULL;
+	out->pinned = h.pinned ? node : NULL;
 	out->cpu_milli = h.cpu_milli;
 	out->memory_milli = h.memory_milli;
 	out->n_ext = h.n_ext;
@@ -166,16 +169,6 @@ int cache_pod_read(const void *rec, size_t len, struct cache_pod *out)
 	out->attempt = h.attempt;
 	out->rank = h.rank;
 	return 0;
-}
-
-bool cache_job_may_wait(const struct trainingjob *job)
-{
-	const struct tj_spec *spec = &job->spec;
-	enum tj_phase phase = job->status.phase;
-
-	return !tj_phase_terminal(phase) && !spec->suspend && !job->meta.deleting &&
-	       !(spec->queue && *spec->queue) && phase != TJ_PHASE_PENDING &&
-	       phase != TJ_PHASE_SUSPENDED && phase != TJ_PHASE_RESTARTING;
 }
 
 int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
@@ -187,13 +180,11 @@ int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
 
 	(void)arg;
 	field_errors_init(&errs);
+	h.candidacy = CANDIDACY_NONE;
 	if (tj_parse(obj, &job, &errs) == 0 && tj_validate(&job, &errs) == 0)
-		h.candidate = cache_job_may_wait(&job);
-	h.admitted = condition_is_true(&job.status.conditions, "Admitted");
+		h.candidacy = (uint8_t)tj_candidacy(&job, &h.not_before, NULL);
 	h.attempt = tj_attempt(&job.status);
 	h.num_nodes = job.spec.num_nodes;
-	h.has_last_failure = job.status.has_last_failure;
-	h.last_failure_s = job.status.has_last_failure ? job.status.last_failure.time : 0;
 	put(&o, &h, sizeof(h));
 	put_str(&o, job.meta.uid);
 	put_str(&o, str(json_object_get(obj, "status"), "phase"));
@@ -217,12 +208,10 @@ int cache_job_read(const void *rec, size_t len, struct cache_job *out)
 	out->phase = get_str(rec, len, &off);
 	if (!out->uid || !out->phase)
 		return CADRE_EINVAL;
-	out->candidate = h.candidate;
-	out->admitted = h.admitted;
+	out->candidacy = (enum tj_candidacy)h.candidacy;
+	out->not_before = h.not_before;
 	out->attempt = h.attempt;
 	out->num_nodes = h.num_nodes;
-	out->has_last_failure = h.has_last_failure;
-	out->last_failure_s = h.last_failure_s;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controller/admission/candidate.h"
 #include "controller/admission/capacity.h"
 #include "controller/trainingjob/podview.h"
 
@@ -25,8 +26,9 @@
 /*
  * A pod's record (store_options.record for both pod caches; arg unused).
  * For cadre's own pods (a trimmed pod, with metadata): the requests of its
- * first container (the builders give every pod exactly one), its node,
- * phase, rank and restart attempt as podview_read reads them. For a summary
+ * first container (the builders give every pod exactly one), its node (or
+ * the node it is pinned to), phase, rank and restart attempt as
+ * podview_read reads them. For a summary
  * (pod_trim_summary): its effective requests and node, or, when it is not
  * bound yet, the node it is pinned to. Amounts that do not parse are left
  * out, "pods" too.
@@ -36,6 +38,12 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg);
 /* A pod's record read back; the strings point into the record. */
 struct cache_pod {
 	const char *node;          /* NULL when not bound */
+	/*
+	 * One of cadre's pods not bound yet: the node its required affinity
+	 * pins it to, where it can only go; NULL when none, or when it is being
+	 * deleted (kube-scheduler places no pod that is going).
+	 */
+	const char *pinned;
 	int64_t cpu_milli, memory_milli;
 	size_t n_ext;
 	const char *ext_name[CACHE_POD_EXT_MAX];
@@ -50,35 +58,24 @@ int cache_pod_read(const void *rec, size_t len, struct cache_pod *out);
 
 /*
  * A TrainingJob's record (store_options.record for the TrainingJob cache):
- * whether it can take part in built-in gang admission at all, and what
- * deciding whether it holds capacity or backs off needs, so that only the
- * jobs that really wait are decoded and parsed for a decision.
+ * what it is to built-in gang admission (candidate.h) and what deciding
+ * whether it holds capacity or backs off needs, so that only the jobs that
+ * really wait or hold are decoded and parsed for a decision.
  */
 int cache_record_job(const json_t *job, void *rec, size_t size, void *arg);
 
 struct cache_job {
-	bool candidate;            /* parses, validates, and is Queued/Starting/Running, not
-				      suspended, deleting nor on a Kueue queue */
-	bool admitted;             /* condition Admitted is True */
+	enum tj_candidacy candidacy;  /* tj_candidacy of the job as stored; NONE when it
+					 does not parse or validate */
+	int64_t not_before;        /* a waiting job is not placed before (tj_candidacy) */
 	int attempt;               /* tj_attempt */
 	int num_nodes;
-	bool has_last_failure;
-	int64_t last_failure_s;
 	const char *uid;           /* "" when none */
 	const char *phase;         /* status.phase as written; "" when none */
 };
 
 /* Read a record made by cache_record_job. CADRE_EINVAL when it is not one. */
 int cache_job_read(const void *rec, size_t len, struct cache_job *out);
-
-struct trainingjob;
-
-/*
- * Whether a parsed, valid job can wait for built-in gang admission: not
- * finished, suspended, deleting, restarting or Pending, and not on a Kueue
- * queue. (cache_job.candidate is this, for the job as stored.)
- */
-bool cache_job_may_wait(const struct trainingjob *job);
 
 /*
  * A Node's record (store_options.record for the Node cache): what

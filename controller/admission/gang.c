@@ -196,17 +196,22 @@ static int charge_other_pod(void *arg, const char *key, const void *rec, size_t 
 }
 
 /*
- * cadre's own pods: main's requests, once bound and until they end; a held
- * gang's pods are left to charge_admitted.
+ * cadre's own pods: main's requests, once bound or pinned and until they
+ * end; a held gang's pods are left to charge_admitted. A pinned pod of a
+ * gang that holds nothing now (suspended, restarting, deleted, refused:
+ * candidate.h) may still be bound there until it is deleted, so it is
+ * charged there.
  */
 static int charge_own_pod(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct charge_ctx *c = arg;
 	struct cache_pod p;
 
-	if (cache_pod_read(rec, len, &p) || !p.node || p.phase == POD_SUCCEEDED ||
+	if (cache_pod_read(rec, len, &p) || (!p.node && !p.pinned) || p.phase == POD_SUCCEEDED ||
 	    p.phase == POD_FAILED || pod_of_held(c, key, p.rank))
 		return 0;
+	if (!p.node)
+		p.node = p.pinned;
 	charge(c, &p);
 	return 0;
 }
@@ -261,6 +266,7 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 
 struct candidate {
 	struct trainingjob job;
+	bool borrowed;     /* job is the caller's (the job asked about), not to be released */
 	int64_t since;     /* created, or requeued after its last failure */
 	bool admitted;     /* admitted earlier; some pods still need a place */
 	int unbound;
@@ -294,12 +300,13 @@ struct collect {
  */
 static bool holds_capacity(struct collect *c, const char *key, const struct cache_job *job)
 {
+	bool admitted = job->candidacy == CANDIDACY_HOLDS;
 	bool recorded = jobmemo_admitted(c->m->memo, key, *job->uid ? job->uid : NULL,
 					 job->attempt, c->now_ms, NULL);
 
-	if (job->admitted && recorded)
+	if (admitted && recorded)
 		jobmemo_admission_done(c->m->memo, key);
-	return job->admitted || recorded;
+	return admitted || recorded;
 }
 
 struct bound_count {
@@ -307,23 +314,32 @@ struct bound_count {
 	int bound;
 };
 
-/* A pod of the current attempt with a node that has not ended. */
+static bool pod_ended(const struct cache_pod *p)
+{
+	return p->phase == POD_SUCCEEDED || p->phase == POD_FAILED;
+}
+
+/*
+ * A pod of the current attempt that needs no room held for it: bound (it
+ * is charged where it is), or ended (a rank that finished early frees its
+ * node; a failed one restarts the gang).
+ */
 static int count_bound(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct bound_count *b = arg;
 	struct cache_pod p;
 
 	(void)key;
-	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt && p.node &&
-	    p.phase != POD_SUCCEEDED && p.phase != POD_FAILED)
+	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt &&
+	    (p.node || pod_ended(&p)))
 		b->bound++;
 	return 0;
 }
 
 /*
- * The first pass, over the TrainingJobs' records: which jobs wait. Only
- * built-in gangs that could start now take part; admitted gangs whose pods
- * all have a node, and jobs backing off after a failure, do not.
+ * The first pass, over the TrainingJobs' records: which jobs wait or hold
+ * (candidate.h). Admitted gangs whose ranks all have a node or have ended,
+ * and jobs backing off after a failure, take no part.
  */
 static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 {
@@ -332,7 +348,7 @@ static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 	bool admitted = false;
 	int unbound = 0;
 
-	if (cache_job_read(rec, len, &job) || !job.candidate) {
+	if (cache_job_read(rec, len, &job) || job.candidacy == CANDIDACY_NONE) {
 		/* Finished, suspended, restarting or gone: any admission it had is over. */
 		jobmemo_admission_done(c->m->memo, key);
 		return 0;
@@ -345,8 +361,7 @@ static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 		unbound = job.num_nodes - b.bound;
 		if (unbound <= 0)
 			return 0;
-	} else if (job.attempt > 0 && job.has_last_failure &&
-		   c->now < job.last_failure_s + tj_restart_backoff_s(job.attempt)) {
+	} else if (c->now < job.not_before) {
 		return 0;  /* backing off: not a candidate yet */
 	}
 	if (c->n_waiting == c->cap_waiting) {
@@ -363,6 +378,16 @@ static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 		return c->err = CADRE_ENOMEM;
 	c->n_waiting++;
 	return 0;
+}
+
+/* Since when a job waits: its creation, or its last failure after that. */
+static int64_t waiting_since(const struct trainingjob *job)
+{
+	int64_t since = job->meta.creation_timestamp;
+
+	if (job->status.has_last_failure && job->status.last_failure.time > since)
+		since = job->status.last_failure.time;
+	return since;
 }
 
 /*
@@ -389,16 +414,15 @@ static int collect_jobs(struct collect *c)
 		ok = tj_parse(obj, &w->job, &errs) == 0 &&
 		     partitions_apply(c->m, &w->job, &part) == 0 &&
 		     (part.verdict == PARTITION_NONE || part.verdict == PARTITION_APPLIED) &&
-		     tj_validate(&w->job, &errs) == 0 && cache_job_may_wait(&w->job);
+		     tj_validate(&w->job, &errs) == 0 &&
+		     tj_candidacy(&w->job, NULL, NULL) != CANDIDACY_NONE;
 		field_errors_release(&errs);
 		json_decref(obj);
 		if (!ok) {
 			tj_release(&w->job);
 			continue;
 		}
-		w->since = w->job.meta.creation_timestamp;
-		if (w->job.status.has_last_failure && w->job.status.last_failure.time > w->since)
-			w->since = w->job.status.last_failure.time;
+		w->since = waiting_since(&w->job);
 		w->admitted = c->waiting[i].admitted;
 		w->unbound = c->waiting[i].unbound;
 		/* The cache does not show the admission yet: the decision is in the memo. */
@@ -414,7 +438,8 @@ static int collect_jobs(struct collect *c)
 static void collect_release(struct collect *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		tj_release(&c->jobs[i].job);
+		if (!c->jobs[i].borrowed)
+			tj_release(&c->jobs[i].job);
 		jobmemo_admission_release(&c->jobs[i].recorded);
 	}
 	for (size_t i = 0; i < c->n_waiting; i++)
@@ -451,6 +476,31 @@ static int held_keys(struct scratch *s, const struct collect *c, char ***held, s
 static bool same_job(const struct trainingjob *a, const struct trainingjob *b)
 {
 	return a->meta.uid && b->meta.uid && !strcmp(a->meta.uid, b->meta.uid);
+}
+
+/*
+ * The job asked about, as the planner passes it (with the status it is
+ * about to write): the planner asks only when tj_candidacy says it waits,
+ * which the cache may not show yet (its dependencies were met this pass, a
+ * refusal has just cleared). It waits in the queue as the planner sees it,
+ * in place of its cached self. collect_jobs left the slot for it.
+ */
+static void collect_asked(struct collect *c, const struct trainingjob *job)
+{
+	struct candidate *w = NULL;
+
+	if (tj_candidacy(job, NULL, NULL) != CANDIDACY_WAITS)
+		return;
+	for (size_t i = 0; i < c->n && !w; i++)
+		if (same_job(&c->jobs[i].job, job))
+			w = &c->jobs[i];
+	if (w && w->admitted)
+		return;  /* the cache has it admitted: admitted_before or the next pass says */
+	if (w)
+		tj_release(&w->job);
+	else
+		w = &c->jobs[c->n++];
+	*w = (struct candidate){ .job = *job, .borrowed = true, .since = waiting_since(job) };
 }
 
 /*
@@ -583,7 +633,8 @@ struct bound_ranks {
 
 /*
  * A held gang's pod, read once: charged when it has a node and has not
- * ended (any attempt), and its rank marked bound when of the current one.
+ * ended (any attempt), and its rank marked as needing no room when of the
+ * current one and bound or ended (count_bound).
  */
 static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
 {
@@ -591,10 +642,10 @@ static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
 	struct cache_pod p;
 
 	(void)key;
-	if (cache_pod_read(rec, len, &p) || !p.node || p.phase == POD_SUCCEEDED ||
-	    p.phase == POD_FAILED)
+	if (cache_pod_read(rec, len, &p) || (!p.node && !pod_ended(&p)))
 		return 0;
-	charge(&b->charge, &p);
+	if (!pod_ended(&p))
+		charge(&b->charge, &p);
 	if (p.attempt == b->attempt && p.rank >= 0 && p.rank < b->n)
 		b->bound[p.rank] = 1;
 	return 0;
@@ -862,6 +913,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	if (!err)
 		err = collect_jobs(&c);
 	if (!err)
+		collect_asked(&c, job);
+	if (!err)
 		err = held_keys(&s, &c, &gangs, &n_gangs);
 	if (!err)
 		err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes, gangs, n_gangs);
@@ -882,11 +935,13 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		goto out;
 	}
 	if (target < 0) {
-		/* Not a candidate now (backing off, restarting): wait and say why. */
-		char msg[128];
+		/* Not a candidate now (candidate.h): wait and say why. */
+		const char *why;
+		char msg[160];
 
-		snprintf(msg, sizeof(msg), "not waiting for admission yet (phase %s)",
-			 tj_phase_name(job->status.phase));
+		tj_candidacy(job, NULL, &why);
+		snprintf(msg, sizeof(msg), "not waiting for admission yet (phase %s%s%s)",
+			 tj_phase_name(job->status.phase), *why ? ": " : "", why);
 		err = hold_message(held, out, msg);
 		goto out;
 	}

@@ -11,6 +11,7 @@
 #include "controller/admission/topology_watch.h"
 #include "controller/build/build.h"
 #include "controller/code/code.h"
+#include "controller/trainingjob/tj_depend.h"
 #include "controller/manager/reconcile.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -532,6 +533,9 @@ int manager_stores_init(struct manager *m)
 			err = store_add_index(m->stores[k], "array", manager_index_job_array, NULL);
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], JOBIDS_INDEX, jobids_index, NULL);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], TJ_SINGLETON_INDEX, tj_singleton_index,
+					      NULL);
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_job, NULL);
 		if (!err && k == KIND_CODE)

@@ -5,6 +5,7 @@
 #include "controller/trainingjob/tj_depend.h"
 
 #include "base/err.h"
+#include "api/labels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,4 +146,44 @@ int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *tar
 		snprintf(out->message, sizeof(out->message), "waiting for dependency %.480s",
 			 first_wait);
 	return 0;
+}
+
+size_t tj_singleton_key(const char *ns, const char *group, const char *user, char *out,
+			size_t size)
+{
+	/* A unit separator: no Kubernetes name or label value holds one. */
+	int n = snprintf(out, size, "%s\x1f%s\x1f%s", ns, group, user ? user : "");
+
+	if (n < 0 || (size_t)n >= size) {
+		if (size)
+			out[0] = '\0';
+		return 0;
+	}
+	return (size_t)n;
+}
+
+static const char *meta_str(const json_t *meta, const char *map, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(meta, map), key));
+}
+
+int tj_singleton_index(const json_t *job, json_t *values, void *arg)
+{
+	const json_t *meta = json_object_get(job, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *group = meta_str(meta, "labels", LABEL_SLURM_NAME);
+	const char *phase = json_string_value(json_object_get(json_object_get(job, "status"),
+							      "phase"));
+	enum tj_phase ph;
+	char key[1024];
+
+	(void)arg;
+	if (!ns || !name || (phase && !tj_phase_parse(phase, &ph) && tj_phase_terminal(ph)))
+		return 0;
+	if (!tj_singleton_key(ns, group ? group : name, meta_str(meta, "annotations",
+								 ANNOTATION_SUBMITTED_BY),
+			      key, sizeof(key)))
+		return 0;
+	return json_array_append_new(values, json_string(key)) ? CADRE_ENOMEM : 0;
 }

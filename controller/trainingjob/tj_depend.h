@@ -58,4 +58,18 @@ int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *tar
 		  const char *singleton_by, struct tj_dep_verdict *out);
 void tj_dep_verdict_release(struct tj_dep_verdict *v);
 
+/*
+ * The TrainingJob cache's index of singleton groups (store_index_fn): a job
+ * not finished is filed under tj_singleton_key of its namespace, Slurm name
+ * (the label cadre.dev/slurm-name, else its name) and submitter (the
+ * annotation cadre.dev/submitted-by, "" when none), so that a singleton
+ * waiter reads its group, not every cached job.
+ */
+#define TJ_SINGLETON_INDEX "singleton"
+int tj_singleton_index(const json_t *job, json_t *values, void *arg);
+
+/* The index key of a group into out ("" when it does not fit); the length written. */
+size_t tj_singleton_key(const char *ns, const char *group, const char *user, char *out,
+			size_t size);
+
 #endif

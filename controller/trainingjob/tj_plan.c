@@ -1,6 +1,7 @@
 #include "controller/trainingjob/tj_plan.h"
 #include "base/buf.h"
 #include "base/err.h"
+#include "controller/admission/candidate.h"
 #include "controller/build/build.h"
 
 #include <errno.h>
@@ -1837,6 +1838,31 @@ static void record_decision(struct planner *p)
 	}
 }
 
+/*
+ * Built-in mode, every wait before admission passed: the job is Queued for
+ * a decision, and asks for one only when tj_candidacy, which the capacity
+ * records use too, says it waits (docs/design.md 3.1). True when it is no
+ * candidate after all: it says why and waits.
+ */
+static bool builtin_not_a_candidate(struct planner *p)
+{
+	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
+	struct trainingjob view = *p->job;
+	const char *why;
+
+	if (p->out->status.phase == TJ_PHASE_PENDING)
+		set_phase(p, TJ_PHASE_QUEUED);
+	/* A refusal that held it has cleared (builtin_prepare). */
+	if (c && !strcmp(c->status, "False") && !strcmp(c->reason, "CreateRefused"))
+		cond(p, "Admitted", false, "Queued", "waiting for admission");
+	view.status = p->out->status;
+	if (tj_candidacy(&view, NULL, &why) == CANDIDACY_WAITS)
+		return false;
+	waiting(p, "NotACandidate");
+	set_message(p, "not waiting for admission: %s", why);
+	return true;
+}
+
 /* Admission by the gang scheduler in use. True when the pass ends here (not admitted). */
 static bool not_admitted(struct planner *p)
 {
@@ -1851,6 +1877,8 @@ static bool not_admitted(struct planner *p)
 		admit(p, "admitted without gang scheduling (--gang-scheduler=none)");
 		break;
 	case GANG_BUILTIN:
+		if (builtin_not_a_candidate(p))
+			return true;
 		if (in->admission.verdict == ADMIT_UNDECIDED) {
 			p->out->needs_admission = true;
 			return true;

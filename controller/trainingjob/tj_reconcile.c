@@ -419,9 +419,12 @@ static bool singleton_blocker(struct tj_pass *p, char *out, size_t size)
 	const char *user = meta_annotation(me, ANNOTATION_SUBMITTED_BY);
 	json_t *all = NULL, *obj;
 	bool found = false;
+	char key[1024];
 	size_t i;
 
-	if (store_list(p->m->stores[KIND_TRAININGJOBS], &all))
+	/* Only its group, from the cache's index (tj_depend.h). */
+	if (!tj_singleton_key(me->namespace, group, user, key, sizeof(key)) ||
+	    store_by_index(p->m->stores[KIND_TRAININGJOBS], TJ_SINGLETON_INDEX, key, &all))
 		return false;
 	json_array_foreach(all, i, obj) {
 		const json_t *meta = json_object_get(obj, "metadata");
@@ -1469,15 +1472,22 @@ static void record_metrics(struct tj_pass *p)
 	}
 }
 
-/* Plan, asking the admission queue when the planner needs a verdict. */
+/*
+ * Plan, asking the admission queue when the planner needs a verdict. The
+ * queue sees the job with the status the planner is about to write: what
+ * made it a candidate this pass (tj_candidacy) is there, not yet in the cache.
+ */
 static int plan(struct tj_pass *p, struct tj_input *in)
 {
+	struct trainingjob asked;
 	int ret = tj_plan_make(in, &p->plan);
 
 	if (ret || !p->plan.needs_admission)
 		return ret;
+	asked = p->job;
+	asked.status = p->plan.status;
+	ret = gang_admit(p->m, &asked, &in->admission, &p->admission);
 	tj_plan_release(&p->plan);
-	ret = gang_admit(p->m, &p->job, &in->admission, &p->admission);
 	if (ret)
 		return ret;
 	return tj_plan_make(in, &p->plan);
