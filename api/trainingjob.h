@@ -449,6 +449,13 @@ struct tj_status {
 	bool dependency_met;
 	char **dependency_satisfied;
 	size_t n_dependency_satisfied;
+	/*
+	 * status.dependency.seen: the jobs spec.dependency names (as it names
+	 * them) that were there when this job looked; one gone since was
+	 * deleted, one never seen never existed (docs/design.md 13).
+	 */
+	char **dependency_seen;
+	size_t n_dependency_seen;
 	/* The last requeue asked for (annotation cadre.dev/requeue) that was acted on. */
 	char *requeued;
 	struct tj_topology_status topology;

@@ -64,6 +64,9 @@ void tj_status_release(struct tj_status *status)
 	for (size_t i = 0; i < status->n_dependency_satisfied; i++)
 		free(status->dependency_satisfied[i]);
 	free(status->dependency_satisfied);
+	for (size_t i = 0; i < status->n_dependency_seen; i++)
+		free(status->dependency_seen[i]);
+	free(status->dependency_seen);
 	free(status->requeued);
 	tj_topology_status_release(&status->topology);
 	tj_status_init(status);
@@ -233,26 +236,37 @@ static void parse_array(struct decoder *d, const json_t *obj, struct tj_status *
 	decode_string(d, a, "status.array", "cancelled", &st->array_cancelled);
 }
 
-/* status.dependency: {met, satisfied: ["afterok:prep", ...]}. */
-static void parse_dependency_status(struct decoder *d, const json_t *obj, struct tj_status *st)
+/* A list of strings at status.dependency.<key> into *out. */
+static void parse_string_list(struct decoder *d, const json_t *dep, const char *key, char ***out,
+			      size_t *n)
 {
-	const json_t *dep = decode_object(d, obj, "status", "dependency");
-	const json_t *list = decode_array(d, dep, "status.dependency", "satisfied"), *v;
-	char path[DECODE_PATH_MAX];
+	const json_t *list = decode_array(d, dep, "status.dependency", key), *v;
+	char path[DECODE_PATH_MAX], base[DECODE_PATH_MAX];
 	size_t i;
 
-	decode_bool(d, dep, "status.dependency", "met", &st->dependency_met);
 	if (!list || !json_array_size(list))
 		return;
-	if (!(st->dependency_satisfied = calloc(json_array_size(list), sizeof(char *)))) {
+	if (!(*out = calloc(json_array_size(list), sizeof(char *)))) {
 		decode_nomem(d);
 		return;
 	}
+	decode_path(base, sizeof(base), "status.dependency", key);
 	json_array_foreach(list, i, v) {
-		decode_path_index(path, sizeof(path), "status.dependency.satisfied", i);
-		if (decode_as_string(d, v, path, &st->dependency_satisfied[st->n_dependency_satisfied]))
-			st->n_dependency_satisfied++;
+		decode_path_index(path, sizeof(path), base, i);
+		if (decode_as_string(d, v, path, &(*out)[*n]))
+			(*n)++;
 	}
+}
+
+/* status.dependency: {met, satisfied: ["afterok:prep", ...], seen: ["prep", ...]}. */
+static void parse_dependency_status(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *dep = decode_object(d, obj, "status", "dependency");
+
+	decode_bool(d, dep, "status.dependency", "met", &st->dependency_met);
+	parse_string_list(d, dep, "satisfied", &st->dependency_satisfied,
+			  &st->n_dependency_satisfied);
+	parse_string_list(d, dep, "seen", &st->dependency_seen, &st->n_dependency_seen);
 }
 
 int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_errors *errs)
@@ -435,28 +449,35 @@ static json_t *topology_to_json(const struct tj_topology_status *t)
 	return obj;
 }
 
+/* list as a new JSON array under key of obj, when it holds any. 0 or CADRE_ENOMEM. */
+static int put_string_list(json_t *obj, const char *key, char *const *list, size_t n)
+{
+	json_t *arr;
+
+	if (!n)
+		return 0;
+	if (!(arr = json_array()))
+		return CADRE_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, json_string(list[i]))) {
+			json_decref(arr);
+			return CADRE_ENOMEM;
+		}
+	return json_object_set_new(obj, key, arr) ? CADRE_ENOMEM : 0;
+}
+
 static json_t *dependency_to_json(const struct tj_status *st)
 {
-	json_t *obj = json_object(), *list = json_array();
+	json_t *obj = json_object();
 
-	for (size_t i = 0; obj && list && i < st->n_dependency_satisfied; i++)
-		if (json_array_append_new(list, json_string(st->dependency_satisfied[i])))
-			goto fail;
-	if (!obj || !list || json_object_set_new(obj, "met", json_boolean(st->dependency_met)))
-		goto fail;
-	if (!json_array_size(list)) {
-		json_decref(list);
-		return obj;
-	}
-	if (json_object_set_new(obj, "satisfied", list)) {  /* list is released either way */
+	if (!obj || json_object_set_new(obj, "met", json_boolean(st->dependency_met)) ||
+	    put_string_list(obj, "satisfied", st->dependency_satisfied,
+			    st->n_dependency_satisfied) ||
+	    put_string_list(obj, "seen", st->dependency_seen, st->n_dependency_seen)) {
 		json_decref(obj);
 		return NULL;
 	}
 	return obj;
-fail:
-	json_decref(obj);
-	json_decref(list);
-	return NULL;
 }
 
 json_t *tj_status_to_json(const struct tj_status *st)
@@ -497,7 +518,7 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	}
 	if (ok && st->has_array)
 		ok = !json_object_set_new(obj, "array", array_to_json(st));
-	if (ok && (st->dependency_met || st->n_dependency_satisfied))
+	if (ok && (st->dependency_met || st->n_dependency_satisfied || st->n_dependency_seen))
 		ok = !json_object_set_new(obj, "dependency", dependency_to_json(st));
 	ok = ok && put_string(obj, "requeued", st->requeued);
 	if (!ok) {

@@ -649,6 +649,28 @@ Test(tj_plan, ttl_deletes_the_job_after_it_finishes)
 	fx_release(&f);
 }
 
+/* Awaited by a dependant that has not seen it end: kept, at most TJ_TTL_AWAITED_MAX_S more. */
+Test(tj_plan, ttl_waits_for_a_dependant_at_most_its_bound)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"ttlSecondsAfterFinished\":30",
+	       "{\"phase\":\"Succeeded\",\"completionTime\":\"" EARLIER "\"}");
+	f.in.awaited = true;
+	f.in.now -= 360;  /* 10 s past its TTL */
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_JOB), 0);
+	cr_assert_gt(f.plan.requeue_after_s, 0, "looked at again");
+	fx_release(&f);
+	/* EARLIER is 400 s before now: 370 s past its TTL, past the bound. */
+	fx_job(&f, ",\"ttlSecondsAfterFinished\":30",
+	       "{\"phase\":\"Succeeded\",\"completionTime\":\"" EARLIER "\"}");
+	f.in.awaited = true;
+	fx_plan(&f);
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_JOB), 1);
+	fx_release(&f);
+}
+
 Test(tj_plan, a_missing_volume_keeps_the_job_pending)
 {
 	struct fx f;

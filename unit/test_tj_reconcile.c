@@ -198,6 +198,8 @@ static void setup(void)
 		     0);
 	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], TJ_SINGLETON_INDEX,
 				     tj_singleton_index, NULL), 0);
+	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], TJ_AWAITED_INDEX,
+				     tj_awaited_index, NULL), 0);
 	m.queue = wq_new(NULL);
 	m.expect = expect_new(5 * 60 * 1000);
 	m.memo = jobmemo_new(5 * 60 * 1000);
@@ -1150,4 +1152,229 @@ Test(tj_reconcile, a_singleton_waits_for_an_older_job_of_its_name_and_user)
 			 "user is still running or waiting");
 	free(msg);
 	cr_assert_eq(count("POST", PODS_PATH), 0);
+}
+
+/* --- dependencies at the edges (docs/design.md 13), read from the caches --- */
+
+static void cache_text(const char *json)
+{
+	json_t *obj = json_loads(json, 0, NULL);
+
+	cr_assert_not_null(obj, "%s", json);
+	cache(KIND_TRAININGJOBS, obj);
+}
+
+/* llama, depending as dependency (a JSON object) says, with status (a JSON object). */
+static void cache_dependant(const char *dependency, const char *status)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		 "\"metadata\":{\"name\":\"llama\",\"namespace\":\"ml\",\"uid\":\"%s\","
+		 "\"resourceVersion\":\"5\",\"generation\":1,"
+		 "\"creationTimestamp\":\"2026-12-01T10:00:00Z\"},"
+		 "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"train\",\"dependency\":%s},"
+		 "\"status\":%s}", JOB_UID, dependency, status ? status : "{}");
+	cache_text(text);
+}
+
+/* The phase of the last status written this pass, a new string ("" when none). */
+static char *last_status_phase(void)
+{
+	json_t *body = NULL;
+	const char *text;
+	char *phase;
+
+	for (size_t i = 0; i < httpd_request_count(server); i++)
+		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH)) {
+			json_decref(body);
+			body = body_of(i);
+		}
+	text = json_string_value(json_object_get(json_object_get(body, "status"), "phase"));
+	phase = strdup(text ? text : "");
+	json_decref(body);
+	return phase;
+}
+
+/* Array job arr, id 700000001, "0-3%1": element 0 done and deleted, 1 running, 2-3 not made. */
+static void cache_throttled_array(void)
+{
+	cache_text("{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		   "\"metadata\":{\"name\":\"arr\",\"namespace\":\"ml\",\"uid\":\"uid-arr\","
+		   "\"creationTimestamp\":\"2026-12-01T09:00:00Z\"},"
+		   "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\",\"array\":\"0-3%1\"},"
+		   "\"status\":{\"phase\":\"Running\",\"jobId\":\"700000001\",\"array\":"
+		   "{\"started\":\"0-1\",\"succeeded\":\"0\"}}}");
+	cache_text("{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		   "\"metadata\":{\"name\":\"arr-1\",\"namespace\":\"ml\",\"uid\":\"uid-arr-1\","
+		   "\"creationTimestamp\":\"2026-12-01T09:00:00Z\"},"
+		   "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\"},"
+		   "\"status\":{\"phase\":\"Running\",\"jobId\":\"700000002\"}}");
+}
+
+#define AFTEROK(job) "{\"items\":[{\"type\":\"afterok\",\"jobs\":[\"" job "\"]}]}"
+
+/*
+ * An element the throttle has not made yet is pending, as Slurm's array
+ * record holds it: its dependant waits. Before, it was no job: afterok
+ * failed at once (and afterany was met).
+ */
+Test(tj_reconcile, a_dependency_on_an_element_not_made_yet_waits_for_it)
+{
+	char *msg, *phase;
+
+	cache_throttled_array();
+	cache_dependant(AFTEROK("700000001_3"), NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	phase = last_status_phase();
+	msg = last_status_message();
+	cr_assert_str_eq(phase, "Queued", "%s", msg);
+	cr_assert_str_eq(msg, "waiting for dependency afterok:700000001_3: job 700000001_3 is "
+			 "Queued");
+	free(msg);
+	free(phase);
+}
+
+/* An element ended and deleted ended as its array's sets say; an index it lacks is no job. */
+Test(tj_reconcile, an_element_gone_ended_as_its_array_says)
+{
+	cache_throttled_array();
+	cache_dependant(AFTEROK("700000001_0"), NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 1, "element 0 succeeded: met, it starts");
+}
+
+Test(tj_reconcile, a_dependency_on_an_index_the_array_does_not_have_can_never_be_met)
+{
+	char *phase, *msg;
+
+	cache_throttled_array();
+	cache_dependant(AFTEROK("700000001_9"), NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	phase = last_status_phase();
+	msg = last_status_message();
+	cr_assert_str_eq(phase, "Failed", "%s", msg);
+	cr_assert(strstr(msg, "its array has no such index"), "%s", msg);
+	free(msg);
+	free(phase);
+}
+
+/*
+ * A dependency by id on a job that never existed (applied with kubectl):
+ * afternotok can never be met, as sbatch refuses it. Before, it was met at
+ * once. One seen by an earlier pass and deleted since was cancelled: met.
+ */
+Test(tj_reconcile, afternotok_on_an_id_no_job_ever_had_fails_and_on_one_deleted_is_met)
+{
+	char *phase, *msg;
+
+	cache_dependant("{\"items\":[{\"type\":\"afternotok\",\"jobs\":[\"812345678\"]}]}", NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	phase = last_status_phase();
+	msg = last_status_message();
+	cr_assert_str_eq(phase, "Failed", "%s", msg);
+	cr_assert(strstr(msg, "job 812345678 does not exist"), "%s", msg);
+	free(msg);
+	free(phase);
+}
+
+Test(tj_reconcile, afternotok_on_a_job_deleted_since_it_was_seen_is_met)
+{
+	cache_dependant("{\"items\":[{\"type\":\"afternotok\",\"jobs\":[\"812345678\"]}]}",
+			"{\"phase\":\"Queued\",\"dependency\":{\"seen\":[\"812345678\"]}}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 1, "cancelled is not ok: met, it starts");
+}
+
+/* What a pass finds is stored as seen, so that a deletion later reads as a cancel. */
+Test(tj_reconcile, a_job_a_dependency_names_is_stored_as_seen_while_it_waits)
+{
+	json_t *body, *seen;
+
+	cache_throttled_array();
+	cache_dependant(AFTEROK("arr-1"), NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	body = body_of(first("PUT", TJ_STATUS_PATH));
+	seen = json_object_get(json_object_get(json_object_get(body, "status"), "dependency"),
+			       "seen");
+	cr_assert_eq(json_array_size(seen), 1);
+	cr_assert_str_eq(json_string_value(json_array_get(seen, 0)), "arr-1");
+	json_decref(body);
+}
+
+/* A cycle of names waits for ever in Slurm's default; here it fails, saying the chain. */
+Test(tj_reconcile, a_cycle_of_dependencies_fails_naming_the_chain)
+{
+	char *phase, *msg;
+
+	cache_text("{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		   "\"metadata\":{\"name\":\"b\",\"namespace\":\"ml\",\"uid\":\"uid-b\","
+		   "\"creationTimestamp\":\"2026-12-01T09:00:00Z\"},"
+		   "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\",\"dependency\":"
+		   AFTEROK("llama") "},\"status\":{\"phase\":\"Queued\"}}");
+	cache_dependant(AFTEROK("b"), NULL);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	phase = last_status_phase();
+	msg = last_status_message();
+	cr_assert_str_eq(phase, "Failed", "%s", msg);
+	cr_assert_str_eq(msg, "circular job dependency: llama -> b -> llama");
+	free(msg);
+	free(phase);
+}
+
+/*
+ * A finished job's TTL waits while a job that waits for its dependencies
+ * names it and has not recorded its end: before, with a short TTL the
+ * dependant could find it gone, its success never seen.
+ */
+static void cache_finished_llama_with_ttl(void)
+{
+	time_t at = time(NULL) - 10;
+	char done[32], text[1536];
+	struct tm tm;
+
+	/* It ended 10 s ago, its TTL of 0 long past, within TJ_TTL_AWAITED_MAX_S of it. */
+	gmtime_r(&at, &tm);
+	strftime(done, sizeof(done), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(text, sizeof(text),
+		 "{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		 "\"metadata\":{\"name\":\"llama\",\"namespace\":\"ml\",\"uid\":\"" JOB_UID "\","
+		 "\"resourceVersion\":\"5\",\"generation\":1,"
+		 "\"creationTimestamp\":\"2026-12-01T10:00:00Z\"},"
+		 "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\","
+		 "\"ttlSecondsAfterFinished\":0},"
+		 "\"status\":{\"phase\":\"Succeeded\",\"jobId\":\"700000050\","
+		 "\"observedGeneration\":1,\"completionTime\":\"%s\",\"conditions\":"
+		 "[{\"type\":\"Succeeded\",\"status\":\"True\",\"reason\":\"Completed\","
+		 "\"message\":\"done\",\"lastTransitionTime\":\"%s\"}]}}", done, done);
+	cache_text(text);
+}
+
+#define LLAMA_PATH "/apis/cadre.dev/v1alpha1/namespaces/ml/trainingjobs/llama"
+
+Test(tj_reconcile, a_finished_jobs_ttl_waits_for_a_dependant_that_has_not_seen_it_end)
+{
+	cache_finished_llama_with_ttl();
+	cache_text("{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		   "\"metadata\":{\"name\":\"next\",\"namespace\":\"ml\",\"uid\":\"uid-next\","
+		   "\"creationTimestamp\":\"2026-12-01T10:01:00Z\"},"
+		   "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\",\"dependency\":"
+		   AFTEROK("700000050") "},\"status\":{\"phase\":\"Queued\"}}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("DELETE", LLAMA_PATH), 0, "its dependant has not seen it succeed");
+}
+
+Test(tj_reconcile, a_finished_jobs_ttl_deletes_it_once_its_dependants_recorded_its_end)
+{
+	cache_finished_llama_with_ttl();
+	cache_text("{\"apiVersion\":\"cadre.dev/v1alpha1\",\"kind\":\"TrainingJob\","
+		   "\"metadata\":{\"name\":\"next\",\"namespace\":\"ml\",\"uid\":\"uid-next\","
+		   "\"creationTimestamp\":\"2026-12-01T10:01:00Z\"},"
+		   "\"spec\":{\"numNodes\":1,\"image\":\"img\",\"run\":\"x\",\"dependency\":"
+		   "{\"items\":[{\"type\":\"afterok\",\"jobs\":[\"llama\",\"other\"]}]}},"
+		   "\"status\":{\"phase\":\"Queued\",\"dependency\":{\"satisfied\":"
+		   "[\"afterok:llama\"]}}}");
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("DELETE", LLAMA_PATH), 1, "its end is recorded where it is needed");
 }

@@ -537,6 +537,8 @@ int manager_stores_init(struct manager *m)
 			err = store_add_index(m->stores[k], TJ_SINGLETON_INDEX, tj_singleton_index,
 					      NULL);
 		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], TJ_AWAITED_INDEX, tj_awaited_index, NULL);
+		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_job, NULL);
 		if (!err && k == KIND_CODE)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_part, NULL);

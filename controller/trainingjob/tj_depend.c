@@ -6,6 +6,7 @@
 
 #include "base/err.h"
 #include "api/labels.h"
+#include "kube/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@ void tj_dep_verdict_release(struct tj_dep_verdict *v)
 	for (size_t i = 0; i < v->n_satisfied; i++)
 		free(v->satisfied[i]);
 	free(v->satisfied);
+	for (size_t i = 0; i < v->n_seen; i++)
+		free(v->seen[i]);
+	free(v->seen);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -43,14 +47,21 @@ static enum tj_dep_state pair_state(enum slurm_dep_type type, const char *ref,
 	bool by_id = slurm_job_id_text(ref);
 	bool ok, failed;
 
+	if (t && t->seen && !t->found) {
+		/* Deleted since it was seen: cadre's cancel, as far as a dependency can tell. */
+		snprintf(why, size, "job %s was cancelled (deleted)", ref);
+		return type == SLURM_DEP_AFTEROK ? TJ_DEP_NEVER : TJ_DEP_MET;
+	}
 	if (!t || !t->found) {
-		if (!by_id) {
+		if (!by_id && !(t && t->no_such_index)) {
 			snprintf(why, size, "job %s does not exist (yet)", ref);
 			return TJ_DEP_WAIT;
 		}
-		/* Gone: cancelled, as far as a dependency can tell. */
-		snprintf(why, size, "job %s was cancelled", ref);
-		return type == SLURM_DEP_AFTEROK ? TJ_DEP_NEVER : TJ_DEP_MET;
+		/* No such job: Slurm refuses afterok and afternotok on it, lifts the others. */
+		snprintf(why, size, "job %s does not exist%s", ref,
+			 t && t->no_such_index ? ": its array has no such index" : "");
+		return type == SLURM_DEP_AFTEROK || type == SLURM_DEP_AFTERNOTOK ? TJ_DEP_NEVER :
+		       TJ_DEP_MET;
 	}
 	ok = t->phase == TJ_PHASE_SUCCEEDED;
 	failed = t->phase == TJ_PHASE_FAILED;
@@ -84,14 +95,43 @@ static int add_satisfied(struct tj_dep_verdict *v, const char *key)
 	return 0;
 }
 
+/* Add every ref found now to v->seen, each once. 0 or CADRE_ENOMEM. */
+static int add_seen(struct tj_dep_verdict *v, const struct tj_dep_target *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool have = false;
+		char **more;
+
+		for (size_t j = 0; j < v->n_seen && !have; j++)
+			have = !strcmp(v->seen[j], t[i].ref);
+		if (!t[i].found || !t[i].ref || have)
+			continue;
+		if (!(more = realloc(v->seen, (v->n_seen + 1) * sizeof(*more))))
+			return CADRE_ENOMEM;
+		v->seen = more;
+		if (!(v->seen[v->n_seen] = strdup(t[i].ref)))
+			return CADRE_ENOMEM;
+		v->n_seen++;
+	}
+	return 0;
+}
+
 int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *targets, size_t n,
-		  const char *singleton_by, struct tj_dep_verdict *out)
+		  const char *singleton_by, const char *cycle, struct tj_dep_verdict *out)
 {
 	const struct slurm_dep *d = &job->spec.dependency;
 	char first_wait[512] = "", first_never[512] = "";
 	size_t met = 0, never = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (add_seen(out, targets, n))
+		return CADRE_ENOMEM;
+	if (cycle) {
+		out->state = TJ_DEP_NEVER;
+		snprintf(out->message, sizeof(out->message), "circular job dependency: %.470s",
+			 cycle);
+		return 0;
+	}
 	for (size_t i = 0; i < d->n_items; i++) {
 		const struct slurm_dep_item *it = &d->items[i];
 		const char *type = slurm_dep_type_name(it->type);
@@ -186,4 +226,64 @@ int tj_singleton_index(const json_t *job, json_t *values, void *arg)
 			      key, sizeof(key)))
 		return 0;
 	return json_array_append_new(values, json_string(key)) ? CADRE_ENOMEM : 0;
+}
+
+/* Whether a cached job still waits for its dependencies. */
+static bool waits_for_dependency(const json_t *job)
+{
+	const json_t *st = json_object_get(job, "status");
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	enum tj_phase ph;
+
+	if (!json_object_get(json_object_get(job, "spec"), "dependency") ||
+	    json_is_true(json_object_get(json_object_get(st, "dependency"), "met")) ||
+	    json_object_get(st, "admittedTime"))
+		return false;
+	return !(phase && !tj_phase_parse(phase, &ph) && tj_phase_terminal(ph));
+}
+
+/* Whether "type:ref" is in the job's status.dependency.satisfied. */
+static bool satisfied_json(const json_t *job, const char *type, const char *ref)
+{
+	const json_t *list = json_object_get(json_object_get(json_object_get(job, "status"),
+							     "dependency"), "satisfied");
+	const json_t *v;
+	size_t i, tl = strlen(type);
+
+	json_array_foreach(list, i, v) {
+		const char *s = json_string_value(v);
+
+		if (s && !strncmp(s, type, tl) && s[tl] == ':' && !strcmp(s + tl + 1, ref))
+			return true;
+	}
+	return false;
+}
+
+int tj_awaited_index(const json_t *job, json_t *values, void *arg)
+{
+	const char *ns = json_string_value(json_object_get(json_object_get(job, "metadata"),
+							   "namespace"));
+	const json_t *items = json_object_get(json_object_get(json_object_get(job, "spec"),
+							      "dependency"), "items");
+	const json_t *item, *ref;
+	char key[STORE_KEY_MAX];
+	size_t i, j;
+
+	(void)arg;
+	if (!ns || !waits_for_dependency(job))
+		return 0;
+	json_array_foreach(items, i, item) {
+		const char *type = json_string_value(json_object_get(item, "type"));
+
+		json_array_foreach(json_object_get(item, "jobs"), j, ref) {
+			const char *r = json_string_value(ref);
+
+			if (!type || !r || satisfied_json(job, type, r) ||
+			    snprintf(key, sizeof(key), "%s/%s", ns, r) >= (int)sizeof(key))
+				continue;
+			if (json_array_append_new(values, json_string(key)))
+				return CADRE_ENOMEM;
+		}
+	}
+	return 0;
 }

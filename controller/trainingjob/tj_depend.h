@@ -9,12 +9,21 @@
  *   afterok     the job has succeeded;
  *   afternotok  the job has failed (a timeout and a cancel are failures);
  * an item is met when every job it names is; the dependency when every item
- * is (any: when one is). A job named by its Slurm id that is no longer there
- * was cancelled (deleted): after, afterany and afternotok are met by it, and
- * afterok never can be. A job named by name that is not there may still
- * come (GitOps applies in any order): the dependency waits, and says so.
+ * is (any: when one is). A job that is not there:
+ *   - seen there before (status.dependency.seen): it was deleted, which is
+ *     how cadre cancels; cancelled, after, afterany and afternotok are met
+ *     by it, and afterok never can be;
+ *   - named by a Slurm id and never seen: no such job exists, as Slurm
+ *     finds when it is submitted: afterok and afternotok can never be met
+ *     (sbatch: "Job dependency problem"), after and afterany are lifted;
+ *     an array's index that is not one of its elements is no job either;
+ *   - named by name and never seen: it may still come (GitOps applies in
+ *     any order): the dependency waits, and says so.
+ * An element of an array not made yet (the throttle holds it) is pending;
+ * one made, ended and deleted ended as the array's sets say.
  * singleton: no older job of the same Slurm name and submitter (or any
- * that was admitted) is still running or waiting.
+ * that was admitted) is still running or waiting. A dependency that leads
+ * back to the job itself can never be met (Slurm: "Circular job dependency").
  *
  * What can never be met fails the job, DependencyNeverSatisfied, as Slurm's
  * --kill-on-invalid-dep=yes does; Slurm's default leaves such a job pending
@@ -34,6 +43,8 @@ struct tj_dep_target {
 	bool found;
 	enum tj_phase phase;  /* when found */
 	bool started;         /* when found: it was admitted once (status.admittedTime) */
+	bool seen;            /* in the job's status.dependency.seen: found by an earlier pass */
+	bool no_such_index;   /* "ID_INDEX" of an array that has no element INDEX */
 };
 
 enum tj_dep_state { TJ_DEP_WAIT = 0, TJ_DEP_MET, TJ_DEP_NEVER };
@@ -44,18 +55,23 @@ struct tj_dep_verdict {
 	/* "type:job" pairs met now, to record in status.dependency.satisfied (owned). */
 	char **satisfied;
 	size_t n_satisfied;
+	/* The refs found now, to record in status.dependency.seen (owned). */
+	char **seen;
+	size_t n_seen;
 };
 
 /*
  * Decide job's dependency. targets[0..n) hold every job its items name (by
  * ref; a ref missing from targets reads as not found). singleton_by is the
  * name of an older job of its singleton group still running or waiting,
- * NULL when none. Pairs recorded in job->status.dependency_satisfied stay
- * met whatever the targets say now. 0 or CADRE_ENOMEM; release out with
- * tj_dep_verdict_release whatever it returns.
+ * NULL when none; cycle, when not NULL, the chain of waiting jobs that leads
+ * back to job ("a -> b -> a"). Pairs recorded in
+ * job->status.dependency_satisfied stay met whatever the targets say now.
+ * 0 or CADRE_ENOMEM; release out with tj_dep_verdict_release whatever it
+ * returns.
  */
 int tj_dep_decide(const struct trainingjob *job, const struct tj_dep_target *targets, size_t n,
-		  const char *singleton_by, struct tj_dep_verdict *out);
+		  const char *singleton_by, const char *cycle, struct tj_dep_verdict *out);
 void tj_dep_verdict_release(struct tj_dep_verdict *v);
 
 /*
@@ -67,6 +83,17 @@ void tj_dep_verdict_release(struct tj_dep_verdict *v);
  */
 #define TJ_SINGLETON_INDEX "singleton"
 int tj_singleton_index(const json_t *job, json_t *values, void *arg);
+
+/*
+ * The TrainingJob cache's index of what waiting jobs wait for
+ * (store_index_fn): a job that still waits for its dependencies is filed
+ * under "<namespace>/<ref>" for every job its items name that it has not
+ * recorded as met. A finished job's TTL waits while someone is filed under
+ * its name or id (tj_dependency_awaited), so that a dependant never finds
+ * gone a job whose end it has not seen.
+ */
+#define TJ_AWAITED_INDEX "awaited"
+int tj_awaited_index(const json_t *job, json_t *values, void *arg);
 
 /* The index key of a group into out ("" when it does not fit); the length written. */
 size_t tj_singleton_key(const char *ns, const char *group, const char *user, char *out,

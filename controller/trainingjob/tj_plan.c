@@ -378,7 +378,10 @@ static void plan_terminal(struct planner *p)
 	if (spec->has_ttl_seconds_after_finished && st->completion_time) {
 		int64_t at = st->completion_time + spec->ttl_seconds_after_finished;
 
-		if (p->in->now >= at)
+		/* A dependant that has not seen the end yet sees it first (tj_depend_read.h). */
+		if (p->in->now >= at && p->in->awaited && p->in->now < at + TJ_TTL_AWAITED_MAX_S)
+			requeue_in(p, 2);
+		else if (p->in->now >= at)
 			action(p, TJ_DELETE_JOB, -1, NULL);
 		else
 			requeue_in(p, at - p->in->now);
@@ -1895,24 +1898,31 @@ static bool not_admitted(struct planner *p)
 	return false;
 }
 
-/* Add the pairs v met to status.dependency.satisfied, each once. */
+/* Add each of add[0..n) to the list (*list, *len), each once. */
+static void record_each(struct planner *p, char ***list, size_t *len, char *const *add, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool have = false;
+		char **slot;
+
+		for (size_t j = 0; j < *len && !have; j++)
+			have = !strcmp((*list)[j], add[i]);
+		if (have)
+			continue;
+		slot = grow(p, (void **)list, len, sizeof(*slot));
+		if (slot)
+			set_string(p, slot, add[i]);
+	}
+}
+
+/* What v met and found, into status.dependency.satisfied and .seen. */
 static void record_satisfied(struct planner *p, const struct tj_dep_verdict *v)
 {
 	struct tj_status *st = &p->out->status;
 
-	for (size_t i = 0; i < v->n_satisfied; i++) {
-		bool have = false;
-		char **slot;
-
-		for (size_t j = 0; j < st->n_dependency_satisfied && !have; j++)
-			have = !strcmp(st->dependency_satisfied[j], v->satisfied[i]);
-		if (have)
-			continue;
-		slot = grow(p, (void **)&st->dependency_satisfied, &st->n_dependency_satisfied,
-			    sizeof(*slot));
-		if (slot)
-			set_string(p, slot, v->satisfied[i]);
-	}
+	record_each(p, &st->dependency_satisfied, &st->n_dependency_satisfied, v->satisfied,
+		    v->n_satisfied);
+	record_each(p, &st->dependency_seen, &st->n_dependency_seen, v->seen, v->n_seen);
 }
 
 /*

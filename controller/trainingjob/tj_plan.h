@@ -173,6 +173,12 @@ struct tj_input {
 	/* The id claimed for a job whose status has none yet (jobids.h); NULL: the first probe. */
 	const char *job_id;
 	int64_t now;                  /* Unix seconds */
+	/*
+	 * A finished job: a job waiting for its dependencies names it and has
+	 * not recorded its end (tj_dependency_awaited); its TTL waits, at most
+	 * TJ_TTL_AWAITED_MAX_S more.
+	 */
+	bool awaited;
 	enum gang_mode mode;          /* effective mode for this job */
 	const struct podview *pods;   /* every pod of the job, any attempt */
 	size_t n_pods;
@@ -353,5 +359,12 @@ void tj_plan_release(struct tj_plan *plan);
 
 /* Restart backoff for the given attempt (1-based): 10 s doubling, at most 5 min. */
 int64_t tj_restart_backoff_s(int attempt);
+
+/*
+ * How long past its TTL a finished job that a dependant still waits to see
+ * stays (Slurm keeps a finished job MinJobAge, 300 s by default, for the
+ * same reason).
+ */
+#define TJ_TTL_AWAITED_MAX_S 300
 
 #endif

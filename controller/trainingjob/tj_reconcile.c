@@ -37,6 +37,7 @@
 #include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
 #include "controller/manager/reconcile.h"
+#include "controller/trainingjob/tj_depend_read.h"
 #include "controller/trainingjob/tj_plan.h"
 #include "controller/code/code.h"
 #include "kube/client.h"
@@ -348,57 +349,6 @@ static void read_refusal(struct tj_pass *p, struct tj_input *in)
 	in->refusal = &p->refusal_in;
 }
 
-/* --- spec.dependency: what the caches show of the jobs it names (tj_depend.h) --- */
-
-/*
- * The cached job a dependency names (a Slurm job id, an array element
- * "ID_INDEX", or a name) in namespace ns, as a new reference; NULL when
- * there is none. An id is looked up in the jobs cache's index of stored
- * ids (jobids.h), not by a walk over every job.
- */
-static json_t *dep_job(struct manager *m, const char *ns, const char *ref)
-{
-	char id[24], key[STORE_KEY_MAX];
-	const char *under = strchr(ref, '_'), *name = NULL;
-	json_t *held = NULL, *obj = NULL, *job;
-	size_t i;
-
-	if (!slurm_job_id_text(ref)) {
-		snprintf(key, sizeof(key), "%s/%s", ns, ref);
-		return store_get(m->stores[KIND_TRAININGJOBS], key, &obj) ? NULL : obj;
-	}
-	snprintf(id, sizeof(id), "%.*s", (int)(under ? (size_t)(under - ref) : strlen(ref)), ref);
-	if (store_by_index(m->stores[KIND_TRAININGJOBS], JOBIDS_INDEX, id, &held))
-		return NULL;
-	json_array_foreach(held, i, job) {
-		const json_t *meta = json_object_get(job, "metadata");
-		const char *job_ns = json_string_value(json_object_get(meta, "namespace"));
-
-		if (job_ns && !strcmp(job_ns, ns)) {
-			name = json_string_value(json_object_get(meta, "name"));
-			break;
-		}
-	}
-	/* An array's element is <array>-<index>. */
-	if (name && snprintf(key, sizeof(key), "%s/%s%s%s", ns, name, under ? "-" : "",
-			     under ? under + 1 : "") < (int)sizeof(key))
-		store_get(m->stores[KIND_TRAININGJOBS], key, &obj);
-	json_decref(held);
-	return obj;
-}
-
-static void dep_target_read(const json_t *obj, struct tj_dep_target *t)
-{
-	const json_t *st = json_object_get(obj, "status");
-
-	t->found = obj != NULL;
-	if (!obj)
-		return;
-	if (tj_phase_parse(json_string_value(json_object_get(st, "phase")), &t->phase))
-		t->phase = TJ_PHASE_UNSET;
-	t->started = json_object_get(st, "admittedTime") != NULL;
-}
-
 /* A label or annotation of a cached object. */
 static const char *meta_str(const json_t *obj, const char *map, const char *key)
 {
@@ -406,94 +356,13 @@ static const char *meta_str(const json_t *obj, const char *map, const char *key)
 								  map), key));
 }
 
-/*
- * singleton: an older job of the same Slurm name and submitter still
- * running or waiting, or any such that was admitted. Its name into out
- * (false when none).
- */
-static bool singleton_blocker(struct tj_pass *p, char *out, size_t size)
-{
-	const struct object_meta *me = &p->job.meta;
-	const char *group = meta_label(me, LABEL_SLURM_NAME) ? meta_label(me, LABEL_SLURM_NAME) :
-			    me->name;
-	const char *user = meta_annotation(me, ANNOTATION_SUBMITTED_BY);
-	json_t *all = NULL, *obj;
-	bool found = false;
-	char key[1024];
-	size_t i;
-
-	/* Only its group, from the cache's index (tj_depend.h). */
-	if (!tj_singleton_key(me->namespace, group, user, key, sizeof(key)) ||
-	    store_by_index(p->m->stores[KIND_TRAININGJOBS], TJ_SINGLETON_INDEX, key, &all))
-		return false;
-	json_array_foreach(all, i, obj) {
-		const json_t *meta = json_object_get(obj, "metadata");
-		const char *ns = json_string_value(json_object_get(meta, "namespace"));
-		const char *name = json_string_value(json_object_get(meta, "name"));
-		const char *its_group = meta_str(obj, "labels", LABEL_SLURM_NAME);
-		const char *its_user = meta_str(obj, "annotations", ANNOTATION_SUBMITTED_BY);
-		const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"),
-								      "phase"));
-		int64_t created = 0;
-		enum tj_phase ph = TJ_PHASE_UNSET;
-		bool older, started;
-
-		if (!ns || !name || strcmp(ns, me->namespace) || !strcmp(name, me->name))
-			continue;
-		if (strcmp(its_group ? its_group : name, group) ||
-		    strcmp(its_user ? its_user : "", user ? user : ""))
-			continue;
-		if (phase && !tj_phase_parse(phase, &ph) && tj_phase_terminal(ph))
-			continue;
-		api_time_parse(json_string_value(json_object_get(meta, "creationTimestamp")),
-			       &created);
-		older = created < me->creation_timestamp ||
-			(created == me->creation_timestamp && strcmp(name, me->name) < 0);
-		started = json_object_get(json_object_get(obj, "status"), "admittedTime") != NULL;
-		if (older || started) {
-			snprintf(out, size, "%s", name);
-			found = true;
-			break;
-		}
-	}
-	json_decref(all);
-	return found;
-}
-
-/* Decide spec.dependency into p->dependency and hand it to the planner. */
+/* spec.dependency, decided from the caches (tj_depend_read.h), as planner input. */
 static int read_dependency(struct tj_pass *p, struct tj_input *in)
 {
-	const struct tj_spec *spec = &p->job.spec;
-	const struct tj_status *st = &p->job.status;
-	struct tj_dep_target *targets;
-	char blocker[256];
-	bool singleton = false;
-	size_t n = 0, cap = 0;
-	int err;
+	bool decided = false;
+	int err = tj_dependency_read(p->m, &p->job, &p->dependency, &decided);
 
-	if (!spec->has_dependency || st->dependency_met || st->admitted_time)
-		return 0;
-	for (size_t i = 0; i < spec->dependency.n_items; i++)
-		cap += spec->dependency.items[i].n_jobs;
-	if (!(targets = calloc(cap + 1, sizeof(*targets))))
-		return CADRE_ENOMEM;
-	for (size_t i = 0; i < spec->dependency.n_items; i++) {
-		const struct slurm_dep_item *it = &spec->dependency.items[i];
-
-		singleton |= it->type == SLURM_DEP_SINGLETON;
-		for (size_t j = 0; j < it->n_jobs; j++) {
-			json_t *obj = dep_job(p->m, p->job.meta.namespace, it->jobs[j]);
-
-			targets[n].ref = it->jobs[j];
-			dep_target_read(obj, &targets[n++]);
-			json_decref(obj);
-		}
-	}
-	err = tj_dep_decide(&p->job, targets, n,
-			    singleton && singleton_blocker(p, blocker, sizeof(blocker)) ? blocker :
-			    NULL, &p->dependency);
-	free(targets);
-	if (!err)
+	if (!err && decided)
 		in->dependency = &p->dependency;
 	return err;
 }
@@ -1656,6 +1525,9 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	read_elements(&p, &in);
 	in.requeue = meta_annotation(&p.job.meta, ANNOTATION_REQUEUE);
 	in.job_id = p.job_id;
+	if (tj_phase_terminal(p.job.status.phase) &&
+	    p.job.spec.has_ttl_seconds_after_finished)
+		in.awaited = tj_dependency_awaited(m, &p.job);
 
 	ret = plan(&p, &in);
 	if (ret)
