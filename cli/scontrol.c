@@ -61,23 +61,12 @@ static int dependency(const struct trainingjob *tj, struct buf *out)
 	return slurm_dep_format(&tj->spec.dependency, out);
 }
 
-int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
+/* scontrol's first line: the id, the array's, the name. tmp is scratch. */
+static int show_job_ids(const struct trainingjob *tj, const char *nl, struct buf *out,
+			struct buf *tmp)
 {
-	const char *nl = "\n   ";
-	const char *user = slurm_user(tj);
-	const char *ns = tj->meta.namespace ? tj->meta.namespace : "";
-	int32_t nodes = tj->spec.has_num_nodes ? tj->spec.num_nodes : 1;
-	int32_t tasks = tj->spec.has_tasks_per_node ? tj->spec.tasks_per_node : 1;
-	int64_t start = tj->status.start_time, end = tj->status.completion_time;
-	int64_t cpus_per_node = tj->spec.resources.has_cpus ?
-				(tj->spec.resources.cpus_milli + 999) / 1000 : tasks;
-	char t1[32], t2[32], t3[32], code[24];
-	struct buf tmp;
-	int e = 0;
+	int e = buf_addf(out, "JobId=%s ", tj->status.job_id ? tj->status.job_id : "0");
 
-	buf_init(&tmp, 1 << 20);
-	/* Line 1: the id, the array's, the name. */
-	e = buf_addf(out, "JobId=%s ", tj->status.job_id ? tj->status.job_id : "0");
 	if (!e && slurm_is_element(tj))
 		e = buf_addf(out, "ArrayJobId=%s ArrayTaskId=%s ",
 			     meta_annotation(&tj->meta, ANNOTATION_ARRAY_JOB_ID),
@@ -85,35 +74,34 @@ int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
 	else if (!e && tj->spec.array) {
 		struct slurm_array a;
 
-		buf_reset(&tmp);
-		e = slurm_array_pending(tj, &tmp) < 0 ? CADRE_ENOMEM : 0;
+		buf_reset(tmp);
+		e = slurm_array_pending(tj, tmp) < 0 ? CADRE_ENOMEM : 0;
 		if (!e)
 			e = buf_addf(out, "ArrayJobId=%s ArrayTaskId=%s ",
 				     tj->status.job_id ? tj->status.job_id : "0",
-				     tmp.len ? buf_str(&tmp) : "(null)");
+				     tmp->len ? buf_str(tmp) : "(null)");
 		if (!e && !slurm_array_parse(tj->spec.array, SLURM_ARRAY_INDEX_LIMIT, &a, NULL, 0) &&
 		    a.max_running > 0)
 			e = buf_addf(out, "ArrayTaskThrottle=%d ", (int)a.max_running);
 		slurm_array_release(&a);
 	}
-	e = e ? e : buf_addf(out, "JobName=%s%s", slurm_job_name(tj), nl);
-	/* Kubernetes users have no uid or gid: 0, the namespace as the group. */
-	e = e ? e : buf_addf(out, "UserId=%s(0) GroupId=%s(0) MCS_label=N/A%s", user, ns, nl);
-	e = e ? e : buf_addf(out, "Priority=%d Nice=0 Account=%s QOS=normal%s",
-			     (int)tj->spec.priority, ns, nl);
-	e = e ? e : buf_addf(out, "JobState=%s Reason=%s Dependency=", job_state(tj),
-			     slurm_reason(tj));
-	e = e ? e : dependency(tj, out);
-	e = e ? e : buf_adds(out, nl);
-	slurm_exit_code(tj, code);
-	e = e ? e : buf_addf(out, "Requeue=1 Restarts=%d BatchFlag=1 Reboot=0 ExitCode=%s%s",
-			     tj_attempt(&tj->status), code, nl);
+	return e ? e : buf_addf(out, "JobName=%s%s", slurm_job_name(tj), nl);
+}
+
+/* RunTime through Scheduler: the job's times. */
+static int show_job_times(const struct trainingjob *tj, int64_t now, const char *nl,
+			  struct buf *out)
+{
+	int64_t start = tj->status.start_time, end = tj->status.completion_time;
+	char t1[32], t2[32], t3[32];
+	int e;
+
 	slurm_time_hms(slurm_job_elapsed(tj, now), t1);
 	if (tj->spec.has_active_deadline_seconds && tj->spec.active_deadline_seconds > 0)
 		slurm_time_hms(tj->spec.active_deadline_seconds, t2);
 	else
 		snprintf(t2, sizeof(t2), "UNLIMITED");
-	e = e ? e : buf_addf(out, "RunTime=%s TimeLimit=%s TimeMin=N/A%s", t1, t2, nl);
+	e = buf_addf(out, "RunTime=%s TimeLimit=%s TimeMin=N/A%s", t1, t2, nl);
 	make_time(tj->meta.creation_timestamp, t1);
 	e = e ? e : buf_addf(out, "SubmitTime=%s EligibleTime=%s%s", t1, t1, nl);
 	make_time(tj->status.admitted_time, t2);
@@ -127,37 +115,47 @@ int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
 	else
 		make_time(end, t3);
 	e = e ? e : buf_addf(out, "StartTime=%s EndTime=%s Deadline=N/A%s", t1, t3, nl);
-	e = e ? e : buf_addf(out, "SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s "
-			     "Scheduler=Main%s", t2, nl);
-	e = e ? e : buf_addf(out, "Partition=%s AllocNode:Sid=%s:0%s", slurm_partition(tj),
-			     "cadre", nl);
-	e = e ? e : buf_addf(out, "ReqNodeList=(null) ExcNodeList=(null)%s", nl);
-	buf_reset(&tmp);
-	e = e ? e : slurm_nodelist(tj, &tmp);
-	e = e ? e : buf_addf(out, "NodeList=%s%s", tmp.len ? buf_str(&tmp) : "(null)", nl);
-	/* The ranks' host names are their pods' (SLURM_JOB_NODELIST, squeue's NODELIST). */
-	if (!e && tj->status.n_nodes && tj->status.nodes[0].pod)
-		e = buf_addf(out, "BatchHost=%s%s", tj->status.nodes[0].pod, nl);
-	e = e ? e : buf_addf(out, "NumNodes=%d NumCPUs=%lld NumTasks=%d CPUs/Task=N/A "
-			     "ReqB:S:C:T=0:0:*:*%s", (int)nodes, (long long)(cpus_per_node * nodes),
-			     (int)(nodes * tasks), nl);
-	buf_reset(&tmp);
-	e = e ? e : buf_addf(&tmp, "cpu=%lld", (long long)(cpus_per_node * nodes));
+	return e ? e : buf_addf(out, "SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s "
+				"Scheduler=Main%s", t2, nl);
+}
+
+/* NumNodes through MinCPUsNode: what the job asks for. tmp is scratch. */
+static int show_job_resources(const struct trainingjob *tj, const char *nl, struct buf *out,
+			      struct buf *tmp)
+{
+	int32_t nodes = tj->spec.has_num_nodes ? tj->spec.num_nodes : 1;
+	int32_t tasks = tj->spec.has_tasks_per_node ? tj->spec.tasks_per_node : 1;
+	int64_t cpus_per_node = tj->spec.resources.has_cpus ?
+				(tj->spec.resources.cpus_milli + 999) / 1000 : tasks;
+	int e;
+
+	e = buf_addf(out, "NumNodes=%d NumCPUs=%lld NumTasks=%d CPUs/Task=N/A "
+		     "ReqB:S:C:T=0:0:*:*%s", (int)nodes, (long long)(cpus_per_node * nodes),
+		     (int)(nodes * tasks), nl);
+	buf_reset(tmp);
+	e = e ? e : buf_addf(tmp, "cpu=%lld", (long long)(cpus_per_node * nodes));
 	if (!e && tj->spec.resources.has_memory)
-		e = buf_addf(&tmp, ",mem=%lldM", (long long)(tj->spec.resources.memory_milli /
-							     1000 / (1024 * 1024) * nodes));
-	e = e ? e : buf_addf(&tmp, ",node=%d,billing=%lld", (int)nodes,
+		e = buf_addf(tmp, ",mem=%lldM", (long long)(tj->spec.resources.memory_milli /
+							    1000 / (1024 * 1024) * nodes));
+	e = e ? e : buf_addf(tmp, ",node=%d,billing=%lld", (int)nodes,
 			     (long long)(cpus_per_node * nodes));
 	if (!e && tj->spec.resources.has_accel)
-		e = buf_addf(&tmp, ",gres/gpu=%d", tj->spec.resources.accel.count * (int)nodes);
-	e = e ? e : buf_addf(out, "ReqTRES=%s%s", buf_str(&tmp), nl);
-	e = e ? e : buf_addf(out, "AllocTRES=%s%s", start ? buf_str(&tmp) : "(null)", nl);
+		e = buf_addf(tmp, ",gres/gpu=%d", tj->spec.resources.accel.count * (int)nodes);
+	e = e ? e : buf_addf(out, "ReqTRES=%s%s", buf_str(tmp), nl);
+	e = e ? e : buf_addf(out, "AllocTRES=%s%s", tj->status.start_time ? buf_str(tmp) :
+			     "(null)", nl);
 	e = e ? e : buf_addf(out, "Socks/Node=* NtasksPerN:B:S:C=%d:0:*:* CoreSpec=*%s",
 			     (int)tasks, nl);
-	e = e ? e : buf_addf(out, "MinCPUsNode=%lld MinMemoryNode=%s MinTmpDiskNode=0%s",
-			     (long long)cpus_per_node,
-			     tj->spec.resources.memory ? tj->spec.resources.memory : "0", nl);
-	e = e ? e : buf_addf(out, "Features=(null) DelayBoot=00:00:00%s", nl);
+	return e ? e : buf_addf(out, "MinCPUsNode=%lld MinMemoryNode=%s MinTmpDiskNode=0%s",
+				(long long)cpus_per_node,
+				tj->spec.resources.memory ? tj->spec.resources.memory : "0", nl);
+}
+
+/* Features through TresPerNode: the rest of the request, files and command. */
+static int show_job_rest(const struct trainingjob *tj, const char *nl, struct buf *out)
+{
+	int e = buf_addf(out, "Features=(null) DelayBoot=00:00:00%s", nl);
+
 	e = e ? e : buf_addf(out, "OverSubscribe=NO Exclusive=NO Contiguous=0 Licenses=(null) "
 			     "LicensesAlloc=(null) Network=(null)%s", nl);
 	e = e ? e : buf_addf(out, "Command=%s%s", tj->meta.name ? tj->meta.name : "(null)", nl);
@@ -177,6 +175,43 @@ int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
 		e = buf_addf(out, "TresPerNode=gres/gpu:%s:%d", type,
 			     tj->spec.resources.accel.count);
 	}
+	return e;
+}
+
+int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
+{
+	const char *nl = "\n   ";
+	const char *user = slurm_user(tj);
+	const char *ns = tj->meta.namespace ? tj->meta.namespace : "";
+	char code[24];
+	struct buf tmp;
+	int e;
+
+	buf_init(&tmp, 1 << 20);
+	e = show_job_ids(tj, nl, out, &tmp);
+	/* Kubernetes users have no uid or gid: 0, the namespace as the group. */
+	e = e ? e : buf_addf(out, "UserId=%s(0) GroupId=%s(0) MCS_label=N/A%s", user, ns, nl);
+	e = e ? e : buf_addf(out, "Priority=%d Nice=0 Account=%s QOS=normal%s",
+			     (int)tj->spec.priority, ns, nl);
+	e = e ? e : buf_addf(out, "JobState=%s Reason=%s Dependency=", job_state(tj),
+			     slurm_reason(tj));
+	e = e ? e : dependency(tj, out);
+	e = e ? e : buf_adds(out, nl);
+	slurm_exit_code(tj, code);
+	e = e ? e : buf_addf(out, "Requeue=1 Restarts=%d BatchFlag=1 Reboot=0 ExitCode=%s%s",
+			     tj_attempt(&tj->status), code, nl);
+	e = e ? e : show_job_times(tj, now, nl, out);
+	e = e ? e : buf_addf(out, "Partition=%s AllocNode:Sid=%s:0%s", slurm_partition(tj),
+			     "cadre", nl);
+	e = e ? e : buf_addf(out, "ReqNodeList=(null) ExcNodeList=(null)%s", nl);
+	buf_reset(&tmp);
+	e = e ? e : slurm_nodelist(tj, &tmp);
+	e = e ? e : buf_addf(out, "NodeList=%s%s", tmp.len ? buf_str(&tmp) : "(null)", nl);
+	/* The ranks' host names are their pods' (SLURM_JOB_NODELIST, squeue's NODELIST). */
+	if (!e && tj->status.n_nodes && tj->status.nodes[0].pod)
+		e = buf_addf(out, "BatchHost=%s%s", tj->status.nodes[0].pod, nl);
+	e = e ? e : show_job_resources(tj, nl, out, &tmp);
+	e = e ? e : show_job_rest(tj, nl, out);
 	/* xstrtrim, then the blank line between records. */
 	while (!e && out->len && (out->data[out->len - 1] == ' ' ||
 				  out->data[out->len - 1] == '\n'))

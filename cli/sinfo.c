@@ -1007,6 +1007,35 @@ static void long_footer(const struct sinfo_query *q, bool json, struct cli_kube 
 		parts, parts == 1 ? "" : "s");
 }
 
+/*
+ * The words after the options (extra: the first positional one, or NULL),
+ * SINFO_FORMAT, --format and --states: 0, or CLI_EXIT_USAGE said on err.
+ */
+static int sinfo_check(struct sinfo_query *q, const char *extra, FILE *err)
+{
+	size_t bad;
+
+	if (extra) {
+		fprintf(err, "%s: unexpected argument \"%s\"\n", CMD, extra);
+		return CLI_EXIT_USAGE;
+	}
+	if (!q->format && getenv("SINFO_FORMAT") && *getenv("SINFO_FORMAT") &&
+	    !q->node_flag && !q->long_output)
+		q->format = getenv("SINFO_FORMAT");
+	if (q->format && !sinfo_format_ok(q->format, &bad)) {
+		fprintf(err, "%s: --format: unknown field at \"%s\" (known: %%P %%R %%a %%l %%L %%D "
+			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i %%y)\n",
+			CMD, q->format + bad);
+		return CLI_EXIT_USAGE;
+	}
+	if (q->states && !sinfo_states_ok(q->states)) {
+		/* opts.c _build_state_list's words. */
+		fprintf(err, "%s: error: Bad state string: \"%s\"\n", SINFO, q->states);
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *err)
 {
 	struct sinfo_query q = { 0 };
@@ -1026,7 +1055,6 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
 	struct buf text;
 	int n_pos = 0, code, e;
-	size_t bad;
 
 	buf_init(&text, (size_t)64 << 20);
 	cluster_topology_init(&levels);
@@ -1037,24 +1065,8 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 		cli_print_help(out, "sinfo");
 		goto done;
 	}
-	if (!code && n_pos) {
-		fprintf(err, "%s: unexpected argument \"%s\"\n", CMD, pos[0]);
-		code = CLI_EXIT_USAGE;
-	}
-	if (!code && !q.format && getenv("SINFO_FORMAT") && *getenv("SINFO_FORMAT") &&
-	    !q.node_flag && !q.long_output)
-		q.format = getenv("SINFO_FORMAT");
-	if (!code && q.format && !sinfo_format_ok(q.format, &bad)) {
-		fprintf(err, "%s: --format: unknown field at \"%s\" (known: %%P %%R %%a %%l %%L %%D "
-			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i %%y)\n",
-			CMD, q.format + bad);
-		code = CLI_EXIT_USAGE;
-	}
-	if (!code && q.states && !sinfo_states_ok(q.states)) {
-		/* opts.c _build_state_list's words. */
-		fprintf(err, "%s: error: Bad state string: \"%s\"\n", SINFO, q.states);
-		code = CLI_EXIT_USAGE;
-	}
+	if (!code && !help)
+		code = sinfo_check(&q, n_pos ? pos[0] : NULL, err);
 	if (code || (code = cli_kube_open(&gl, CMD, &k, err)))
 		goto done;
 	/* --topology: the TOPOLOGY column after the format's own. */

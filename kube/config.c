@@ -486,6 +486,69 @@ static bool header_safe(const char *s)
 	return true;
 }
 
+/* exec's interactiveMode into *out (client-go: v1 must say; v1beta1 defaults to IfAvailable). */
+static int exec_mode(const struct kc_file *file, const char *user, const json_t *exec,
+		     const char *version, enum kube_exec_interactive *out,
+		     struct kube_status *st)
+{
+	const char *mode = get_str(exec, "interactiveMode");
+
+	*out = KUBE_EXEC_IF_AVAILABLE;
+	if (mode && !strcmp(mode, "Never"))
+		*out = KUBE_EXEC_NEVER;
+	else if (mode && !strcmp(mode, "Always"))
+		*out = KUBE_EXEC_ALWAYS;
+	else if (mode && strcmp(mode, "IfAvailable"))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
+				       "interactiveMode \"%s\" is not Never, IfAvailable or Always",
+				       file->path, user, mode);
+	else if (!mode && !strcmp(version, KUBE_EXEC_V1))
+		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
+				       "interactiveMode must be set for %s (Never, IfAvailable or "
+				       "Always)", file->path, user, KUBE_EXEC_V1);
+	return 0;
+}
+
+/*
+ * exec's args and env into spec. 0; CADRE_EPARSE (said in st) for an
+ * entry of the wrong shape; CADRE_ENOMEM (for the caller to say).
+ */
+static int exec_lists(const struct kc_file *file, const char *user, const json_t *args,
+		      const json_t *env, struct kube_exec *spec, struct kube_status *st)
+{
+	json_t *item;
+	size_t i;
+
+	if (json_array_size(args) &&
+	    !(spec->args = calloc(json_array_size(args), sizeof(*spec->args))))
+		return CADRE_ENOMEM;
+	json_array_foreach(args, i, item) {
+		if (!json_is_string(item))
+			return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: user \"%s\": exec "
+					       "args[%zu] is not a string", file->path, user, i);
+		spec->args[spec->nargs] = strdup(json_string_value(item));
+		if (!spec->args[spec->nargs++])
+			return CADRE_ENOMEM;
+	}
+	if (json_array_size(env) &&
+	    !(spec->env = calloc(json_array_size(env), sizeof(*spec->env))))
+		return CADRE_ENOMEM;
+	json_array_foreach(env, i, item) {
+		const char *name = get_str(item, "name");
+		const char *value = json_string_value(json_object_get(item, "value"));
+
+		if (!name || !value)
+			return kube_status_set(st, CADRE_EPARSE, "kubeconfig %s: user \"%s\": exec "
+					       "env[%zu] needs name and value", file->path, user, i);
+		spec->env[spec->nenv].name = strdup(name);
+		spec->env[spec->nenv].value = strdup(value);
+		spec->nenv++;
+		if (!spec->env[spec->nenv - 1].name || !spec->env[spec->nenv - 1].value)
+			return CADRE_ENOMEM;
+	}
+	return 0;
+}
+
 static int load_exec(const struct kc_file *file, const char *user,
 		     const json_t *exec, struct kube_exec **out,
 		     struct kube_status *st)
@@ -495,14 +558,11 @@ static int load_exec(const struct kc_file *file, const char *user,
 	const char *version = get_str(exec, "apiVersion");
 	const json_t *args = json_object_get(exec, "args");
 	const json_t *env = json_object_get(exec, "env");
-	json_t *item;
-	size_t i;
-	int err = CADRE_ENOMEM;
+	int err;
 
 	static const char *const known[] = { "command", "args", "env", "apiVersion",
 					     "installHint", "provideClusterInfo", "interactiveMode",
 					     NULL };
-	const char *mode = get_str(exec, "interactiveMode");
 	enum kube_exec_interactive interactive = KUBE_EXEC_IF_AVAILABLE;
 
 	*out = NULL;
@@ -517,19 +577,9 @@ static int load_exec(const struct kc_file *file, const char *user,
 				       "kubeconfig %s: user \"%s\": exec apiVersion \"%s\" is not supported "
 				       "(use %s or %s)", file->path, user, version ? version : "",
 				       KUBE_EXEC_V1, KUBE_EXEC_V1BETA1);
-	/* client-go: v1 must say; v1beta1 defaults to IfAvailable */
-	if (mode && !strcmp(mode, "Never"))
-		interactive = KUBE_EXEC_NEVER;
-	else if (mode && !strcmp(mode, "Always"))
-		interactive = KUBE_EXEC_ALWAYS;
-	else if (mode && strcmp(mode, "IfAvailable"))
-		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
-				       "interactiveMode \"%s\" is not Never, IfAvailable or Always",
-				       file->path, user, mode);
-	else if (!mode && !strcmp(version, KUBE_EXEC_V1))
-		return kube_status_set(st, CADRE_EINVAL, "kubeconfig %s: user \"%s\": exec "
-				       "interactiveMode must be set for %s (Never, IfAvailable or "
-				       "Always)", file->path, user, KUBE_EXEC_V1);
+	if ((err = exec_mode(file, user, exec, version, &interactive, st)))
+		return err;
+	err = CADRE_ENOMEM;
 	if ((args && !json_is_array(args) && !json_is_null(args)) ||
 	    (env && !json_is_array(env) && !json_is_null(env)))
 		return kube_status_set(st, CADRE_EPARSE,
@@ -550,43 +600,8 @@ static int load_exec(const struct kc_file *file, const char *user,
 	if (get_str(exec, "installHint") &&
 	    !(spec->install_hint = strdup(get_str(exec, "installHint"))))
 		goto out;
-	if (json_array_size(args)) {
-		spec->args = calloc(json_array_size(args), sizeof(*spec->args));
-		if (!spec->args)
-			goto out;
-		json_array_foreach(args, i, item) {
-			if (!json_is_string(item)) {
-				err = kube_status_set(st, CADRE_EPARSE,
-						      "kubeconfig %s: user \"%s\": exec args[%zu] is not a string",
-						      file->path, user, i);
-				goto out;
-			}
-			spec->args[spec->nargs] = strdup(json_string_value(item));
-			if (!spec->args[spec->nargs++])
-				goto out;
-		}
-	}
-	if (json_array_size(env)) {
-		spec->env = calloc(json_array_size(env), sizeof(*spec->env));
-		if (!spec->env)
-			goto out;
-		json_array_foreach(env, i, item) {
-			const char *name = get_str(item, "name");
-			const char *value = json_string_value(json_object_get(item, "value"));
-
-			if (!name || !value) {
-				err = kube_status_set(st, CADRE_EPARSE,
-						      "kubeconfig %s: user \"%s\": exec env[%zu] needs name and value",
-						      file->path, user, i);
-				goto out;
-			}
-			spec->env[spec->nenv].name = strdup(name);
-			spec->env[spec->nenv].value = strdup(value);
-			spec->nenv++;
-			if (!spec->env[spec->nenv - 1].name || !spec->env[spec->nenv - 1].value)
-				goto out;
-		}
-	}
+	if ((err = exec_lists(file, user, args, env, spec, st)))
+		goto out;
 	*out = spec;
 	spec = NULL;
 	err = 0;

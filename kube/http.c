@@ -1671,34 +1671,23 @@ static void upgrade_connected(struct upgrade_group *g)
 	}
 }
 
-int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, long timeout_ms,
-		      const atomic_bool *stop)
+/*
+ * A group for the n upgrades (*out), each started or, when the rate limit
+ * or stop ends it, done with why. CADRE_ENOMEM with nothing kept.
+ */
+static int upgrade_begin(struct kube_http *h, struct kube_upgrade *u, size_t n,
+			 struct kube_response *scratch, const atomic_bool *stop,
+			 struct upgrade_group **out)
 {
-	struct upgrade_group *g;
-	struct kube_response scratch;
-	struct pollfd *fds = NULL;
-	int64_t deadline;
-	size_t left;
+	struct upgrade_group *g = calloc(1, sizeof(*g));
 	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		u[i].priv = NULL;
-		u[i].head = NULL;
-		buf_init(&u[i].early, (size_t)4 << 20);
-		kube_status_clear(&u[i].st);
-	}
-	if (!n)
-		return CADRE_EINVAL;
-	kube_response_init(&scratch);
-	g = calloc(1, sizeof(*g));
-	fds = calloc(n, sizeof(*fds));
-	if (!g || !fds || !(g->multi = curl_multi_init())) {
+	*out = NULL;
+	if (!g || !(g->multi = curl_multi_init())) {
 		free(g);
-		free(fds);
-		kube_response_release(&scratch);
 		return CADRE_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		struct upgrade_priv *p = calloc(1, sizeof(*p));
 
 		if (!p) {
@@ -1716,7 +1705,7 @@ int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, lon
 			p->state = UP_DONE;
 			continue;
 		}
-		if (upgrade_start(h, &u[i], &scratch))
+		if (upgrade_start(h, &u[i], scratch))
 			p->state = UP_DONE;
 	}
 	if (err) {
@@ -1726,6 +1715,87 @@ int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, lon
 			curl_multi_cleanup(g->multi);
 			free(g);
 		}
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+/*
+ * One round over the upgrades: each stepped (a 401 with credentials that
+ * can be refreshed is tried once more), the sockets to wait on into fds.
+ * How many are not done; *connecting when one still connects.
+ */
+static size_t upgrade_round(struct kube_http *h, struct kube_upgrade *u, size_t n,
+			    struct kube_response *scratch, struct pollfd *fds, int *nfds,
+			    bool *connecting)
+{
+	size_t left = 0;
+
+	*nfds = 0;
+	*connecting = false;
+	for (size_t i = 0; i < n; i++) {
+		struct upgrade_priv *p = u[i].priv;
+
+		upgrade_step(&u[i]);
+		if (p->state == UP_DONE && u[i].st.code == CADRE_EUNAUTHORIZED && !p->retried &&
+		    kube_config_invalidate(h->cfg)) {
+			p->retried = true;
+			free(u[i].head);
+			u[i].head = NULL;
+			if (upgrade_start(h, &u[i], scratch))
+				p->state = UP_DONE;
+		}
+		if (p->state == UP_DONE)
+			continue;
+		left++;
+		*connecting = *connecting || p->state == UP_CONNECTING;
+		if (p->state != UP_CONNECTING && kube_upgrade_fd(&u[i]) >= 0)
+			fds[(*nfds)++] = (struct pollfd){ .fd = kube_upgrade_fd(&u[i]),
+				.events = p->state == UP_SENDING ? POLLOUT : POLLIN };
+	}
+	return left;
+}
+
+/* Every upgrade not done yet ends: stopped, or out of time. */
+static void upgrade_expire(struct kube_upgrade *u, size_t n, const atomic_bool *stop)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct upgrade_priv *p = u[i].priv;
+
+		if (p->state == UP_DONE)
+			continue;
+		if (stop && atomic_load(stop))
+			kube_status_set(&u[i].st, CADRE_ECANCELED, "stopped");
+		else
+			kube_status_set(&u[i].st, CADRE_ETIMEDOUT, "GET %s: no answer to the "
+					"upgrade in time", u[i].path_and_query);
+		p->state = UP_DONE;
+	}
+}
+
+int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, long timeout_ms,
+		      const atomic_bool *stop)
+{
+	struct upgrade_group *g;
+	struct kube_response scratch;
+	struct pollfd *fds;
+	int64_t deadline;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		u[i].priv = NULL;
+		u[i].head = NULL;
+		buf_init(&u[i].early, (size_t)4 << 20);
+		kube_status_clear(&u[i].st);
+	}
+	if (!n)
+		return CADRE_EINVAL;
+	if (!(fds = calloc(n, sizeof(*fds))))
+		return CADRE_ENOMEM;
+	kube_response_init(&scratch);
+	err = upgrade_begin(h, u, n, &scratch, stop, &g);
+	if (err) {
 		free(fds);
 		kube_response_release(&scratch);
 		return err;
@@ -1734,49 +1804,16 @@ int kube_http_upgrade(struct kube_http *h, struct kube_upgrade *u, size_t n, lon
 	deadline = h->clock.now_ns(h->clock.ctx) / NS_PER_MS +
 		   (timeout_ms > 0 ? timeout_ms : h->opts.request_timeout_ms);
 	for (;;) {
-		int running = 0, nfds = 0;
-		bool connecting = false;
+		int running = 0, nfds;
+		bool connecting;
 
 		curl_multi_perform(g->multi, &running);
 		upgrade_connected(g);
-		left = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct upgrade_priv *p = u[i].priv;
-
-			upgrade_step(&u[i]);
-			/* a 401 with credentials that can be refreshed: once more */
-			if (p->state == UP_DONE && u[i].st.code == CADRE_EUNAUTHORIZED && !p->retried &&
-			    kube_config_invalidate(h->cfg)) {
-				p->retried = true;
-				free(u[i].head);
-				u[i].head = NULL;
-				if (upgrade_start(h, &u[i], &scratch))
-					p->state = UP_DONE;
-			}
-			if (p->state == UP_DONE)
-				continue;
-			left++;
-			connecting = connecting || p->state == UP_CONNECTING;
-			if (p->state != UP_CONNECTING && kube_upgrade_fd(&u[i]) >= 0)
-				fds[nfds++] = (struct pollfd){ .fd = kube_upgrade_fd(&u[i]),
-					.events = p->state == UP_SENDING ? POLLOUT : POLLIN };
-		}
-		if (!left)
+		if (!upgrade_round(h, u, n, &scratch, fds, &nfds, &connecting))
 			break;
 		if ((stop && atomic_load(stop)) ||
 		    h->clock.now_ns(h->clock.ctx) / NS_PER_MS >= deadline) {
-			for (size_t i = 0; i < n; i++) {
-				struct upgrade_priv *p = u[i].priv;
-
-				if (p->state == UP_DONE)
-					continue;
-				if (stop && atomic_load(stop))
-					kube_status_set(&u[i].st, CADRE_ECANCELED, "stopped");
-				else
-					kube_status_set(&u[i].st, CADRE_ETIMEDOUT, "GET %s: no answer "
-							"to the upgrade in time", u[i].path_and_query);
-				p->state = UP_DONE;
-			}
+			upgrade_expire(u, n, stop);
 			break;
 		}
 		if (connecting)

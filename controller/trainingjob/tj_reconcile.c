@@ -1436,6 +1436,47 @@ static void send_plan_events(struct tj_pass *p)
 	}
 }
 
+/* What the job took from its Partition, or why it has none, as planner input. */
+static void input_partition(struct tj_pass *p, struct tj_input *in)
+{
+	if (p->partition.verdict == PARTITION_REFUSED) {
+		in->invalid = p->partition.message;
+		in->invalid_reason = "InvalidPartition";
+	}
+	if (p->partition.verdict == PARTITION_UNKNOWN)
+		in->partition_missing = p->partition.message;
+	in->partition = p->partition.verdict == PARTITION_APPLIED ? p->partition.name : NULL;
+	/* Its spec now, for the record the first admission keeps. */
+	if (in->partition && !p->job.status.admitted_time &&
+	    !store_get(p->m->stores[KIND_PARTITIONS], in->partition, &p->partition_obj))
+		in->partition_spec = json_object_get(p->partition_obj, "spec");
+}
+
+/* The pods, Volumes, code, nodes and PodGroups read for the pass, as planner input. */
+static void input_caches(struct tj_pass *p, struct tj_input *in)
+{
+	struct manager *m = p->m;
+
+	in->pods = p->views;
+	in->n_pods = p->n_views;
+	in->expectations_met = expect_satisfied(m->expect, p->key, manager_now_ms());
+	if (!in->expectations_met)
+		log_debug("tj", "%s: waiting for the watch to bring back our pod writes", p->key);
+	in->volumes = p->volumes;
+	in->n_volumes = p->n_volumes;
+	in->code = p->code_in;
+	in->n_code = p->n_code;
+	in->node_ok = node_ok;
+	in->node_label = node_label;
+	in->node_known = node_known;
+	in->node_ctx = m;
+	in->node_evicts = node_evicts;
+	in->evicts_ctx = p;
+	read_podgroups(p);
+	in->podgroups = p->podgroups;
+	in->n_podgroups = p->n_podgroups;
+}
+
 int tj_reconcile(struct manager *m, const char *ns, const char *name)
 {
 	struct kueue_view kueue_view;
@@ -1486,38 +1527,11 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	in.entrypoint_exists = p.entrypoint_ready;
 	in.job = &p.job;
 	in.invalid = p.invalid.len ? buf_str(&p.invalid) : NULL;
-	if (p.partition.verdict == PARTITION_REFUSED) {
-		in.invalid = p.partition.message;
-		in.invalid_reason = "InvalidPartition";
-	}
-	if (p.partition.verdict == PARTITION_UNKNOWN)
-		in.partition_missing = p.partition.message;
-	in.partition = p.partition.verdict == PARTITION_APPLIED ? p.partition.name : NULL;
-	/* Its spec now, for the record the first admission keeps. */
-	if (in.partition && !p.job.status.admitted_time &&
-	    !store_get(m->stores[KIND_PARTITIONS], in.partition, &p.partition_obj))
-		in.partition_spec = json_object_get(p.partition_obj, "spec");
+	input_partition(&p, &in);
 	in.now = manager_time(m);
 	in.mode = p.job.spec.queue && *p.job.spec.queue ? GANG_KUEUE : m->opts->gang_scheduler;
-	in.pods = p.views;
-	in.n_pods = p.n_views;
-	in.expectations_met = expect_satisfied(m->expect, p.key, manager_now_ms());
-	if (!in.expectations_met)
-		log_debug("tj", "%s: waiting for the watch to bring back our pod writes", p.key);
-	in.volumes = p.volumes;
-	in.n_volumes = p.n_volumes;
-	in.code = p.code_in;
-	in.n_code = p.n_code;
-	in.node_ok = node_ok;
-	in.node_label = node_label;
-	in.node_known = node_known;
-	in.node_ctx = m;
-	in.node_evicts = node_evicts;
-	in.evicts_ctx = &p;
+	input_caches(&p, &in);
 	read_refusal(&p, &in);
-	read_podgroups(&p);
-	in.podgroups = p.podgroups;
-	in.n_podgroups = p.n_podgroups;
 	if (in.mode == GANG_KUEUE)
 		in.kueue = kueue_job_view(m->kueue, &p.job, &kueue_view, &kueue_wl, &kueue_obj);
 	if ((ret = read_dependency(&p, &in)))
