@@ -39,7 +39,7 @@
 #include "api/labels.h"
 #include "api/trainingjob.h"
 #include "controller/manager/jobmemo.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "api/pod_trim.h"

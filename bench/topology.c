@@ -36,7 +36,7 @@
 #include "api/pod_trim.h"
 #include "api/trainingjob.h"
 #include "controller/admission/admission.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/admission/gang.h"
 #include "controller/admission/topology.h"

@@ -1,6 +1,6 @@
 /*
  * The records admission walks instead of cached objects
- * (controller/admission/cache_record.h): each holds what gang.c reads of
+ * (controller/manager/cache_record.h): each holds what gang.c reads of
  * the object it summarizes, and reads back the same.
  */
 #include <criterion/criterion.h>
@@ -10,7 +10,7 @@
 
 #include "base/err.h"
 #include "api/labels.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "api/pod_trim.h"
 #include "kube/store.h"
 

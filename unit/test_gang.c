@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "api/fielderr.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/manager/manager.h"
 #include "controller/partition/partitions.h"

@@ -14,7 +14,7 @@
 #include "api/fielderr.h"
 #include "api/quantity.h"
 #include "controller/admission/admission.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/admission/topology.h"
 #include "controller/admission/topology_watch.h"

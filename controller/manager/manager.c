@@ -6,7 +6,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "api/labels.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/kueue.h"
 #include "controller/admission/topology_watch.h"
 #include "controller/build/build.h"

@@ -28,7 +28,7 @@
 #include "api/meta.h"
 #include "api/trainingjob.h"
 #include "controller/build/build.h"
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/admission/kueue.h"
 #include "controller/manager/configmap_trim.h"

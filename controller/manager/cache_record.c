@@ -1,4 +1,4 @@
-#include "controller/admission/cache_record.h"
+#include "controller/manager/cache_record.h"
 #include "base/err.h"
 #include "api/fielderr.h"
 #include "api/quantity.h"
