@@ -39,6 +39,7 @@ void partition_release(struct partition *p)
 	for (size_t i = 0; i < s->n_allowed_namespaces; i++)
 		free(s->allowed_namespaces[i]);
 	free(s->allowed_namespaces);
+	json_decref(s->features);
 	partition_init(p);
 }
 
@@ -159,6 +160,7 @@ int partition_parse(const json_t *obj, struct partition *out, struct field_error
 	read_namespaces(&d, spec, s);
 	decode_int32(&d, spec, "spec", "maxJobPriority", &s->max_job_priority,
 		     &s->has_max_job_priority);
+	partition_decode_features(&d, spec, &s->features);
 	check_spec(&d, s);
 	return decode_finish(&d);
 }
@@ -277,7 +279,8 @@ int partition_apply(const struct partition *p, struct tj_spec *spec)
 	if (!spec->n_scratch && ps->n_scratch &&
 	    (err = tj_scratch_copy(ps->scratch, ps->n_scratch, &spec->scratch, &spec->n_scratch)))
 		return err;
-	if ((err = merge_map(&spec->pod_template.node_selector, ps->node_selector)))
+	if ((err = merge_map(&spec->pod_template.node_selector, ps->node_selector)) ||
+	    (err = partition_apply_constraint(p, spec)))
 		return err;
 	return append_list(&spec->pod_template.tolerations, ps->tolerations);
 }
@@ -310,6 +313,9 @@ bool partition_refuses(const struct partition *p, const struct tj_spec *spec, ch
 			 "or the other", spec->queue, p->meta.name ? p->meta.name : "", ps->queue);
 		return true;
 	}
+	/* sbatch: "Invalid feature specification". */
+	if (partition_lacks_feature(p, spec->nodes.constraint, out, size))
+		return true;
 	/* The partition's scratch, which a job without its own gets, beside its Volumes. */
 	for (size_t i = 0; !spec->n_scratch && i < ps->n_scratch; i++)
 		for (size_t j = 0; j < spec->n_volumes; j++) {

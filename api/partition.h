@@ -15,6 +15,8 @@
  *     queue: team-a                  # a Kueue LocalQueue its jobs wait in (optional)
  *     allowedNamespaces: [ml, vision] # who may use it (Slurm's AllowAccounts); absent: all
  *     maxJobPriority: 50             # the highest spec.priority a job may ask
+ *     features:                      # what sbatch -C names: a feature is had by the
+ *       a100: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}  # nodes with these labels
  *
  * A TrainingJob names one with spec.partition; one that names neither a
  * partition nor a queue gets the default partition, if there is one. The
@@ -43,6 +45,8 @@ struct tj_spec;
 #define PARTITION_KIND "Partition"
 /* spec.allowedNamespaces holds at most this many (the schema's maxItems). */
 #define PARTITION_NAMESPACES_MAX 256
+/* spec.features defines at most this many (the schema's maxProperties). */
+#define PARTITION_FEATURES_MAX 128
 
 struct partition_spec {
 	bool is_default;           /* spec.default */
@@ -62,6 +66,8 @@ struct partition_spec {
 	size_t n_allowed_namespaces;
 	bool has_max_job_priority;  /* spec.maxJobPriority given */
 	int32_t max_job_priority;
+	/* spec.features: feature name -> {label: value, ...}; NULL when absent. */
+	json_t *features;
 };
 
 struct partition {
@@ -111,6 +117,27 @@ void partition_pick(const struct partition *parts, size_t n, const char *recorde
  * tolerations to spec.podTemplate. 0 or CADRE_ENOMEM.
  */
 int partition_apply(const struct partition *p, struct tj_spec *spec);
+
+struct decoder;
+
+/* spec.features of a Partition's spec object into *out, checked (partition_features.c). */
+void partition_decode_features(struct decoder *d, const json_t *spec, json_t **out);
+
+/*
+ * Whether constraint (spec.constraint) names a feature p's spec.features
+ * does not define; which one into why. false for a constraint that does
+ * not parse (tj_validate says why).
+ */
+bool partition_lacks_feature(const struct partition *p, const char *constraint, char *why,
+			     size_t size);
+
+/*
+ * spec.constraint as a required node affinity of the pod template, with
+ * the labels of p's features: every nodeSelectorTerm of the template
+ * AND-ed with each OR-ed part of the constraint. Nothing for no constraint
+ * or one p lacks a feature of. 0 or CADRE_ENOMEM. partition_apply calls it.
+ */
+int partition_apply_constraint(const struct partition *p, struct tj_spec *spec);
 
 /*
  * Why spec (before partition_apply) cannot run in p, for a person (out,

@@ -82,6 +82,7 @@ static void spec_release(struct tj_spec *spec)
 	free(spec->topology.required);
 	free(spec->topology.preferred);
 	free(spec->topology.segment_required);
+	tj_nodes_release(&spec->nodes);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -723,6 +724,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	decode_string(d, spec, "spec", "output", &s->output);
 	decode_string(d, spec, "spec", "error", &s->error);
 	parse_topology(d, spec, s);
+	tj_decode_nodes(d, spec, &s->nodes);
 }
 
 /* apiVersion and kind, when present, must name this kind. */

@@ -141,6 +141,54 @@ struct tj_code {
 	char *path;    /* owned; NULL when absent */
 };
 
+/*
+ * The nodes a job asks for or avoids, as sbatch's -w/--nodelist,
+ * -x/--exclude, --exclusive and -C/--constraint say (docs/design.md 3.4):
+ *
+ *   nodeList: [gpu-node-1, gpu-node-2]  # these nodes, every one; others as well
+ *                                       # when numNodes is larger
+ *   excludeNodes: [gpu-node-7]          # never these
+ *   exclusive: true                     # no other pod on its nodes while it runs
+ *   constraint: "a100&ib|h100"          # node features, each a Partition's
+ *                                       # spec.features entry; & binds before |
+ */
+struct tj_nodes {
+	char **list;          /* owned, n_list of them; NULL when absent */
+	size_t n_list;
+	char **exclude;       /* owned */
+	size_t n_exclude;
+	bool exclusive;
+	char *constraint;     /* owned; NULL when absent */
+};
+
+/* Most names in spec.nodeList and in spec.excludeNodes (the CRD's maxItems). */
+#define TJ_MAX_NODE_NAMES 1024
+/* Longest spec.constraint, and most features in it (the CRD's maxLength; checked). */
+#define TJ_MAX_CONSTRAINT 1024
+#define TJ_MAX_CONSTRAINT_FEATURES 64
+
+/*
+ * A constraint read: OR of terms, each the AND of its features. The
+ * strings point into text (a copy of the constraint with the operators
+ * cut out); release with tj_constraint_release.
+ */
+struct tj_constraint {
+	char *text;
+	const char **feature;     /* every feature, term by term */
+	size_t n_features;
+	size_t *term_end;         /* term t holds feature[term_end[t-1] .. term_end[t]) */
+	size_t n_terms;
+};
+
+/*
+ * Read a --constraint text: FEATURE (('&' | '|') FEATURE)*, a feature made
+ * of letters, digits, '_', '-' and '.'; & binds before |. Slurm's brackets,
+ * counts ("a*2") and matching OR are not taken. 0, CADRE_EPARSE (why, at
+ * least 128 bytes, says where) or CADRE_ENOMEM.
+ */
+int tj_constraint_parse(const char *text, struct tj_constraint *out, char *why, size_t size);
+void tj_constraint_release(struct tj_constraint *c);
+
 /* Most entries of spec.code (the CRD's maxItems). */
 #define TJ_MAX_CODE 8
 
@@ -158,6 +206,11 @@ struct tj_spec;
 void tj_validate_scratch(struct decoder *d, const struct tj_spec *s);
 int tj_scratch_copy(const struct tj_scratch *from, size_t n, struct tj_scratch **out,
 		    size_t *n_out);
+
+/* spec.nodeList, excludeNodes, exclusive, constraint: read, checked, released. */
+void tj_decode_nodes(struct decoder *d, const json_t *spec, struct tj_nodes *out);
+void tj_validate_nodes(struct decoder *d, const struct tj_spec *s);
+void tj_nodes_release(struct tj_nodes *n);
 
 /* Most entries of spec.scratch and of spec.stageIn (the CRD's maxProperties, maxItems). */
 #define TJ_MAX_SCRATCH 16
@@ -316,6 +369,7 @@ struct tj_spec {
 	char *output;
 	char *error;
 	struct tj_topology topology;
+	struct tj_nodes nodes;
 };
 
 /*

@@ -855,6 +855,7 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	tj_validate_scratch(&d, s);
 	validate_stage_in(&d, s);
 	validate_code(&d, s);
+	tj_validate_nodes(&d, s);
 	validate_optional_name(&d, "spec.queue", s->queue, "Kueue LocalQueue");
 	validate_optional_name(&d, "spec.priorityClassName", s->priority_class_name,
 			       "PriorityClass");

@@ -6,7 +6,9 @@
  * Slurm's "invalid partition specified"), a time limit within the
  * partition's MaxTime, a namespace its allowedNamespaces lists and a
  * priority within its maxJobPriority (else Slurm's words, then the
- * field's), the jobs of its dependency (else "Job dependency problem"). A dependency on a job by name is written with that job's id,
+ * field's), the nodes -w and -x name and a node with the features -C
+ * asks (else "Invalid node name specified", "Invalid feature
+ * specification"), the jobs of its dependency (else "Job dependency problem"). A dependency on a job by name is written with that job's id,
  * as Slurm keeps dependencies by id, so a later job of the same name never
  * stands in for it. The note about the image says which default applies.
  */
@@ -107,6 +109,117 @@ static int say_image(struct convert_result *r, const struct partition *p, const 
 	return 0;
 }
 
+/* Whether node (a Node object) has every label of a feature's entry. */
+static bool node_has(const json_t *node, const json_t *labels)
+{
+	const json_t *have = json_object_get(json_object_get(node, "metadata"), "labels");
+	const char *key;
+	json_t *value;
+
+	json_object_foreach((json_t *)labels, key, value)
+		if (!json_equal(json_object_get(have, key), value))
+			return false;
+	return true;
+}
+
+/* Whether some node has every feature of one of the constraint's terms. */
+static bool some_node_fits(const json_t *nodes, const struct tj_constraint *c,
+			   const json_t *features)
+{
+	const json_t *node;
+	size_t i;
+
+	json_array_foreach(nodes, i, node)
+		for (size_t t = 0; t < c->n_terms; t++) {
+			bool all = true;
+
+			for (size_t f = t ? c->term_end[t - 1] : 0; f < c->term_end[t] && all; f++)
+				all = node_has(node, json_object_get(features, c->feature[f]));
+			if (all)
+				return true;
+		}
+	return false;
+}
+
+/*
+ * The cluster's Nodes (the user may not list them: then the controller
+ * checks). *nodes NULL when they cannot be read; a CLI exit code.
+ */
+static int load_nodes(struct cli_kube *k, json_t **nodes, FILE *err)
+{
+	struct kube_status st;
+	int e;
+
+	*nodes = NULL;
+	kube_status_clear(&st);
+	e = kube_client_list(k->http, &kube_resource_nodes, NULL, NULL, nodes, NULL, &st);
+	if (e == CADRE_EFORBIDDEN)
+		return 0;
+	if (e) {
+		if (!st.code)
+			st.code = e;
+		return cli_kube_error(k, "list nodes", &st, err);
+	}
+	return 0;
+}
+
+/* Whether a Node of that name is in nodes. */
+static bool node_named(const json_t *nodes, const char *name)
+{
+	const json_t *node;
+	size_t i;
+
+	json_array_foreach(nodes, i, node) {
+		const char *n = json_string_value(json_object_get(json_object_get(node, "metadata"),
+								  "name"));
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * -w and -x name nodes that exist (slurmctld: "Invalid node name
+ * specified"), and some node has what -C asks of partition p's features
+ * (else "Invalid feature specification"; not asked when p is NULL), as
+ * slurmctld checks a submission.
+ */
+static int check_features(struct cli_kube *k, const struct partition *p,
+			  const struct tj_spec *spec, FILE *err)
+{
+	const struct tj_nodes *n = &spec->nodes;
+	struct tj_constraint c;
+	json_t *nodes;
+	char why[192];
+	int code;
+
+	if (!n->n_list && !n->n_exclude && !n->constraint)
+		return 0;
+	if ((code = load_nodes(k, &nodes, err)) || !nodes)
+		return code;
+	for (size_t i = 0; i < n->n_list + n->n_exclude && !code; i++) {
+		const char *name = i < n->n_list ? n->list[i] : n->exclude[i - n->n_list];
+
+		if (!node_named(nodes, name)) {
+			fprintf(err, "sbatch: error: Batch job submission failed: Invalid node name "
+				"specified (no node %s)\n", name);
+			code = CLI_EXIT_FAILED;
+		}
+	}
+	if (!code && p && n->constraint &&
+	    !tj_constraint_parse(n->constraint, &c, why, sizeof(why))) {
+		if (!some_node_fits(nodes, &c, p->spec.features)) {
+			fprintf(err, "sbatch: error: Batch job submission failed: Invalid feature "
+				"specification (no node has %s)\n", n->constraint);
+			code = CLI_EXIT_FAILED;
+		}
+		tj_constraint_release(&c);
+	}
+	json_decref(nodes);
+	return code;
+}
+
 static int check_partition(struct cli_kube *k, struct convert_result *r, FILE *err)
 {
 	struct tj_spec *spec = &r->tj.spec;
@@ -120,8 +233,10 @@ static int check_partition(struct cli_kube *k, struct convert_result *r, FILE *e
 
 	if ((code = load_partitions(k, &parts, &n, &readable, err)))
 		return code;
-	if (!readable)
+	if (!readable) {
+		code = check_features(k, NULL, spec, err);
 		goto out;
+	}
 	partition_pick(parts, n, NULL, spec->partition, spec->queue, &name, &found);
 	if (name && !found) {
 		/* slurmctld's words (job_mgr.c), as sbatch prints them. */
@@ -130,12 +245,24 @@ static int check_partition(struct cli_kube *k, struct convert_result *r, FILE *e
 		goto out;
 	}
 	if (found && partition_refuses(found, spec, why, sizeof(why))) {
-		fprintf(err, "sbatch: error: Batch job submission failed: %s\n",
-			strstr(why, "time limit") ? "Requested time limit is invalid (missing or "
-			"exceeds some limit)" : why);
+		if (strstr(why, "spec.constraint"))
+			fprintf(err, "sbatch: error: Batch job submission failed: Invalid feature "
+				"specification (%s)\n", why);
+		else
+			fprintf(err, "sbatch: error: Batch job submission failed: %s\n",
+				strstr(why, "time limit") ? "Requested time limit is invalid "
+				"(missing or exceeds some limit)" : why);
 		code = CLI_EXIT_FAILED;
 		goto out;
 	}
+	if (!found && spec->nodes.constraint) {
+		fprintf(err, "sbatch: error: Batch job submission failed: Invalid feature "
+			"specification (no partition defines node features)\n");
+		code = CLI_EXIT_FAILED;
+		goto out;
+	}
+	if ((code = check_features(k, found, spec, err)))
+		goto out;
 	/* The job's namespace is the one it is created in. Slurm's words for a partition the
 	 * account may not use (ESLURM_INVALID_ACCOUNT), then which field says so. */
 	if (found && partition_forbids(found, k->ns, spec, why, sizeof(why))) {

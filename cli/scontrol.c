@@ -88,6 +88,22 @@ static int show_job_ids(const struct trainingjob *tj, const char *nl, struct buf
 	return e ? e : buf_addf(out, "JobName=%s%s", slurm_job_name(tj), nl);
 }
 
+/* ReqNodeList and ExcNodeList: -w and -x as Slurm's ranged hostlists. tmp is scratch. */
+static int node_lists(const struct trainingjob *tj, const char *nl, struct buf *out,
+		      struct buf *tmp)
+{
+	const struct tj_nodes *n = &tj->spec.nodes;
+	int e;
+
+	buf_reset(tmp);
+	e = hostlist_compress((const char *const *)n->list, n->n_list, tmp);
+	e = e ? e : buf_addf(out, "ReqNodeList=%s ", n->n_list ? buf_str(tmp) : "(null)");
+	buf_reset(tmp);
+	e = e ? e : hostlist_compress((const char *const *)n->exclude, n->n_exclude, tmp);
+	return e ? e : buf_addf(out, "ExcNodeList=%s%s", n->n_exclude ? buf_str(tmp) : "(null)",
+				nl);
+}
+
 /* RunTime through Scheduler: the job's times. */
 static int show_job_times(const struct trainingjob *tj, int64_t now, const char *nl,
 			  struct buf *out)
@@ -154,10 +170,13 @@ static int show_job_resources(const struct trainingjob *tj, const char *nl, stru
 /* Features through TresPerNode: the rest of the request, files and command. */
 static int show_job_rest(const struct trainingjob *tj, const char *nl, struct buf *out)
 {
-	int e = buf_addf(out, "Features=(null) DelayBoot=00:00:00%s", nl);
+	const char *features = tj->spec.nodes.constraint ? tj->spec.nodes.constraint : "(null)";
+	int e = buf_addf(out, "Features=%s DelayBoot=00:00:00%s", features, nl);
 
-	e = e ? e : buf_addf(out, "OverSubscribe=NO Exclusive=NO Contiguous=0 Licenses=(null) "
-			     "LicensesAlloc=(null) Network=(null)%s", nl);
+	/* job_exclusive_display_string: --exclusive is NODE. */
+	e = e ? e : buf_addf(out, "OverSubscribe=NO Exclusive=%s Contiguous=0 Licenses=(null) "
+			     "LicensesAlloc=(null) Network=(null)%s",
+			     tj->spec.nodes.exclusive ? "NODE" : "NO", nl);
 	e = e ? e : buf_addf(out, "Command=%s%s", tj->meta.name ? tj->meta.name : "(null)", nl);
 	e = e ? e : buf_addf(out, "WorkDir=%s%s", tj->spec.workdir ? tj->spec.workdir : "/", nl);
 	e = e ? e : buf_addf(out, "StdErr=%s%s", tj->spec.error ? tj->spec.error :
@@ -203,7 +222,7 @@ int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out)
 	e = e ? e : show_job_times(tj, now, nl, out);
 	e = e ? e : buf_addf(out, "Partition=%s AllocNode:Sid=%s:0%s", slurm_partition(tj),
 			     "cadre", nl);
-	e = e ? e : buf_addf(out, "ReqNodeList=(null) ExcNodeList=(null)%s", nl);
+	e = e ? e : node_lists(tj, nl, out, &tmp);
 	buf_reset(&tmp);
 	e = e ? e : slurm_nodelist(tj, &tmp);
 	e = e ? e : buf_addf(out, "NodeList=%s%s", tmp.len ? buf_str(&tmp) : "(null)", nl);

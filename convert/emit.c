@@ -217,6 +217,25 @@ static bool emit_nested(struct emitter *em, const struct tj_spec *s)
 	return ok;
 }
 
+static bool emit_names(struct emitter *em, const char *key, char *const *names, size_t n)
+{
+	bool ok = !n || (str(em, key) && seq(em, true));
+
+	/* Quoted: a node may be named "123" or "yes", which YAML would read otherwise. */
+	for (size_t i = 0; ok && i < n; i++)
+		ok = scalar(em, names[i], YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+	return ok && (!n || seq(em, false));
+}
+
+/* spec.nodeList, excludeNodes, exclusive and constraint: -w, -x, --exclusive and -C. */
+static bool emit_nodes(struct emitter *em, const struct tj_nodes *n)
+{
+	return emit_names(em, "nodeList", n->list, n->n_list) &&
+	       emit_names(em, "excludeNodes", n->exclude, n->n_exclude) &&
+	       (!n->exclusive || bool_pair(em, "exclusive", true)) &&
+	       quoted_pair(em, "constraint", n->constraint);
+}
+
 /* spec.topology: --switches and --segment. */
 static bool emit_topology(struct emitter *em, const struct tj_topology *t)
 {
@@ -275,7 +294,7 @@ static bool emit_job(struct emitter *em, const struct trainingjob *tj)
 	       pair(em, "workdir", s->workdir) && emit_lists(em, s) &&
 	       pair(em, "queue", s->queue) && pair(em, "partition", s->partition) &&
 	       pair(em, "array", s->array) && emit_nested(em, s) &&
-	       emit_topology(em, &s->topology) &&
+	       emit_topology(em, &s->topology) && emit_nodes(em, &s->nodes) &&
 	       (!s->priority || int_pair(em, "priority", s->priority)) &&
 	       (!s->max_restarts || int_pair(em, "maxRestarts", s->max_restarts)) &&
 	       (!s->has_active_deadline_seconds ||

@@ -210,6 +210,28 @@ static void put_dependency(struct writer *w, json_t *spec, const struct tj_spec 
 	put(w, spec, "dependency", dep);
 }
 
+/* spec.nodeList, excludeNodes, exclusive and constraint, as emit.c writes them. */
+static void put_nodes(struct writer *w, json_t *spec, const struct tj_nodes *n)
+{
+	if (n->n_list) {
+		json_t *list = array(w);
+
+		for (size_t i = 0; i < n->n_list; i++)
+			append(w, list, json_string(n->list[i]));
+		put(w, spec, "nodeList", list);
+	}
+	if (n->n_exclude) {
+		json_t *list = array(w);
+
+		for (size_t i = 0; i < n->n_exclude; i++)
+			append(w, list, json_string(n->exclude[i]));
+		put(w, spec, "excludeNodes", list);
+	}
+	if (n->exclusive)
+		put(w, spec, "exclusive", json_true());
+	put_str(w, spec, "constraint", n->constraint);
+}
+
 /* spec.topology, as emit.c writes it. */
 static void put_topology(struct writer *w, json_t *spec, const struct tj_topology *t)
 {
@@ -283,6 +305,7 @@ static json_t *job(struct writer *w, const struct trainingjob *tj)
 	put_str(w, spec, "array", s->array);
 	put_dependency(w, spec, s);
 	put_topology(w, spec, &s->topology);
+	put_nodes(w, spec, &s->nodes);
 	if (s->priority)
 		put_int(w, spec, "priority", s->priority);
 	if (s->max_restarts)

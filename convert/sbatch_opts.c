@@ -9,6 +9,7 @@
  */
 #include "convert/sbatch.h"
 
+#include "api/hostlist.h"
 #include "api/name.h"
 #include "api/quantity.h"
 #include "api/slurm.h"
@@ -675,6 +676,69 @@ static int opt_mem_per(struct sbatch *s, const struct option_def *o, const char 
 	return 0;
 }
 
+/*
+ * -w/--nodelist, -x/--exclude: a Slurm hostlist ("gpu-node-[1-2],gpu-node-7") into
+ * spec.nodeList or spec.excludeNodes. A file name (a value with '/') is not read.
+ */
+static int opt_nodes_named(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	bool exclude = !strcmp(o->name, "exclude");
+	struct tj_nodes *n = &s->r->tj.spec.nodes;
+	char ***names = exclude ? &n->exclude : &n->list;
+	size_t *count = exclude ? &n->n_exclude : &n->n_list;
+	struct hostlist hl;
+	int err;
+
+	if (strchr(v, '/'))
+		return fail(s, o, line, "\"%s\" names a file of nodes, which cadre does not read: "
+			    "list the nodes", v);
+	err = hostlist_expand(v, TJ_MAX_NODE_NAMES, &hl);
+	if (err == CADRE_ENOMEM) {
+		hostlist_release(&hl);
+		return err;
+	}
+	if (err) {
+		hostlist_release(&hl);
+		return fail(s, o, line, "\"%s\" is not a node list (a Slurm hostlist of at most "
+			    "%d nodes, as \"gpu-node-[1-2],gpu-node-7\")", v, TJ_MAX_NODE_NAMES);
+	}
+	for (size_t i = 0; i < *count; i++)
+		free((*names)[i]);
+	free(*names);
+	*names = hl.names;
+	*count = hl.len;
+	hl.names = NULL;
+	hl.len = hl.cap = 0;
+	hostlist_release(&hl);
+	return 0;
+}
+
+/* --exclusive: the nodes alone; =user, =mcs and =topo share them with others. */
+static int opt_exclusive(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	if (v && *v)
+		return note(s, o, line, "--exclusive=%s shares nodes with some other jobs, which "
+			    "cadre does not tell apart: the job shares its nodes as its requests "
+			    "allow", v);
+	s->r->tj.spec.nodes.exclusive = true;
+	return 0;
+}
+
+/* -C/--constraint: node features, each a Partition's spec.features entry. */
+static int opt_constraint(struct sbatch *s, const struct option_def *o, const char *v, int line)
+{
+	struct tj_constraint c;
+	char why[192];
+	int err = tj_constraint_parse(v, &c, why, sizeof(why));
+
+	tj_constraint_release(&c);
+	if (err == CADRE_ENOMEM)
+		return err;
+	if (err)
+		return fail(s, o, line, "%s", why);
+	return replace_string(&s->r->tj.spec.nodes.constraint, v);
+}
+
 static int opt_report(struct sbatch *s, const struct option_def *o, const char *v, int line)
 {
 	return note(s, o, line, "%s", o->why ? o->why : "has no counterpart in a TrainingJob");
@@ -684,8 +748,8 @@ static int opt_report(struct sbatch *s, const struct option_def *o, const char *
 
 #define ACCOUNTING "Slurm accounts, QOS and reservations have no counterpart: quotas come " \
 		   "from the namespace and its Kueue queue (a Partition may name one)"
-#define PLACEMENT "node choice by name or feature is not converted: use " \
-		  "spec.podTemplate.spec.nodeSelector or affinity"
+#define PLACEMENT "not converted: use spec.nodeList, excludeNodes or constraint, or " \
+		  "spec.podTemplate.spec.affinity"
 #define SCHEDULING "cadre admits a gang as soon as it fits and keeps no start time or " \
 		   "deadline for a queued job: submit it with --hold and release it " \
 		   "(cadre scontrol release) when it should start"
@@ -742,14 +806,13 @@ static const struct option_def options[] = {
 	{ "priority", 0, ARG_REQUIRED, opt_priority, NULL },
 	{ "nice", 0, ARG_OPTIONAL, opt_priority, NULL },
 	{ "signal", 0, ARG_REQUIRED, opt_signal, NULL },
-	{ "constraint", 'C', ARG_REQUIRED, opt_report, PLACEMENT },
+	{ "constraint", 'C', ARG_REQUIRED, opt_constraint, NULL },
 	{ "prefer", 0, ARG_REQUIRED, opt_report, PLACEMENT },
-	{ "nodelist", 'w', ARG_REQUIRED, opt_report, PLACEMENT },
-	{ "exclude", 'x', ARG_REQUIRED, opt_report, PLACEMENT },
+	{ "nodelist", 'w', ARG_REQUIRED, opt_nodes_named, NULL },
+	{ "exclude", 'x', ARG_REQUIRED, opt_nodes_named, NULL },
 	{ "nodefile", 'F', ARG_REQUIRED, opt_report, PLACEMENT },
 	{ "switches", 0, ARG_REQUIRED, opt_switches, NULL },
-	{ "exclusive", 0, ARG_OPTIONAL, opt_report,
-	  "a pod gets what it asks for: ask for all of a node's GPUs to have the node alone" },
+	{ "exclusive", 0, ARG_OPTIONAL, opt_exclusive, NULL },
 	{ "oversubscribe", 's', ARG_NONE, opt_report, "pods share nodes as their requests allow" },
 	{ "contiguous", 0, ARG_NONE, opt_report, PLACEMENT },
 	{ "spread-job", 0, ARG_NONE, opt_report, PLACEMENT },

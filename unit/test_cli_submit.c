@@ -35,6 +35,7 @@ static struct fake {
 	const char *volume_rv;  /* NULL: no Volume yet */
 	bool volume_changes;    /* an apply changes the stored Volume */
 	const char *partitions; /* the items of the Partition list; NULL: no such kind (404) */
+	const char *nodes;      /* the items of the Node list; NULL: forbidden (403) */
 	const char *jobs;       /* the items of the TrainingJob list; NULL: none */
 	const char *job_status; /* the job's status once it has its id, besides jobId */
 	bool job_exists;        /* GET of one job answers before any create */
@@ -152,6 +153,12 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 	} else if (!strncmp(req->target, "/api/v1/namespaces/", 19) &&
 		   strstr(req->target, "/configmaps")) {
 		answer_configmap(req, resp);
+	} else if (!strncmp(req->target, "/api/v1/nodes", 13)) {
+		resp->status = fake.nodes ? 200 : 403;
+		if (fake.nodes)
+			snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.nodes);
+		else
+			status_body(403, "Forbidden", "nodes is forbidden");
 	} else if (!strncmp(req->target, PARTITIONS, strlen(PARTITIONS)) && fake.partitions) {
 		resp->status = 200;
 		snprintf(fake.body, sizeof(fake.body), "{\"items\":[%s]}", fake.partitions);
@@ -394,6 +401,42 @@ Test(cli_submit, an_unknown_partition_is_refused_in_slurms_words_and_nothing_is_
 	cr_assert_eq(cadre("sbatch --kubeconfig KC -p gpu -t 2:00:00 train.sh"), CLI_EXIT_FAILED);
 	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Requested time limit is "
 			 "invalid (missing or exceeds some limit)\n");
+}
+
+/*
+ * -w/-x name nodes that exist and -C features some node has, or nothing is
+ * submitted: slurmctld's "Invalid node name specified" and "Invalid feature
+ * specification", then what is wrong.
+ */
+Test(cli_submit, node_choices_name_nodes_and_features_that_exist_or_nothing_is_submitted)
+{
+	fake.partitions = "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"default\":true,"
+			  "\"features\":{\"a100\":{\"gpu\":\"a100\"},\"h100\":{\"gpu\":\"h100\"}}}}";
+	fake.nodes = "{\"metadata\":{\"name\":\"gpu-node-1\",\"labels\":{\"gpu\":\"h100\"}}},"
+		     "{\"metadata\":{\"name\":\"gpu-node-2\",\"labels\":{\"gpu\":\"h100\"}}}";
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -w gpu-node-[1-3] train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Invalid node name "
+			 "specified (no node gpu-node-3)\n");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -C nvme train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Invalid feature "
+			 "specification (feature nvme of spec.constraint is not one of partition "
+			 "gpu's spec.features)\n");
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -C a100 train.sh"),
+		     CLI_EXIT_FAILED);
+	cr_assert_str_eq(err, "sbatch: error: Batch job submission failed: Invalid feature "
+			 "specification (no node has a100)\n");
+	cr_assert_eq(count_requests("POST", JOBS), 0);
+	/* What exists goes through, as the job's fields. */
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -w gpu-node-1 -x gpu-node-2 "
+			   "--exclusive -C a100|h100 train.sh"), 0, "%s", err);
+	cr_assert_str_eq(created_str("spec", "constraint", NULL), "a100|h100");
+	cr_assert(json_is_true(created("spec", "exclusive", NULL)));
+	/* Nodes the user may not list are the controller's to check. */
+	fake.nodes = NULL;
+	cr_assert_eq(cadre("sbatch --kubeconfig KC --image i:1 -w gpu-node-9 train.sh"), 0, "%s",
+		     err);
 }
 
 /* Slurm's AllowAccounts: refused at submission in Slurm's words, then the field's. */

@@ -159,6 +159,7 @@ Test(convert, every_field_reads_back_through_tj_parse)
 		"#SBATCH --array=0-9%2 --dependency=afterok:123:prep?singleton\n"
 		"#SBATCH --signal=B:USR1@90 --hold --priority=5\n"
 		"#SBATCH --output=/mnt/ckpt/logs/%x-%A_%a.%N.out\n"
+		"#SBATCH -w 12,gpu-[1-2] -x gpu-7 --exclusive -C a100&ib|h100\n"
 		"srun torchrun train.py\n";
 	struct convert_result r;
 	struct ytree *tree;
@@ -204,6 +205,13 @@ Test(convert, every_field_reads_back_through_tj_parse)
 	cr_assert_str_eq(tj.spec.image, "nvcr.io/nvidia/pytorch:24.05-py3");
 	cr_assert_str_eq(tj.spec.volumes[0].volume, "ckpt");
 	cr_assert_str_eq(tj.spec.run, "srun torchrun train.py\n");
+	/* A node named 12 stays a string. */
+	cr_assert_eq(tj.spec.nodes.n_list, 3);
+	cr_assert_str_eq(tj.spec.nodes.list[0], "12");
+	cr_assert_str_eq(tj.spec.nodes.list[2], "gpu-2");
+	cr_assert_eq(tj.spec.nodes.n_exclude, 1);
+	cr_assert(tj.spec.nodes.exclusive);
+	cr_assert_str_eq(tj.spec.nodes.constraint, "a100&ib|h100");
 	cr_assert_eq(tj.spec.n_envs, 7);
 	for (size_t i = 0; i < tj.spec.n_envs; i++) {
 		cr_assert_str_eq(tj.spec.envs[i].name, r.tj.spec.envs[i].name);

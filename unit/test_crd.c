@@ -815,7 +815,8 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
 		"partition", "array", "dependency", "output", "error",
-		"topology", "scratch", "stageIn", "code",
+		"topology", "scratch", "stageIn", "code", "nodeList", "excludeNodes", "exclusive",
+		"constraint",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",

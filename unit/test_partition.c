@@ -357,3 +357,94 @@ Test(partition, bad_allowed_namespaces_and_max_job_priority_are_named)
 	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"maxJobPriority\": "
 		       "4294967296}}", "spec.maxJobPriority");
 }
+
+#define FEATURED "{\"metadata\": {\"name\": \"gpu\"}, \"spec\": {\"features\": {" \
+		 "\"a100\": {\"nvidia.com/gpu.product\": \"A100\"}, " \
+		 "\"h100\": {\"nvidia.com/gpu.product\": \"H100\"}, " \
+		 "\"ib\": {\"fabric\": \"ib\", \"rack\": \"r1\"}}}}"
+
+/* The expressions of term i of a node affinity's required terms, compact and sorted. */
+static char *term_text(const json_t *affinity, size_t i)
+{
+	const json_t *terms = json_object_get(json_object_get(json_object_get(affinity,
+		"nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms");
+
+	return json_dumps(json_array_get(terms, i), JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static size_t term_count(const json_t *affinity)
+{
+	return json_array_size(json_object_get(json_object_get(json_object_get(affinity,
+		"nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"),
+		"nodeSelectorTerms"));
+}
+
+/* sbatch -C: a partition's features, as a required node affinity of the job's pods. */
+Test(partition, a_constraint_becomes_the_node_affinity_of_the_partitions_features)
+{
+	struct partition p;
+	struct tj_spec spec;
+	char *t;
+
+	parse_ok(FEATURED, &p);
+	memset(&spec, 0, sizeof(spec));
+	spec.nodes.constraint = "a100&ib|h100";
+	cr_assert_eq(partition_apply(&p, &spec), 0);
+	cr_assert_eq(term_count(spec.pod_template.affinity), 2);
+	t = term_text(spec.pod_template.affinity, 0);
+	cr_assert_str_eq(t, "{\"matchExpressions\":[{\"key\":\"nvidia.com/gpu.product\","
+			 "\"operator\":\"In\",\"values\":[\"A100\"]},{\"key\":\"fabric\","
+			 "\"operator\":\"In\",\"values\":[\"ib\"]},{\"key\":\"rack\",\"operator\":"
+			 "\"In\",\"values\":[\"r1\"]}]}");
+	free(t);
+	t = term_text(spec.pod_template.affinity, 1);
+	cr_assert_str_eq(t, "{\"matchExpressions\":[{\"key\":\"nvidia.com/gpu.product\","
+			 "\"operator\":\"In\",\"values\":[\"H100\"]}]}");
+	free(t);
+	json_decref(spec.pod_template.affinity);
+	free(spec.partition);
+
+	/* The template's own terms are OR-ed: each is AND-ed with each part of the constraint. */
+	memset(&spec, 0, sizeof(spec));
+	spec.nodes.constraint = "a100|h100";
+	spec.pod_template.affinity = json_loads(
+		"{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
+		"\"In\",\"values\":[\"a\"]}]},{\"matchFields\":[{\"key\":\"metadata.name\","
+		"\"operator\":\"NotIn\",\"values\":[\"n1\"]}]}]}}}", 0, NULL);
+	cr_assert_eq(partition_apply(&p, &spec), 0);
+	cr_assert_eq(term_count(spec.pod_template.affinity), 4);
+	t = term_text(spec.pod_template.affinity, 3);
+	cr_assert_str_eq(t, "{\"matchExpressions\":[{\"key\":\"nvidia.com/gpu.product\","
+			 "\"operator\":\"In\",\"values\":[\"H100\"]}],\"matchFields\":[{\"key\":"
+			 "\"metadata.name\",\"operator\":\"NotIn\",\"values\":[\"n1\"]}]}");
+	free(t);
+	json_decref(spec.pod_template.affinity);
+	free(spec.partition);
+	partition_release(&p);
+}
+
+/* sbatch's "Invalid feature specification": a feature the partition does not define. */
+Test(partition, a_feature_the_partition_does_not_define_is_refused_and_bad_features_named)
+{
+	struct partition p;
+	struct tj_spec spec;
+	char why[256];
+
+	parse_ok(FEATURED, &p);
+	memset(&spec, 0, sizeof(spec));
+	spec.nodes.constraint = "a100&nvme";
+	cr_assert(partition_refuses(&p, &spec, why, sizeof(why)));
+	cr_assert_str_eq(why, "feature nvme of spec.constraint is not one of partition gpu's "
+			 "spec.features");
+	/* Applied anyway (an admitted job's record), an unknown feature adds nothing. */
+	cr_assert_eq(partition_apply(&p, &spec), 0);
+	cr_assert_null(spec.pod_template.affinity);
+	free(spec.partition);
+	partition_release(&p);
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"features\": "
+		       "{\"a b\": {\"x\": \"y\"}}}}", "a feature's name is 1 to 63 letters");
+	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"features\": "
+		       "{\"ab\": {}}}}", "must be the labels a node has the feature by");
+}

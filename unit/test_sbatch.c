@@ -620,8 +620,8 @@ Test(sbatch, every_other_option_is_reported_with_its_line)
 {
 	static const char *const lines[] = {
 		"--account=ml", "-A ml", "--qos=high", "--begin=now+1hour", "--deadline=tomorrow",
-		"--constraint=h100", "--exclusive", "--mail-type=END", "--mem-per-gpu=80G",
-		"--nodelist=gpu[01-02]", "--kill-on-invalid-dep=no", "--signal=R:USR1@90",
+		"--prefer=h100", "--nodefile=nodes.txt", "--mail-type=END", "--mem-per-gpu=80G",
+		"--contiguous", "--kill-on-invalid-dep=no", "--signal=R:USR1@90",
 		"--container-name=x", "--container-mount-home", "--priority=TOP", "--exclusive=user",
 		"-v", "--output=/home/me/out.txt",
 	};
@@ -634,6 +634,26 @@ Test(sbatch, every_other_option_is_reported_with_its_line)
 		cr_assert_eq(r.notes.items[0].line, 3, "%s", lines[i]);
 		cr_assert_not_null(r.notes.items[0].option, "%s", lines[i]);
 	}
+}
+
+/* -w, -x, --exclusive and -C become the job's node choices (docs/design.md 3.4). */
+Test(sbatch, node_choices_at_submit_are_the_jobs)
+{
+	const struct tj_nodes *n = &r.tj.spec.nodes;
+
+	sbatch_ok("#SBATCH -N 3 -w gpu-node-[1-2] -x gpu-node-7,gpu-node-9 --exclusive "
+		  "-C a100&ib|h100");
+	cr_assert_eq(option_notes(), 0, "%s", first_line_note());
+	cr_assert_eq(n->n_list, 2);
+	cr_assert_str_eq(n->list[0], "gpu-node-1");
+	cr_assert_str_eq(n->list[1], "gpu-node-2");
+	cr_assert_eq(n->n_exclude, 2);
+	cr_assert_str_eq(n->exclude[1], "gpu-node-9");
+	cr_assert(n->exclusive);
+	cr_assert_str_eq(n->constraint, "a100&ib|h100");
+	sbatch_fails("#SBATCH -w gpu[1-", 2, "--nodelist");
+	sbatch_fails("#SBATCH -x /tmp/nodes", 2, "--exclude");
+	sbatch_fails("#SBATCH -C [a*2]", 2, "--constraint");
 }
 
 Test(sbatch, setup_commands_and_srun_run_on_every_node_silently)

@@ -559,6 +559,26 @@ Test(slurmfmt, scontrol_show_job_has_slurms_key_value_layout)
 		"   TresPerNode=gres/gpu:h100:8\n\n");
 }
 
+/*
+ * -w, -x, -C and --exclusive as scontrol prints them: "Req%s=%s Exc%s=%s"
+ * with the ranged hostlists, Features= the constraint as given, and
+ * job_exclusive_display_string's NODE.
+ */
+Test(slurmfmt, scontrol_show_job_says_the_nodes_asked_for_and_avoided)
+{
+	const char *text;
+
+	job("pick", "\"nodeList\":[\"gpu-node-1\",\"gpu-node-2\"],"
+	    "\"excludeNodes\":[\"gpu-node-7\"],\"exclusive\":true,\"constraint\":\"a100&ib\"",
+	    "\"phase\":\"Queued\",\"jobId\":\"9\"", NULL);
+	cr_assert_eq(slurm_show_job(&tj, T0, &b), 0);
+	text = buf_str(&b);
+	cr_assert(strstr(text, "\n   ReqNodeList=gpu-node-[1-2] ExcNodeList=gpu-node-7\n"), "%s",
+		  text);
+	cr_assert(strstr(text, "\n   Features=a100&ib DelayBoot=00:00:00\n"), "%s", text);
+	cr_assert(strstr(text, "\n   OverSubscribe=NO Exclusive=NODE Contiguous=0 "), "%s", text);
+}
+
 /* scontrol hold before the job started: PENDING (JobHeldUser), as Slurm shows a held job. */
 Test(slurmfmt, a_job_held_before_it_started_is_pending_held_by_its_user)
 {

@@ -1455,3 +1455,62 @@ Test(trainingjob, sizes_past_their_bounds_are_refused_naming_the_field)
 	assert_problem("{\"gang\": {\"timeoutSeconds\": 604801}}", "spec.gang.timeoutSeconds",
 		       "must be between 1 and 604800");
 }
+
+/* sbatch -w, -x, --exclusive and -C as fields (trainingjob.h, struct tj_nodes). */
+Test(trainingjob, node_choices_are_read_and_checked)
+{
+	struct trainingjob tj;
+	struct field_errors errs;
+	json_t *job = job_with_spec("{\"numNodes\":2,\"nodeList\":[\"gpu-node-1\",\"gpu-node-2\"],"
+				    "\"excludeNodes\":[\"gpu-node-7\"],\"exclusive\":true,"
+				    "\"constraint\":\"a100&ib|h100\"}");
+
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj_validate(&tj, &errs), 0);
+	cr_assert_eq(tj.spec.nodes.n_list, 2);
+	cr_assert_str_eq(tj.spec.nodes.list[1], "gpu-node-2");
+	cr_assert_eq(tj.spec.nodes.n_exclude, 1);
+	cr_assert(tj.spec.nodes.exclusive);
+	cr_assert_str_eq(tj.spec.nodes.constraint, "a100&ib|h100");
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+
+	assert_problem("{\"numNodes\":1,\"nodeList\":[\"a\",\"b\"]}", "spec.nodeList",
+		       "names 2 nodes, more than numNodes (1)");
+	assert_problem("{\"nodeList\":[\"Bad_Name\"]}", "spec.nodeList[0]",
+		       "\"Bad_Name\" is not a node name");
+	assert_problem("{\"excludeNodes\":[\"a\",\"a\"]}", "spec.excludeNodes[1]",
+		       "a is listed twice");
+	assert_problem("{\"nodeList\":[\"a\"],\"excludeNodes\":[\"a\"]}", "spec.excludeNodes",
+		       "a is in spec.nodeList too");
+	assert_problem("{\"constraint\":\"[a|b]*2\"}", "spec.constraint",
+		       "expected a feature name at column 1 of \"[a|b]*2\" (features are letters, "
+		       "digits, '_', '-' and '.', joined by & or |; brackets and counts are not "
+		       "taken)");
+	assert_problem("{\"constraint\":\"a&\"}", "spec.constraint",
+		       "expected a feature name at column 3 of \"a&\" (features are letters, "
+		       "digits, '_', '-' and '.', joined by & or |; brackets and counts are not "
+		       "taken)");
+	assert_valid("{\"constraint\":\"rack-1.fast\"}");
+}
+
+Test(trainingjob, a_constraint_is_an_or_of_ands)
+{
+	struct tj_constraint c;
+	char why[160];
+
+	cr_assert_eq(tj_constraint_parse("a100&ib|h100", &c, why, sizeof(why)), 0);
+	cr_assert_eq(c.n_terms, 2);
+	cr_assert_eq(c.n_features, 3);
+	cr_assert_eq(c.term_end[0], 2);
+	cr_assert_str_eq(c.feature[0], "a100");
+	cr_assert_str_eq(c.feature[1], "ib");
+	cr_assert_str_eq(c.feature[2], "h100");
+	tj_constraint_release(&c);
+	cr_assert_eq(tj_constraint_parse("a b", &c, why, sizeof(why)), CADRE_EPARSE);
+	cr_assert_str_eq(why, "unexpected ' ' at column 2 of \"a b\" (features are joined by & "
+			 "or |)");
+	cr_assert_eq(tj_constraint_parse("", &c, why, sizeof(why)), CADRE_EPARSE);
+}

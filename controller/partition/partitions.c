@@ -117,6 +117,14 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 		goto out;
 	partition_pick(parts, n, job->status.partition, spec->partition, spec->queue, &name,
 		       &found);
+	if (!name && spec->nodes.constraint && !job->status.admitted_time) {
+		/* Features are a Partition's (spec.features): with none, nothing defines them. */
+		out->verdict = PARTITION_REFUSED;
+		snprintf(out->message, sizeof(out->message), "spec.constraint %.200s names node "
+			 "features, which a Partition defines (spec.features), and the job has no "
+			 "partition", spec->nodes.constraint);
+		goto out;
+	}
 	if (!name)
 		goto out;
 	snprintf(out->name, sizeof(out->name), "%s", name);
