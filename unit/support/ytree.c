@@ -158,6 +158,14 @@ static int parse_node(yaml_parser_t *parser, yaml_event_t *event, int depth,
 					goto out;
 				}
 			}
+			/* A key twice: the API server's YAML reader refuses it, so this does too. */
+			for (size_t i = 0; key && i < t->len; i++)
+				if (t->keys[i] && !strcmp(t->keys[i], key)) {
+					free(key);
+					yaml_event_delete(&child_event);
+					rc = CADRE_EPARSE;
+					goto out;
+				}
 			rc = parse_node(parser, &child_event, depth + 1, &child);
 			if (rc < 0) {
 				free(key);
