@@ -2170,11 +2170,112 @@ static void array_finish(struct planner *p, const struct index_sets *x, const st
  * Cancelled elements (the annotation cadre.dev/cancel-tasks) are recorded
  * and deleted; one that ended first keeps its end.
  */
+/*
+ * What the array's status and the cache say of each element, into x: the
+ * stored sets, the elements there (each there was started; one that ended
+ * is counted so), and the cancellations asked, with a delete of each one
+ * still there.
+ */
+static void array_observe(struct planner *p, struct index_sets *x)
+{
+	const struct tj_input *in = p->in;
+	const struct tj_status *st = &p->out->status;
+
+	set_load(x->started, x->size, st->array_started);
+	set_load(x->succeeded, x->size, st->array_succeeded);
+	set_load(x->failed, x->size, st->array_failed);
+	set_load(x->cancelled, x->size, st->array_cancelled);
+	set_load(x->cancel_asked, x->size, in->cancel_tasks);
+	for (size_t k = 0; k < in->n_elements; k++) {
+		const struct tj_element *e = &in->elements[k];
+		size_t i = (size_t)e->index;
+
+		if (e->index < 0 || i >= x->size || !x->member[i])
+			continue;
+		x->present[i] = 1;
+		x->element[i] = e;
+		x->started[i] = 1;  /* it exists: it was started (by this process or another) */
+		if (!ended(x, i) && e->phase == TJ_PHASE_SUCCEEDED)
+			x->succeeded[i] = 1;
+		else if (!ended(x, i) && e->phase == TJ_PHASE_FAILED)
+			x->failed[i] = 1;
+	}
+	for (size_t i = 0; i < x->size; i++) {
+		if (!x->member[i] || !x->cancel_asked[i] || x->succeeded[i] || x->failed[i])
+			continue;
+		x->cancelled[i] = 1;
+		if (x->present[i] && !x->element[i]->deleting) {
+			struct tj_action *act = action(p, TJ_DELETE_ELEMENT, (int)i, NULL);
+
+			if (act) {
+				act->pod = x->element[i]->name;
+				act->uid = x->element[i]->uid;
+			}
+		}
+	}
+}
+
+/*
+ * The elements that run, the missing ones made again and new ones made,
+ * lowest index first, while the throttle leaves room. How many run.
+ */
+static size_t array_start(struct planner *p, struct index_sets *x, const struct slurm_array *a)
+{
+	size_t running = 0;
+
+	/* Running: started, not ended, and a cancelled one until it is gone. */
+	for (size_t i = 0; i < x->size; i++)
+		if (x->member[i] && x->started[i] &&
+		    (!ended(x, i) || (x->cancelled[i] && x->present[i] && !x->succeeded[i] &&
+				      !x->failed[i])))
+			running++;
+	/* A started element that is missing is created (again). */
+	for (size_t i = 0; i < x->size && p->in->expectations_met; i++)
+		if (x->member[i] && x->started[i] && !ended(x, i) && !x->present[i]) {
+			if (element_taken(p, x, i))
+				running--;
+			else
+				action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
+		}
+	for (size_t i = 0; i < x->size && !p->job->spec.suspend; i++) {
+		if (!x->member[i] || x->started[i] || x->cancelled[i])
+			continue;
+		if (a->max_running > 0 && running >= (size_t)a->max_running)
+			break;
+		x->started[i] = 1;
+		if (element_taken(p, x, i))
+			continue;
+		running++;
+		action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
+	}
+	return running;
+}
+
+/* Why elements wait (held, or the throttle), or that every one has started; the phase. */
+static void array_wait(struct planner *p, const struct slurm_array *a, size_t running,
+		       size_t pending)
+{
+	if (pending && p->job->spec.suspend) {
+		cond(p, "Admitted", false, "JobHeldUser", "spec.suspend is true: no element starts");
+		waiting(p, "JobHeldUser");
+	} else if (pending) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "at most %d elements run at once", a->max_running);
+		cond(p, "Admitted", false, "JobArrayTaskLimit", msg);
+		waiting(p, "JobArrayTaskLimit");
+	} else {
+		cond(p, "Admitted", true, "ElementsStarted", "every element has started");
+	}
+	set_phase(p, running ? TJ_PHASE_RUNNING : p->job->spec.suspend ? TJ_PHASE_SUSPENDED :
+		  TJ_PHASE_QUEUED);
+}
+
 static void plan_array(struct planner *p)
 {
 	const struct tj_input *in = p->in;
 	struct tj_status *st = &p->out->status;
-	size_t running = 0, pending = 0, ok = 0, failed = 0, cancelled = 0, done = 0;
+	size_t running, pending = 0, ok = 0, failed = 0, cancelled = 0, done = 0;
 	int32_t limit = in->max_array_size > 0 ? in->max_array_size : SLURM_DEFAULT_MAX_ARRAY_SIZE;
 	struct index_sets x;
 	struct slurm_array a;
@@ -2201,63 +2302,8 @@ static void plan_array(struct planner *p)
 		goto out;
 	}
 	st->has_array = true;
-	set_load(x.started, x.size, st->array_started);
-	set_load(x.succeeded, x.size, st->array_succeeded);
-	set_load(x.failed, x.size, st->array_failed);
-	set_load(x.cancelled, x.size, st->array_cancelled);
-	set_load(x.cancel_asked, x.size, in->cancel_tasks);
-	for (size_t k = 0; k < in->n_elements; k++) {
-		const struct tj_element *e = &in->elements[k];
-		size_t i = (size_t)e->index;
-
-		if (e->index < 0 || i >= x.size || !x.member[i])
-			continue;
-		x.present[i] = 1;
-		x.element[i] = e;
-		x.started[i] = 1;  /* it exists: it was started (by this process or another) */
-		if (!ended(&x, i) && e->phase == TJ_PHASE_SUCCEEDED)
-			x.succeeded[i] = 1;
-		else if (!ended(&x, i) && e->phase == TJ_PHASE_FAILED)
-			x.failed[i] = 1;
-	}
-	for (size_t i = 0; i < x.size; i++) {
-		if (!x.member[i] || !x.cancel_asked[i] || x.succeeded[i] || x.failed[i])
-			continue;
-		x.cancelled[i] = 1;
-		if (x.present[i] && !x.element[i]->deleting) {
-			struct tj_action *act = action(p, TJ_DELETE_ELEMENT, (int)i, NULL);
-
-			if (act) {
-				act->pod = x.element[i]->name;
-				act->uid = x.element[i]->uid;
-			}
-		}
-	}
-	/* Running: started, not ended, and a cancelled one until it is gone. */
-	for (size_t i = 0; i < x.size; i++)
-		if (x.member[i] && x.started[i] && (!ended(&x, i) || (x.cancelled[i] && x.present[i] &&
-			     !x.succeeded[i] && !x.failed[i])))
-			running++;
-	/* A started element that is missing is created (again). */
-	for (size_t i = 0; i < x.size && p->in->expectations_met; i++)
-		if (x.member[i] && x.started[i] && !ended(&x, i) && !x.present[i]) {
-			if (element_taken(p, &x, i))
-				running--;
-			else
-				action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
-		}
-	/* New elements, lowest index first, while the throttle leaves room. */
-	for (size_t i = 0; i < x.size && !p->job->spec.suspend; i++) {
-		if (!x.member[i] || x.started[i] || x.cancelled[i])
-			continue;
-		if (a.max_running > 0 && running >= (size_t)a.max_running)
-			break;
-		x.started[i] = 1;
-		if (element_taken(p, &x, i))
-			continue;
-		running++;
-		action(p, TJ_CREATE_ELEMENT, (int)i, NULL);
-	}
+	array_observe(p, &x);
+	running = array_start(p, &x, &a);
 	for (size_t i = 0; i < x.size; i++) {
 		if (!x.member[i])
 			continue;
@@ -2279,20 +2325,7 @@ static void plan_array(struct planner *p)
 		array_finish(p, &x, &a, failed, cancelled);
 		goto out;
 	}
-	if (pending && p->job->spec.suspend) {
-		cond(p, "Admitted", false, "JobHeldUser", "spec.suspend is true: no element starts");
-		waiting(p, "JobHeldUser");
-	} else if (pending) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "at most %d elements run at once", a.max_running);
-		cond(p, "Admitted", false, "JobArrayTaskLimit", msg);
-		waiting(p, "JobArrayTaskLimit");
-	} else {
-		cond(p, "Admitted", true, "ElementsStarted", "every element has started");
-	}
-	set_phase(p, running ? TJ_PHASE_RUNNING : p->job->spec.suspend ? TJ_PHASE_SUSPENDED :
-		  TJ_PHASE_QUEUED);
+	array_wait(p, &a, running, pending);
 	array_message(p, &a, running, pending, ok, failed, cancelled);
 out:
 	sets_release(&x);
