@@ -1097,3 +1097,43 @@ Test(tj_reconcile, a_hung_rank_is_counted_in_the_restart_metric_as_hung)
 	cr_assert_eq(metric_value(m.metrics.job_restarts, hung), 1);
 	cr_assert_eq(metric_value(m.metrics.job_restarts, pod_failed), 0);
 }
+
+#define POD_AFFINITY_SPEC "{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", " \
+	"\"podTemplate\": {\"spec\": {\"affinity\": {\"podAffinity\": {" \
+	"\"requiredDuringSchedulingIgnoredDuringExecution\": [{\"labelSelector\": " \
+	"{\"matchLabels\": {\"app\": \"db\"}}, \"topologyKey\": \"kubernetes.io/hostname\"}]}}}}}"
+
+/*
+ * Built-in mode pins every rank to a node: a constraint it cannot model
+ * (affinity to other pods) would be pinned where the scheduler refuses it,
+ * so the job fails at once as an invalid spec for this mode, naming the
+ * field, as a spec without an image does without --default-image. Modes
+ * that do not pin take it as it is.
+ */
+Test(tj_reconcile, built_in_mode_fails_a_job_whose_affinity_it_cannot_model_naming_the_field)
+{
+	char *msg;
+
+	opts.gang_scheduler = GANG_BUILTIN;
+	recache_llama(POD_AFFINITY_SPEC);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	msg = last_status_message();
+	cr_assert(!strncmp(msg, "invalid spec: spec.podTemplate.spec.affinity.podAffinity."
+			   "requiredDuringSchedulingIgnoredDuringExecution: built-in gang "
+			   "admission pins every rank", 122), "%s", msg);
+	free(msg);
+}
+
+Test(tj_reconcile, modes_that_do_not_pin_take_a_pod_affinity_as_it_is)
+{
+	char *msg;
+
+	opts.gang_scheduler = GANG_NONE;
+	recache_llama(POD_AFFINITY_SPEC);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_eq(count("POST", PODS_PATH), 2, "%s", msg);
+	cr_assert_null(strstr(msg, "invalid spec"), "%s", msg);
+	free(msg);
+}
