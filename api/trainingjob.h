@@ -434,6 +434,15 @@ struct tj_failure_record {
 #define TJ_MAX_FAILURE_RECORDS 10
 /* status.excludedNodes lapse after this long. */
 #define TJ_EXCLUDED_NODE_TTL_S (24 * 3600)
+/*
+ * The reason of a node excluded because the gang timed out with a rank
+ * pinned there and never scheduled (built-in mode, docs/design.md 3.1):
+ * no evidence against the node, only against this placement of this job.
+ */
+#define TJ_EXCLUDED_GANG_TIMEOUT "GangTimeout"
+
+/* Whether x was left behind for a gang timeout, not for a failure there. */
+bool tj_excluded_timed_out(const struct tj_excluded_node *x);
 
 /* status.lastFailure */
 struct tj_failure {

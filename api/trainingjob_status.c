@@ -25,6 +25,11 @@ int tj_attempt(const struct tj_status *status)
 	return status->restarts + status->infra_restarts + status->requeues;
 }
 
+bool tj_excluded_timed_out(const struct tj_excluded_node *x)
+{
+	return x->reason && !strcmp(x->reason, TJ_EXCLUDED_GANG_TIMEOUT);
+}
+
 void tj_status_init(struct tj_status *status)
 {
 	memset(status, 0, sizeof(*status));

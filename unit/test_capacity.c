@@ -475,3 +475,193 @@ Test(capacity, many_accelerator_types_are_all_matched_right)
 		}
 	capacity_release(&c);
 }
+
+/* Which of the cluster's nodes a pod of d may use, as "n0,n2". */
+static void eligible_names(const struct capacity *c, const struct cap_demand *d, char *out,
+			   size_t size)
+{
+	out[0] = '\0';
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (capacity_eligible(c, d, i))
+			snprintf(out + strlen(out), size - strlen(out), "%s%s", *out ? "," : "",
+				 c->nodes[i].name);
+}
+
+/*
+ * kube-scheduler's NodeAffinity: terms OR-ed, the requirements of a term
+ * AND-ed, every operator on labels, and metadata.name by matchFields.
+ * Without it admission pinned ranks onto nodes the scheduler then refused.
+ */
+Test(capacity, required_node_affinity_is_matched_as_the_scheduler_matches_it)
+{
+	struct cluster cl = { 0 };
+	struct capacity c;
+	static const char *const zone_a[] = { "a" }, *const five[] = { "5" };
+	static const char *const n3[] = { "n3" }, *const n0[] = { "n0" };
+	struct node_selector_req in_a = { "zone", NODE_SELECTOR_IN, zone_a, 1 };
+	struct node_selector_req not_a = { "zone", NODE_SELECTOR_NOT_IN, zone_a, 1 };
+	struct node_selector_req has_gen = { .key = "gen", .op = NODE_SELECTOR_EXISTS };
+	struct node_selector_req no_gen = { .key = "gen", .op = NODE_SELECTOR_DOES_NOT_EXIST };
+	struct node_selector_req gen_gt5 = { "gen", NODE_SELECTOR_GT, five, 1 };
+	struct node_selector_req gen_lt5 = { "gen", NODE_SELECTOR_LT, five, 1 };
+	struct node_selector_req name_n3 = { "metadata.name", NODE_SELECTOR_IN, n3, 1 };
+	struct node_selector_req name_not_n0 = { "metadata.name", NODE_SELECTOR_NOT_IN, n0, 1 };
+	struct node_selector_term t[2];
+	struct node_selector sel = { t, 1, NULL };
+	struct cap_demand d = { .cpu_milli = q("1"), .affinity = &sel, .n_affinity = 1 };
+	struct cap_node *n;
+	char names[64];
+
+	n = add_node(&cl, "n0", "4", "8Gi", 0, NULL);
+	add_label(&cl, n, "zone", "a");
+	add_label(&cl, n, "gen", "4");
+	n = add_node(&cl, "n1", "4", "8Gi", 0, NULL);
+	add_label(&cl, n, "zone", "a");
+	add_label(&cl, n, "gen", "6");
+	n = add_node(&cl, "n2", "4", "8Gi", 0, NULL);
+	add_label(&cl, n, "zone", "b");
+	add_label(&cl, n, "gen", "x");  /* not an integer: neither Gt nor Lt */
+	add_node(&cl, "n3", "4", "8Gi", 0, NULL);  /* no zone, no gen */
+	init(&c, &cl);
+#define EXPECT(want)                                                    \
+	do {                                                            \
+		eligible_names(&c, &d, names, sizeof(names));           \
+		cr_assert_str_eq(names, want);                          \
+	} while (0)
+	t[0] = (struct node_selector_term){ .exprs = &in_a, .n_exprs = 1 };
+	EXPECT("n0,n1");
+	t[0].exprs = &not_a;
+	EXPECT("n2,n3");  /* NotIn lets a node without the label */
+	t[0].exprs = &has_gen;
+	EXPECT("n0,n1,n2");
+	t[0].exprs = &no_gen;
+	EXPECT("n3");
+	t[0].exprs = &gen_gt5;
+	EXPECT("n1");
+	t[0].exprs = &gen_lt5;
+	EXPECT("n0");
+	t[0] = (struct node_selector_term){ .fields = &name_n3, .n_fields = 1 };
+	EXPECT("n3");
+	/* In a term, AND; across terms, OR. */
+	t[0] = (struct node_selector_term){ .exprs = &in_a, .n_exprs = 1, .fields = &name_not_n0,
+					    .n_fields = 1 };
+	EXPECT("n1");
+	t[1] = (struct node_selector_term){ .fields = &name_n3, .n_fields = 1 };
+	sel.n_terms = 2;
+	EXPECT("n1,n3");
+	/* A term without requirements matches no node; no term, none either. */
+	t[1] = (struct node_selector_term){ 0 };
+	EXPECT("n1");
+	sel.n_terms = 0;
+	EXPECT("");
+#undef EXPECT
+	sel.n_terms = 1;
+	t[0] = (struct node_selector_term){ .exprs = &in_a, .n_exprs = 1 };
+	assert_message(&c, &d, 9, "needs 9 nodes with 1 CPU; the 2 eligible nodes could hold "
+		       "only 8 even if empty; not counted: 2 not matching its required node "
+		       "affinity");
+	capacity_release(&c);
+}
+
+/*
+ * Required pod anti-affinity between the ranks per host: at most one rank a
+ * node, where first fit would have packed small ranks together (and the
+ * scheduler refused the second pinned there).
+ */
+Test(capacity, anti_affinity_between_ranks_puts_each_rank_on_its_own_node)
+{
+	struct cluster cl = { 0 };
+	struct capacity c;
+	struct cap_demand d = gpus(2, "H100");
+	uint32_t placement[3];
+	struct cap_fit fit;
+
+	add_node(&cl, "gpu-a", "64", "512Gi", 8, H100);
+	add_node(&cl, "gpu-b", "64", "512Gi", 8, H100);
+	init(&c, &cl);
+	cr_assert_eq(capacity_fit(&c, &d, 2, NULL, placement, &fit), 0);
+	cr_assert(fit.fits);
+	cr_assert_eq(placement[1], 0, "packed without the anti-affinity");
+	d.one_per_node = true;
+	cr_assert_eq(capacity_fit(&c, &d, 2, NULL, placement, &fit), 0);
+	cr_assert(fit.fits);
+	cr_assert_eq(placement[0], 0);
+	cr_assert_eq(placement[1], 1);
+	cr_assert_eq(capacity_room(&c, &d, 0, 4), 1);
+	cr_assert_eq(capacity_room_empty(&c, &d, 0, 4), 1);
+	assert_message(&c, &d, 3, "needs 3 nodes with 2 nvidia.com/gpu of type H100, one a node "
+		       "(pod anti-affinity); the 2 eligible nodes could hold only 2 even if empty");
+	/* A reservation of such a gang without nodes is placed the same way. */
+	cr_assert_eq(capacity_reserve(&c, &d, 2, NULL, NULL), 0);
+	d.one_per_node = false;
+	cr_assert_eq(capacity_room(&c, &d, 0, 4), 3);
+	cr_assert_eq(capacity_room(&c, &d, 1, 4), 3);
+	capacity_release(&c);
+}
+
+/*
+ * ephemeral-storage (a rank's emptyDir scratch) is compared with the nodes'
+ * allocatable ephemeral-storage like any resource: bound pods use it, a
+ * node that reports none takes no such pod.
+ */
+Test(capacity, ephemeral_storage_requests_are_compared_with_allocatable)
+{
+	struct cluster cl = { 0 };
+	struct capacity c;
+	struct cap_resource disk = { "ephemeral-storage", q("60Gi") };
+	struct cap_demand d = gpus(2, "H100");
+	struct cap_resource used = { "ephemeral-storage", q("50Gi") };
+	struct cap_node *n;
+	uint32_t placement[2];
+	struct cap_fit fit;
+
+	n = add_node(&cl, "gpu-a", "64", "512Gi", 8, H100);
+	cl.ext[0][n->n_extended++] = (struct cap_resource){ "ephemeral-storage", q("100Gi") };
+	add_node(&cl, "gpu-b", "64", "512Gi", 8, H100);  /* reports no ephemeral-storage */
+	n = add_node(&cl, "gpu-c", "64", "512Gi", 8, H100);
+	cl.ext[2][n->n_extended++] = (struct cap_resource){ "ephemeral-storage", q("100Gi") };
+	init(&c, &cl);
+	d.extra = &disk;
+	d.n_extra = 1;
+	cr_assert_eq(capacity_use(&c, "gpu-c", 0, 0, &used, 1), 0);
+	cr_assert_eq(capacity_fit(&c, &d, 1, NULL, placement, &fit), 0);
+	cr_assert(fit.fits);
+	cr_assert_eq(capacity_room(&c, &d, 0, 4), 1, "100Gi holds one 60Gi rank");
+	cr_assert_eq(capacity_room(&c, &d, 1, 4), 0);
+	cr_assert_eq(capacity_room(&c, &d, 2, 4), 0, "50Gi of 100Gi are used");
+	assert_message(&c, &d, 2, "needs 2 nodes with 2 nvidia.com/gpu of type H100, 60Gi "
+		       "ephemeral-storage; 1 node has room");
+	disk.name = "example.com/scratch";
+	assert_message(&c, &d, 1, "no node offers example.com/scratch");
+	capacity_release(&c);
+}
+
+/* A Volume's PersistentVolume's node affinity, and the nodes a gang timed out on, said apart. */
+Test(capacity, volume_affinity_and_timed_out_nodes_are_counted_apart)
+{
+	struct cluster cl = { 0 };
+	struct capacity c;
+	static const char *const zone_a[] = { "a" };
+	static const char *const timed_out[] = { "gpu-a" };
+	struct node_selector_req in_a = { "topology.kubernetes.io/zone", NODE_SELECTOR_IN, zone_a,
+					  1 };
+	struct node_selector_term term = { .exprs = &in_a, .n_exprs = 1 };
+	struct node_selector sel = { &term, 1, "ckpt" };
+	struct cap_demand d = gpus(8, "H100");
+	struct cap_node *n;
+
+	n = add_node(&cl, "gpu-a", "64", "512Gi", 8, H100);
+	add_label(&cl, n, "topology.kubernetes.io/zone", "a");
+	n = add_node(&cl, "gpu-b", "64", "512Gi", 8, H100);
+	add_label(&cl, n, "topology.kubernetes.io/zone", "b");
+	init(&c, &cl);
+	d.affinity = &sel;
+	d.n_affinity = 1;
+	cr_assert(fit_of(&c, &d, 1).fits);
+	d.timed_out = timed_out;
+	d.n_timed_out = 1;
+	assert_message(&c, &d, 1, "needs 1 node with 8 nvidia.com/gpu of type H100; no node can "
+		       "run it; not counted: 1 outside its Volumes' PersistentVolume node "
+		       "affinity, 1 where its gang timed out before (status.excludedNodes)");
+	capacity_release(&c);
+}

@@ -689,3 +689,191 @@ Test(gang, a_rank_that_finished_early_frees_its_node)
 	cr_assert_eq(decide_on("g", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
 	cr_assert_str_eq(nodes, "gpu-0");
 }
+
+
+/* A ready H100 node with 8 GPUs, extra labels ("k=v,k2=v2") and ephemeral-storage (may be NULL). */
+static void add_node_labelled(const char *name, const char *labels, const char *disk)
+{
+	json_t *node = json_pack(
+		"{s:{s:s, s:{s:s, s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", name, "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3", "kubernetes.io/hostname", name,
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", "8", "conditions", "type", "Ready", "status", "True");
+	json_t *lab = json_object_get(json_object_get(node, "metadata"), "labels");
+	char copy[256], *save = NULL;
+
+	cr_assert_not_null(node);
+	snprintf(copy, sizeof(copy), "%s", labels ? labels : "");
+	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		cr_assert_not_null(eq);
+		*eq = '\0';
+		json_object_set_new(lab, kv, json_string(eq + 1));
+	}
+	if (disk)
+		json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"),
+				    "ephemeral-storage", json_string(disk));
+	upsert(KIND_NODES, node);
+}
+
+/* The job ns/name leaves the cache (deleted), and with it any admission it had. */
+static void remove_job(const char *name)
+{
+	json_t *obj = json_pack("{s:{s:s, s:s}}", "metadata", "name", name, "namespace", "ns");
+
+	cr_assert_eq(store_remove(m.stores[KIND_TRAININGJOBS], obj), 0);
+	json_decref(obj);
+}
+
+/* A queued job of nodes ranks of 2 H100s, with spec_extra (JSON members) merged into its spec. */
+static void add_placed_job(const char *name, int nodes, const char *spec_extra,
+			 const char *excluded)
+{
+	json_t *job = job_json(name, name, nodes, 0, "2026-12-01T00:00:00Z", false);
+	json_t *spec = json_object_get(job, "spec"), *extra;
+	json_error_t jerr;
+	char text[2048];
+
+	json_object_set_new(json_object_get(spec, "resources"), "accelerators",
+			    json_string("H100:2"));
+	snprintf(text, sizeof(text), "{%s}", spec_extra ? spec_extra : "");
+	extra = json_loads(text, 0, &jerr);
+	cr_assert_not_null(extra, "%s: %s", jerr.text, text);
+	json_object_update(spec, extra);
+	json_decref(extra);
+	if (excluded) {
+		snprintf(text, sizeof(text), "[%s]", excluded);
+		extra = json_loads(text, 0, &jerr);
+		cr_assert_not_null(extra, "%s: %s", jerr.text, text);
+		json_object_set_new(json_object_get(job, "status"), "excludedNodes", extra);
+	}
+	upsert(KIND_TRAININGJOBS, job);
+}
+
+/*
+ * Pinned ranks must go where kube-scheduler takes them: a required node
+ * affinity keeps the gang on its pool, and anti-affinity between its ranks
+ * per host puts one rank on each node, where first fit alone would have
+ * packed both small ranks on gpu-0 (off the pool, and two on one host).
+ */
+Test(gang, required_node_affinity_and_per_host_anti_affinity_decide_the_nodes)
+{
+	char msg[512], nodes[256];
+
+	add_node_labelled("gpu-0", NULL, NULL);
+	add_node_labelled("gpu-1", "pool=b", NULL);
+	add_node_labelled("gpu-2", "pool=b", NULL);
+	add_placed_job("a", 2, "\"podTemplate\":{\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+		     "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
+		     "\"matchExpressions\":[{\"key\":\"pool\",\"operator\":\"In\",\"values\":[\"b\"]}]"
+		     "}]}},\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+		     "\"labelSelector\":{\"matchLabels\":{\"cadre.dev/job-name\":\"a\"}},"
+		     "\"topologyKey\":\"kubernetes.io/hostname\"}]}}}}", NULL);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1,gpu-2");
+	/* Three such ranks have two nodes of the pool: never, and it says why. */
+	add_placed_job("b", 3, "\"podTemplate\":{\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+		     "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
+		     "\"matchExpressions\":[{\"key\":\"pool\",\"operator\":\"In\",\"values\":[\"b\"]}]"
+		     "}]}},\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+		     "\"labelSelector\":{\"matchLabels\":{\"cadre.dev/job-name\":\"b\"}},"
+		     "\"topologyKey\":\"kubernetes.io/hostname\"}]}}}}", NULL);
+	cr_assert_eq(decide("b", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "could hold only 2 even if empty; not counted: 1 not matching its "
+			 "required node affinity"), "%s", msg);
+}
+
+/* What built-in mode cannot model, it never pins: the job waits, naming the field. */
+Test(gang, a_job_whose_affinity_cannot_be_modelled_is_never_pinned)
+{
+	char msg[512];
+
+	add_node_labelled("gpu-0", NULL, NULL);
+	add_placed_job("a", 1, "\"podTemplate\":{\"spec\":{\"affinity\":{\"podAffinity\":{"
+		     "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{"
+		     "\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":\"kubernetes.io/hostname\"}]"
+		     "}}}}", NULL);
+	cr_assert_eq(decide("a", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "spec.podTemplate.spec.affinity.podAffinity."), "%s", msg);
+}
+
+/* A rank's emptyDir scratch is its ephemeral-storage request: nodes with the room, only. */
+Test(gang, scratch_goes_where_ephemeral_storage_has_room)
+{
+	char msg[512], nodes[256];
+
+	add_node_labelled("gpu-0", NULL, "50Gi");
+	add_node_labelled("gpu-1", NULL, NULL);
+	add_node_labelled("gpu-2", NULL, "500Gi");
+	add_placed_job("a", 1, "\"scratch\":{\"/scratch\":{\"size\":\"100Gi\"}}", NULL);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-2");
+}
+
+/*
+ * A Volume bound to a zonal PersistentVolume: its ranks go to the PV's zone,
+ * where kube-scheduler's VolumeBinding lets them.
+ */
+Test(gang, a_job_mounting_a_zonal_volume_is_placed_in_its_zone)
+{
+	struct store_options plain = { .kind = "objects" };
+	char msg[512], nodes[256];
+
+	m.stores[KIND_VOLUMES] = store_new(&plain);
+	m.stores[KIND_PVCS] = store_new(&plain);
+	m.stores[KIND_PVS] = store_new(&plain);
+	upsert(KIND_VOLUMES, json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}", "metadata", "name", "ckpt",
+				       "namespace", "ns", "status", "phase", "Bound",
+				       "claimName", "ckpt"));
+	upsert(KIND_PVCS, json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", "ckpt",
+				    "namespace", "ns", "spec", "volumeName", "pv-ckpt"));
+	upsert(KIND_PVS, json_pack("{s:{s:s}, s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}",
+				   "metadata", "name", "pv-ckpt", "spec", "nodeAffinity",
+				   "required", "nodeSelectorTerms", "matchExpressions", "key",
+				   "topology.kubernetes.io/zone", "operator", "In", "values", "z2"));
+	add_node_labelled("gpu-0", "topology.kubernetes.io/zone=z1", NULL);
+	add_node_labelled("gpu-1", "topology.kubernetes.io/zone=z2", NULL);
+	add_placed_job("a", 1, "\"volumes\":{\"/ckpt\":\"ckpt\"}", NULL);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	add_placed_job("b", 2, "\"volumes\":{\"/ckpt\":\"ckpt\"}", NULL);
+	cr_assert_eq(decide("b", msg, sizeof(msg)), ADMIT_YES, "%s", msg);
+	add_placed_job("c", 5, "\"volumes\":{\"/ckpt\":\"ckpt\"}", NULL);
+	cr_assert_eq(decide("c", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "1 outside its Volumes' PersistentVolume node affinity"), "%s", msg);
+}
+
+/*
+ * A gang that timed out is not pinned the same way again: the nodes its
+ * never-scheduled ranks were pinned to are left out, unless the gang could
+ * not fit without them even in an empty cluster (then waiting would be
+ * for ever).
+ */
+Test(gang, nodes_where_a_gang_timed_out_are_left_out_unless_nothing_else_could_hold_it)
+{
+	char msg[512], nodes[256];
+
+	add_node_labelled("gpu-0", NULL, NULL);
+	add_node_labelled("gpu-1", NULL, NULL);
+	add_node_labelled("gpu-2", NULL, NULL);
+	add_placed_job("a", 1, NULL, "{\"node\":\"gpu-0\",\"reason\":\"GangTimeout\"}");
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	remove_job("a");
+	/* Whole nodes: three ranks need all three, gpu-0 included. */
+	add_placed_job("b", 3, "\"resources\":{\"accelerators\":\"H100:8\"}",
+		     "{\"node\":\"gpu-0\",\"reason\":\"GangTimeout\"}");
+	cr_assert_eq(decide_on("b", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0,gpu-1,gpu-2");
+	remove_job("b");
+	/* Two could go elsewhere, once there is room: they wait for it. */
+	add_pod("busy", 0, false, "gpu-1");
+	add_job("busy", "uid-busy", 1, 0, 30, true);
+	add_placed_job("c", 2, "\"resources\":{\"accelerators\":\"H100:8\"}",
+		     "{\"node\":\"gpu-0\",\"reason\":\"GangTimeout\"}");
+	cr_assert_eq(decide("c", msg, sizeof(msg)), ADMIT_WAIT, "%s", msg);
+	cr_assert(strstr(msg, "1 where its gang timed out before (status.excludedNodes)"), "%s",
+		  msg);
+}

@@ -2316,6 +2316,81 @@ Test(tj_plan, excluded_nodes_are_capped_at_a_quarter_of_the_gang_and_lapse_after
 	fx_release(&f);
 }
 
+/* Rank's pod of attempt 0, pinned by its admission and never bound: Pending, no node. */
+static void fx_pod_unbound(struct fx *f, int rank)
+{
+	char text[1024];
+	json_error_t jerr;
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"llama-%d\",\"uid\":\"p%d\",\"labels\":{"
+		 "\"cadre.dev/job-name\":\"llama\",\"cadre.dev/node-rank\":\"%d\","
+		 "\"cadre.dev/restart-attempt\":\"0\"}},\"spec\":{},"
+		 "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+		 "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are "
+		 "available: 1 node(s) didn't match pod anti-affinity rules\"}]}}", rank, rank, rank);
+	f->pods_json[f->n_pods] = json_loads(text, 0, &jerr);
+	cr_assert_not_null(f->pods_json[f->n_pods], "%s", jerr.text);
+	podview_read(f->pods_json[f->n_pods], &f->pods[f->n_pods]);
+	f->n_pods++;
+	f->in.pods = f->pods;
+	f->in.n_pods = f->n_pods;
+}
+
+/*
+ * A built-in gang that times out is not pinned the same way again: the
+ * node of each rank the scheduler never placed where it was pinned goes
+ * into status.excludedNodes (GangTimeout), stored with the restart; a
+ * bound rank's node took it and stays usable. No Warning on the node:
+ * nothing says the node is bad.
+ */
+Test(tj_plan, a_gang_timeout_leaves_behind_the_nodes_its_ranks_were_never_scheduled_on)
+{
+	struct fx f;
+
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod_unbound(&f, 1);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "GangTimeout");
+	cr_assert_null(excluded(&f.plan, "n0"));
+	cr_assert_not_null(excluded(&f.plan, "n1"));
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "GangTimeout");
+	cr_assert_eq(excluded(&f.plan, "n1")->time, 1000000);
+	cr_assert(strstr(f.plan.status.message, "never scheduled on n1 (rank 1): it stays off for "
+			 "the next attempts (status.excludedNodes)"), "%s", f.plan.status.message);
+	cr_assert_not(has_event(&f.plan, "NodeExcluded"));
+	fx_release(&f);
+
+	/* No pod at all for either rank: both nodes, beside a failure's entry, which stays. */
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) ",\"excludedNodes\":"
+	       "[{\"node\":\"old\",\"reason\":\"NodeLost\",\"time\":\"" EARLIER "\"}]}");
+	f.in.expectations_met = false;  /* the creates are on their way */
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_str_eq(excluded(&f.plan, "n0")->reason, "GangTimeout");
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "GangTimeout");
+	cr_assert_str_eq(excluded(&f.plan, "old")->reason, "NodeLost");
+	fx_release(&f);
+
+	/* A node excluded after a failure there stays so; Kueue's pods are not pinned. */
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER) ",\"excludedNodes\":"
+	       "[{\"node\":\"n1\",\"reason\":\"Hung\",\"time\":\"" EARLIER "\"}]}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod_unbound(&f, 1);
+	fx_plan(&f);
+	cr_assert_str_eq(excluded(&f.plan, "n1")->reason, "Hung");
+	fx_release(&f);
+	fx_job(&f, ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_BARE(EARLIER) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod_unbound(&f, 1);
+	f.in.mode = GANG_KUEUE;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 0);
+	fx_release(&f);
+}
+
 Test(tj_plan, past_max_infra_restarts_the_job_fails_listing_them)
 {
 	struct fx f;

@@ -1378,3 +1378,70 @@ Test(tj_reconcile, a_finished_jobs_ttl_deletes_it_once_its_dependants_recorded_i
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
 	cr_assert_eq(count("DELETE", LLAMA_PATH), 1, "its end is recorded where it is needed");
 }
+
+
+#define POD_AFFINITY_SPEC "{\"numNodes\": 2, \"image\": \"img\", \"run\": \"train\", " \
+	"\"podTemplate\": {\"spec\": {\"affinity\": {\"podAffinity\": {" \
+	"\"requiredDuringSchedulingIgnoredDuringExecution\": [{\"labelSelector\": " \
+	"{\"matchLabels\": {\"app\": \"db\"}}, \"topologyKey\": \"kubernetes.io/hostname\"}]}}}}}"
+
+/*
+ * Built-in mode pins every rank to a node: a constraint it cannot model
+ * (affinity to other pods) would be pinned where the scheduler refuses it,
+ * so the job fails at once as an invalid spec for this mode, naming the
+ * field, as a spec without an image does without --default-image. Modes
+ * that do not pin take it as it is.
+ */
+Test(tj_reconcile, built_in_mode_fails_a_job_whose_affinity_it_cannot_model_naming_the_field)
+{
+	char *msg;
+
+	opts.gang_scheduler = GANG_BUILTIN;
+	recache_llama(POD_AFFINITY_SPEC);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	cr_assert_eq(count("POST", PODS_PATH), 0);
+	msg = last_status_message();
+	cr_assert(!strncmp(msg, "invalid spec: spec.podTemplate.spec.affinity.podAffinity."
+			   "requiredDuringSchedulingIgnoredDuringExecution: built-in gang "
+			   "admission pins every rank", 122), "%s", msg);
+	free(msg);
+}
+
+/* A gang admitted before (by an earlier version) is placed already: it is not ended for it. */
+Test(tj_reconcile, an_admitted_gang_is_not_failed_for_an_affinity_it_could_not_model)
+{
+	json_t *job = json_loads(POD_AFFINITY_SPEC, 0, NULL);
+	char *msg;
+
+	opts.gang_scheduler = GANG_BUILTIN;
+	cr_assert_not_null(job);
+	cache(KIND_TRAININGJOBS, json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:s}, s:o, s:{s:s, s:s, s:[{s:s, s:s, "
+		"s:s, s:s, s:s}], s:[{s:i, s:s, s:s}, {s:i, s:s, s:s}]}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "llama", "namespace", "ml", "uid", JOB_UID,
+		"resourceVersion", "5", "generation", 1,
+		"creationTimestamp", "2026-12-01T10:00:00Z", "spec", job,
+		"status", "phase", "Starting", "jobId", "1", "conditions", "type", "Admitted",
+		"status", "True", "reason", "Admitted", "message", "admitted",
+		"lastTransitionTime", "2026-12-01T10:00:01Z",
+		"nodes", "rank", 0, "pod", "llama-0", "node", "n0", "rank", 1, "pod", "llama-1",
+		"node", "n1"));
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_null(strstr(msg, "invalid spec"), "%s", msg);
+	free(msg);
+}
+
+Test(tj_reconcile, modes_that_do_not_pin_take_a_pod_affinity_as_it_is)
+{
+	char *msg;
+
+	opts.gang_scheduler = GANG_NONE;
+	recache_llama(POD_AFFINITY_SPEC);
+	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
+	msg = last_status_message();
+	cr_assert_eq(count("POST", PODS_PATH), 2, "%s", msg);
+	cr_assert_null(strstr(msg, "invalid spec"), "%s", msg);
+	free(msg);
+}

@@ -23,8 +23,8 @@ enum { RES_CPU, RES_MEMORY, RES_PODS, RES_FIXED };
 #define UNLIMITED_PODS ((int64_t)INT_MAX * 1000)
 
 /* Why a node is no place for a pod; each node is counted under the first that applies. */
-enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, TAINTED, AVOIDED,
-		 N_EXCLUSIONS };
+enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, AFFINITY, VOLUME, TAINTED,
+		 AVOIDED, TIMED_OUT, N_EXCLUSIONS };
 
 /*
  * Eligibility classes: which nodes a pod may use depends only on its
@@ -55,10 +55,11 @@ struct cap_memo {
 /* A demand resolved to columns; amounts in milli-units per pod. */
 struct need {
 	size_t n;
-	size_t col[4];
-	int64_t amount[4];
+	size_t col[4 + CAP_EXTRA_MAX];
+	int64_t amount[4 + CAP_EXTRA_MAX];
 	bool missing;                /* it asks for a resource no node offers */
-	bool plain;                  /* no nodeSelector and no tolerations: the class says it all */
+	bool plain;                  /* nothing but the class decides where it may go */
+	int per_node;                /* most pods a node takes (anti-affinity); 0: no limit */
 	const struct cap_class *cls;
 };
 
@@ -279,13 +280,30 @@ static const struct cap_class *class_of(const struct capacity *c, const struct c
 	return cls;
 }
 
-/* Resolve d to columns. CADRE_EINVAL for a negative amount. */
+/* Add the column of resource name, or mark need missing when no node offers it. */
+static void need_resource(const struct capacity *c, struct need *need, const char *name,
+			  int64_t milli)
+{
+	long r = find_res(c, name);
+
+	if (r < 0) {
+		need->missing = true;
+		return;
+	}
+	need->col[need->n] = (size_t)r;
+	need->amount[need->n++] = milli;
+}
+
+/* Resolve d to columns. CADRE_EINVAL for a negative amount or too many extras. */
 static int resolve(const struct capacity *c, const struct cap_demand *d, struct need *need)
 {
 	memset(need, 0, sizeof(*need));
 	if (d->cpu_milli < 0 || d->memory_milli < 0 || d->accel_count < 0 ||
-	    d->accel_count > INT64_MAX / 1000)
+	    d->accel_count > INT64_MAX / 1000 || d->n_extra > CAP_EXTRA_MAX)
 		return CADRE_EINVAL;
+	for (size_t k = 0; k < d->n_extra; k++)
+		if (d->extra[k].milli < 0 || !d->extra[k].name)
+			return CADRE_EINVAL;
 	if (d->cpu_milli > 0) {
 		need->col[need->n] = RES_CPU;
 		need->amount[need->n++] = d->cpu_milli;
@@ -296,17 +314,14 @@ static int resolve(const struct capacity *c, const struct cap_demand *d, struct 
 	}
 	need->col[need->n] = RES_PODS;
 	need->amount[need->n++] = 1000;
-	if (wants_accel(d)) {
-		long r = find_res(c, d->accel_resource);
-
-		if (r < 0)
-			need->missing = true;
-		else {
-			need->col[need->n] = (size_t)r;
-			need->amount[need->n++] = d->accel_count * 1000;
-		}
-	}
-	need->plain = d->n_node_selector == 0 && d->n_tolerations == 0 && d->n_avoid == 0;
+	if (wants_accel(d))
+		need_resource(c, need, d->accel_resource, d->accel_count * 1000);
+	for (size_t k = 0; k < d->n_extra; k++)
+		if (d->extra[k].milli > 0)
+			need_resource(c, need, d->extra[k].name, d->extra[k].milli);
+	need->per_node = d->one_per_node ? 1 : 0;
+	need->plain = d->n_node_selector == 0 && d->n_tolerations == 0 && d->n_avoid == 0 &&
+		      d->n_timed_out == 0 && d->n_affinity == 0;
 	need->cls = class_of(c, d);
 	return 0;
 }
@@ -314,8 +329,11 @@ static int resolve(const struct capacity *c, const struct cap_demand *d, struct 
 /* How many pods of need fit in row, at most limit. */
 static int copies(const int64_t *row, const struct need *need, int limit)
 {
-	int64_t best = limit;
+	int64_t best;
 
+	if (need->per_node && limit > need->per_node)
+		limit = need->per_node;
+	best = limit;
 	if (need->missing || limit < 1)
 		return 0;
 	/* Compare before dividing: on a busy cluster most nodes have no room at all. */
@@ -349,7 +367,17 @@ static double headroom(const int64_t *row, const struct need *need)
 		if (best < 0 || have < best)
 			best = have;
 	}
+	if (need->per_node && best > need->per_node)
+		best = need->per_node;
 	return best < 0 ? 0 : best;
+}
+
+static bool listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t k = 0; k < n; k++)
+		if (names[k] && !strcmp(names[k], name))
+			return true;
+	return false;
 }
 
 static bool tolerates(const struct cap_toleration *t, const struct cap_taint *taint)
@@ -382,7 +410,11 @@ static bool tolerated(const struct cap_demand *d, bool plain, const struct cap_t
 	return false;
 }
 
-/* Why node i is no place for a pod of d: its class's answer, then selector and tolerations. */
+/*
+ * Why node i is no place for a pod of d: its class's answer, then the nodes
+ * it leaves behind, nodeSelector, required node affinity, its Volumes' node
+ * affinity and tolerations.
+ */
 static enum exclusion exclusion(const struct capacity *c, const struct cap_demand *d,
 				const struct need *need, size_t i)
 {
@@ -391,9 +423,10 @@ static enum exclusion exclusion(const struct capacity *c, const struct cap_deman
 
 	if (need->plain || (why != OK && why != TAINTED))
 		return why;
-	for (size_t k = 0; k < d->n_avoid; k++)
-		if (d->avoid[k] && !strcmp(d->avoid[k], node->name))
-			return AVOIDED;
+	if (listed(d->avoid, d->n_avoid, node->name))
+		return AVOIDED;
+	if (listed(d->timed_out, d->n_timed_out, node->name))
+		return TIMED_OUT;
 	for (size_t k = 0; k < d->n_node_selector; k++) {
 		const char *v = d->node_selector[k].key ? label_of(node, d->node_selector[k].key) : NULL;
 		const char *want = d->node_selector[k].value ? d->node_selector[k].value : "";
@@ -401,6 +434,10 @@ static enum exclusion exclusion(const struct capacity *c, const struct cap_deman
 		if (!v || strcmp(v, want))
 			return SELECTOR;
 	}
+	for (size_t k = 0; k < d->n_affinity; k++)
+		if (!node_selector_matches(&d->affinity[k], node->name, node->labels,
+					   node->n_labels))
+			return d->affinity[k].volume ? VOLUME : AFFINITY;
 	for (size_t k = 0; k < node->n_taints; k++)
 		if (!tolerated(d, false, &node->taints[k]))
 			return TAINTED;
@@ -517,8 +554,11 @@ int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count
 		case UNSCHEDULABLE: fit->unschedulable++; continue;
 		case WRONG_ACCEL: fit->wrong_accel++; continue;
 		case SELECTOR: fit->selector_mismatch++; continue;
+		case AFFINITY: fit->affinity_mismatch++; continue;
+		case VOLUME: fit->volume_mismatch++; continue;
 		case TAINTED: fit->tainted++; continue;
 		case AVOIDED: fit->avoided++; continue;
+		case TIMED_OUT: fit->timed_out++; continue;
 		case OK: break;
 		case N_EXCLUSIONS: break;
 		}
@@ -638,8 +678,18 @@ static int describe_pod(const struct cap_demand *d, struct buf *out)
 		ret |= buf_adds(out, " memory");
 		sep = ", ";
 	}
+	for (size_t k = 0; k < d->n_extra; k++) {
+		if (d->extra[k].milli <= 0 || !d->extra[k].name)
+			continue;
+		ret |= buf_adds(out, sep);
+		ret |= quantity_format(d->extra[k].milli, out);
+		ret |= buf_addf(out, " %s", d->extra[k].name);
+		sep = ", ";
+	}
 	if (!*sep)
 		ret |= buf_adds(out, "room for a pod");
+	if (d->one_per_node)
+		ret |= buf_adds(out, ", one a node (pod anti-affinity)");
 	return ret ? CADRE_ENOMEM : 0;
 }
 
@@ -661,11 +711,14 @@ static int describe_exclusions(const struct cap_demand *d, const struct cap_fit 
 	EXCLUDED(fit->unschedulable, "%s", "cordoned");
 	EXCLUDED(fit->wrong_accel, "without accelerator type %s", d->accel_type);
 	EXCLUDED(fit->selector_mismatch, "%s", "not matching nodeSelector");
+	EXCLUDED(fit->affinity_mismatch, "%s", "not matching its required node affinity");
+	EXCLUDED(fit->volume_mismatch, "%s", "outside its Volumes' PersistentVolume node affinity");
 	EXCLUDED(fit->tainted, "with %s it does not tolerate",
 		 plural(fit->tainted, "a taint", "taints"));
 	EXCLUDED(fit->fenced, "held for a job that has waited longer%s", "");
 	EXCLUDED(fit->avoided, "this job left behind after failures there "
 		 "(status.excludedNodes)%s", "");
+	EXCLUDED(fit->timed_out, "where its gang timed out before (status.excludedNodes)%s", "");
 #undef EXCLUDED
 	return ret ? CADRE_ENOMEM : 0;
 }
@@ -687,10 +740,17 @@ int capacity_describe(const struct capacity *c, const struct cap_demand *d, int 
 			return buf_addf(out, "no node has accelerator type %s (label %s)",
 					d->accel_type, c->accel_label);
 	}
-	if (wants_accel(d) && fit->eligible > 0 && fit->ever == 0) {
-		struct need need;
-		if (!resolve(c, d, &need) && need.missing)
-			return buf_addf(out, "no node offers %s", d->accel_resource);
+	if (fit->eligible > 0 && fit->ever == 0) {
+		const char *absent = NULL;
+
+		if (wants_accel(d) && find_res(c, d->accel_resource) < 0)
+			absent = d->accel_resource;
+		for (size_t k = 0; !absent && k < d->n_extra && k < CAP_EXTRA_MAX; k++)
+			if (d->extra[k].name && d->extra[k].milli > 0 &&
+			    find_res(c, d->extra[k].name) < 0)
+				absent = d->extra[k].name;
+		if (absent)
+			return buf_addf(out, "no node offers %s", absent);
 	}
 	ret |= buf_addf(out, "needs %d %s with ", count, plural(count, "node", "nodes"));
 	ret |= describe_pod(d, out);

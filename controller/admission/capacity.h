@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controller/admission/node_selector.h"
+
 struct buf;
 
 /* A taint's effect; CAP_EFFECT_ANY only in a toleration (one with no effect). */
@@ -100,7 +102,31 @@ struct cap_demand {
 	/* Nodes this job leaves behind (status.excludedNodes): never eligible. */
 	const char *const *avoid;
 	size_t n_avoid;
+	/*
+	 * Nodes where its gang timed out before (status.excludedNodes, reason
+	 * GangTimeout): never eligible either, counted apart in the message.
+	 * The caller leaves them out when the job could not fit without them.
+	 */
+	const char *const *timed_out;
+	size_t n_timed_out;
+	/*
+	 * Required node selectors, every one of which a node must match: the
+	 * podTemplate's required node affinity, each Volume's PersistentVolume's.
+	 */
+	const struct node_selector *affinity;
+	size_t n_affinity;
+	/* Required pod anti-affinity between the gang's ranks per host: at most one pod a node. */
+	bool one_per_node;
+	/*
+	 * Other requests per pod, compared with the nodes' allocatable as the
+	 * accelerator is (ephemeral-storage), at most CAP_EXTRA_MAX; names
+	 * other than cpu, memory, pods and the accelerator resource.
+	 */
+	const struct cap_resource *extra;
+	size_t n_extra;
 };
+
+#define CAP_EXTRA_MAX 4
 
 /*
  * Why a gang fits or not. Counts of nodes are over all nodes; when fits is
@@ -120,7 +146,10 @@ struct cap_fit {
 	int wrong_accel;      /* no accelerator label, or one of another type */
 	int selector_mismatch;
 	int tainted;          /* a NoSchedule or NoExecute taint not tolerated */
+	int affinity_mismatch;  /* outside the podTemplate's required node affinity */
+	int volume_mismatch;  /* outside a Volume's PersistentVolume's node affinity */
 	int avoided;          /* in the demand's avoid list */
+	int timed_out;        /* in the demand's timed_out list */
 };
 
 struct cap_memo;
@@ -190,7 +219,8 @@ int capacity_reserve(struct capacity *c, const struct cap_demand *d, int count, 
  * several per node where they fit. fence (may be NULL) has one byte per
  * node; a non-zero byte keeps that node out (admission's starvation guard).
  * placement (may be NULL) receives count node indices when it fits, one per
- * pod. Returns 0 or CADRE_EINVAL (count < 1, a negative demand).
+ * pod. Returns 0 or CADRE_EINVAL (count < 1, a negative demand, more than
+ * CAP_EXTRA_MAX extra requests).
  */
 int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count,
 		 const unsigned char *fence, uint32_t *placement, struct cap_fit *fit);
@@ -201,7 +231,8 @@ void capacity_take(struct capacity *c, const struct cap_demand *d, const uint32_
 
 /*
  * Whether a pod of d may run on node i at all: ready, schedulable, the
- * accelerator type, nodeSelector and taints allow it. Size is not looked at.
+ * accelerator type, nodeSelector, taints, required node affinity and its
+ * Volumes' node affinity allow it. Size is not looked at.
  */
 bool capacity_eligible(const struct capacity *c, const struct cap_demand *d, size_t i);
 

@@ -14,10 +14,13 @@
 #include "api/fielderr.h"
 #include "api/quantity.h"
 #include "controller/admission/admission.h"
+#include "controller/admission/affinity.h"
 #include "controller/manager/cache_record.h"
 #include "controller/admission/capacity.h"
 #include "controller/admission/topology.h"
 #include "controller/admission/topology_watch.h"
+#include "controller/admission/volume_affinity.h"
+#include "controller/build/build.h"
 #include "controller/manager/manager.h"
 #include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
@@ -216,6 +219,45 @@ static int charge_own_pod(void *arg, const char *key, const void *rec, size_t le
 	return 0;
 }
 
+/*
+ * The ephemeral-storage its emptyDir scratch asks of a node (build_pod.c),
+ * and the nodes it leaves behind (docs/design.md 1.4): after failures there,
+ * and, apart, where its gang timed out before.
+ */
+static void demand_scratch_and_exclusions(struct scratch *s, const struct trainingjob *job,
+					  struct cap_demand *d)
+{
+	const struct tj_status *st = &job->status;
+	int64_t scratch = build_scratch_request_milli(job);
+
+	if (scratch > 0) {
+		struct cap_resource *disk = scratch_alloc(s, 1, sizeof(*disk));
+
+		if (disk) {
+			*disk = (struct cap_resource){ "ephemeral-storage", scratch };
+			d->extra = disk;
+			d->n_extra = 1;
+		}
+	}
+	if (st->n_excluded_nodes) {
+		const char **avoid = scratch_alloc(s, st->n_excluded_nodes, sizeof(*avoid));
+		const char **timed_out = scratch_alloc(s, st->n_excluded_nodes, sizeof(*timed_out));
+
+		for (size_t i = 0; avoid && timed_out && i < st->n_excluded_nodes; i++) {
+			const struct tj_excluded_node *x = &st->excluded_nodes[i];
+
+			if (!x->node)
+				continue;
+			if (tj_excluded_timed_out(x))
+				timed_out[d->n_timed_out++] = x->node;
+			else
+				avoid[d->n_avoid++] = x->node;
+		}
+		d->avoid = avoid;
+		d->timed_out = timed_out;
+	}
+}
+
 static void demand_of(struct scratch *s, const struct trainingjob *job, struct cap_demand *d)
 {
 	const struct tj_resources *r = &job->spec.resources;
@@ -253,15 +295,7 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 			tl[d->n_tolerations++].effect = cache_effect_parse(str(tol, "effect"));
 		}
 	d->tolerations = tl;
-	/* The nodes it left behind after failures there (docs/design.md 1.3). */
-	if (job->status.n_excluded_nodes) {
-		const char **avoid = scratch_alloc(s, job->status.n_excluded_nodes, sizeof(*avoid));
-
-		for (i = 0; avoid && i < job->status.n_excluded_nodes; i++)
-			if (job->status.excluded_nodes[i].node)
-				avoid[d->n_avoid++] = job->status.excluded_nodes[i].node;
-		d->avoid = avoid;
-	}
+	demand_scratch_and_exclusions(s, job, d);
 }
 
 struct candidate {
@@ -792,13 +826,53 @@ static void levels_release(struct levels_ctx *l)
 }
 
 /*
+ * What a waiting job asks of a node beyond its resources (affinity.h), into
+ * d from aff (which d then borrows): its podTemplate's required node
+ * affinity and per-host anti-affinity, its Volumes' node affinity. A job
+ * whose affinity built-in mode cannot model waits, *blocked saying why (its
+ * own reconcile fails it). The nodes where its gang timed out are left out
+ * unless, without them, it could not fit even in an empty cluster: a
+ * timeout must not make a gang unplaceable (docs/gang-admission.md).
+ */
+static void waiting_placement(struct scratch *s, struct manager *m, const struct capacity *cap,
+			      const struct trainingjob *job, struct affinity *aff,
+			      struct cap_demand *d, const char **blocked)
+{
+	struct field_errors errs;
+	struct cap_fit fit;
+
+	if (affinity_add_template(aff, job) || volume_affinity_add(m, job, aff)) {
+		s->err = CADRE_ENOMEM;
+		return;
+	}
+	d->affinity = aff->selectors;
+	d->n_affinity = aff->n_selectors;
+	d->one_per_node = aff->one_per_node;
+	field_errors_init(&errs);
+	if (!*blocked && affinity_refuse_builtin(job, &errs)) {
+		struct buf text;
+
+		buf_init(&text, 512);
+		if (!field_errors_join(&errs, &text))
+			*blocked = scratch_strdup(s, buf_str(&text));
+		buf_release(&text);
+	}
+	field_errors_release(&errs);
+	if (d->n_timed_out && !capacity_fit(cap, d, job->spec.num_nodes, NULL, NULL, &fit) &&
+	    !fit.fits && fit.ever < job->spec.num_nodes)
+		d->n_timed_out = 0;
+}
+
+/*
  * The queue: every waiting candidate in c, with its demand. Admitted gangs
  * are not in it; their pods without a node yet are reserved in cap instead.
  * *target is the position of job in the queue, -1 when it is not a candidate.
+ * aff has a struct affinity per candidate, which the queue's demands borrow.
  */
 static void gang_queue(struct scratch *s, const struct collect *c, struct capacity *cap,
 		       struct levels_ctx *l, const struct trainingjob *job,
-		       struct adm_job *queue, size_t *n_queue, long *target)
+		       struct affinity *aff, struct adm_job *queue, size_t *n_queue,
+		       long *target)
 {
 	/* Every bound pod of the admitted gangs first, then the room of their other ranks. */
 	for (size_t i = 0; i < c->n; i++)
@@ -818,6 +892,7 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 		if (same_job(&w->job, job))
 			*target = (long)*n_queue;
 		topo = topology_of(s, l, &w->job.spec, &blocked);
+		waiting_placement(s, c->m, cap, &w->job, &aff[i], &d, &blocked);
 		queue[(*n_queue)++] = (struct adm_job){
 			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
 			.priority = w->job.spec.priority,
@@ -888,6 +963,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct cap_node *cap_nodes = NULL;
 	struct adm_job *queue = NULL;
 	struct adm_decision *decisions = NULL;
+	struct affinity *aff = NULL;
 	struct levels_ctx levels = { 0 };
 	json_t *nodes = NULL;
 	char **gangs = NULL;
@@ -922,14 +998,15 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		goto out;
 	queue = calloc(c.n + 1, sizeof(*queue));
 	decisions = calloc(c.n + 1, sizeof(*decisions));
-	if (!queue || !decisions) {
+	aff = calloc(c.n + 1, sizeof(*aff));  /* all zero: affinity_init's state */
+	if (!queue || !decisions || !aff) {
 		err = CADRE_ENOMEM;
 		goto out;
 	}
 	err = levels_load(m, &c, &cap, &levels);
 	if (err)
 		goto out;
-	gang_queue(&s, &c, &cap, &levels, job, queue, &n_queue, &target);
+	gang_queue(&s, &c, &cap, &levels, job, aff, queue, &n_queue, &target);
 	if (s.err) {
 		err = s.err;
 		goto out;
@@ -954,6 +1031,9 @@ out:
 	admission_release(&adm);
 	levels_release(&levels);
 	capacity_release(&cap);
+	for (size_t i = 0; aff && i < c.n; i++)
+		affinity_release(&aff[i]);
+	free(aff);
 	collect_release(&c);
 	free(queue);
 	free(decisions);

@@ -201,6 +201,13 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	      const struct build_opts *opts, json_t **out, struct buf *err);
 
 /*
+ * The ephemeral-storage every rank's container requests: the sizes of the
+ * job's emptyDir scratch (spec.scratch without a storageClassName) summed,
+ * 0 when there is none. Admission charges a rank's node with it.
+ */
+int64_t build_scratch_request_milli(const struct trainingjob *job);
+
+/*
  * "<job>-attempt-<attempt>" into out: the PodGroup of one attempt, so a
  * restart gets a fresh one (a 1.36 PodGroup's status records only its first
  * placement and its minCount cannot change). Returns 0 or CADRE_EINVAL

@@ -512,6 +512,13 @@ static size_t emptydir_bytes_milli(const struct tj_spec *spec, int64_t *milli)
 	return n;
 }
 
+int64_t build_scratch_request_milli(const struct trainingjob *job)
+{
+	int64_t milli = 0;
+
+	return emptydir_bytes_milli(&job->spec, &milli) > 0 ? milli : 0;
+}
+
 /*
  * Requests for what spec.resources asks; limits only where a limit is the
  * request: memory (a pod past its request would be the first evicted) and

@@ -532,14 +532,42 @@ static void restart(struct planner *p, enum blame blame, const char *cond_reason
 	clear_nodes(p);
 }
 
-/* At most this many nodes a job leaves behind: a quarter of its gang, at least one. */
-static size_t excluded_cap(const struct planner *p)
+/*
+ * At most this many nodes a job leaves behind of each kind: after failures
+ * there a quarter of its gang, at least one, so that it cannot shut itself
+ * out; after gang timeouts one a rank, since admission lets those go when
+ * the job could not fit without them. Never more than 32 of a kind (the
+ * CRD's 64 in all).
+ */
+static size_t excluded_cap(const struct planner *p, bool timed_out)
 {
-	size_t cap = (size_t)num_nodes(p) / 4;
+	size_t cap = (size_t)num_nodes(p) / (timed_out ? 1 : 4);
 
 	if (cap < 1)
 		cap = 1;
 	return cap < 32 ? cap : 32;
+}
+
+static void excluded_remove(struct tj_status *st, size_t i)
+{
+	free(st->excluded_nodes[i].node);
+	free(st->excluded_nodes[i].reason);
+	memmove(st->excluded_nodes + i, st->excluded_nodes + i + 1,
+		(st->n_excluded_nodes - i - 1) * sizeof(*st->excluded_nodes));
+	st->n_excluded_nodes--;
+}
+
+/* Make room for one more excluded node of the kind: the first of it listed goes at the cap. */
+static void excluded_make_room(struct planner *p, bool timed_out)
+{
+	struct tj_status *st = &p->out->status;
+	size_t have = 0, first = st->n_excluded_nodes;
+
+	for (size_t i = 0; i < st->n_excluded_nodes; i++)
+		if (tj_excluded_timed_out(&st->excluded_nodes[i]) == timed_out && have++ == 0)
+			first = i;
+	if (have >= excluded_cap(p, timed_out))
+		excluded_remove(st, first);
 }
 
 /* Drop excluded nodes older than TJ_EXCLUDED_NODE_TTL_S. */
@@ -565,26 +593,30 @@ static void expire_excluded(struct planner *p)
  * Leave node behind for the job's later attempts (status.excludedNodes),
  * with reason, and say so on the Node as a Warning (never a cordon or a
  * taint). Already there: its time is renewed. At the cap the oldest goes.
+ * A gang timeout (TJ_EXCLUDED_GANG_TIMEOUT) is no evidence against the
+ * node: no Warning on it, and it does not replace a failure's entry.
  */
 static void exclude_node(struct planner *p, const char *node, const char *reason, int rank)
 {
 	struct tj_status *st = &p->out->status;
 	struct tj_excluded_node *x = NULL;
+	bool timed_out = !strcmp(reason, TJ_EXCLUDED_GANG_TIMEOUT);
 	struct tj_event *e;
 
 	if (!node || !*node)
 		return;
-	for (size_t i = 0; i < st->n_excluded_nodes && !x; i++)
-		if (st->excluded_nodes[i].node && !strcmp(st->excluded_nodes[i].node, node))
+	for (size_t i = 0; i < st->n_excluded_nodes && !x; i++) {
+		if (!st->excluded_nodes[i].node || strcmp(st->excluded_nodes[i].node, node))
+			continue;
+		if (tj_excluded_timed_out(&st->excluded_nodes[i]) == timed_out)
 			x = &st->excluded_nodes[i];
+		else if (timed_out)
+			return;  /* excluded after a failure there already */
+		else
+			excluded_remove(st, i);  /* the failure replaces it, under its own cap */
+	}
 	if (!x) {
-		if (st->n_excluded_nodes >= excluded_cap(p)) {
-			free(st->excluded_nodes[0].node);
-			free(st->excluded_nodes[0].reason);
-			memmove(st->excluded_nodes, st->excluded_nodes + 1,
-				(st->n_excluded_nodes - 1) * sizeof(*x));
-			st->n_excluded_nodes--;
-		}
+		excluded_make_room(p, timed_out);
 		x = grow(p, (void **)&st->excluded_nodes, &st->n_excluded_nodes, sizeof(*x));
 		if (!x)
 			return;
@@ -592,6 +624,8 @@ static void exclude_node(struct planner *p, const char *node, const char *reason
 	}
 	set_string(p, &x->reason, reason);
 	x->time = p->in->now;
+	if (timed_out)
+		return;
 	event(p, true, "NodeExcluded", "node %s is left behind by this job's next attempts: rank "
 	      "%d failed there (%s); status.excludedNodes lists it for %dh", node, rank, reason,
 	      TJ_EXCLUDED_NODE_TTL_S / 3600);
@@ -1458,8 +1492,42 @@ static void gang_say_starting(struct planner *p, int n, const struct gang_census
 		set_message(p, "%d of %d pods Running", c->running, n);
 }
 
+/*
+ * Built-in mode, at the gang timeout: the node of every rank that was never
+ * scheduled where its admission pinned it goes into status.excludedNodes
+ * (reason GangTimeout), stored with the restart, so that the next admission
+ * does not pin the gang the same way again (docs/design.md 3.1). The ranks
+ * the scheduler bound show that their nodes took them: those stay usable.
+ * The nodes are named at the end of why (size bytes).
+ */
+static void exclude_unscheduled(struct planner *p, const struct podview **by_rank, int n,
+				char *why, size_t size)
+{
+	size_t len = strlen(why);
+	const char *sep = "; never scheduled on ";
+	int count = 0;
+
+	if (p->in->mode != GANG_BUILTIN)
+		return;
+	for (int r = 0; r < n; r++) {
+		const char *node = by_rank[r] && by_rank[r]->node ? NULL : decided_node(p, r);
+
+		if (!node)
+			continue;
+		exclude_node(p, node, TJ_EXCLUDED_GANG_TIMEOUT, r);
+		if (len < size)
+			len += (size_t)snprintf(why + len, size - len, "%s%s (rank %d)", sep, node, r);
+		sep = ", ";
+		count++;
+	}
+	if (count && len < size)
+		snprintf(why + len, size - len, ": %s off for the next attempts "
+			 "(status.excludedNodes)", count == 1 ? "it stays" : "they stay");
+}
+
 /* The gang timeout counts from this attempt's admission: past it, restart. */
-static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
+static void gang_timeout(struct planner *p, const struct podview **by_rank, int n,
+			 const struct gang_census *c)
 {
 	const struct tj_spec *spec = &p->job->spec;
 	const struct condition *admitted = condition_find(&p->out->status.conditions, "Admitted");
@@ -1483,6 +1551,7 @@ static void gang_timeout(struct planner *p, int n, const struct gang_census *c)
 	}
 	snprintf(why, sizeof(why), "only %d of %d pods were Running %llds after admission",
 		 c->running, n, (long long)spec->gang_timeout_seconds);
+	exclude_unscheduled(p, by_rank, n, why, sizeof(why));
 	restart(p, BLAME_INFRA, "GangTimeout", c->sched_trouble, why);
 }
 
@@ -1644,7 +1713,7 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 		return;
 	}
 	gang_say_starting(p, n, &c);
-	gang_timeout(p, n, &c);
+	gang_timeout(p, by_rank, n, &c);
 }
 
 static void plan_gang(struct planner *p)

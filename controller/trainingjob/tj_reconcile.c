@@ -28,6 +28,7 @@
 #include "api/meta.h"
 #include "api/trainingjob.h"
 #include "controller/build/build.h"
+#include "controller/admission/affinity.h"
 #include "controller/manager/cache_record.h"
 #include "controller/admission/gang.h"
 #include "controller/admission/kueue.h"
@@ -1375,6 +1376,15 @@ static void validate_job(struct tj_pass *p)
 		if (partitions_apply(m, &p->job, &p->partition))
 			field_errors_add(&p->errs, "spec.partition", "out of memory");
 		tj_validate(&p->job, &p->errs);
+		/*
+		 * Built-in mode pins every rank: what it cannot model, it must
+		 * refuse before it admits. A gang admitted already (by an earlier
+		 * version) was placed: it is not ended for it.
+		 */
+		if (!(p->job.spec.queue && *p->job.spec.queue) &&
+		    m->opts->gang_scheduler == GANG_BUILTIN &&
+		    !condition_is_true(&p->job.status.conditions, "Admitted"))
+			affinity_refuse_builtin(&p->job, &p->errs);
 	}
 	if (!p->job.spec.image && !m->opts->default_image)
 		field_errors_add(&p->errs, "spec.image",

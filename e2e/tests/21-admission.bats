@@ -27,6 +27,8 @@ setup() {
 }
 
 teardown() {
+	# The pool label of the affinity test, whether it passed or not.
+	[[ -z ${POOL_NODES:-} ]] || kubectl label node $POOL_NODES e2e.cadre.dev/pool- >/dev/null || true
 	test_cleanup
 }
 
@@ -188,6 +190,80 @@ EOF
 	all_pods_running rest $((nodes - 1))
 	on_stored_nodes rest
 	decisions_hold
+}
+
+# Every rank is pinned to the node admission chose, so admission must model what
+# kube-scheduler checks (docs/gang-admission.md): a required node affinity to a pool of two
+# nodes, and anti-affinity between the gang's own ranks per host. First fit alone would pin
+# both 2-GPU ranks on one node outside the pool, and the scheduler would refuse them there
+# until the gang timed out.
+@test "a gang with a required node affinity and one rank per host is pinned where the scheduler takes it" {
+	POOL_NODES=$(kubectl get nodes -l type=kwok -o json | jq -r '[.items[]
+		| select(.status.allocatable["nvidia.com/gpu"] != null) | .metadata.name]
+		| sort | .[-2:] | join(" ")')
+	kubectl label node $POOL_NODES e2e.cadre.dev/pool=affinity --overwrite >/dev/null
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: spread
+spec:
+  numNodes: 2
+  resources:
+    accelerators: "H100:2"
+  gang:
+    timeoutSeconds: 60
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+  podTemplate:
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: e2e.cadre.dev/pool, operator: In, values: [affinity]}
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {cadre.dev/job-name: spread}
+            topologyKey: kubernetes.io/hostname
+EOF
+	wait_for -t 90 phase_is spread Running
+	all_pods_running spread 2
+	on_stored_nodes spread
+	placed=$(kubectl -n "$NS" get pods -l cadre.dev/job-name=spread -o json |
+		jq -r '[.items[].spec.nodeName] | sort | join(" ")')
+	[ "$placed" = "$POOL_NODES" ] || { echo "placed on $placed, pool $POOL_NODES"; false; }
+	json_has "$(kubectl -n "$NS" get tj spread -o json)" '.status.infraRestarts == 0'
+}
+
+# What built-in mode cannot model (affinity to other pods) it refuses, naming the field,
+# rather than pin the ranks where the scheduler would refuse them.
+@test "built-in mode refuses a required pod affinity, naming the field" {
+	kubectl -n "$NS" apply -f - <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: TrainingJob
+metadata:
+  name: near-db
+spec:
+  numNodes: 1
+  image: registry.invalid/cadre/e2e:latest
+  run: python train.py
+  podTemplate:
+    spec:
+      affinity:
+        podAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {app: db}
+            topologyKey: kubernetes.io/hostname
+EOF
+	wait_for -t 30 condition_is near-db Failed True InvalidSpec
+	message=$(jp tj/near-db '{.status.message}')
+	[[ $message == *spec.podTemplate.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution* ]] ||
+		{ echo "status.message: $message"; false; }
+	no_free_pods near-db
 }
 
 # Last: it adds a node to the cluster.
