@@ -21,6 +21,8 @@
 /* On every pod of a job: its rank (0..nodes-1) and the attempt it belongs to. */
 #define LABEL_NODE_RANK CADRE_KEY_PREFIX "node-rank"
 #define LABEL_RESTART_ATTEMPT CADRE_KEY_PREFIX "restart-attempt"
+/* "true" on the pods of a job with spec.exclusive: admission keeps their nodes whole. */
+#define LABEL_EXCLUSIVE CADRE_KEY_PREFIX "exclusive"
 /* On a Volume's claim (and PV): the Volume it serves. */
 #define LABEL_VOLUME CADRE_KEY_PREFIX "volume"
 /* On an NFS PV, beside LABEL_VOLUME: a PV is cluster-scoped. */

@@ -322,6 +322,26 @@ const char *pod_pinned_node(const json_t *spec)
 	return pinned;
 }
 
+/*
+ * A DaemonSet's pod or a static (mirror) pod: a service of the node, not
+ * a job, so --exclusive does not count it (as Slurm counts no daemon).
+ */
+static bool node_service(const json_t *meta)
+{
+	const json_t *ref;
+	size_t i;
+
+	if (json_object_get(json_object_get(meta, "annotations"), "kubernetes.io/config.mirror"))
+		return true;
+	json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref) {
+		const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+		if (kind && !strcmp(kind, "DaemonSet"))
+			return true;
+	}
+	return false;
+}
+
 json_t *pod_trim_summary(const json_t *pod, void *arg)
 {
 	const json_t *meta = json_object_get(pod, "metadata");
@@ -354,6 +374,8 @@ json_t *pod_trim_summary(const json_t *pod, void *arg)
 		goto fail;
 	if (json_array_size(gates) &&
 	    json_object_set_new_nocheck(out, "schedulingGates", json_true()))
+		goto fail;
+	if (node_service(meta) && json_object_set_new_nocheck(out, "nodeService", json_true()))
 		goto fail;
 	if (!json_object_get(out, "nodeName") && pod_pinned_node(spec) &&
 	    json_object_set_new_nocheck(out, "pinnedNode", json_string(pod_pinned_node(spec))))

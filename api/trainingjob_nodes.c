@@ -99,6 +99,9 @@ void tj_validate_nodes(struct decoder *d, const struct tj_spec *s)
 	if (s->num_nodes > 0 && n->n_list > (size_t)s->num_nodes)
 		decode_fail(d, "spec.nodeList", "names %zu nodes, more than numNodes (%d)",
 			    n->n_list, s->num_nodes);
+	if (n->n_list && s->topology.set)
+		decode_fail(d, "spec.nodeList", "cannot be used with spec.topology, which chooses "
+			    "the nodes itself");
 	if (!n->constraint)
 		return;
 	err = tj_constraint_parse(n->constraint, &c, why, sizeof(why));

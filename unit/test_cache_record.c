@@ -219,3 +219,44 @@ Test(cache_record, a_node_record_says_whether_the_node_is_ready)
 	cr_assert_eq(cache_node_ready(rec, (size_t)len), 0, "a node without conditions is not Ready");
 	json_decref(node);
 }
+
+/* A DaemonSet's or static pod is a service of its node; an exclusive job's pod says so. */
+Test(cache_record, a_pod_record_tells_node_services_and_exclusive_jobs_apart)
+{
+	json_t *ds = json_pack("{s:{s:s, s:s, s:[{s:s, s:s}]}, s:{s:s}, s:{s:s}}",
+			       "metadata", "name", "agent", "namespace", "kube-system",
+			       "ownerReferences", "kind", "DaemonSet", "name", "agent",
+			       "spec", "nodeName", "n1", "status", "phase", "Running");
+	json_t *mirror = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}, s:{s:s}}",
+				   "metadata", "name", "etcd-n1", "namespace", "kube-system",
+				   "annotations", "kubernetes.io/config.mirror", "x",
+				   "spec", "nodeName", "n1", "status", "phase", "Running");
+	json_t *job = json_pack("{s:{s:s, s:s, s:[{s:s, s:s}]}, s:{s:s}, s:{s:s}}",
+				"metadata", "name", "w", "namespace", "ml", "ownerReferences",
+				"kind", "ReplicaSet", "name", "rs", "spec", "nodeName", "n1",
+				"status", "phase", "Running");
+	json_t *own = pinned_pod(false), *t;
+	json_t *in[] = { ds, mirror, job };
+	struct cache_pod p;
+	int len;
+
+	for (size_t i = 0; i < 3; i++) {
+		t = pod_trim_summary(in[i], NULL);
+		len = cache_record_pod(t, rec, sizeof(rec), NULL);
+		cr_assert_gt(len, 0);
+		cr_assert_eq(cache_pod_read(rec, (size_t)len, &p), 0);
+		cr_assert_eq(p.node_service, i < 2, "pod %zu", i);
+		cr_assert_not(p.exclusive);
+		json_decref(t);
+		json_decref(in[i]);
+	}
+	json_object_set_new(json_object_get(json_object_get(own, "metadata"), "labels"),
+			    LABEL_EXCLUSIVE, json_string("true"));
+	t = pod_trim(own, NULL);
+	len = cache_record_pod(t, rec, sizeof(rec), NULL);
+	cr_assert_eq(cache_pod_read(rec, (size_t)len, &p), 0);
+	cr_assert(p.exclusive);
+	cr_assert_not(p.node_service);
+	json_decref(t);
+	json_decref(own);
+}

@@ -877,3 +877,126 @@ Test(gang, nodes_where_a_gang_timed_out_are_left_out_unless_nothing_else_could_h
 	cr_assert(strstr(msg, "1 where its gang timed out before (status.excludedNodes)"), "%s",
 		  msg);
 }
+
+/* sbatch -x: the nodes a job excludes are never its, and the message says so. */
+Test(gang, the_nodes_a_job_excludes_are_never_its)
+{
+	char msg[512], nodes[256];
+
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job_with("x", "uid-x", 1, 5, false, "{\"excludeNodes\":[\"gpu-0\"]}", NULL);
+	cr_assert_eq(decide_on("x", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	add_job_with("y", "uid-y", 2, 4, false, "{\"excludeNodes\":[\"gpu-0\"]}", NULL);
+	cr_assert_eq(decide("y", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "1 excluded by the job (spec.excludeNodes)"), "%s", msg);
+}
+
+/* sbatch -C: the partition's features, as required node affinity, decide the nodes. */
+Test(gang, a_constraint_places_a_job_on_nodes_with_the_features)
+{
+	char msg[512], nodes[256];
+
+	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
+	add_node("gpu-0");
+	upsert(KIND_NODES, json_pack(
+		"{s:{s:s, s:{s:s, s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+		"metadata", "name", "gpu-1", "labels", "nvidia.com/gpu.product",
+		"NVIDIA-H100-80GB-HBM3", "fabric", "ib",
+		"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+		"nvidia.com/gpu", "8", "conditions", "type", "Ready", "status", "True"));
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:{s:{s:s}}}}", "metadata", "name", "gpu",
+					  "spec", "features", "ib", "fabric", "ib"));
+	add_job_with("c", "uid-c", 1, 5, false, "{\"partition\":\"gpu\",\"constraint\":\"ib\"}",
+		     NULL);
+	cr_assert_eq(decide_on("c", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	add_job_with("d", "uid-d", 2, 4, false, "{\"partition\":\"gpu\",\"constraint\":\"ib\"}",
+		     NULL);
+	cr_assert_eq(decide("d", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "1 not matching its required node affinity"), "%s", msg);
+}
+
+/*
+ * sbatch -w: the listed nodes take one rank each, first and in order, and
+ * the other ranks go elsewhere; a listed node that cannot take its rank
+ * keeps the gang waiting, named.
+ */
+Test(gang, the_nodes_a_job_lists_take_its_first_ranks_and_a_busy_one_keeps_it_waiting)
+{
+	char msg[512], nodes[256];
+
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		add_node(name);
+	}
+	add_job_with("w", "uid-w", 3, 5, false, "{\"nodeList\":[\"gpu-2\",\"gpu-0\"]}", NULL);
+	cr_assert_eq(decide_on("w", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_eq(strncmp(nodes, "gpu-2,gpu-0,", 12), 0, "%s", nodes);
+	cr_assert(strcmp(nodes + 12, "gpu-2") && strcmp(nodes + 12, "gpu-0"),
+		  "the third rank on a node of its own: %s", nodes);
+	add_other_pod("team", "busy", NULL, "gpu-3");
+	add_job_with("v", "uid-v", 1, 4, false, "{\"nodeList\":[\"gpu-3\"]}", NULL);
+	cr_assert_eq(decide("v", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "node gpu-3 of spec.nodeList cannot take a rank now"), "%s", msg);
+}
+
+/* Somebody's pod on node asking gpus GPUs, a DaemonSet's when daemon. */
+static void add_small_pod(const char *name, const char *node, const char *gpus, bool daemon)
+{
+	json_t *pod = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+				"metadata", "name", name, "namespace", "kube-system", "uid", name,
+				"spec", "nodeName", node, "containers", "name", "c", "resources",
+				"requests", "nvidia.com/gpu", gpus, "status", "phase", "Running");
+
+	cr_assert_not_null(pod);
+	if (daemon)
+		json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences",
+				    json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "apps/v1",
+					      "kind", "DaemonSet", "name", "agent", "uid", "ds"));
+	upsert(KIND_OTHER_PODS, pod);
+}
+
+/*
+ * sbatch --exclusive: nodes no other job has a pod on (a DaemonSet's pod is
+ * the node's, not a job's), one rank each; and while an exclusive gang is
+ * there, nothing else is placed on its nodes however much room is left.
+ */
+Test(gang, an_exclusive_job_takes_empty_nodes_whole_and_keeps_them)
+{
+	char msg[512], nodes[256];
+	json_t *pod;
+
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_small_pod("other", "gpu-0", "1", false);
+	add_small_pod("agent-1", "gpu-1", "0", true);
+	add_job_with("ex", "uid-ex", 1, 5, false, "{\"exclusive\":true,\"resources\":"
+		     "{\"accelerators\":\"H100:1\"}}", NULL);
+	cr_assert_eq(decide_on("ex", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1");
+	add_job_with("ex2", "uid-ex2", 2, 4, false, "{\"exclusive\":true,\"resources\":"
+		     "{\"accelerators\":\"H100:1\"}}", NULL);
+	cr_assert_eq(decide("ex2", msg, sizeof(msg)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "with pods of other jobs (spec.exclusive)"), "%s", msg);
+
+	/* Running on gpu-1 with 1 of 8 GPUs: nobody else goes there. */
+	add_job_with("ex", "uid-ex", 1, 5, true, "{\"exclusive\":true,\"resources\":"
+		     "{\"accelerators\":\"H100:1\"}}", "{\"phase\":\"Running\"}");
+	pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}, "
+			"s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"metadata", "name", "ex-0", "namespace", "ns", "uid", "ex-0", "labels",
+			LABEL_JOB_NAME, "ex", LABEL_NODE_RANK, "0", LABEL_RESTART_ATTEMPT, "0",
+			LABEL_EXCLUSIVE, "true", "spec", "nodeName", "gpu-1", "containers", "name",
+			"main", "resources", "requests", "nvidia.com/gpu", "1", "status", "phase",
+			"Running");
+	upsert(KIND_PODS, pod);
+	add_job_with("small", "uid-small", 1, 3, false, "{\"resources\":{\"accelerators\":"
+		     "\"H100:1\"}}", NULL);
+	cr_assert_eq(decide_on("small", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES,
+		     "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0", "gpu-1 is held whole by the exclusive job");
+}

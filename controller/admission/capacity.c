@@ -24,7 +24,7 @@ enum { RES_CPU, RES_MEMORY, RES_PODS, RES_FIXED };
 
 /* Why a node is no place for a pod; each node is counted under the first that applies. */
 enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, AFFINITY, VOLUME, TAINTED,
-		 AVOIDED, TIMED_OUT, N_EXCLUSIONS };
+		 EXCLUDED_BY_JOB, AVOIDED, TIMED_OUT, OCCUPIED, N_EXCLUSIONS };
 
 /*
  * Eligibility classes: which nodes a pod may use depends only on its
@@ -107,7 +107,8 @@ int capacity_init(struct capacity *c, const struct cap_node *nodes, size_t n_nod
 	c->accel_value = calloc(n_nodes ? n_nodes : 1, sizeof(*c->accel_value));
 	c->by_name = calloc(n_nodes ? n_nodes : 1, sizeof(*c->by_name));
 	c->memo = calloc(1, sizeof(*c->memo));
-	if (!c->res_names || !c->accel_value || !c->by_name || !c->memo)
+	c->occupied = calloc(n_nodes ? n_nodes : 1, 1);
+	if (!c->res_names || !c->accel_value || !c->by_name || !c->memo || !c->occupied)
 		return CADRE_ENOMEM;
 	for (size_t k = 0; k < CLASS_SLOTS; k++) {
 		c->memo->class[k].why = calloc(n_nodes ? n_nodes : 1, 1);
@@ -159,6 +160,7 @@ void capacity_release(struct capacity *c)
 	free(c->free);
 	free(c->accel_value);
 	free(c->by_name);
+	free(c->occupied);
 	for (size_t k = 0; c->memo && k < CLASS_SLOTS; k++) {
 		free(c->memo->class[k].why);
 		free(c->memo->class[k].eligible);
@@ -214,6 +216,37 @@ int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_
 		if (r >= 0)
 			subtract(&row[r], extended[e].milli);
 	}
+	return 0;
+}
+
+int capacity_occupy(struct capacity *c, const char *node)
+{
+	long i = node ? capacity_node_index(c, node) : -1;
+
+	if (i < 0)
+		return CADRE_ENOTFOUND;
+	c->occupied[i] = 1;
+	return 0;
+}
+
+/* Nothing is left of node i's free capacity. */
+static void hold_whole(struct capacity *c, size_t i)
+{
+	int64_t *row = c->free + i * c->n_res;
+
+	for (size_t k = 0; k < c->n_res; k++)
+		if (row[k] > 0)
+			row[k] = 0;
+	c->occupied[i] = 1;
+}
+
+int capacity_hold_whole(struct capacity *c, const char *node)
+{
+	long i = node ? capacity_node_index(c, node) : -1;
+
+	if (i < 0)
+		return CADRE_ENOTFOUND;
+	hold_whole(c, (size_t)i);
 	return 0;
 }
 
@@ -319,9 +352,10 @@ static int resolve(const struct capacity *c, const struct cap_demand *d, struct 
 	for (size_t k = 0; k < d->n_extra; k++)
 		if (d->extra[k].milli > 0)
 			need_resource(c, need, d->extra[k].name, d->extra[k].milli);
-	need->per_node = d->one_per_node ? 1 : 0;
+	need->per_node = d->one_per_node || d->exclusive ? 1 : 0;
 	need->plain = d->n_node_selector == 0 && d->n_tolerations == 0 && d->n_avoid == 0 &&
-		      d->n_timed_out == 0 && d->n_affinity == 0;
+		      d->n_timed_out == 0 && d->n_affinity == 0 && d->n_exclude == 0 &&
+		      d->n_required == 0 && !d->exclusive;
 	need->cls = class_of(c, d);
 	return 0;
 }
@@ -423,6 +457,10 @@ static enum exclusion exclusion(const struct capacity *c, const struct cap_deman
 
 	if (need->plain || (why != OK && why != TAINTED))
 		return why;
+	if (listed(d->exclude, d->n_exclude, node->name))
+		return EXCLUDED_BY_JOB;
+	if (d->exclusive && c->occupied[i])
+		return OCCUPIED;
 	if (listed(d->avoid, d->n_avoid, node->name))
 		return AVOIDED;
 	if (listed(d->timed_out, d->n_timed_out, node->name))
@@ -526,6 +564,35 @@ int capacity_rooms(const struct capacity *c, const struct cap_demand *d, int lim
 	return 0;
 }
 
+/*
+ * The nodes the demand names (spec.nodeList): one pod each, first, while
+ * each can take it. false, with fit->required_busy, when one cannot (gone,
+ * not eligible, held back or full) or there are more than count.
+ */
+static bool place_required(const struct capacity *c, const struct cap_demand *d,
+			   const struct need *need, int count, const unsigned char *fence,
+			   uint32_t *placement, struct cap_fit *fit)
+{
+	for (size_t r = 0; r < d->n_required; r++) {
+		long i = capacity_node_index(c, d->required[r]);
+
+		if (i < 0 || (int)r >= count || exclusion(c, d, need, (size_t)i) != OK ||
+		    (fence && fence[i]) || copies(c->free + (size_t)i * c->n_res, need, 1) < 1) {
+			fit->required_busy = d->required[r];
+			return false;
+		}
+		if (placement)
+			placement[fit->placed] = (uint32_t)i;
+		fit->placed++;
+		fit->ever++;
+		fit->eligible++;
+		fit->nodes_with_room++;
+	}
+	fit->room = fit->placed;
+	fit->fits = fit->placed == count;
+	return true;
+}
+
 int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count,
 		 const unsigned char *fence, uint32_t *placement, struct cap_fit *fit)
 {
@@ -538,6 +605,9 @@ int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count
 	ret = resolve(c, d, &need);
 	if (ret)
 		return ret;
+	if (d->n_required && (!place_required(c, d, &need, count, fence, placement, fit) ||
+			      fit->fits))
+		return 0;
 	if (need.plain) {
 		/* The class has counted the nodes left out, once for every job like this one. */
 		fit->not_ready = need.cls->count[NOT_READY];
@@ -549,6 +619,8 @@ int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count
 		size_t i = scan_node(&need, k);
 		int here, ever;
 
+		if (d->n_required && listed(d->required, d->n_required, c->nodes[i].name))
+			continue;  /* it has its pod already */
 		switch (need.plain ? OK : exclusion(c, d, &need, i)) {
 		case NOT_READY: fit->not_ready++; continue;
 		case UNSCHEDULABLE: fit->unschedulable++; continue;
@@ -557,6 +629,8 @@ int capacity_fit(const struct capacity *c, const struct cap_demand *d, int count
 		case AFFINITY: fit->affinity_mismatch++; continue;
 		case VOLUME: fit->volume_mismatch++; continue;
 		case TAINTED: fit->tainted++; continue;
+		case EXCLUDED_BY_JOB: fit->excluded++; continue;
+		case OCCUPIED: fit->occupied++; continue;
 		case AVOIDED: fit->avoided++; continue;
 		case TIMED_OUT: fit->timed_out++; continue;
 		case OK: break;
@@ -601,6 +675,9 @@ void capacity_take(struct capacity *c, const struct cap_demand *d, const uint32_
 		row = c->free + (size_t)placement[p] * c->n_res;
 		for (size_t k = 0; k < need.n; k++)
 			subtract(&row[need.col[k]], need.amount[k]);
+		c->occupied[placement[p]] = 1;
+		if (d->exclusive)
+			hold_whole(c, placement[p]);
 	}
 }
 
@@ -628,6 +705,9 @@ int capacity_reserve(struct capacity *c, const struct cap_demand *d, int count, 
 		for (int p = 0; p < count; p++)
 			for (size_t k = 0; k < need.n; k++)
 				subtract(&row[need.col[k]], need.amount[k]);
+		c->occupied[i] = 1;
+		if (d->exclusive && count > 0)
+			hold_whole(c, (size_t)i);
 		left = 0;
 	} else {
 		for (size_t k = 0; k < scan_len(c, &need) && left > 0; k++) {
@@ -688,7 +768,9 @@ static int describe_pod(const struct cap_demand *d, struct buf *out)
 	}
 	if (!*sep)
 		ret |= buf_adds(out, "room for a pod");
-	if (d->one_per_node)
+	if (d->exclusive)
+		ret |= buf_adds(out, ", each on a node of its own (spec.exclusive)");
+	else if (d->one_per_node)
 		ret |= buf_adds(out, ", one a node (pod anti-affinity)");
 	return ret ? CADRE_ENOMEM : 0;
 }
@@ -716,6 +798,11 @@ static int describe_exclusions(const struct cap_demand *d, const struct cap_fit 
 	EXCLUDED(fit->tainted, "with %s it does not tolerate",
 		 plural(fit->tainted, "a taint", "taints"));
 	EXCLUDED(fit->fenced, "held for a job that has waited longer%s", "");
+	if (fit->required_busy)
+		ret |= buf_addf(out, "; node %s of spec.nodeList cannot take a rank now",
+				fit->required_busy);
+	EXCLUDED(fit->excluded, "excluded by the job (spec.excludeNodes)%s", "");
+	EXCLUDED(fit->occupied, "with pods of other jobs (spec.exclusive)%s", "");
 	EXCLUDED(fit->avoided, "this job left behind after failures there "
 		 "(status.excludedNodes)%s", "");
 	EXCLUDED(fit->timed_out, "where its gang timed out before (status.excludedNodes)%s", "");

@@ -102,6 +102,22 @@ struct cap_demand {
 	/* Nodes this job leaves behind (status.excludedNodes): never eligible. */
 	const char *const *avoid;
 	size_t n_avoid;
+	/* Nodes the job itself excludes (spec.excludeNodes, sbatch -x): never eligible. */
+	const char *const *exclude;
+	size_t n_exclude;
+	/*
+	 * Nodes the job names (spec.nodeList, sbatch -w): each takes one pod,
+	 * first, in order; the other pods go to other nodes, as Slurm gives a job
+	 * its listed nodes and more. A listed node that cannot take its pod now
+	 * keeps the whole gang waiting (cap_fit.required_busy names it).
+	 */
+	const char *const *required;
+	size_t n_required;
+	/*
+	 * spec.exclusive (sbatch --exclusive): one pod a node, on nodes no other
+	 * job has a pod on (capacity_occupy), and each node it takes is held whole.
+	 */
+	bool exclusive;
 	/*
 	 * Nodes where its gang timed out before (status.excludedNodes, reason
 	 * GangTimeout): never eligible either, counted apart in the message.
@@ -148,7 +164,10 @@ struct cap_fit {
 	int tainted;          /* a NoSchedule or NoExecute taint not tolerated */
 	int affinity_mismatch;  /* outside the podTemplate's required node affinity */
 	int volume_mismatch;  /* outside a Volume's PersistentVolume's node affinity */
+	const char *required_busy;  /* the first listed node that cannot take its pod; NULL */
 	int avoided;          /* in the demand's avoid list */
+	int excluded;         /* in the demand's exclude list */
+	int occupied;         /* with another job's pod, for an exclusive demand */
 	int timed_out;        /* in the demand's timed_out list */
 };
 
@@ -168,6 +187,7 @@ struct capacity {
 	int64_t *free;                 /* n_nodes * n_res; may go negative when overcommitted */
 	const char **accel_value;      /* per node: its accelerator label's value, or NULL */
 	uint32_t *by_name;             /* node indices sorted by name */
+	unsigned char *occupied;       /* per node: a job's pod is there (capacity_occupy) */
 	/*
 	 * Which nodes carry each accelerator type asked about, filled even by
 	 * the const functions (one more reason a capacity belongs to one
@@ -199,6 +219,18 @@ long capacity_node_index(const struct capacity *c, const char *name);
  * offers are ignored. Returns 0, or CADRE_ENOTFOUND for a node c does not
  * know (a pod on a node that is gone; nothing to subtract).
  */
+/*
+ * A job's pod is on node (not a DaemonSet's or a static pod): an
+ * exclusive demand may not go there. CADRE_ENOTFOUND for an unknown node.
+ */
+int capacity_occupy(struct capacity *c, const char *node);
+
+/*
+ * node is held whole (an exclusive job's pod is there, or will be): no
+ * other pod fits on it. CADRE_ENOTFOUND for an unknown node.
+ */
+int capacity_hold_whole(struct capacity *c, const char *node);
+
 int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_t memory_milli,
 		 const struct cap_resource *extended, size_t n_extended);
 

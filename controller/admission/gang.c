@@ -169,6 +169,11 @@ static bool pod_of_held(const struct charge_ctx *c, const char *key, int rank)
 	return bsearch(&want, c->held, c->n_held, sizeof(*c->held), held_cmp) != NULL;
 }
 
+/*
+ * A pod on its node: its requests used; the node occupied unless the pod
+ * is a service of the node (DaemonSet, static); held whole when the pod is
+ * an exclusive job's (spec.exclusive).
+ */
 static void charge(struct charge_ctx *c, const struct cache_pod *p)
 {
 	struct cap_resource ext[CACHE_POD_EXT_MAX];
@@ -176,6 +181,10 @@ static void charge(struct charge_ctx *c, const struct cache_pod *p)
 	for (size_t i = 0; i < p->n_ext; i++)
 		ext[i] = (struct cap_resource){ .name = p->ext_name[i], .milli = p->ext_milli[i] };
 	capacity_use(c->cap, p->node, p->cpu_milli, p->memory_milli, ext, p->n_ext);
+	if (!p->node_service)
+		capacity_occupy(c->cap, p->node);
+	if (p->exclusive)
+		capacity_hold_whole(c->cap, p->node);
 }
 
 /*
@@ -296,6 +305,11 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 		}
 	d->tolerations = tl;
 	demand_scratch_and_exclusions(s, job, d);
+	d->exclude = (const char *const *)job->spec.nodes.exclude;
+	d->n_exclude = job->spec.nodes.n_exclude;
+	d->required = (const char *const *)job->spec.nodes.list;
+	d->n_required = job->spec.nodes.n_list;
+	d->exclusive = job->spec.nodes.exclusive;
 }
 
 struct candidate {

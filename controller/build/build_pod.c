@@ -1079,6 +1079,8 @@ static int build_meta(const struct pod_ctx *c, const char *pod_name, json_t **ou
 	bad |= set_str(labels, LABEL_NODE_RANK, text);
 	snprintf(text, sizeof(text), "%d", c->attempt);
 	bad |= set_str(labels, LABEL_RESTART_ATTEMPT, text);
+	if (job->spec.nodes.exclusive)
+		bad |= set_str(labels, LABEL_EXCLUSIVE, "true");
 	bad |= set_str(annotations, ANNOTATION_JOB_UID, job->meta.uid);
 	if (c->mode == GANG_KUEUE) {
 		/*

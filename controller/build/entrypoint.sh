@@ -1211,7 +1211,9 @@ cadre_watchdog() {
 		[ -n "$cadre_bytes" ] || [ "$cadre_seen" = 1 ] || continue
 		cadre_limit=$cadre_hang_start
 		[ "$cadre_seen" = 1 ] && cadre_limit=$cadre_hang
-		[ $((cadre_t - cadre_last)) -ge "$cadre_limit" ] || continue
+		# Whole seconds: more than the limit, so that a rank is given at
+		# least the limit however the seconds fall.
+		[ $((cadre_t - cadre_last)) -gt "$cadre_limit" ] || continue
 		if [ "$cadre_seen" = 1 ]; then
 			cadre_why="no progress for ${cadre_limit}s (spec.hang.progressSeconds)"
 		else

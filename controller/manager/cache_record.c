@@ -1,6 +1,7 @@
 #include "controller/manager/cache_record.h"
 #include "base/err.h"
 #include "api/fielderr.h"
+#include "api/labels.h"
 #include "api/quantity.h"
 #include "api/trainingjob.h"
 
@@ -17,8 +18,11 @@
 struct pod_hdr {
 	int64_t cpu_milli, memory_milli;
 	int32_t attempt, rank;
-	uint8_t magic, phase, n_ext, bound, pinned;
+	uint8_t magic, phase, n_ext, bound, pinned, flags;
 };
+
+#define POD_NODE_SERVICE 0x01
+#define POD_EXCLUSIVE 0x02
 
 struct job_hdr {
 	int64_t not_before;
@@ -120,11 +124,18 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 		node = v.node;
 		if (!node && !v.deleting)
 			pinned = str(spec, "pinnedNode");
+		if (json_string_value(json_object_get(json_object_get(json_object_get(pod,
+			"metadata"), "labels"), LABEL_EXCLUSIVE)) &&
+		    !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(pod,
+			"metadata"), "labels"), LABEL_EXCLUSIVE)), "true"))
+			h.flags |= POD_EXCLUSIVE;
 		requests = json_object_get(json_object_get(c, "resources"), "requests");
 	} else {
 		/* Pinned and not yet bound, it will be there: count it there already. */
 		node = str(pod, "nodeName") ? str(pod, "nodeName") : str(pod, "pinnedNode");
 		requests = json_object_get(pod, "requests");
+		if (json_is_true(json_object_get(pod, "nodeService")))
+			h.flags |= POD_NODE_SERVICE;
 	}
 	split_resources(requests, &sp, names, milli, CACHE_POD_EXT_MAX);
 	h.cpu_milli = sp.cpu_milli;
@@ -168,6 +179,8 @@ int cache_pod_read(const void *rec, size_t len, struct cache_pod *out)
 	out->phase = (enum pod_phase)h.phase;
 	out->attempt = h.attempt;
 	out->rank = h.rank;
+	out->node_service = h.flags & POD_NODE_SERVICE;
+	out->exclusive = h.flags & POD_EXCLUSIVE;
 	return 0;
 }
 

@@ -51,6 +51,8 @@ struct cache_pod {
 	enum pod_phase phase;      /* POD_UNKNOWN for a summary */
 	int attempt;               /* -1 for a summary or a bad label */
 	int rank;                  /* -1 likewise */
+	bool node_service;         /* a DaemonSet's or a static pod: no job's (summary only) */
+	bool exclusive;            /* one of cadre's, of a job with spec.exclusive */
 };
 
 /* Read a record made by cache_record_pod. CADRE_EINVAL when it is not one. */
