@@ -2,7 +2,7 @@
 # A Slurm site's daily work on the real control plane (issue 30): the demo's Partitions
 # (manifests/samples/partitions: gpu, the default, with a default image; debug), the seed's
 # train.sh submitted with no flag, -p onto a partition's nodes, an unknown partition
-# refused in Slurm's words, a partition's allowedNamespaces and maxJobPriority refused at
+# refused in Slurm's words, -w/-x/--exclusive placing ranks, a partition's allowedNamespaces and maxJobPriority refused at
 # sbatch and by the controller and shown by scontrol show partition, a job array throttled by %2 with every element's task id, an
 # afterok chain and a failed parent, sbatch --wait's exit code, and sinfo, squeue of an
 # array and scontrol show job compared byte for byte with Slurm's formats.
@@ -154,6 +154,31 @@ admitted_elements() {
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 	run kubectl -n "$NS" get tj refused
 	[ "$status" -ne 0 ]
+}
+
+@test "sbatch -w, -x and --exclusive put the ranks where asked; a node that does not exist is refused in Slurm's words" {
+	mapfile -t nodes < <(kubectl get nodes -l type=kwok -o name | sed 's|node/||' | sort -t- -k3 -n)
+	# One GPU of the first node busy: --exclusive keeps off it even with room left.
+	cli sbatch -N 1 --gpus-per-node=h100:1 -w "${nodes[0]}" "$(sleeper small)"
+	[ "$rc" -eq 0 ]
+	wait_for -t 120 phase_is small Running
+	cli sbatch -N 2 --gpus-per-node=h100:1 -w "${nodes[2]}" -x "${nodes[1]}" --exclusive \
+		"$(sleeper picky)"
+	[ "$rc" -eq 0 ]
+	wait_for -t 120 phase_is picky Running
+	[ "$(jp pod/picky-0 '{.spec.nodeName}')" = "${nodes[2]}" ]
+	[ "$(jp pod/picky-1 '{.spec.nodeName}')" = "${nodes[3]}" ]
+	cli scontrol show job picky
+	grep -qF "ReqNodeList=${nodes[2]} ExcNodeList=${nodes[1]}" "$BATS_TEST_TMPDIR/out"
+	grep -qF "Exclusive=NODE" "$BATS_TEST_TMPDIR/out"
+	# Its nodes are held whole: a one-GPU job goes to the node left, not beside it.
+	cli sbatch -N 1 --gpus-per-node=h100:1 "$(sleeper after)"
+	wait_for -t 120 phase_is after Running
+	on=$(jp pod/after-0 '{.spec.nodeName}')
+	[[ $on == "${nodes[0]}" || $on == "${nodes[1]}" ]]
+	cli sbatch -N 1 -w no-such-node "$(sleeper nowhere)"
+	[ "$rc" -eq 1 ]
+	[ "$(<"$BATS_TEST_TMPDIR/err")" = "sbatch: error: Batch job submission failed: Invalid node name specified (no node no-such-node)" ]
 }
 
 @test "a partition's allowedNamespaces and maxJobPriority refuse a job at sbatch and in its status, naming the field" {
