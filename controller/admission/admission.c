@@ -212,18 +212,12 @@ static void job_name(struct buf *b, const struct adm_job *job)
 	buf_adds(b, job->name ? job->name : "");
 }
 
-int admission_decide(struct admission *a, struct capacity *cap, const struct adm_job *jobs,
-		     size_t n_jobs, int64_t now_s, int64_t starvation_s, struct adm_decision *out)
+/* Room in a's scratch for n_jobs jobs, total placements and cap's nodes. 0 or CADRE_ENOMEM. */
+static int admission_room(struct admission *a, const struct capacity *cap, size_t n_jobs,
+			  size_t total)
 {
-	size_t total = 0, used = 0;
-	bool any_held = false;
 	int ret;
 
-	for (size_t j = 0; j < n_jobs; j++) {
-		if (jobs[j].num_nodes < 1 || (size_t)jobs[j].num_nodes > MAX_PLACEMENTS - total)
-			return CADRE_EINVAL;
-		total += (size_t)jobs[j].num_nodes;
-	}
 	if ((ret = reserve((void **)&a->order, &a->order_cap, n_jobs ? n_jobs : 1,
 			   sizeof(*a->order))) ||
 	    (ret = reserve((void **)&a->placement, &a->placement_cap, total ? total : 1,
@@ -240,6 +234,41 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 			return ret;
 		a->node_cap = cap->n_nodes;
 	}
+	return 0;
+}
+
+/* A starving job holds the nodes (or the domain) it needs, and its message says so. */
+static void starve(struct admission *a, struct capacity *cap, const struct adm_job *job,
+		   int64_t waited)
+{
+	if (job->topo && topo_hold(cap, &job->demand, job->num_nodes, job->topo, a->fence)) {
+		for (size_t i = 0; i < cap->n_nodes; i++)
+			if (a->fence[i] == TOPO_NEWLY_HELD) {
+				a->fence[i] = 1;
+				a->held_by[i] = job;
+			}
+	} else {
+		hold(a, cap, job);
+	}
+	buf_adds(&a->text, "; waiting ");
+	add_duration(&a->text, waited);
+	buf_adds(&a->text, ", so no job behind it may use the nodes it needs");
+}
+
+int admission_decide(struct admission *a, struct capacity *cap, const struct adm_job *jobs,
+		     size_t n_jobs, int64_t now_s, int64_t starvation_s, struct adm_decision *out)
+{
+	size_t total = 0, used = 0;
+	bool any_held = false;
+	int ret;
+
+	for (size_t j = 0; j < n_jobs; j++) {
+		if (jobs[j].num_nodes < 1 || (size_t)jobs[j].num_nodes > MAX_PLACEMENTS - total)
+			return CADRE_EINVAL;
+		total += (size_t)jobs[j].num_nodes;
+	}
+	if ((ret = admission_room(a, cap, n_jobs, total)))
+		return ret;
 	if (cap->n_nodes)
 		memset(a->fence, 0, cap->n_nodes);
 	for (size_t j = 0; j < n_jobs; j++)
@@ -307,20 +336,8 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 		/* A job that could never fit must not hold the cluster hostage. */
 		if (starvation_s >= 0 && waited >= starvation_s && fit.ever >= job->num_nodes) {
 			d->starving = true;
-			if (job->topo && topo_hold(cap, &job->demand, job->num_nodes, job->topo,
-						   a->fence)) {
-				for (size_t i = 0; i < cap->n_nodes; i++)
-					if (a->fence[i] == TOPO_NEWLY_HELD) {
-						a->fence[i] = 1;
-						a->held_by[i] = job;
-					}
-			} else {
-				hold(a, cap, job);
-			}
+			starve(a, cap, job, waited);
 			any_held = true;
-			buf_adds(&a->text, "; waiting ");
-			add_duration(&a->text, waited);
-			buf_adds(&a->text, ", so no job behind it may use the nodes it needs");
 		}
 		set_message(d, &a->text);
 	}
