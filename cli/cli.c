@@ -7,7 +7,7 @@
  * an argument. A flag that belongs to another command is unknown here.
  */
 #include "cli/cli.h"
-#include "cli/dashboard.h"
+#include "cli/dashboard/dashboard.h"
 
 #include <stdlib.h>
 #include <string.h>

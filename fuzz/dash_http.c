@@ -1,6 +1,6 @@
 /*
  * dash_http.c - a request to `cadre dashboard` from any page a browser has
- * open (cli/dash_route.c). The input is the request's fields, one per
+ * open (cli/dashboard/dash_route.c). The input is the request's fields, one per
  * line: method (POST when it says so), path, code argument, Host, Origin,
  * Cookie; a field "-" is absent. The dashboard's outstanding code, its one
  * session and its names are fixed, and the seeds and dictionary hold them,
@@ -14,7 +14,7 @@
  */
 #include "fuzz/fuzz.h"
 
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * dash_ws.c - a WebSocket message from the dashboard's page
- * (dash_ws_message in cli/dash_route.c): any bytes, as a page or a tool
+ * (dash_ws_message in cli/dashboard/dash_route.c): any bytes, as a page or a tool
  * connected with the cookie may send.
  *
  * Properties: a watch is a key that fits the connection's buffer, ends,
@@ -9,7 +9,7 @@
  */
 #include "fuzz/fuzz.h"
 
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include <jansson.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "cli/dash.h"
-#include "cli/dash_server.h"
+#include "cli/dashboard/dash.h"
+#include "cli/dashboard/dash_server.h"
 
 #include "base/buf.h"
 #include "base/err.h"

@@ -78,4 +78,5 @@ Test(layers, convert_stands_on_api)
 Test(layers, the_command_line_stands_on_api_kube_and_convert_not_on_the_controller)
 {
 	check("cli", "base api kube convert cli");
+	check("cli/dashboard", "base api kube convert cli");
 }

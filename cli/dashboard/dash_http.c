@@ -3,7 +3,7 @@
  * embedded page, the actions on a job (each on a thread of its own); and who
  * may ask.
  */
-#include "cli/dash_server.h"
+#include "cli/dashboard/dash_server.h"
 
 #include "base/err.h"
 #include "cli/kube.h"

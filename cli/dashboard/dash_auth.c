@@ -11,7 +11,7 @@
  * evil.example. The Origin check stops CSRF on the WebSocket and the
  * actions; SameSite=Strict keeps other sites from sending the cookie at all.
  */
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include "base/err.h"
 

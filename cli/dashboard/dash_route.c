@@ -5,7 +5,7 @@
  * client, and any page it has open may send requests here: the Host, Origin
  * and cookie checks (dash_auth.c) are what keep those pages out.
  */
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include <stdio.h>
 #include <string.h>

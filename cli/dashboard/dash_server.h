@@ -10,7 +10,7 @@
 #ifndef CADRE_CLI_DASH_SERVER_H
 #define CADRE_CLI_DASH_SERVER_H
 
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include <libwebsockets.h>
 #include <pthread.h>

@@ -3,9 +3,9 @@
  * the stores (TrainingJobs, cadre's pods, nodes, the jobs' Events) with the
  * user's own kubeconfig, and the server until Ctrl-C.
  */
-#include "cli/dashboard.h"
+#include "cli/dashboard/dashboard.h"
 
-#include "cli/dash_server.h"
+#include "cli/dashboard/dash_server.h"
 #include "cli/jobs.h"
 
 #include "api/clustertopology.h"

@@ -24,7 +24,7 @@
  * connection the difference from what it was last sent, so a burst of
  * events becomes one message.
  */
-#include "cli/dash_server.h"
+#include "cli/dashboard/dash_server.h"
 
 #include "base/err.h"
 #include "kube/client.h"

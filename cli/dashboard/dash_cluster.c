@@ -2,7 +2,7 @@
  * dash_cluster.c - the cluster page's data: GPU nodes and who holds their
  * accelerators, the hour of GPU use, and whether the API server answers.
  */
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include "base/err.h"
 #include "api/labels.h"

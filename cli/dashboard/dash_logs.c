@@ -5,7 +5,7 @@
  * into lines, and the service thread sends them as
  * {"type": "log", "key", "rank", "lines": [...]} every tick.
  */
-#include "cli/dash_server.h"
+#include "cli/dashboard/dash_server.h"
 
 #include "base/err.h"
 #include "kube/http.h"

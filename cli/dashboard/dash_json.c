@@ -3,7 +3,7 @@
  * reflectors keep. Every field is picked by name: a pod's environment, a
  * Secret or the kubeconfig never reaches a row, whatever the objects hold.
  */
-#include "cli/dash.h"
+#include "cli/dashboard/dash.h"
 
 #include "base/err.h"
 
