@@ -5,12 +5,10 @@
  * initialisers of a struct kube_resource (kube/resource.h).
  *
  * api/ and kube/ never include each other, so the descriptors themselves
- * are declared by the parts that talk to the API server, as kube/resource.h
- * asks of any resource it does not know: the controller in
- * controller/kinds.h, the CLI in cli/kube.h, each as
- *   static const struct kube_resource kube_resource_trainingjobs =
- *           CADRE_RESOURCE_TRAININGJOBS;
- * The names are here once, so a rename is one edit. Only strings.
+ * (static const struct kube_resource kube_resource_trainingjobs, ...) are
+ * declared below only for a file that has included kube/resource.h, as the
+ * controller and the CLI do before this header; api/ itself sees the names
+ * alone. The names are here once, so a rename is one edit.
  */
 #ifndef CADRE_KINDS_API_H
 #define CADRE_KINDS_API_H
@@ -30,4 +28,14 @@
 	{ CADRE_GROUP, CADRE_GROUP_VERSION, CADRE_API_VERSION, "clustertopologies", \
 	  "ClusterTopology", 0 }
 
+#endif
+
+/* Outside the guard: a later include, after kube/resource.h, still declares them. */
+#if defined(CADRE_KUBE_RESOURCE_H) && !defined(CADRE_KINDS_RESOURCES)
+#define CADRE_KINDS_RESOURCES
+static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
+static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
+static const struct kube_resource kube_resource_partitions = CADRE_RESOURCE_PARTITIONS;
+static const struct kube_resource kube_resource_clustertopologies =
+	CADRE_RESOURCE_CLUSTERTOPOLOGIES;
 #endif

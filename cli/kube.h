@@ -14,16 +14,10 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "api/kinds.h"
 #include "cli/cli.h"
 #include "kube/client.h"
-
-/* cadre's kinds for the CLI's client (api/kinds.h names them; the controller has its own). */
-static const struct kube_resource kube_resource_trainingjobs = CADRE_RESOURCE_TRAININGJOBS;
-static const struct kube_resource kube_resource_volumes = CADRE_RESOURCE_VOLUMES;
-static const struct kube_resource kube_resource_partitions = CADRE_RESOURCE_PARTITIONS;
-static const struct kube_resource kube_resource_clustertopologies =
-	CADRE_RESOURCE_CLUSTERTOPOLOGIES;
+/* After kube/: cadre's kinds for the client (api/kinds.h). */
+#include "api/kinds.h"
 
 struct cli_kube {
 	struct kube_config *cfg;

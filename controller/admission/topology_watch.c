@@ -8,7 +8,8 @@
 
 #include "base/err.h"
 #include "base/log.h"
-#include "controller/kinds.h"
+#include "kube/resource.h"
+#include "api/kinds.h"
 #include "controller/manager/manager.h"
 #include "kube/lazywatch.h"
 #include "kube/reflector.h"

@@ -25,7 +25,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller/kinds.h"
+/* kube/resource.h, then cadre's kinds for the controller's client (api/kinds.h). */
+#include "kube/resource.h"
+#include "api/kinds.h"
 #include "controller/manager/expect.h"
 #include "controller/manager/jobids.h"
 #include "controller/manager/jobmemo.h"
