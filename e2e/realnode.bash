@@ -113,14 +113,17 @@ real_registry_lock() {
 }
 real_registry_unlock() { exec 8>&-; }
 
-# Other clusters' nodes that still run (their kubelet's or containerd's pid file is live).
+# Other clusters' nodes that still run or are starting: registered, and their API
+# server's, containerd's or kubelet's pid file is live. (A node registers before its
+# containerd starts, seconds later; two shards turning theirs on at once must not take it
+# for a crashed one's registration and claim the same network.)
 real_others() {
 	local f other_state p
 	for f in "$real_registry"/node.*; do
 		[[ -f $f ]] || continue
 		other_state=$(<"$f")
 		[[ $other_state == "$state" ]] && continue
-		for p in containerd kubelet; do
+		for p in apiserver containerd kubelet; do
 			if [[ -f $other_state/run/$p.pid ]] && kill -0 "$(<"$other_state/run/$p.pid")" 2>/dev/null; then
 				echo "$other_state"
 				break
