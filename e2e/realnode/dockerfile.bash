@@ -205,6 +205,8 @@ df_ignored() {
 	return 1
 }
 
+# df_read_ignore: the context's .dockerignore patterns in df_ignore, relative to the context,
+# without a leading or trailing slash (docker cleans them so).
 df_read_ignore() {
 	local l
 	df_ignore=()
