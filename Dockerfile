@@ -20,6 +20,9 @@ COPY controller controller
 COPY convert convert
 COPY cli cli
 COPY bench bench
+# The dashboard's page, which the CLI embeds (cmake/embed.cmake).
+COPY cmake cmake
+COPY web/dashboard web/dashboard
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCADRE_TESTS=OFF \
     && cmake --build /build -j"$(nproc)" --target cadre-controller cadre \
     && strip /build/cadre-controller /build/cadre

@@ -10,6 +10,9 @@
 #   e2e/cluster real-node env       exports for tests: images, node name, volume directory
 #   e2e/cluster real-node volume NAMESPACE CLAIM
 #                                   a ReadWriteMany PV on the node, bound to that claim
+#   e2e/cluster real-node import DIR
+#                                   an image directory of e2e/realnode/build (controller, ...)
+#                                   into the node's containerd, unless it has it already
 #
 # The node is labelled cadre.dev/real-node=true and tainted cadre.dev/real-node=true:
 # NoSchedule, so only pods that tolerate it land there. It advertises nvidia.com/gpu: 16 as
@@ -20,7 +23,10 @@
 # Everything is the state dir's: containerd's root, state, sockets and runc root; the
 # kubelet's root dir, pod logs and cgroup root (/cadre-e2e-<n> in each v1 hierarchy); a
 # bridge cadre-e2e-<n> with 10.88.<n>.0/24, made here and used by the bridge plugin without
-# a gateway of its own (so no IP forwarding). What cannot be moved is recorded and put back
+# a gateway of its own (so no IP forwarding). There is no kube-proxy: the one Service address
+# that works is the `kubernetes` Service's (10.96.0.1:443), which a DNAT rule of this node's
+# bridge (chain CADRE-E2E-SVC-<n>) sends to the API server, as kube-proxy would, so a pod
+# reaches the API server as pods do, in-cluster. What cannot be moved is recorded and put back
 # by `off` (and `down`): the sysctls the kubelet sets (vm.overcommit_memory, kernel.panic,
 # kernel.panic_on_oops, ...), the host directories the kubelet and containerd insist on
 # (/var/lib/kubelet/device-plugins, /var/log/containers, /run/containerd/s, /var/lib/cni),
@@ -107,14 +113,17 @@ real_registry_lock() {
 }
 real_registry_unlock() { exec 8>&-; }
 
-# Other clusters' nodes that still run (their kubelet's or containerd's pid file is live).
+# Other clusters' nodes that still run or are starting: registered, and their API
+# server's, containerd's or kubelet's pid file is live. (A node registers before its
+# containerd starts, seconds later; two shards turning theirs on at once must not take it
+# for a crashed one's registration and claim the same network.)
 real_others() {
 	local f other_state p
 	for f in "$real_registry"/node.*; do
 		[[ -f $f ]] || continue
 		other_state=$(<"$f")
 		[[ $other_state == "$state" ]] && continue
-		for p in containerd kubelet; do
+		for p in apiserver containerd kubelet; do
 			if [[ -f $other_state/run/$p.pid ]] && kill -0 "$(<"$other_state/run/$p.pid")" 2>/dev/null; then
 				echo "$other_state"
 				break
@@ -219,6 +228,33 @@ real_network() {
 	ip link set "cadre-e2e-$n" up
 }
 
+# The `kubernetes` Service for this node's pods, as kube-proxy would make it: its ClusterIP
+# and port ($service_ip:443, what the kubelet puts in every pod's KUBERNETES_SERVICE_HOST and
+# _PORT) DNATed to where the API server listens. The API server binds 127.0.0.1 only (its
+# serving certificate names $service_ip too), so this bridge alone accepts loopback
+# destinations (route_localnet, which goes with the bridge); the chain is this node's, and
+# only packets from its bridge enter it. The Service's endpoints are not kept here (the API
+# server's --endpoint-reconciler-type=none: it advertises loopback), so the rule names the
+# address itself, as the endpoints would.
+real_service_nat() {
+	local n chain
+	n=$(real_index)
+	chain=CADRE-E2E-SVC-$n
+	sysctl -q -w "net.ipv4.conf.cadre-e2e-$n.route_localnet=1" >/dev/null
+	iptables -w -t nat -N "$chain" 2>/dev/null || iptables -w -t nat -F "$chain"
+	iptables -w -t nat -A "$chain" -d "$service_ip/32" -p tcp --dport 443 \
+		-j DNAT --to-destination "127.0.0.1:$apiserver_port"
+	iptables -w -t nat -C PREROUTING -i "cadre-e2e-$n" -j "$chain" 2>/dev/null ||
+		iptables -w -t nat -A PREROUTING -i "cadre-e2e-$n" -j "$chain"
+}
+
+real_service_nat_off() {
+	local n=$1 chain=CADRE-E2E-SVC-$1
+	while iptables -w -t nat -D PREROUTING -i "cadre-e2e-$n" -j "$chain" 2>/dev/null; do :; done
+	iptables -w -t nat -F "$chain" 2>/dev/null || true
+	iptables -w -t nat -X "$chain" 2>/dev/null || true
+}
+
 real_config() {
 	local n d=$real_dir small_ref node_ip
 	n=$(real_index)
@@ -266,13 +302,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 EOF
 	# The bridge exists already, with its address: the plugin only plugs pods into it.
 	# isGateway false, so it does not turn on IP forwarding; pods reach each other and
-	# CoreDNS (on the bridge's address) on the link, and need nothing else.
+	# CoreDNS (on the bridge's address) on the link. The one route is to the Service range,
+	# through the bridge's address, where real_service_nat answers for the `kubernetes`
+	# Service (a cluster's pods have a default route to their node, where kube-proxy does).
 	cat >"$d/cni/10-cadre-e2e.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "cadre-e2e-$n", "plugins": [{
   "type": "bridge", "bridge": "cadre-e2e-$n", "isGateway": false, "ipMasq": false,
   "hairpinMode": true,
   "ipam": {"type": "host-local", "dataDir": "$d/cni-ipam",
-           "ranges": [[{"subnet": "10.88.$n.0/24", "rangeStart": "10.88.$n.10", "gateway": "10.88.$n.1"}]]}}]}
+           "ranges": [[{"subnet": "10.88.$n.0/24", "rangeStart": "10.88.$n.10", "gateway": "10.88.$n.1"}]],
+           "routes": [{"dst": "$service_cidr"}]}}]}
 EOF
 	cat >"$d/kubelet/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -410,6 +449,7 @@ real_node_on() {
 	real_config
 	real_cgroups
 	real_network
+	real_service_nat
 
 	t=$SECONDS
 	real_seed_root "$seed"
@@ -503,6 +543,7 @@ real_node_off() {
 			[[ -d $d ]] || continue
 			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 		done
+		real_service_nat_off "$n"
 		ip link del "cadre-e2e-$n" 2>/dev/null || true
 	fi
 	if running apiserver; then
@@ -589,7 +630,12 @@ cmd_real_node() {
 	off) real_node_off ;;
 	env) real_env ;;
 	volume) shift; real_volume "$@" ;;
-	*) die "usage: e2e/cluster real-node on|off|env|volume NAMESPACE CLAIM" ;;
+	import)
+		(($# == 2)) && [[ -f $2/REF ]] || die "usage: e2e/cluster real-node import DIR (an image directory of e2e/realnode/build)"
+		real_enabled && running containerd || die "the real node is off"
+		real_import "$2"
+		;;
+	*) die "usage: e2e/cluster real-node on|off|env|volume NAMESPACE CLAIM|import DIR" ;;
 	esac
 }
 
