@@ -635,7 +635,7 @@ sa_policy_refuses() {
 	[ "$status" -ne 0 ]
 	[[ $output == *"(Forbidden)"*'spec.podTemplate.spec.serviceAccountName: "trainer"'* ]] || { echo "$output"; false; }
 	[[ $output == *"use on serviceaccounts/trainer"* ]] || { echo "$output"; false; }
-	! kubectl -n "$NS" get tj as-trainer 2>/dev/null
+	refute kubectl -n "$NS" get tj as-trainer 2>/dev/null
 	# The namespace's default, named or not, needs nothing more.
 	as "$submitter" -n "$NS" create -f "$BATS_TEST_TMPDIR/default.yaml" -f "$BATS_TEST_TMPDIR/none.yaml"
 
@@ -666,7 +666,7 @@ EOF
 	done
 	wait_for -t 60 kubectl -n "$NS" get pod trainer-array-0-0
 	[ "$(jp pod/trainer-array-0-0 '{.spec.serviceAccountName}')" = trainer ]
-	! has_event TrainingJob/trainer-array FailedCreate
+	refute has_event TrainingJob/trainer-array FailedCreate
 	controller_log_clean
 }
 
@@ -730,7 +730,7 @@ EOF
 	sinfo_as "$user"
 	[ "$rc" -eq 0 ]
 	grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
-	! grep -qE ' (idle|alloc|mix) ' "$BATS_TEST_TMPDIR/out"
+	refute grep -qE ' (idle|alloc|mix) ' "$BATS_TEST_TMPDIR/out"
 	grep -q 'gpu-node-' "$BATS_TEST_TMPDIR/out"
 	grep -q 'cadre-cluster-usage' "$BATS_TEST_TMPDIR/err"
 
@@ -743,7 +743,7 @@ EOF
 	[ "$rc" -eq 0 ]
 	grep -q ' alloc ' "$BATS_TEST_TMPDIR/out"
 	grep -q ' idle ' "$BATS_TEST_TMPDIR/out"
-	! grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
+	refute grep -q ' unk ' "$BATS_TEST_TMPDIR/out"
 	[ ! -s "$BATS_TEST_TMPDIR/err" ]
 }
 

@@ -57,7 +57,7 @@ pair_running() {
 	cli -n "$NS" logs pair --rank 1
 	[ "$rc" -eq 0 ]
 	grep -qxF "1: loss 2.31 at step $NS" "$BATS_TEST_TMPDIR/out"
-	! grep -q '^0: ' "$BATS_TEST_TMPDIR/out"
+	refute grep -q '^0: ' "$BATS_TEST_TMPDIR/out"
 
 	"$CADRE" -n "$NS" logs -f pair >"$BATS_TEST_TMPDIR/follow" 2>&1 </dev/null &
 	local follower=$!

@@ -78,7 +78,7 @@ count_is() {
 	tar -tzf "$BATS_TEST_TMPDIR/bundle.tgz" | sort >"$BATS_TEST_TMPDIR/names"
 	grep -qx train.py "$BATS_TEST_TMPDIR/names"
 	grep -qx train.sh "$BATS_TEST_TMPDIR/names"
-	! grep -q '^out' "$BATS_TEST_TMPDIR/names"
+	refute grep -q '^out' "$BATS_TEST_TMPDIR/names"
 	wait_for owner_count_is "$label" 2
 	[ "$(owners "$label")" = "llama-pretrain second" ]
 	# What the namespace's bundles hold in etcd: sinfo -l's footer, and the gauge.
@@ -86,7 +86,7 @@ count_is() {
 	[ "$rc" -eq 0 ]
 	tail -n 1 "$BATS_TEST_TMPDIR/out" | grep -Eqx "Code bundles in namespace $NS: [0-9]+\.[0-9] KiB in 1 ConfigMap \(cadre.dev/code\)"
 	cli -n "$NS" sinfo -l -h
-	! grep -q 'Code bundles' "$BATS_TEST_TMPDIR/out"
+	refute grep -q 'Code bundles' "$BATS_TEST_TMPDIR/out"
 	wait_for bundle_gauge_positive
 
 	# The pods mount the bundle's parts and unpack it at the submit directory's own path.

@@ -35,9 +35,9 @@ teardown_file() {
 	"$E2E_DIR/cluster" real-node off
 	# What `on` changed on this machine is back: no bridge, cgroup or mount of this node.
 	[ -n "$n" ]
-	! ip link show "cadre-e2e-$n" >/dev/null 2>&1
-	! ls -d /sys/fs/cgroup/*/"cadre-e2e-$n" 2>/dev/null
-	! grep -q " $CADRE_E2E_STATE/real-node/" /proc/self/mounts
+	refute ip link show "cadre-e2e-$n" >/dev/null 2>&1
+	refute ls -d /sys/fs/cgroup/*/"cadre-e2e-$n" 2>/dev/null
+	refute grep -q " $CADRE_E2E_STATE/real-node/" /proc/self/mounts
 	[ -z "$(kubectl get node "$CADRE_E2E_REAL_NODE" -o name --ignore-not-found)" ]
 }
 
@@ -143,7 +143,7 @@ on_the_real_node() {
 	grep -q "llama-pretrain-0.llama-pretrain.$NS.svc.cluster.local" "$CADRE_E2E_STATE/logs/coredns.log"
 	[ "$(grep -c '^0: rank [0-7] of 16 joined the process group on llama-pretrain-0$' "$BATS_TEST_TMPDIR/logs")" -eq 8 ]
 	[ "$(grep -c '^1: rank \([89]\|1[0-5]\) of 16 joined the process group on llama-pretrain-1$' "$BATS_TEST_TMPDIR/logs")" -eq 8 ]
-	! grep -q 'scontrol: error' "$BATS_TEST_TMPDIR/logs"
+	refute grep -q 'scontrol: error' "$BATS_TEST_TMPDIR/logs"
 	falls "$(loss_at "$BATS_TEST_TMPDIR/logs" '0: ' 0)" "$(loss_at "$BATS_TEST_TMPDIR/logs" '0: ' 19)"
 	grep -qx '0: done: 20 steps' "$BATS_TEST_TMPDIR/logs"
 
@@ -240,7 +240,7 @@ EOF
 	[ -n "$step" ] && [ "$step" -ge 4 ] && [ "$step" -lt 23 ]
 	# The second attempt starts where the first stopped: at the step after the checkpoint's,
 	# with the loss it had reached, not the first step's.
-	! grep -q '^0: step 0 ' "$BATS_TEST_TMPDIR/logs"
+	refute grep -q '^0: step 0 ' "$BATS_TEST_TMPDIR/logs"
 	first=$(loss_at "$BATS_TEST_TMPDIR/logs" '0: ' $((step + 1)))
 	awk -v start="$(loss_at "$BATS_TEST_TMPDIR/attempt-0" '0: ' 0)" -v first="$first" \
 		'BEGIN { exit !(start > 0 && first > 0 && first < start / 2) }'
@@ -286,7 +286,7 @@ EOF
 	[ "$rc" -eq 0 ]
 	local t=$SECONDS
 	while kill -0 "$follower" 2>/dev/null && ((SECONDS - t < 60)); do sleep 0.2; done
-	! kill -0 "$follower" 2>/dev/null
+	refute kill -0 "$follower" 2>/dev/null
 	wait "$follower"
 }
 

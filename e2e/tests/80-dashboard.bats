@@ -69,7 +69,7 @@ ws_upgrade() {
 	# The printed URL's code becomes a session cookie of its own and leaves the address.
 	curl -s -D "$BATS_TEST_TMPDIR/h" -o /dev/null -c "$BATS_TEST_TMPDIR/jar" "$URL"
 	grep -qi '^set-cookie: cadre_dashboard=.*HttpOnly; SameSite=Strict' "$BATS_TEST_TMPDIR/h"
-	! grep -qi "cadre_dashboard=$code" "$BATS_TEST_TMPDIR/h"
+	refute grep -qi "cadre_dashboard=$code" "$BATS_TEST_TMPDIR/h"
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$BATS_TEST_TMPDIR/jar" "http://$HP/")" = 200 ]
 	# Used: it opens nothing now, and the dashboard printed another for the next browser.
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL")" = 401 ]
@@ -109,12 +109,12 @@ ws_upgrade() {
 	wait_for test -s "$BATS_TEST_TMPDIR/opened.html"
 	# xdg-open (whose arguments every local user can read) got a path, and no code.
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/xdg-open.args")" -eq 1 ]
-	! grep -q 'code=' "$BATS_TEST_TMPDIR/xdg-open.args"
+	refute grep -q 'code=' "$BATS_TEST_TMPDIR/xdg-open.args"
 	code=$(grep -o 'code=[0-9a-f]*' "$BATS_TEST_TMPDIR/opened.html" | head -n 1)
 	code=${code#code=}
 	[ ${#code} -eq 64 ]
 	# No process's arguments hold it.
-	! grep -l "$code" /proc/[0-9]*/cmdline 2>/dev/null
+	refute grep -l "$code" /proc/[0-9]*/cmdline 2>/dev/null
 	# Reached at the machine's own address, as from another machine.
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -c "$BATS_TEST_TMPDIR/jar" \
 		"http://$ip:$port/?code=$code")" = 303 ]

@@ -57,6 +57,15 @@ not() {
 	! "$@"
 }
 
+# refute COMMAND...: fails, and so fails the test, when COMMAND succeeds. A bare
+# `! COMMAND` checks nothing in the middle of a test: set -e ignores a negated command.
+refute() {
+	if "$@"; then
+		echo "refute: expected to fail: $*" >&2
+		return 1
+	fi
+}
+
 # jp KIND/NAME JSONPATH: one field of an object in $NS, e.g. jp pod/a '{.status.phase}'.
 jp() {
 	kubectl -n "$NS" get "$1" -o "jsonpath=$2"
