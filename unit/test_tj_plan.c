@@ -48,12 +48,24 @@ static void fx_job(struct fx *f, const char *spec_extra, const char *status)
 	f->in.entrypoint_exists = true;
 }
 
+/* A pod, as JSON text, among the fixture's pods and the planner's input. */
+static void fx_add_pod(struct fx *f, const char *text)
+{
+	json_error_t jerr;
+
+	f->pods_json[f->n_pods] = json_loads(text, 0, &jerr);
+	cr_assert_not_null(f->pods_json[f->n_pods], "%s", jerr.text);
+	podview_read(f->pods_json[f->n_pods], &f->pods[f->n_pods]);
+	f->n_pods++;
+	f->in.pods = f->pods;
+	f->in.n_pods = f->n_pods;
+}
+
 /* Add pod <job>-<rank> of attempt, phase, and extra JSON in status/spec. */
 static void fx_pod(struct fx *f, int rank, int attempt, const char *phase, bool gated,
 		   const char *status_extra)
 {
 	char text[2048];
-	json_error_t jerr;
 
 	snprintf(text, sizeof(text),
 		 "{\"metadata\":{\"name\":\"llama-%d\",\"uid\":\"p%d\",\"labels\":{"
@@ -64,12 +76,7 @@ static void fx_pod(struct fx *f, int rank, int attempt, const char *phase, bool 
 		 rank, rank, rank, attempt,
 		 gated ? "\"schedulingGates\":[{\"name\":\"cadre.dev/gang\"}]," : "",
 		 rank, phase, rank + 1, status_extra ? status_extra : "");
-	f->pods_json[f->n_pods] = json_loads(text, 0, &jerr);
-	cr_assert_not_null(f->pods_json[f->n_pods], "%s", jerr.text);
-	podview_read(f->pods_json[f->n_pods], &f->pods[f->n_pods]);
-	f->n_pods++;
-	f->in.pods = f->pods;
-	f->in.n_pods = f->n_pods;
+	fx_add_pod(f, text);
 }
 
 static void fx_plan(struct fx *f)
@@ -2320,7 +2327,6 @@ Test(tj_plan, excluded_nodes_are_capped_at_a_quarter_of_the_gang_and_lapse_after
 static void fx_pod_unbound(struct fx *f, int rank)
 {
 	char text[1024];
-	json_error_t jerr;
 
 	snprintf(text, sizeof(text),
 		 "{\"metadata\":{\"name\":\"llama-%d\",\"uid\":\"p%d\",\"labels\":{"
@@ -2329,12 +2335,7 @@ static void fx_pod_unbound(struct fx *f, int rank)
 		 "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
 		 "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are "
 		 "available: 1 node(s) didn't match pod anti-affinity rules\"}]}}", rank, rank, rank);
-	f->pods_json[f->n_pods] = json_loads(text, 0, &jerr);
-	cr_assert_not_null(f->pods_json[f->n_pods], "%s", jerr.text);
-	podview_read(f->pods_json[f->n_pods], &f->pods[f->n_pods]);
-	f->n_pods++;
-	f->in.pods = f->pods;
-	f->in.n_pods = f->n_pods;
+	fx_add_pod(f, text);
 }
 
 /*

@@ -844,22 +844,28 @@ Test(tj_reconcile, a_job_without_image_or_partition_runs_in_the_default_partitio
 	json_decref(st);
 }
 
-/* The message of the last status written this pass, a new string ("" when none). */
-static char *last_status_message(void)
+/* status.<key> of the last status written this pass, a new string ("" when none). */
+static char *last_status_str(const char *key)
 {
 	json_t *body = NULL;
 	const char *text;
-	char *msg;
+	char *value;
 
 	for (size_t i = 0; i < httpd_request_count(server); i++)
 		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH)) {
 			json_decref(body);
 			body = body_of(i);
 		}
-	text = json_string_value(json_object_get(json_object_get(body, "status"), "message"));
-	msg = strdup(text ? text : "");
+	text = json_string_value(json_object_get(json_object_get(body, "status"), key));
+	value = strdup(text ? text : "");
 	json_decref(body);
-	return msg;
+	return value;
+}
+
+/* The message of the last status written this pass, a new string ("" when none). */
+static char *last_status_message(void)
+{
+	return last_status_str("message");
 }
 
 /*
@@ -1182,19 +1188,7 @@ static void cache_dependant(const char *dependency, const char *status)
 /* The phase of the last status written this pass, a new string ("" when none). */
 static char *last_status_phase(void)
 {
-	json_t *body = NULL;
-	const char *text;
-	char *phase;
-
-	for (size_t i = 0; i < httpd_request_count(server); i++)
-		if (is(httpd_request_at(server, i), "PUT", TJ_STATUS_PATH)) {
-			json_decref(body);
-			body = body_of(i);
-		}
-	text = json_string_value(json_object_get(json_object_get(body, "status"), "phase"));
-	phase = strdup(text ? text : "");
-	json_decref(body);
-	return phase;
+	return last_status_str("phase");
 }
 
 /* Array job arr, id 700000001, "0-3%1": element 0 done and deleted, 1 running, 2-3 not made. */
