@@ -1191,6 +1191,17 @@ static char *last_status_phase(void)
 	return last_status_str("phase");
 }
 
+/* The last status written says Failed, and its message holds text. */
+static void assert_failed_saying(const char *text)
+{
+	char *phase = last_status_phase(), *msg = last_status_message();
+
+	cr_assert_str_eq(phase, "Failed", "%s", msg);
+	cr_assert(strstr(msg, text), "%s", msg);
+	free(msg);
+	free(phase);
+}
+
 /* Array job arr, id 700000001, "0-3%1": element 0 done and deleted, 1 running, 2-3 not made. */
 static void cache_throttled_array(void)
 {
@@ -1241,17 +1252,10 @@ Test(tj_reconcile, an_element_gone_ended_as_its_array_says)
 
 Test(tj_reconcile, a_dependency_on_an_index_the_array_does_not_have_can_never_be_met)
 {
-	char *phase, *msg;
-
 	cache_throttled_array();
 	cache_dependant(AFTEROK("700000001_9"), NULL);
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
-	phase = last_status_phase();
-	msg = last_status_message();
-	cr_assert_str_eq(phase, "Failed", "%s", msg);
-	cr_assert(strstr(msg, "its array has no such index"), "%s", msg);
-	free(msg);
-	free(phase);
+	assert_failed_saying("its array has no such index");
 }
 
 /*
@@ -1261,16 +1265,9 @@ Test(tj_reconcile, a_dependency_on_an_index_the_array_does_not_have_can_never_be
  */
 Test(tj_reconcile, afternotok_on_an_id_no_job_ever_had_fails_and_on_one_deleted_is_met)
 {
-	char *phase, *msg;
-
 	cache_dependant("{\"items\":[{\"type\":\"afternotok\",\"jobs\":[\"812345678\"]}]}", NULL);
 	cr_assert_eq(tj_reconcile(&m, "ml", "llama"), 0);
-	phase = last_status_phase();
-	msg = last_status_message();
-	cr_assert_str_eq(phase, "Failed", "%s", msg);
-	cr_assert(strstr(msg, "job 812345678 does not exist"), "%s", msg);
-	free(msg);
-	free(phase);
+	assert_failed_saying("job 812345678 does not exist");
 }
 
 Test(tj_reconcile, afternotok_on_a_job_deleted_since_it_was_seen_is_met)

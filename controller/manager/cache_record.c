@@ -106,7 +106,7 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 	struct rec_out o = { rec, 0, size, 0 };
 	struct pod_hdr h = { .magic = POD_MAGIC, .phase = POD_UNKNOWN, .attempt = -1,
 			     .rank = -1 };
-	const char *names[CACHE_POD_EXT_MAX], *node, *pinned = NULL;
+	const char *names[CACHE_POD_EXT_MAX], *node, *pinned = NULL, *exclusive;
 	int64_t milli[CACHE_POD_EXT_MAX];
 	const json_t *requests;
 	struct split sp;
@@ -124,10 +124,9 @@ int cache_record_pod(const json_t *pod, void *rec, size_t size, void *arg)
 		node = v.node;
 		if (!node && !v.deleting)
 			pinned = str(spec, "pinnedNode");
-		if (json_string_value(json_object_get(json_object_get(json_object_get(pod,
-			"metadata"), "labels"), LABEL_EXCLUSIVE)) &&
-		    !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(pod,
-			"metadata"), "labels"), LABEL_EXCLUSIVE)), "true"))
+		exclusive = str(json_object_get(json_object_get(pod, "metadata"), "labels"),
+				LABEL_EXCLUSIVE);
+		if (exclusive && !strcmp(exclusive, "true"))
 			h.flags |= POD_EXCLUSIVE;
 		requests = json_object_get(json_object_get(c, "resources"), "requests");
 	} else {

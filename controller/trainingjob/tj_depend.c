@@ -228,8 +228,7 @@ int tj_singleton_index(const json_t *job, json_t *values, void *arg)
 	return json_array_append_new(values, json_string(key)) ? CADRE_ENOMEM : 0;
 }
 
-/* Whether a cached job still waits for its dependencies. */
-static bool waits_for_dependency(const json_t *job)
+bool tj_waits_for_dependency(const json_t *job)
 {
 	const json_t *st = json_object_get(job, "status");
 	const char *phase = json_string_value(json_object_get(st, "phase"));
@@ -270,7 +269,7 @@ int tj_awaited_index(const json_t *job, json_t *values, void *arg)
 	size_t i, j;
 
 	(void)arg;
-	if (!ns || !waits_for_dependency(job))
+	if (!ns || !tj_waits_for_dependency(job))
 		return 0;
 	json_array_foreach(items, i, item) {
 		const char *type = json_string_value(json_object_get(item, "type"));

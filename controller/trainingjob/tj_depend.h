@@ -93,6 +93,12 @@ int tj_singleton_index(const json_t *job, json_t *values, void *arg);
  * gone a job whose end it has not seen.
  */
 #define TJ_AWAITED_INDEX "awaited"
+
+/*
+ * Whether a cached job (a TrainingJob object) still waits for its
+ * dependencies: it has some, not met, never admitted, not finished.
+ */
+bool tj_waits_for_dependency(const json_t *job);
 int tj_awaited_index(const json_t *job, json_t *values, void *arg);
 
 /* The index key of a group into out ("" when it does not fit); the length written. */

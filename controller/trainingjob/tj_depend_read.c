@@ -224,20 +224,6 @@ struct walk {
 	int depth;
 };
 
-/* Whether a cached job still waits for its dependencies (and so can be part of a cycle). */
-static bool waits_for_dependency(const json_t *obj)
-{
-	const json_t *st = json_object_get(obj, "status");
-	enum tj_phase ph = TJ_PHASE_UNSET;
-
-	if (!json_object_get(json_object_get(obj, "spec"), "dependency") ||
-	    json_is_true(json_object_get(json_object_get(st, "dependency"), "met")) ||
-	    json_object_get(st, "admittedTime"))
-		return false;
-	return !(str(st, "phase") && !tj_phase_parse(str(st, "phase"), &ph) &&
-		 tj_phase_terminal(ph));
-}
-
 static bool leads_back(struct walk *w, const json_t *dependency, char *out, size_t size);
 
 /* One job a waiting job names: the job itself (a cycle), or one to follow. */
@@ -264,7 +250,7 @@ static bool ref_leads_back(struct walk *w, const char *ref, char *out, size_t si
 	} else if (!json_object_get(w->visited, uid) &&
 		   json_object_size(w->visited) < TJ_DEP_WALK_MAX &&
 		   w->depth < (int)(sizeof(w->chain) / sizeof(w->chain[0])) &&
-		   waits_for_dependency(obj) &&
+		   tj_waits_for_dependency(obj) &&
 		   !json_object_set_new(w->visited, uid, json_true())) {
 		w->chain[w->depth++] = name;
 		back = leads_back(w, json_object_get(json_object_get(obj, "spec"), "dependency"),
