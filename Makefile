@@ -33,8 +33,8 @@ unit: build
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCADRE_SANITIZE=ON >/dev/null
 
-# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, in one
-# runner process per core (scripts/unit-shards says why not Criterion's --jobs).
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer, in two
+# runner processes per core (scripts/unit-shards says why not Criterion's --jobs).
 asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
