@@ -419,6 +419,28 @@ struct tj_excluded_node {
 	int64_t time;  /* Unix seconds */
 };
 
+/*
+ * status.preemption: the last time this job was preempted (built-in mode,
+ * docs/design.md 3.4), written before its pods get their signal.
+ */
+struct tj_preemption {
+	char *preemptor;     /* "namespace/name" of the job it made room for */
+	int32_t attempt;     /* the attempt that was preempted */
+	int64_t time;        /* Unix seconds */
+	int64_t grace_s;     /* the signal's grace before the pods are killed */
+	char *mode;          /* "Requeue" or "Cancel" */
+	int32_t tier;        /* the preemptor's priorityTier */
+};
+
+/* status.preempting[i]: a job this one preempts, at the attempt it preempts. */
+struct tj_preempting {
+	char *job;           /* "namespace/name" */
+	int32_t attempt;
+};
+
+/* Most jobs one preemption stops (status.preempting's maxItems). */
+#define TJ_PREEMPTING_MAX 4096
+
 /* status.failures[i] */
 struct tj_failure_record {
 	int32_t attempt;
@@ -471,7 +493,8 @@ struct tj_status {
 	int32_t ready_nodes;
 	int32_t restarts;        /* gang restarts counted against maxRestarts */
 	int32_t infra_restarts;  /* node loss, eviction, disruption, gang timeout */
-	int32_t requeues;        /* preemption, a stopped queue, scontrol requeue: no failure */
+	int32_t requeues;        /* Kueue's preemption, a stopped queue, scontrol requeue */
+	int32_t preemptions;     /* built-in preemption by a higher tier: no failure */
 	int64_t admitted_time;   /* Unix seconds; 0 when not yet */
 	int64_t start_time;
 	int64_t completion_time;
@@ -522,6 +545,14 @@ struct tj_status {
 	/* The last requeue asked for (annotation cadre.dev/requeue) that was acted on. */
 	char *requeued;
 	struct tj_topology_status topology;
+	bool has_preemption;
+	struct tj_preemption preemption;
+	/*
+	 * The jobs this one preempts to make room for itself, decided before any
+	 * is told (docs/design.md 3.4); cleared once it is admitted.
+	 */
+	struct tj_preempting *preempting;
+	size_t n_preempting;
 };
 
 struct trainingjob {
@@ -539,7 +570,7 @@ void tj_release(struct trainingjob *tj);
 void tj_status_init(struct tj_status *status);
 
 /*
- * The gang's attempt: restarts + infraRestarts + requeues, each start of the
+ * The gang's attempt: restarts + infraRestarts + requeues + preemptions, each start of the
  * gang one more. Pod names, the attempt label and the pod group's name
  * follow it.
  */

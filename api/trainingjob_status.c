@@ -22,7 +22,8 @@ static void failure_release(struct tj_failure *f)
 
 int tj_attempt(const struct tj_status *status)
 {
-	return status->restarts + status->infra_restarts + status->requeues;
+	return status->restarts + status->infra_restarts + status->requeues +
+	       status->preemptions;
 }
 
 bool tj_excluded_timed_out(const struct tj_excluded_node *x)
@@ -73,6 +74,11 @@ void tj_status_release(struct tj_status *status)
 		free(status->dependency_seen[i]);
 	free(status->dependency_seen);
 	free(status->requeued);
+	free(status->preemption.preemptor);
+	free(status->preemption.mode);
+	for (size_t i = 0; i < status->n_preempting; i++)
+		free(status->preempting[i].job);
+	free(status->preempting);
 	tj_topology_status_release(&status->topology);
 	tj_status_init(status);
 }
@@ -84,6 +90,45 @@ void tj_topology_status_release(struct tj_topology_status *t)
 		free(t->domains[i]);
 	free(t->domains);
 	memset(t, 0, sizeof(*t));
+}
+
+/* status.preemption and status.preempting (docs/design.md 3.4). */
+static void parse_preemption(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *pre = decode_object(d, obj, "status", "preemption");
+	const json_t *list = decode_array(d, obj, "status", "preempting"), *item;
+	char path[DECODE_PATH_MAX];
+	size_t i;
+
+	if (pre) {
+		struct tj_preemption *p = &st->preemption;
+
+		st->has_preemption = true;
+		decode_string(d, pre, "status.preemption", "preemptor", &p->preemptor);
+		decode_int32(d, pre, "status.preemption", "attempt", &p->attempt, NULL);
+		decode_time(d, pre, "status.preemption", "time", &p->time);
+		decode_int64(d, pre, "status.preemption", "graceSeconds", &p->grace_s, NULL);
+		decode_string(d, pre, "status.preemption", "mode", &p->mode);
+		decode_int32(d, pre, "status.preemption", "tier", &p->tier, NULL);
+	}
+	if (!list || !json_array_size(list))
+		return;
+	st->preempting = calloc(json_array_size(list), sizeof(*st->preempting));
+	if (!st->preempting) {
+		decode_nomem(d);
+		return;
+	}
+	json_array_foreach(list, i, item) {
+		struct tj_preempting *v = &st->preempting[st->n_preempting];
+
+		decode_path_index(path, sizeof(path), "status.preempting", i);
+		if (!decode_as_object(d, item, path))
+			continue;
+		decode_string(d, item, path, "job", &v->job);
+		decode_int32(d, item, path, "attempt", &v->attempt, NULL);
+		if (v->job)
+			st->n_preempting++;
+	}
 }
 
 /* status.topology: {level, domains}. */
@@ -296,6 +341,7 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	decode_int32(&d, obj, "status", "restarts", &status->restarts, NULL);
 	decode_int32(&d, obj, "status", "infraRestarts", &status->infra_restarts, NULL);
 	decode_int32(&d, obj, "status", "requeues", &status->requeues, NULL);
+	decode_int32(&d, obj, "status", "preemptions", &status->preemptions, NULL);
 	decode_time(&d, obj, "status", "admittedTime", &status->admitted_time);
 	decode_time(&d, obj, "status", "startTime", &status->start_time);
 	decode_time(&d, obj, "status", "completionTime", &status->completion_time);
@@ -319,6 +365,7 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	parse_array(&d, obj, status);
 	parse_dependency_status(&d, obj, status);
 	decode_string(&d, obj, "status", "requeued", &status->requeued);
+	parse_preemption(&d, obj, status);
 	return decode_finish(&d);
 }
 
@@ -376,6 +423,37 @@ static json_t *failure_to_json(const struct tj_failure *f)
 		return NULL;
 	}
 	return obj;
+}
+
+/* status.preemption and status.preempting, when there are. false when out of memory. */
+static bool put_preemption(json_t *obj, const struct tj_status *st)
+{
+	const struct tj_preemption *p = &st->preemption;
+	json_t *pre, *list;
+
+	if (st->has_preemption) {
+		pre = json_object();
+		if (!pre || json_object_set_new(obj, "preemption", pre) ||
+		    !put_string(pre, "preemptor", p->preemptor) ||
+		    !put_int(pre, "attempt", p->attempt) || !put_time(pre, "time", p->time) ||
+		    !put_int(pre, "graceSeconds", p->grace_s) || !put_string(pre, "mode", p->mode) ||
+		    !put_int(pre, "tier", p->tier))
+			return false;
+	}
+	if (!st->n_preempting)
+		return true;
+	list = json_array();
+	if (!list || json_object_set_new(obj, "preempting", list))
+		return false;
+	for (size_t i = 0; i < st->n_preempting; i++) {
+		json_t *v = json_object();
+
+		if (!v || json_array_append_new(list, v) ||
+		    !put_string(v, "job", st->preempting[i].job) ||
+		    !put_int(v, "attempt", st->preempting[i].attempt))
+			return false;
+	}
+	return true;
 }
 
 static json_t *excluded_to_json(const struct tj_status *st)
@@ -501,6 +579,8 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	ok = ok && put_int(obj, "restarts", st->restarts);
 	ok = ok && put_int(obj, "infraRestarts", st->infra_restarts);
 	ok = ok && put_int(obj, "requeues", st->requeues);
+	if (ok && st->preemptions)
+		ok = put_int(obj, "preemptions", st->preemptions);
 	ok = ok && put_time(obj, "admittedTime", st->admitted_time);
 	ok = ok && put_time(obj, "startTime", st->start_time);
 	ok = ok && put_time(obj, "completionTime", st->completion_time);
@@ -526,6 +606,7 @@ json_t *tj_status_to_json(const struct tj_status *st)
 	if (ok && (st->dependency_met || st->n_dependency_satisfied || st->n_dependency_seen))
 		ok = !json_object_set_new(obj, "dependency", dependency_to_json(st));
 	ok = ok && put_string(obj, "requeued", st->requeued);
+	ok = ok && put_preemption(obj, st);
 	if (!ok) {
 		json_decref(obj);
 		return NULL;

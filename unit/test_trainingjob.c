@@ -1514,3 +1514,38 @@ Test(trainingjob, a_constraint_is_an_or_of_ands)
 			 "or |)");
 	cr_assert_eq(tj_constraint_parse("", &c, why, sizeof(why)), CADRE_EPARSE);
 }
+
+/* docs/design.md 3.4: a preemption's record on both jobs round trips, and counts in the attempt. */
+Test(trainingjob, preemption_status_round_trips_and_counts_in_the_attempt)
+{
+	json_t *job = job_with_spec("{}");
+	json_t *status = json_pack("{s:i, s:i, s:{s:s, s:i, s:s, s:i, s:s, s:i}, s:[{s:s, s:i}]}",
+				   "restarts", 1, "preemptions", 2, "preemption",
+				   "preemptor", "ml/urgent", "attempt", 2, "time",
+				   "2026-12-07T10:00:00Z", "graceSeconds", 45, "mode", "Requeue",
+				   "tier", 10, "preempting", "job", "ml/scavenge", "attempt", 0);
+	struct field_errors errs;
+	struct trainingjob tj;
+	json_t *out;
+
+	cr_assert_eq(json_object_set_new(job, "status", status), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj.status.preemptions, 2);
+	cr_assert_eq(tj_attempt(&tj.status), 3);
+	cr_assert(tj.status.has_preemption);
+	cr_assert_str_eq(tj.status.preemption.preemptor, "ml/urgent");
+	cr_assert_eq(tj.status.preemption.grace_s, 45);
+	cr_assert_eq(tj.status.n_preempting, 1);
+	cr_assert_str_eq(tj.status.preempting[0].job, "ml/scavenge");
+	out = tj_status_to_json(&tj.status);
+	cr_assert(json_equal(json_object_get(out, "preemption"),
+			     json_object_get(status, "preemption")));
+	cr_assert(json_equal(json_object_get(out, "preempting"),
+			     json_object_get(status, "preempting")));
+	cr_assert_eq(json_integer_value(json_object_get(out, "preemptions")), 2);
+	json_decref(out);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
+}
