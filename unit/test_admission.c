@@ -513,3 +513,50 @@ Test(admission, a_large_pass_is_fast, .timeout = 300)
 	free(job_names);
 	free(out);
 }
+
+/* docs/design.md 3.4: a higher Partition tier goes first, whatever the priorities. */
+Test(admission, a_higher_tier_goes_first_whatever_the_priority)
+{
+	struct cluster cl = { 0 };
+	struct adm_job jobs[2];
+	struct pass p;
+
+	add_gpu_node(&cl, "gpu-1", 8, H100);
+	jobs[0] = job("scavenger", 1, 8, NULL);
+	jobs[0].priority = 1000;
+	jobs[1] = job("urgent", 1, 8, NULL);
+	jobs[1].tier = 5;
+	pass_init(&p, &cl);
+	pass_run(&p, jobs, 2, STARVE);
+	assert_admitted(&p.out[1], "urgent");
+	cr_assert_eq(p.out[0].verdict, ADM_WAIT);
+	cr_assert(admission_before(&jobs[1], &jobs[0]));
+	pass_release(&p);
+}
+
+/* A preemptor whose victims are stopping holds what they free at once, and says why. */
+Test(admission, a_preemptor_holds_the_nodes_it_needs_and_the_jobs_behind_are_told)
+{
+	struct cluster cl = { 0 };
+	struct adm_job jobs[2];
+	struct pass p;
+
+	add_gpu_node(&cl, "gpu-1", 8, H100);
+	add_gpu_node(&cl, "gpu-2", 8, H100);
+	jobs[0] = job("urgent", 2, 8, NULL);
+	jobs[0].tier = 5;
+	jobs[0].holds = "preempted 1 job to run";
+	jobs[1] = job("small", 1, 8, NULL);
+	pass_init(&p, &cl);
+	use_gpus(&p.cap, "gpu-1", 8);  /* the victim's pod, still stopping */
+	pass_run(&p, jobs, 2, -1);
+	cr_assert_eq(p.out[0].verdict, ADM_WAIT);
+	cr_assert(p.out[0].starving);
+	cr_assert(strstr(p.out[0].message, "it preempted 1 job to run, so no job behind it"),
+		  "%s", p.out[0].message);
+	cr_assert_eq(p.out[1].verdict, ADM_WAIT, "gpu-2 is held: %s", p.out[1].message);
+	cr_assert_eq(p.out[1].reason, ADM_REASON_QUEUED_BEHIND);
+	cr_assert(strstr(p.out[1].message, "held for research/urgent, which preempted 1 job"),
+		  "%s", p.out[1].message);
+	pass_release(&p);
+}

@@ -59,13 +59,15 @@ static int compare_strings(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-/* Priority (higher first), then age (older first), then namespace and name. */
+/* Tier, then priority (higher first), then age (older first), then namespace and name. */
 static int compare_jobs(const void *pa, const void *pb)
 {
 	const struct adm_job *a = *(const struct adm_job *const *)pa;
 	const struct adm_job *b = *(const struct adm_job *const *)pb;
 	int cmp;
 
+	if (a->tier != b->tier)
+		return a->tier > b->tier ? -1 : 1;
 	if (a->priority != b->priority)
 		return a->priority > b->priority ? -1 : 1;
 	if (a->created_s != b->created_s)
@@ -195,6 +197,22 @@ static int fits(const struct capacity *cap, const struct adm_job *job, const uns
 	return ret;
 }
 
+int admission_fits(const struct capacity *cap, const struct adm_job *job, uint32_t *placement,
+		   bool *fit_out)
+{
+	struct cap_fit fit;
+	struct topo_fit tfit;
+	int ret = fits(cap, job, NULL, placement, &fit, &tfit);
+
+	*fit_out = !ret && fit.fits;
+	return ret;
+}
+
+bool admission_before(const struct adm_job *a, const struct adm_job *b)
+{
+	return compare_jobs(&a, &b) < 0;
+}
+
 /* The job holding the first held node that job could use; the fence says one exists. */
 static const struct adm_job *first_holder(const struct admission *a, const struct capacity *cap,
 					  const struct adm_job *job)
@@ -237,9 +255,8 @@ static int admission_room(struct admission *a, const struct capacity *cap, size_
 	return 0;
 }
 
-/* A starving job holds the nodes (or the domain) it needs, and its message says so. */
-static void starve(struct admission *a, struct capacity *cap, const struct adm_job *job,
-		   int64_t waited)
+/* The nodes (or the domain) job needs are held for it. */
+static void hold_for(struct admission *a, struct capacity *cap, const struct adm_job *job)
 {
 	if (job->topo && topo_hold(cap, &job->demand, job->num_nodes, job->topo, a->fence)) {
 		for (size_t i = 0; i < cap->n_nodes; i++)
@@ -250,6 +267,13 @@ static void starve(struct admission *a, struct capacity *cap, const struct adm_j
 	} else {
 		hold(a, cap, job);
 	}
+}
+
+/* A starving job holds the nodes (or the domain) it needs, and its message says so. */
+static void starve(struct admission *a, struct capacity *cap, const struct adm_job *job,
+		   int64_t waited)
+{
+	hold_for(a, cap, job);
 	buf_adds(&a->text, "; waiting ");
 	add_duration(&a->text, waited);
 	buf_adds(&a->text, ", so no job behind it may use the nodes it needs");
@@ -316,7 +340,12 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 				return ret;
 			const struct adm_job *holder = open.fits ? first_holder(a, cap, job) : NULL;
 
-			if (holder) {
+			if (holder && holder->holds) {
+				d->reason = ADM_REASON_QUEUED_BEHIND;
+				buf_addf(&a->text, "fits, but on nodes held for ");
+				job_name(&a->text, holder);
+				buf_addf(&a->text, ", which %s", holder->holds);
+			} else if (holder) {
 				d->reason = ADM_REASON_QUEUED_BEHIND;
 				buf_addf(&a->text, "fits, but on nodes held for ");
 				job_name(&a->text, holder);
@@ -333,8 +362,16 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 		else if (d->reason == ADM_REASON_INSUFFICIENT_CAPACITY)
 			capacity_describe(cap, &job->demand, job->num_nodes, &fit, &a->text);
 
-		/* A job that could never fit must not hold the cluster hostage. */
-		if (starvation_s >= 0 && waited >= starvation_s && fit.ever >= job->num_nodes) {
+		if (job->holds) {
+			/* Its victims are stopping: what they free is its own. */
+			d->starving = true;
+			hold_for(a, cap, job);
+			buf_addf(&a->text, "; it %s, so no job behind it may use the nodes it needs",
+				 job->holds);
+			any_held = true;
+		} else if (starvation_s >= 0 && waited >= starvation_s &&
+			   fit.ever >= job->num_nodes) {
+			/* A job that could never fit must not hold the cluster hostage. */
 			d->starving = true;
 			starve(a, cap, job, waited);
 			any_held = true;

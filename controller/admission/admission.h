@@ -4,8 +4,9 @@
  *
  * One pass takes the waiting jobs and the cluster's free capacity and says,
  * for every job, admit or wait, and why:
- *  - the queue is ordered by priority (higher first), then creation time
- *    (older first), then namespace and name;
+ *  - the queue is ordered by its Partition's priorityTier (higher first,
+ *    as Slurm schedules higher tiers first), then priority (higher first),
+ *    then creation time (older first), then namespace and name;
  *  - each job that fits is admitted, and its pods' demand is taken off the
  *    capacity before the jobs behind it are looked at;
  *  - a job that does not fit does not block the jobs behind it (backfill),
@@ -55,6 +56,7 @@ enum adm_reason {
 struct adm_job {
 	const char *namespace;
 	const char *name;
+	int32_t tier;             /* its Partition's priorityTier; 0 without one */
 	int32_t priority;
 	int64_t created_s;        /* metadata.creationTimestamp, Unix seconds */
 	int64_t waiting_since_s;  /* when it last started waiting (created, or requeued) */
@@ -67,6 +69,12 @@ struct adm_job {
 	 * cluster does not describe): it waits with this message, and holds nothing.
 	 */
 	const char *blocked;
+	/*
+	 * Set for a job whose preempted victims are stopping (docs/design.md
+	 * 3.4): it holds the nodes it needs as a starving job does, at once, and
+	 * its message and the held-back jobs' say this (", which preempted ...").
+	 */
+	const char *holds;
 };
 
 struct adm_decision {
@@ -110,6 +118,17 @@ void admission_release(struct admission *a);
  */
 int admission_decide(struct admission *a, struct capacity *cap, const struct adm_job *jobs,
 		     size_t n_jobs, int64_t now_s, int64_t starvation_s, struct adm_decision *out);
+
+/*
+ * Whether job fits on cap's free capacity as the queue would place it (its
+ * topology too), with no node fenced; placement (num_nodes entries, may be
+ * NULL) receives its nodes. 0 or CADRE_EINVAL.
+ */
+int admission_fits(const struct capacity *cap, const struct adm_job *job, uint32_t *placement,
+		   bool *fits);
+
+/* Whether a comes before b in the queue's order. */
+bool admission_before(const struct adm_job *a, const struct adm_job *b);
 
 /* "Admitted", "InsufficientCapacity", "QueuedBehind"; static. */
 const char *adm_reason_name(enum adm_reason reason);

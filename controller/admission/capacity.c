@@ -202,11 +202,18 @@ int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_
 		 const struct cap_resource *extended, size_t n_extended)
 {
 	long i = node ? capacity_node_index(c, node) : -1;
-	int64_t *row;
 
 	if (i < 0)
 		return CADRE_ENOTFOUND;
-	row = c->free + (size_t)i * c->n_res;
+	capacity_use_at(c, (size_t)i, cpu_milli, memory_milli, extended, n_extended);
+	return 0;
+}
+
+void capacity_use_at(struct capacity *c, size_t i, int64_t cpu_milli, int64_t memory_milli,
+		     const struct cap_resource *extended, size_t n_extended)
+{
+	int64_t *row = c->free + i * c->n_res;
+
 	subtract(&row[RES_CPU], cpu_milli);
 	subtract(&row[RES_MEMORY], memory_milli);
 	subtract(&row[RES_PODS], 1000);
@@ -216,7 +223,6 @@ int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_
 		if (r >= 0)
 			subtract(&row[r], extended[e].milli);
 	}
-	return 0;
 }
 
 int capacity_occupy(struct capacity *c, const char *node)
@@ -227,6 +233,36 @@ int capacity_occupy(struct capacity *c, const char *node)
 		return CADRE_ENOTFOUND;
 	c->occupied[i] = 1;
 	return 0;
+}
+
+int capacity_save(const struct capacity *c, struct cap_saved *saved)
+{
+	size_t n = c->n_nodes * c->n_res;
+
+	saved->free = malloc((n ? n : 1) * sizeof(*saved->free));
+	saved->occupied = malloc(c->n_nodes ? c->n_nodes : 1);
+	saved->n_nodes = c->n_nodes;
+	saved->n_res = c->n_res;
+	if (!saved->free || !saved->occupied) {
+		cap_saved_release(saved);
+		return CADRE_ENOMEM;
+	}
+	memcpy(saved->free, c->free, n * sizeof(*saved->free));
+	memcpy(saved->occupied, c->occupied, c->n_nodes);
+	return 0;
+}
+
+void capacity_restore(struct capacity *c, const struct cap_saved *saved)
+{
+	memcpy(c->free, saved->free, saved->n_nodes * saved->n_res * sizeof(*c->free));
+	memcpy(c->occupied, saved->occupied, saved->n_nodes);
+}
+
+void cap_saved_release(struct cap_saved *saved)
+{
+	free(saved->free);
+	free(saved->occupied);
+	memset(saved, 0, sizeof(*saved));
 }
 
 /* Nothing is left of node i's free capacity. */
@@ -248,6 +284,11 @@ int capacity_hold_whole(struct capacity *c, const char *node)
 		return CADRE_ENOTFOUND;
 	hold_whole(c, (size_t)i);
 	return 0;
+}
+
+void capacity_hold_whole_at(struct capacity *c, size_t i)
+{
+	hold_whole(c, i);
 }
 
 static bool wants_accel(const struct cap_demand *d)

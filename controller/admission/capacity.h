@@ -234,6 +234,27 @@ int capacity_hold_whole(struct capacity *c, const char *node);
 int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_t memory_milli,
 		 const struct cap_resource *extended, size_t n_extended);
 
+/* capacity_use, capacity_hold_whole on the node of index i (< c->n_nodes). */
+void capacity_use_at(struct capacity *c, size_t i, int64_t cpu_milli, int64_t memory_milli,
+		     const struct cap_resource *extended, size_t n_extended);
+void capacity_hold_whole_at(struct capacity *c, size_t i);
+
+/*
+ * What is free and occupied, kept aside (capacity_save) to be put back
+ * (capacity_restore) after trying what-ifs on c: preemption (preempt.h)
+ * charges different sets of victims' pods onto one base.
+ */
+struct cap_saved {
+	int64_t *free;
+	unsigned char *occupied;
+	size_t n_nodes, n_res;
+};
+
+/* 0 or CADRE_ENOMEM (saved released). */
+int capacity_save(const struct capacity *c, struct cap_saved *saved);
+void capacity_restore(struct capacity *c, const struct cap_saved *saved);
+void cap_saved_release(struct cap_saved *saved);
+
 /*
  * Hold room for count pods of an admitted gang that are not bound yet (do
  * not also pass them to capacity_use). With node set, all of them are held
