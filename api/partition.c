@@ -96,6 +96,40 @@ static void read_namespaces(struct decoder *d, const json_t *spec, struct partit
 	}
 }
 
+/*
+ * spec.priorityTier, spec.preemptMode, spec.graceTimeSeconds and
+ * spec.preemptExemptTimeSeconds, each within the schema's bounds, checked
+ * again here as every other field's are: a Partition stored before the
+ * schema had them was never checked by it.
+ */
+static void read_preemption(struct decoder *d, const json_t *spec, struct partition_spec *s)
+{
+	enum partition_preempt_mode m = PARTITION_PREEMPT_OFF;
+	char *mode = NULL;
+	int64_t n;
+
+	if (decode_as_int64(d, json_object_get(spec, "priorityTier"), "spec.priorityTier", 0,
+			    PARTITION_PRIORITY_TIER_MAX, &n))
+		s->priority_tier = (int32_t)n;
+	if (decode_string(d, spec, "spec", "preemptMode", &mode)) {
+		while (m <= PARTITION_PREEMPT_CANCEL &&
+		       strcmp(mode, partition_preempt_mode_name(m)))
+			m++;
+		if (m <= PARTITION_PREEMPT_CANCEL)
+			s->preempt_mode = m;
+		else
+			decode_fail(d, "spec.preemptMode", "must be one of Off, Requeue, Cancel, "
+				    "not \"%.64s\"", mode);
+		free(mode);
+	}
+	s->has_grace_time = decode_as_int64(d, json_object_get(spec, "graceTimeSeconds"),
+					    "spec.graceTimeSeconds", 0,
+					    PARTITION_GRACE_SECONDS_MAX, &s->grace_time_s);
+	decode_as_int64(d, json_object_get(spec, "preemptExemptTimeSeconds"),
+			"spec.preemptExemptTimeSeconds", 0, PARTITION_PREEMPT_EXEMPT_SECONDS_MAX,
+			&s->preempt_exempt_s);
+}
+
 static void check_spec(struct decoder *d, const struct partition_spec *s)
 {
 	char path[DECODE_PATH_MAX];
@@ -161,8 +195,30 @@ int partition_parse(const json_t *obj, struct partition *out, struct field_error
 	decode_int32(&d, spec, "spec", "maxJobPriority", &s->max_job_priority,
 		     &s->has_max_job_priority);
 	partition_decode_features(&d, spec, &s->features);
+	read_preemption(&d, spec, s);
 	check_spec(&d, s);
 	return decode_finish(&d);
+}
+
+const char *partition_preempt_mode_name(enum partition_preempt_mode mode)
+{
+	switch (mode) {
+	case PARTITION_PREEMPT_REQUEUE: return "Requeue";
+	case PARTITION_PREEMPT_CANCEL: return "Cancel";
+	case PARTITION_PREEMPT_OFF: break;
+	}
+	return "Off";
+}
+
+int64_t partition_grace_seconds(const struct partition_spec *p, bool job_has_signal,
+				int64_t signal_seconds_before)
+{
+	if (p && p->has_grace_time)
+		return p->grace_time_s;
+	/* The job's own warning is the time it asked for to save its work. */
+	if (job_has_signal)
+		return signal_seconds_before;
+	return PARTITION_GRACE_SECONDS_DEFAULT;
 }
 
 /* Older first, then by name: the order the default is chosen in. */

@@ -17,6 +17,14 @@
  *     maxJobPriority: 50             # the highest spec.priority a job may ask
  *     features:                      # what sbatch -C names: a feature is had by the
  *       a100: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}  # nodes with these labels
+ *     priorityTier: 10               # Slurm's PriorityTier (default 0): higher tiers are
+ *                                    #   scheduled first and may preempt lower ones' jobs
+ *     preemptMode: Requeue           # what preemption does to this partition's jobs:
+ *                                    #   Off (default: never preempted), Requeue, Cancel
+ *     graceTimeSeconds: 120          # Slurm's GraceTime: SIGTERM to kill for a victim;
+ *                                    #   absent: the job's signal.secondsBefore, else 30
+ *     preemptExemptTimeSeconds: 600  # Slurm's PreemptExemptTime: no job here is preempted
+ *                                    #   before it has run this long (default 0)
  *
  * A TrainingJob names one with spec.partition; one that names neither a
  * partition nor a queue gets the default partition, if there is one. The
@@ -47,6 +55,31 @@ struct tj_spec;
 #define PARTITION_NAMESPACES_MAX 256
 /* spec.features defines at most this many (the schema's maxProperties). */
 #define PARTITION_FEATURES_MAX 128
+/*
+ * spec.priorityTier's ceiling, slurm.conf(5)'s "may not exceed 65533": a
+ * uint16_t whose top two values are Slurm's NO_VAL16 and INFINITE16.
+ */
+#define PARTITION_PRIORITY_TIER_MAX 65533
+/* spec.graceTimeSeconds at most a day, as the schema's maximum. */
+#define PARTITION_GRACE_SECONDS_MAX 86400
+/* spec.preemptExemptTimeSeconds at most a year (365 days), as the schema's maximum. */
+#define PARTITION_PREEMPT_EXEMPT_SECONDS_MAX 31536000
+/*
+ * The grace of a victim when neither its partition nor its spec.signal says
+ * one: Kubernetes' default terminationGracePeriodSeconds.
+ */
+#define PARTITION_GRACE_SECONDS_DEFAULT 30
+
+/*
+ * spec.preemptMode: what preemption does to a job of the partition, as
+ * slurm.conf's PreemptMode of a partition (without Slurm's SUSPEND and
+ * GANG, which need a suspended pod Kubernetes does not have).
+ */
+enum partition_preempt_mode {
+	PARTITION_PREEMPT_OFF = 0,  /* never preempted */
+	PARTITION_PREEMPT_REQUEUE,  /* stopped and queued again, as scontrol requeue */
+	PARTITION_PREEMPT_CANCEL,   /* stopped for good */
+};
 
 struct partition_spec {
 	bool is_default;           /* spec.default */
@@ -68,6 +101,12 @@ struct partition_spec {
 	int32_t max_job_priority;
 	/* spec.features: feature name -> {label: value, ...}; NULL when absent. */
 	json_t *features;
+	/* Preemption, as Slurm's partition settings of the same names. */
+	int32_t priority_tier;       /* spec.priorityTier, 0 when absent */
+	enum partition_preempt_mode preempt_mode;  /* spec.preemptMode, Off when absent */
+	bool has_grace_time;         /* spec.graceTimeSeconds given */
+	int64_t grace_time_s;        /* its value; partition_grace_seconds says the default */
+	int64_t preempt_exempt_s;    /* spec.preemptExemptTimeSeconds, 0 when absent */
 };
 
 struct partition {
@@ -82,11 +121,25 @@ void partition_release(struct partition *p);
  * Read a Partition object (borrowed) into out, initialised here, and check
  * it: a DNS-1123 name, Slurm times, an accelerators text as a
  * TrainingJob's, a queue that is a DNS-1123 subdomain, string label values,
- * tolerations as a pod's, defaultTime not past maxTime. Problems go to errs
- * with their paths. 0, CADRE_EINVAL when it added errors (out holds what
- * could be read), CADRE_ENOMEM. Release out whatever it returns.
+ * tolerations as a pod's, defaultTime not past maxTime, the preemption
+ * fields within the schema's bounds and enum. Problems go to errs with
+ * their paths. 0, CADRE_EINVAL when it added errors (out holds what could
+ * be read), CADRE_ENOMEM. Release out whatever it returns.
  */
 int partition_parse(const json_t *obj, struct partition *out, struct field_errors *errs);
+
+/* "Off", "Requeue" or "Cancel": spec.preemptMode's text (static; "Off" for no mode). */
+const char *partition_preempt_mode_name(enum partition_preempt_mode mode);
+
+/*
+ * The seconds a job of partition p gets between the SIGTERM of its
+ * preemption and the kill: p's spec.graceTimeSeconds, else the job's
+ * spec.signal.secondsBefore when it has a spec.signal (job_has_signal;
+ * signal_seconds_before its value), else PARTITION_GRACE_SECONDS_DEFAULT.
+ * p may be NULL (no partition: the job's own say). Pure.
+ */
+int64_t partition_grace_seconds(const struct partition_spec *p, bool job_has_signal,
+				int64_t signal_seconds_before);
 
 /*
  * The default partition of parts[0..n): the oldest (then first by name)

@@ -264,7 +264,7 @@ struct field {
 	size_t suffix_len;
 };
 
-static const char known[] = "PRalLDtTNcmGFAsrhgzdwfEiy";
+static const char known[] = "PRalLDtTNcmGFAsrhgzdwfEipy";
 
 /* Parse format into fields (at most max); *prefix_len bytes of text before the first. */
 static int parse_format(const char *format, struct field *f, size_t max, size_t *n,
@@ -405,6 +405,22 @@ static void topology_text(const struct sinfo_query *q, const struct node *n, cha
 		snprintf(out, size, "-");
 }
 
+/*
+ * A partition's priority tier as sinfo's %p prints it: _build_min_max_16_string
+ * through convert_num_unit with CONVERT_NUM_UNIT_EXACT, which goes up a unit
+ * of 1024 while no more than half of one is lost, so 1024 is "1K" and 1536
+ * "1.50K" (the ceiling, 65533, never reaches "M").
+ */
+static void tier_text(int32_t tier, char out[48])
+{
+	if (tier >= 1024 && tier % 1024 == 0)
+		snprintf(out, 48, "%dK", (int)(tier / 1024));
+	else if (tier >= 1024 && tier % 512 == 0)
+		snprintf(out, 48, "%.2fK", tier / 1024.0);
+	else
+		snprintf(out, 48, "%d", (int)tier);
+}
+
 /* "96" or "96+" for the lowest of a group that differs (_build_min_max_32_string). */
 static void min_plus(long long lo, long long hi, char out[48])
 {
@@ -451,7 +467,8 @@ static int field_text(struct ctx *c, char letter, const struct row *r, struct bu
 			{ "A", "NODES(A/I)" }, { "s", "JOB_SIZE" }, { "r", "ROOT" },
 			{ "h", "OVERSUBSCRIBE" }, { "g", "GROUPS" }, { "z", "S:C:T" },
 			{ "d", "TMP_DISK" }, { "w", "WEIGHT" }, { "f", "AVAIL_FEATURES" },
-			{ "E", "REASON" }, { "i", "RESERVATION" }, { "y", "TOPOLOGY" },
+			{ "E", "REASON" }, { "i", "RESERVATION" }, { "p", "PRIO_TIER" },
+			{ "y", "TOPOLOGY" },
 		};
 
 		for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
@@ -507,6 +524,9 @@ static int field_text(struct ctx *c, char letter, const struct row *r, struct bu
 	case 'f': return buf_adds(out, "(null)");
 	case 'E': return buf_adds(out, first && first->reason ? first->reason : "none");
 	case 'i': return 0;
+	case 'p':
+		tier_text(p->spec.priority_tier, t);
+		return buf_adds(out, t);
 	case 'y': {
 		char where[512];
 
@@ -860,6 +880,17 @@ static void mem_exact(long long mb, char out[32])
 		snprintf(out, 32, "%.2f%c", num, units[u]);
 }
 
+/* slurm_protocol_defs.c preempt_mode_string: Slurm's words for a partition's PreemptMode. */
+static const char *preempt_mode_slurm(enum partition_preempt_mode mode)
+{
+	switch (mode) {
+	case PARTITION_PREEMPT_REQUEUE: return "REQUEUE";
+	case PARTITION_PREEMPT_CANCEL: return "CANCEL";
+	case PARTITION_PREEMPT_OFF: break;
+	}
+	return "OFF";
+}
+
 static int node_name_cmp(const void *x, const void *y)
 {
 	return host_cmp(((const struct node *)x)->name, ((const struct node *)y)->name);
@@ -897,14 +928,17 @@ static int show_record(const struct partition *p, const struct node *nodes, size
 	e = e ? e : buf_addf(out, "%s AllowQos=ALL\n", s->allowed_namespaces ? "" : "ALL");
 	e = e ? e : buf_addf(out, "   AllocNodes=ALL Default=%s QoS=N/A\n",
 			     s->is_default ? "YES" : "NO");
-	e = e ? e : buf_addf(out, "   DefaultTime=%s DisableRootJobs=NO Exclusive=NO GraceTime=0 "
-			     "Hidden=NO\n", deftime);
+	/* GraceTime: the partition's own, else what a job without spec.signal gets. */
+	e = e ? e : buf_addf(out, "   DefaultTime=%s DisableRootJobs=NO Exclusive=NO "
+			     "GraceTime=%lld Hidden=NO\n", deftime,
+			     (long long)partition_grace_seconds(s, false, 0));
 	e = e ? e : buf_addf(out, "   MaxNodes=UNLIMITED MaxTime=%s MinNodes=0 LLN=NO "
 			     "MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED\n", maxtime);
 	e = e ? e : hostlist_compress(names, members, &list);
 	e = e ? e : buf_addf(out, "   Nodes=%s\n", members ? buf_str(&list) : "(null)");
-	e = e ? e : buf_adds(out, "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO "
-			     "OverSubscribe=NO\n   OverTimeLimit=NONE PreemptMode=OFF\n");
+	e = e ? e : buf_addf(out, "   PriorityJobFactor=1 PriorityTier=%d RootOnly=NO ReqResv=NO "
+			     "OverSubscribe=NO\n   OverTimeLimit=NONE PreemptMode=%s\n",
+			     (int)s->priority_tier, preempt_mode_slurm(s->preempt_mode));
 	e = e ? e : buf_addf(out, "   State=UP TotalCPUs=%lld TotalNodes=%zu "
 			     "SelectTypeParameters=NONE\n   JobDefaults=(null)\n"
 			     "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n", cpus, members);
@@ -1024,7 +1058,8 @@ static int sinfo_check(struct sinfo_query *q, const char *extra, FILE *err)
 		q->format = getenv("SINFO_FORMAT");
 	if (q->format && !sinfo_format_ok(q->format, &bad)) {
 		fprintf(err, "%s: --format: unknown field at \"%s\" (known: %%P %%R %%a %%l %%L %%D "
-			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i %%y)\n",
+			"%%t %%T %%N %%c %%m %%G %%F %%A %%s %%r %%h %%g %%z %%d %%w %%f %%E %%i "
+			"%%p %%y)\n",
 			CMD, q->format + bad);
 		return CLI_EXIT_USAGE;
 	}

@@ -17,6 +17,8 @@
  *          node is up, but whether anything runs on it is not known
  *          (cordoned: drain)
  * GRES is gpu:TYPE:COUNT, TYPE from nvidia.com/gpu.product ("h100").
+ * %p (PRIO_TIER) is the partition's spec.priorityTier, in sinfo's units
+ * (1024 is "1K").
  * cadre's own field %y (TOPOLOGY; sinfo --topology adds it) shows where a
  * node sits in the network: "block=b1,rack=r2" of the ClusterTopology's
  * levels it carries, "-" for none; rows group the nodes of one domain.
@@ -87,10 +89,15 @@ int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json
  * named), as slurm_sprint_partition_info prints it (src/api/partition_info.c
  * @ 284c3b9, not one_liner), from the same lists as sinfo_table, appended
  * to out. AllowAccounts is spec.allowedNamespaces, comma-separated, or ALL;
- * Nodes, TotalCPUs, TotalNodes and TRES are the nodes sinfo puts in it; what
- * cadre has no notion of carries slurm.conf's default. maxJobPriority has no
- * key in Slurm's record and is not invented one (kubectl get partition -o
- * wide shows it). 0, CADRE_ENOTFOUND when no record is shown, CADRE_ENOMEM.
+ * PriorityTier is spec.priorityTier (cadre's default 0, not Slurm's 1),
+ * PreemptMode spec.preemptMode in Slurm's words (OFF, REQUEUE, CANCEL),
+ * GraceTime spec.graceTimeSeconds, else the 30 s a job without spec.signal
+ * gets (a job with one gets its secondsBefore); Nodes, TotalCPUs, TotalNodes
+ * and TRES are the nodes sinfo puts in it; what cadre has no notion of
+ * carries slurm.conf's default. maxJobPriority and preemptExemptTimeSeconds
+ * (a slurm.conf and QOS setting in Slurm) have no key in Slurm's record and
+ * are not invented one (kubectl get partition -o wide shows the first). 0,
+ * CADRE_ENOTFOUND when no record is shown, CADRE_ENOMEM.
  */
 int sinfo_show_partition(const char *name, const json_t *partitions, const json_t *nodes,
 			 const json_t *pods, struct buf *out);

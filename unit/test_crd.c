@@ -1032,6 +1032,58 @@ Test(crd, partition_tenancy_fields_are_bounded_namespace_names_and_an_int32)
 	buf_release(&path);
 }
 
+/*
+ * A Partition's preemption fields, under Slurm's names (docs/api.md): bounds, the
+ * defaults the contract gives (none for graceTimeSeconds, whose absence the controller
+ * resolves per job), and an Off written in quotes, which a YAML 1.1 reader (kubectl's)
+ * would otherwise read as false and never match.
+ */
+Test(crd, partition_preemption_fields_are_bounded_with_the_contracts_defaults)
+{
+	static const char *const modes[] = {"Off", "Requeue", "Cancel"};
+	static const struct { const char *path, *max, *def; } ints[] = {
+		{"spec.priorityTier", "65533", "0"},
+		{"spec.graceTimeSeconds", "86400", NULL},
+		{"spec.preemptExemptTimeSeconds", "31536000", "0"},
+	};
+	const struct ytree *mode = field(part_crd, "spec.preemptMode");
+
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		assert_attr(part_crd, ints[i].path, "type", "integer");
+		assert_attr(part_crd, ints[i].path, "minimum", "0");
+		assert_attr(part_crd, ints[i].path, "maximum", ints[i].max);
+		if (ints[i].def)
+			assert_attr(part_crd, ints[i].path, "default", ints[i].def);
+		else
+			cr_assert_null(attr(part_crd, ints[i].path, "default"), "%s has no default",
+				       ints[i].path);
+		assert_described(field(part_crd, ints[i].path), ints[i].path);
+	}
+	assert_attr(part_crd, "spec.preemptMode", "type", "string");
+	assert_enum(part_crd, "spec.preemptMode", modes, 3);
+	assert_attr(part_crd, "spec.preemptMode", "default", "Off");
+	cr_assert(ytree_at(ytree_get(mode, "enum"), 0)->quoted, "enum value Off must be quoted");
+	cr_assert(ytree_get(mode, "default")->quoted, "default Off must be quoted");
+	assert_described(mode, "spec.preemptMode");
+}
+
+Test(crd, partition_printer_columns_and_wide_ones)
+{
+	static const struct column_spec want[] = {
+		{"DEFAULT", ".spec.default", "boolean", 0},
+		{"TIMELIMIT", ".spec.maxTime", "string", 0},
+		{"TIER", ".spec.priorityTier", "integer", 0},
+		{"PREEMPT", ".spec.preemptMode", "string", 0},
+		{"IMAGE", ".spec.defaultImage", "string", 0},
+		{"QUEUE", ".spec.queue", "string", 1},
+		{"NAMESPACES", ".spec.allowedNamespaces", "string", 1},
+		{"MAXPRIORITY", ".spec.maxJobPriority", "integer", 1},
+		{"AGE", ".metadata.creationTimestamp", "date", 0},
+	};
+
+	assert_columns(part_crd, want, sizeof(want) / sizeof(want[0]));
+}
+
 static void assert_condition_shape(const struct ytree *crd)
 {
 	static const char *const statuses[] = {"True", "False", "Unknown"};

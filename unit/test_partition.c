@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void parse_ok(const char *json, struct partition *p)
@@ -447,4 +448,119 @@ Test(partition, a_feature_the_partition_does_not_define_is_refused_and_bad_featu
 		       "{\"a b\": {\"x\": \"y\"}}}}", "a feature's name is 1 to 63 letters");
 	assert_problem("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"features\": "
 		       "{\"ab\": {}}}}", "must be the labels a node has the feature by");
+}
+
+/* A Partition whose spec is the JSON members spec_members (no braces). */
+#define WITH_SPEC(spec_members) "{\"metadata\": {\"name\": \"p\"}, \"spec\": {" spec_members "}}"
+
+/* Slurm's partition settings under their own names; absent, nothing is preempted. */
+Test(partition, without_preemption_fields_the_tier_is_0_and_nothing_is_preempted)
+{
+	struct partition p;
+
+	parse_ok("{\"metadata\": {\"name\": \"all\"}}", &p);
+	cr_assert_eq(p.spec.priority_tier, 0);
+	cr_assert_eq(p.spec.preempt_mode, PARTITION_PREEMPT_OFF);
+	cr_assert_not(p.spec.has_grace_time, "absent: the controller resolves it per job");
+	cr_assert_eq(p.spec.grace_time_s, 0);
+	cr_assert_eq(p.spec.preempt_exempt_s, 0);
+	partition_release(&p);
+}
+
+Test(partition, preemption_fields_read_at_their_bounds)
+{
+	static const char *const modes[] = { "Off", "Requeue", "Cancel" };
+	struct partition p;
+	char json[512];
+
+	parse_ok(WITH_SPEC("\"priorityTier\": 65533, \"preemptMode\": \"Requeue\", "
+			   "\"graceTimeSeconds\": 86400, \"preemptExemptTimeSeconds\": 31536000"),
+		 &p);
+	cr_assert_eq(p.spec.priority_tier, 65533);
+	cr_assert_eq(p.spec.preempt_mode, PARTITION_PREEMPT_REQUEUE);
+	cr_assert(p.spec.has_grace_time);
+	cr_assert_eq(p.spec.grace_time_s, 86400);
+	cr_assert_eq(p.spec.preempt_exempt_s, 31536000);
+	partition_release(&p);
+	/* 0 is a grace of its own (kill at once), not "absent". */
+	parse_ok(WITH_SPEC("\"priorityTier\": 0, \"graceTimeSeconds\": 0, "
+			   "\"preemptExemptTimeSeconds\": 0"), &p);
+	cr_assert(p.spec.has_grace_time);
+	cr_assert_eq(p.spec.grace_time_s, 0);
+	partition_release(&p);
+	for (int m = 0; m < 3; m++) {
+		snprintf(json, sizeof(json), WITH_SPEC("\"preemptMode\": \"%s\""), modes[m]);
+		parse_ok(json, &p);
+		cr_assert_eq(p.spec.preempt_mode, (enum partition_preempt_mode)m, "%s", modes[m]);
+		cr_assert_str_eq(partition_preempt_mode_name(p.spec.preempt_mode), modes[m]);
+		partition_release(&p);
+	}
+}
+
+Test(partition, preemption_fields_out_of_bounds_are_named_with_their_paths)
+{
+	assert_problem(WITH_SPEC("\"priorityTier\": -1"),
+		       "spec.priorityTier: must be between 0 and 65533");
+	assert_problem(WITH_SPEC("\"priorityTier\": 65534"),
+		       "spec.priorityTier: must be between 0 and 65533");
+	assert_problem(WITH_SPEC("\"priorityTier\": \"high\""), "spec.priorityTier: must be an "
+		       "integer");
+	assert_problem(WITH_SPEC("\"graceTimeSeconds\": -1"),
+		       "spec.graceTimeSeconds: must be between 0 and 86400");
+	assert_problem(WITH_SPEC("\"graceTimeSeconds\": 86401"),
+		       "spec.graceTimeSeconds: must be between 0 and 86400");
+	assert_problem(WITH_SPEC("\"preemptExemptTimeSeconds\": -1"),
+		       "spec.preemptExemptTimeSeconds: must be between 0 and 31536000");
+	assert_problem(WITH_SPEC("\"preemptExemptTimeSeconds\": 31536001"),
+		       "spec.preemptExemptTimeSeconds: must be between 0 and 31536000");
+}
+
+/* The enum is the schema's, case and all; YAML's bare Off arrives as false. */
+Test(partition, a_preempt_mode_not_off_requeue_or_cancel_is_named)
+{
+	assert_problem(WITH_SPEC("\"preemptMode\": \"Suspend\""),
+		       "spec.preemptMode: must be one of Off, Requeue, Cancel, not \"Suspend\"");
+	assert_problem(WITH_SPEC("\"preemptMode\": \"REQUEUE\""),
+		       "spec.preemptMode: must be one of Off, Requeue, Cancel, not \"REQUEUE\"");
+	assert_problem(WITH_SPEC("\"preemptMode\": \"\""),
+		       "spec.preemptMode: must be one of Off, Requeue, Cancel, not \"\"");
+	assert_problem(WITH_SPEC("\"preemptMode\": false"), "spec.preemptMode: must be a string");
+}
+
+Test(partition, a_bad_preemption_field_leaves_the_others_read)
+{
+	struct field_errors errs;
+	struct partition p;
+	json_t *obj = json_loads(WITH_SPEC("\"priorityTier\": 70000, \"preemptMode\": \"Cancel\", "
+					   "\"graceTimeSeconds\": 90000"), 0, NULL);
+
+	cr_assert_not_null(obj);
+	field_errors_init(&errs);
+	cr_assert_eq(partition_parse(obj, &p, &errs), CADRE_EINVAL);
+	cr_assert_eq(field_errors_count(&errs), 2);
+	cr_assert_eq(p.spec.priority_tier, 0);
+	cr_assert_eq(p.spec.preempt_mode, PARTITION_PREEMPT_CANCEL);
+	cr_assert_not(p.spec.has_grace_time);
+	partition_release(&p);
+	field_errors_release(&errs);
+	json_decref(obj);
+}
+
+/* GraceTime: the partition's, else the job's spec.signal.secondsBefore, else 30. */
+Test(partition, the_grace_is_the_partitions_then_the_jobs_signal_then_30)
+{
+	struct partition with, without;
+
+	parse_ok(WITH_SPEC("\"graceTimeSeconds\": 120"), &with);
+	parse_ok(WITH_SPEC("\"preemptMode\": \"Requeue\""), &without);
+	cr_assert_eq(partition_grace_seconds(&with.spec, true, 45), 120);
+	cr_assert_eq(partition_grace_seconds(&with.spec, false, 0), 120);
+	cr_assert_eq(partition_grace_seconds(&without.spec, true, 45), 45);
+	cr_assert_eq(partition_grace_seconds(&without.spec, true, 0), 0);
+	cr_assert_eq(partition_grace_seconds(&without.spec, false, 45), 30,
+		     "secondsBefore counts only with a signal");
+	cr_assert_eq(partition_grace_seconds(NULL, false, 0), PARTITION_GRACE_SECONDS_DEFAULT);
+	cr_assert_eq(PARTITION_GRACE_SECONDS_DEFAULT, 30);
+	partition_release(&with);
+	partition_release(&without);
 }

@@ -235,7 +235,9 @@ static json_t *tenancy_parts(void)
 /*
  * slurm_sprint_partition_info (src/api/partition_info.c @ 284c3b9, not one_liner):
  * AllowAccounts is the list of allowedNamespaces, ALL without one; maxJobPriority
- * has no key of Slurm's and none is made up.
+ * has no key of Slurm's and none is made up. Without the preemption fields:
+ * PriorityTier=0 (cadre's default, where Slurm's is 1), PreemptMode=OFF and
+ * GraceTime=30, what a job without spec.signal gets.
  */
 Test(sinfo, scontrol_show_partition_prints_allow_accounts_as_slurm_does)
 {
@@ -246,11 +248,11 @@ Test(sinfo, scontrol_show_partition_prints_allow_accounts_as_slurm_does)
 		"PartitionName=debug\n"
 		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
 		"   AllocNodes=ALL Default=NO QoS=N/A\n"
-		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=0 Hidden=NO\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=30 Hidden=NO\n"
 		"   MaxNodes=UNLIMITED MaxTime=00:30:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
 		"MaxCPUsPerSocket=UNLIMITED\n"
 		"   Nodes=gpu-node-[0-3,10]\n"
-		"   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   PriorityJobFactor=1 PriorityTier=0 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
 		"   OverTimeLimit=NONE PreemptMode=OFF\n"
 		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
 		"   JobDefaults=(null)\n"
@@ -260,11 +262,11 @@ Test(sinfo, scontrol_show_partition_prints_allow_accounts_as_slurm_does)
 		"PartitionName=gpu\n"
 		"   AllowGroups=ALL AllowAccounts=ml,vision AllowQos=ALL\n"
 		"   AllocNodes=ALL Default=YES QoS=N/A\n"
-		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=0 Hidden=NO\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=30 Hidden=NO\n"
 		"   MaxNodes=UNLIMITED MaxTime=7-00:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
 		"MaxCPUsPerSocket=UNLIMITED\n"
 		"   Nodes=gpu-node-[0-3,10]\n"
-		"   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   PriorityJobFactor=1 PriorityTier=0 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
 		"   OverTimeLimit=NONE PreemptMode=OFF\n"
 		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
 		"   JobDefaults=(null)\n"
@@ -306,5 +308,82 @@ Test(sinfo, json_has_each_partitions_allowed_accounts)
 			"accounts"), "deny")), "");
 	}
 	json_decref(doc);
+	json_decref(p);
+}
+
+/* Four partitions of every node, of the tiers absent (0), 10, 1024 and 1536. */
+static json_t *tiered_parts(void)
+{
+	return json_pack("[{s:{s:s}},{s:{s:s},s:{s:i}},{s:{s:s},s:{s:i}},{s:{s:s},s:{s:i}}]",
+			 "metadata", "name", "debug",
+			 "metadata", "name", "gpu", "spec", "priorityTier", 10,
+			 "metadata", "name", "big", "spec", "priorityTier", 1024,
+			 "metadata", "name", "half", "spec", "priorityTier", 1536);
+}
+
+/*
+ * sinfo's "%p Partition scheduling tier priority" (src/sinfo/print.c
+ * _print_priority_tier @ 284c3b9): header PRIO_TIER, the number through
+ * convert_num_unit's exact units (1024 is 1K, 1536 1.50K), padded and cut
+ * as every field.
+ */
+Test(sinfo, percent_p_is_the_partitions_priority_tier_as_sinfo_prints_it)
+{
+	json_t *p = tiered_parts();
+	size_t bad = 1;
+
+	cr_assert(sinfo_format_ok("%p", &bad));
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%R %p %.6p|%8p|" }, p, nodes,
+				 pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION PRIO_TIER PRIO_T|PRIO_TIE|\n"
+		"debug 0      0|0       |\n"
+		"gpu 10     10|10      |\n"
+		"big 1K     1K|1K      |\n"
+		"half 1.50K  1.50K|1.50K   |\n");
+	json_decref(p);
+}
+
+/* Slurm's PriorityTier, PreemptMode (its words, upper case) and GraceTime, where it prints them. */
+Test(sinfo, scontrol_show_partition_prints_the_preemption_fields_as_slurm_does)
+{
+	json_t *p = json_pack("[{s:{s:s},s:{s:s,s:i,s:s,s:i,s:i}},{s:{s:s},s:{s:s,s:s}}]",
+			      "metadata", "name", "prod", "spec", "maxTime", "1-00:00:00",
+			      "priorityTier", 10, "preemptMode", "Requeue", "graceTimeSeconds", 120,
+			      "preemptExemptTimeSeconds", 600,
+			      "metadata", "name", "scavenger", "spec", "maxTime", "4:00:00",
+			      "preemptMode", "Cancel");
+
+	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PartitionName=prod\n"
+		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+		"   AllocNodes=ALL Default=NO QoS=N/A\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=120 Hidden=NO\n"
+		"   MaxNodes=UNLIMITED MaxTime=1-00:00:00 MinNodes=0 LLN=NO "
+		"MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED\n"
+		"   Nodes=gpu-node-[0-3,10]\n"
+		"   PriorityJobFactor=1 PriorityTier=10 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   OverTimeLimit=NONE PreemptMode=REQUEUE\n"
+		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
+		"   JobDefaults=(null)\n"
+		"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+		"   TRES=cpu=480,mem=5T,node=5,billing=480,gres/gpu=40\n"
+		"\n"
+		"PartitionName=scavenger\n"
+		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+		"   AllocNodes=ALL Default=NO QoS=N/A\n"
+		"   DefaultTime=NONE DisableRootJobs=NO Exclusive=NO GraceTime=30 Hidden=NO\n"
+		"   MaxNodes=UNLIMITED MaxTime=04:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED "
+		"MaxCPUsPerSocket=UNLIMITED\n"
+		"   Nodes=gpu-node-[0-3,10]\n"
+		"   PriorityJobFactor=1 PriorityTier=0 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+		"   OverTimeLimit=NONE PreemptMode=CANCEL\n"
+		"   State=UP TotalCPUs=480 TotalNodes=5 SelectTypeParameters=NONE\n"
+		"   JobDefaults=(null)\n"
+		"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+		"   TRES=cpu=480,mem=5T,node=5,billing=480,gres/gpu=40\n"
+		"\n");
+	cr_assert_null(strstr(buf_str(&b), "600"), "PreemptExemptTime is not a partition key");
 	json_decref(p);
 }
