@@ -172,8 +172,8 @@ Test(tj_plan, a_job_that_does_not_fit_waits_in_queued_and_says_why)
 	struct fx f;
 
 	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
-		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room", NULL, 0 };
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity",
+		.message = "needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "InsufficientCapacity");
@@ -270,8 +270,8 @@ Test(tj_plan, a_queued_gang_gets_its_configmap_and_service_and_no_pod)
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_SERVICE), 1);
 	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
 	tj_plan_release(&f.plan);
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room",
-						NULL, 0 };
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity",
+						.message = "no room" };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	cr_assert_eq(f.plan.status.n_nodes, 0);
@@ -1222,8 +1222,8 @@ Test(tj_plan, a_queued_job_is_reconciling_with_the_reason_it_waits)
 	struct fx f;
 
 	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity",
-		"needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room", NULL, 0 };
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity",
+		.message = "needs 2 nodes with 8 nvidia.com/gpu of type H100; 1 node has room" };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
 	assert_health(&f.plan, "True", "InsufficientCapacity", false);
@@ -1394,7 +1394,7 @@ Test(tj_plan, the_health_conditions_are_stable_so_nothing_is_written_twice)
 	struct tj_status first;
 
 	fx_job(&f, NULL, NULL);
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room", NULL, 0 };
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity", .message = "no room" };
 	fx_plan(&f);
 	cr_assert_eq(tj_status_copy(&first, &f.plan.status), 0);
 	replan_later(&f, 100);
@@ -1991,7 +1991,7 @@ Test(tj_plan, the_entrypoint_configmap_is_not_planned_when_it_exists_or_no_pod_i
 	 */
 	fx_job(&f, NULL, NULL);
 	f.in.entrypoint_exists = false;
-	f.in.admission = (struct tj_admission){ ADMIT_WAIT, "InsufficientCapacity", "no room", NULL, 0 };
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "InsufficientCapacity", .message = "no room" };
 	fx_plan(&f);
 	cr_assert_eq(f.plan.n_actions, 1);
 	cr_assert_eq(f.plan.actions[0].kind, TJ_CREATE_ENTRYPOINT);
@@ -2962,5 +2962,137 @@ Test(tj_plan, a_pending_job_whose_wait_is_over_asks_for_admission_as_queued)
 	fx_plan(&f);
 	cr_assert(f.plan.needs_admission);
 	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	fx_release(&f);
+}
+
+#define RUNNING_ADMITTED "{\"phase\":\"Running\",\"conditions\":[" \
+	"{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\"," \
+	"\"message\":\"admitted\",\"lastTransitionTime\":\"" EARLIER "\"}," \
+	"{\"type\":\"Running\",\"status\":\"True\",\"reason\":\"AllPodsRunning\"," \
+	"\"message\":\"running\",\"lastTransitionTime\":\"" EARLIER "\"}]}"
+
+/* Every pod delete of the plan gives the pod grace seconds. */
+static void assert_deletes_with_grace(const struct tj_plan *p, size_t n, int64_t grace)
+{
+	size_t seen = 0;
+
+	for (size_t i = 0; i < p->n_actions; i++) {
+		if (p->actions[i].kind != TJ_DELETE_POD)
+			continue;
+		seen++;
+		cr_assert(p->actions[i].has_grace, "%s deleted without the preemption's grace",
+			  p->actions[i].pod);
+		cr_assert_eq(p->actions[i].grace_s, grace);
+	}
+	cr_assert_eq(seen, n);
+}
+
+/*
+ * docs/design.md 3.4: a Requeue victim records its preemption (preemptor,
+ * attempt, grace, mode) in the status written before any pod is told, its
+ * pods go with the grace, and it is queued again: no failure, no limit.
+ */
+Test(tj_plan, a_requeue_victim_records_its_preemption_then_stops_with_the_grace)
+{
+	struct tj_preempted pre = { "ml/urgent", 10, 0, false, 45 };
+	struct fx f;
+
+	fx_job(&f, ",\"maxInfraRestarts\":0,\"signal\":{\"name\":\"USR1\",\"secondsBefore\":45}",
+	       RUNNING_ADMITTED);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.preempted = &pre;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RESTARTING);
+	cr_assert_eq(f.plan.status.preemptions, 1);
+	cr_assert_eq(f.plan.status.restarts + f.plan.status.infra_restarts +
+		     f.plan.status.requeues, 0, "counted in preemptions alone");
+	cr_assert(f.plan.status.has_preemption);
+	cr_assert_str_eq(f.plan.status.preemption.preemptor, "ml/urgent");
+	cr_assert_eq(f.plan.status.preemption.attempt, 0);
+	cr_assert_eq(f.plan.status.preemption.grace_s, 45);
+	cr_assert_str_eq(f.plan.status.preemption.mode, "Requeue");
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Preempted");
+	cr_assert(strstr(f.plan.status.message, "preempted by ml/urgent (Partition tier 10 over 0)"
+			 ": its pods get SIGUSR1 and 45s to stop"), "%s", f.plan.status.message);
+	cr_assert(strstr(event_of(&f.plan, "Preempted")->message, "ml/urgent"));
+	assert_deletes_with_grace(&f.plan, 2, 45);
+	/* The next pass (after a crash, or with the pods still going): same grace, no second count. */
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.preemptions, 1);
+	assert_deletes_with_grace(&f.plan, 2, 45);
+	/* Its pods gone, it waits in the queue again. */
+	f.n_pods = 0;
+	f.in.n_pods = 0;
+	f.in.preempted = NULL;
+	fx_replan(&f);
+	fx_replan(&f);
+	cr_assert(f.plan.needs_admission, "queued again: %s", f.plan.status.message);
+	cr_assert_eq(tj_attempt(&f.plan.status), 1);
+	fx_release(&f);
+}
+
+/* A Cancel victim ends Failed with reason Preempted, its pods given the grace. */
+Test(tj_plan, a_cancel_victim_ends_failed_preempted)
+{
+	struct tj_preempted pre = { "ml/urgent", 10, 2, true, 30 };
+	struct fx f;
+
+	fx_job(&f, NULL, RUNNING_ADMITTED);
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	f.in.preempted = &pre;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_FAILED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Failed"), "Preempted");
+	cr_assert_str_eq(f.plan.status.preemption.mode, "Cancel");
+	cr_assert_eq(f.plan.status.preemptions, 1);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert(strstr(f.plan.status.message, "SIGTERM and 30s to stop, then the job ends"),
+		  "%s", f.plan.status.message);
+	assert_deletes_with_grace(&f.plan, 2, 30);
+	fx_release(&f);
+}
+
+/* A job not admitted is no victim, whatever the input says. */
+Test(tj_plan, a_job_not_admitted_is_not_preempted)
+{
+	struct tj_preempted pre = { "ml/urgent", 10, 0, false, 30 };
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.preempted = &pre;
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.preemptions, 0);
+	cr_assert_not(f.plan.status.has_preemption);
+	fx_release(&f);
+}
+
+/*
+ * The preemptor stores its victims in status.preempting (before any is
+ * told), says so as an event, and drops the list once admitted.
+ */
+Test(tj_plan, a_preemptor_stores_its_victims_then_drops_them_when_admitted)
+{
+	static const char *const victims[] = { "ml/scavenge-a", "ml/scavenge-b" };
+	static const int32_t attempts[] = { 0, 3 };
+	struct fx f;
+
+	fx_job(&f, NULL, NULL);
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT, .reason = "Preempting",
+		.message = "preempting 2 running jobs of lower Partition tiers to make room",
+		.preempt = victims, .preempt_attempt = attempts, .n_preempt = 2 };
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_QUEUED);
+	cr_assert_str_eq(cond_reason(&f.plan, "Admitted"), "Preempting");
+	cr_assert_eq(f.plan.status.n_preempting, 2);
+	cr_assert_str_eq(f.plan.status.preempting[1].job, "ml/scavenge-b");
+	cr_assert_eq(f.plan.status.preempting[1].attempt, 3);
+	cr_assert(has_event(&f.plan, "Preempting"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0, "victims stop themselves");
+	f.in.admission = ADMIT_ON_N0_N1("fits on n0, n1");
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.n_preempting, 0);
+	cr_assert_null(f.plan.status.preempting);
 	fx_release(&f);
 }

@@ -9,6 +9,8 @@
  * for the length of one decision; the arrays it builds are freed at the end.
  */
 #include "controller/admission/gang.h"
+#include "controller/admission/gang_internal.h"
+#include "controller/admission/gang_preempt.h"
 #include "base/err.h"
 #include "api/accel.h"
 #include "api/fielderr.h"
@@ -29,14 +31,8 @@
 #include <string.h>
 #include <time.h>
 
-/* A growing scratch area of fixed-size records; freed in one go. */
-struct scratch {
-	void **blocks;
-	size_t n;
-	int err;
-};
 
-static void *scratch_alloc(struct scratch *s, size_t count, size_t size)
+void *gang_scratch_alloc(struct scratch *s, size_t count, size_t size)
 {
 	void **more;
 	void *p;
@@ -55,7 +51,7 @@ static void *scratch_alloc(struct scratch *s, size_t count, size_t size)
 	return p;
 }
 
-static void scratch_release(struct scratch *s)
+void gang_scratch_release(struct scratch *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->blocks[i]);
@@ -71,7 +67,7 @@ static const char *str(const json_t *obj, const char *key)
 static void read_resources(struct scratch *s, const json_t *list, int64_t *cpu, int64_t *memory,
 			   int64_t *pods, const struct cap_resource **ext, size_t *n_ext)
 {
-	struct cap_resource *out = scratch_alloc(s, json_object_size(list), sizeof(*out));
+	struct cap_resource *out = gang_scratch_alloc(s, json_object_size(list), sizeof(*out));
 	const char *name;
 	json_t *value;
 	size_t n = 0;
@@ -103,8 +99,8 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 	const json_t *spec = json_object_get(node, "spec");
 	const json_t *status = json_object_get(node, "status");
 	const json_t *labels = json_object_get(meta, "labels"), *taint, *cond;
-	struct cap_label *lab = scratch_alloc(s, json_object_size(labels), sizeof(*lab));
-	struct cap_taint *tnt = scratch_alloc(s, json_array_size(json_object_get(spec, "taints")),
+	struct cap_label *lab = gang_scratch_alloc(s, json_object_size(labels), sizeof(*lab));
+	struct cap_taint *tnt = gang_scratch_alloc(s, json_array_size(json_object_get(spec, "taints")),
 					      sizeof(*tnt));
 	const char *key;
 	json_t *value;
@@ -132,20 +128,8 @@ static void read_node(struct scratch *s, const json_t *node, struct cap_node *cn
 	cn->taints = tnt;
 }
 
-struct charge_ctx {
-	struct capacity *cap;
-	struct store *own;      /* cadre's pods, charged from there */
-	/*
-	 * Keys of the admitted gangs with ranks not bound yet, sorted: their
-	 * pods are charged by charge_admitted, from the same read that finds
-	 * the unbound ranks, so a pod bound between two walks of the cache is
-	 * counted once, never zero times.
-	 */
-	char **held;
-	size_t n_held;
-};
 
-static int held_cmp(const void *a, const void *b)
+int gang_key_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -166,7 +150,7 @@ static bool pod_of_held(const struct charge_ctx *c, const char *key, int rank)
 		return false;
 	memcpy(job, key, len - (size_t)n);
 	job[len - (size_t)n] = '\0';
-	return bsearch(&want, c->held, c->n_held, sizeof(*c->held), held_cmp) != NULL;
+	return bsearch(&want, c->held, c->n_held, sizeof(*c->held), gang_key_cmp) != NULL;
 }
 
 /*
@@ -174,7 +158,7 @@ static bool pod_of_held(const struct charge_ctx *c, const char *key, int rank)
  * is a service of the node (DaemonSet, static); held whole when the pod is
  * an exclusive job's (spec.exclusive).
  */
-static void charge(struct charge_ctx *c, const struct cache_pod *p)
+void gang_charge(struct charge_ctx *c, const struct cache_pod *p)
 {
 	struct cap_resource ext[CACHE_POD_EXT_MAX];
 
@@ -203,7 +187,7 @@ static int charge_other_pod(void *arg, const char *key, const void *rec, size_t 
 		return 0;
 	if (c->own && store_contains(c->own, key))
 		return 0;
-	charge(c, &p);
+	gang_charge(c, &p);
 	return 0;
 }
 
@@ -224,7 +208,7 @@ static int charge_own_pod(void *arg, const char *key, const void *rec, size_t le
 		return 0;
 	if (!p.node)
 		p.node = p.pinned;
-	charge(c, &p);
+	gang_charge(c, &p);
 	return 0;
 }
 
@@ -240,7 +224,7 @@ static void demand_scratch_and_exclusions(struct scratch *s, const struct traini
 	int64_t scratch = build_scratch_request_milli(job);
 
 	if (scratch > 0) {
-		struct cap_resource *disk = scratch_alloc(s, 1, sizeof(*disk));
+		struct cap_resource *disk = gang_scratch_alloc(s, 1, sizeof(*disk));
 
 		if (disk) {
 			*disk = (struct cap_resource){ "ephemeral-storage", scratch };
@@ -249,8 +233,8 @@ static void demand_scratch_and_exclusions(struct scratch *s, const struct traini
 		}
 	}
 	if (st->n_excluded_nodes) {
-		const char **avoid = scratch_alloc(s, st->n_excluded_nodes, sizeof(*avoid));
-		const char **timed_out = scratch_alloc(s, st->n_excluded_nodes, sizeof(*timed_out));
+		const char **avoid = gang_scratch_alloc(s, st->n_excluded_nodes, sizeof(*avoid));
+		const char **timed_out = gang_scratch_alloc(s, st->n_excluded_nodes, sizeof(*timed_out));
 
 		for (size_t i = 0; avoid && timed_out && i < st->n_excluded_nodes; i++) {
 			const struct tj_excluded_node *x = &st->excluded_nodes[i];
@@ -267,13 +251,13 @@ static void demand_scratch_and_exclusions(struct scratch *s, const struct traini
 	}
 }
 
-static void demand_of(struct scratch *s, const struct trainingjob *job, struct cap_demand *d)
+void gang_demand_of(struct scratch *s, const struct trainingjob *job, struct cap_demand *d)
 {
 	const struct tj_resources *r = &job->spec.resources;
 	const json_t *sel = job->spec.pod_template.node_selector;
 	const json_t *tols = job->spec.pod_template.tolerations, *tol;
-	struct cap_label *lab = scratch_alloc(s, json_object_size(sel), sizeof(*lab));
-	struct cap_toleration *tl = scratch_alloc(s, json_array_size(tols), sizeof(*tl));
+	struct cap_label *lab = gang_scratch_alloc(s, json_object_size(sel), sizeof(*lab));
+	struct cap_toleration *tl = gang_scratch_alloc(s, json_array_size(tols), sizeof(*tl));
 	const char *key;
 	json_t *value;
 	size_t i;
@@ -312,34 +296,8 @@ static void demand_of(struct scratch *s, const struct trainingjob *job, struct c
 	d->exclusive = job->spec.nodes.exclusive;
 }
 
-struct candidate {
-	struct trainingjob job;
-	bool borrowed;     /* job is the caller's (the job asked about), not to be released */
-	int64_t since;     /* created, or requeued after its last failure */
-	bool admitted;     /* admitted earlier; some pods still need a place */
-	int unbound;
-	unsigned char *bound;  /* per rank, its pod bound (charge_admitted; scratch) */
-	/* Admitted by this process, the cache not showing it yet: the decision. */
-	struct jobmemo_admission recorded;
-};
 
-/* A job that the records say waits for admission, to be decoded after the walk. */
-struct waiting {
-	char *key;
-	bool admitted;
-	int unbound;
-};
 
-struct collect {
-	struct manager *m;
-	struct waiting *waiting;     /* from the walk over the records */
-	size_t n_waiting, cap_waiting;
-	struct candidate *jobs;      /* decoded from those */
-	size_t n;
-	int64_t now;
-	uint64_t now_ms;             /* monotonic, for the admitted records */
-	int err;
-};
 
 /*
  * Whether a candidate's gang holds capacity already: its cached status says
@@ -362,7 +320,7 @@ struct bound_count {
 	int bound;
 };
 
-static bool pod_ended(const struct cache_pod *p)
+bool gang_pod_ended(const struct cache_pod *p)
 {
 	return p->phase == POD_SUCCEEDED || p->phase == POD_FAILED;
 }
@@ -379,7 +337,7 @@ static int count_bound(void *arg, const char *key, const void *rec, size_t len)
 
 	(void)key;
 	if (cache_pod_read(rec, len, &p) == 0 && p.attempt == b->attempt &&
-	    (p.node || pod_ended(&p)))
+	    (p.node || gang_pod_ended(&p)))
 		b->bound++;
 	return 0;
 }
@@ -494,6 +452,7 @@ static void collect_release(struct collect *c)
 		free(c->waiting[i].key);
 	free(c->jobs);
 	free(c->waiting);
+	partitions_release(&c->parts);
 }
 
 /* The keys of the admitted gangs in c, sorted, in scratch. 0 or CADRE_ENOMEM. */
@@ -508,16 +467,16 @@ static int held_keys(struct scratch *s, const struct collect *c, char ***held, s
 
 		if (!c->jobs[i].admitted)
 			continue;
-		if (!*held && !(*held = scratch_alloc(s, c->n, sizeof(**held))))
+		if (!*held && !(*held = gang_scratch_alloc(s, c->n, sizeof(**held))))
 			return CADRE_ENOMEM;
 		len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
-		if (!(key = scratch_alloc(s, len, 1)))
+		if (!(key = gang_scratch_alloc(s, len, 1)))
 			return CADRE_ENOMEM;
 		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
 		(*held)[(*n)++] = key;
 	}
 	if (*n > 1)
-		qsort(*held, *n, sizeof(**held), held_cmp);
+		qsort(*held, *n, sizeof(**held), gang_key_cmp);
 	return 0;
 }
 
@@ -571,8 +530,10 @@ static bool admitted_before(struct manager *m, const char *key, const struct tra
 	}
 	jobmemo_admission_release(held);
 	*held = recorded;
-	*out = (struct tj_admission){ ADMIT_YES, "Admitted", held->message,
-				      (const char *const *)held->nodes, held->n_nodes };
+	*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
+				      .message = held->message,
+				      .nodes = (const char *const *)held->nodes,
+				      .n_nodes = held->n_nodes };
 	return true;
 }
 
@@ -611,11 +572,11 @@ static int walk_node(void *arg, const char *key, const void *rec, size_t len)
 		       (w->err = CADRE_ENOMEM) : 0;
 	if (node_slot(w))
 		return w->err;
-	copy = scratch_alloc(w->s, 1, len);
+	copy = gang_scratch_alloc(w->s, 1, len);
 	if (copy) {
-		struct cap_resource *ext = scratch_alloc(w->s, n.n_ext, sizeof(*ext));
-		struct cap_label *labels = scratch_alloc(w->s, n.n_labels, sizeof(*labels));
-		struct cap_taint *taints = scratch_alloc(w->s, n.n_taints, sizeof(*taints));
+		struct cap_resource *ext = gang_scratch_alloc(w->s, n.n_ext, sizeof(*ext));
+		struct cap_label *labels = gang_scratch_alloc(w->s, n.n_labels, sizeof(*labels));
+		struct cap_taint *taints = gang_scratch_alloc(w->s, n.n_taints, sizeof(*taints));
 
 		memcpy(copy, rec, len);
 		if (!w->s->err && cache_node_read(copy, len, &w->nodes[w->n], ext, labels,
@@ -630,7 +591,7 @@ static int walk_node(void *arg, const char *key, const void *rec, size_t len)
  * into cap_nodes, which cap borrows; the few too large for a record are
  * decoded into nodes, held as long) less what every pod on it asks for.
  */
-static int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
+int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
 			 struct cap_node **cap_nodes, json_t **nodes, char **held, size_t n_held)
 {
 	struct charge_ctx charge = { cap, manager_other_pods_selector(m->opts) ? NULL :
@@ -690,10 +651,10 @@ static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
 	struct cache_pod p;
 
 	(void)key;
-	if (cache_pod_read(rec, len, &p) || (!p.node && !pod_ended(&p)))
+	if (cache_pod_read(rec, len, &p) || (!p.node && !gang_pod_ended(&p)))
 		return 0;
-	if (!pod_ended(&p))
-		charge(&b->charge, &p);
+	if (!gang_pod_ended(&p))
+		gang_charge(&b->charge, &p);
 	if (p.attempt == b->attempt && p.rank >= 0 && p.rank < b->n)
 		b->bound[p.rank] = 1;
 	return 0;
@@ -723,7 +684,7 @@ static void charge_admitted(struct manager *m, struct scratch *s, struct capacit
 	int n = w->job.spec.num_nodes;
 	struct bound_ranks b = { { cap, NULL, NULL, 0 },
 				 tj_attempt(&w->job.status), n,
-				 scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
+				 gang_scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
 	char key[STORE_KEY_MAX];
 
 	w->bound = b.bound;
@@ -748,6 +709,22 @@ static void reserve_admitted(struct capacity *cap, const struct candidate *w,
 			capacity_reserve(cap, d, 1, decided_node(w, r), NULL);
 }
 
+void gang_hold_admitted(struct scratch *s, const struct collect *c, struct capacity *cap)
+{
+	/* Every bound pod of the admitted gangs first, then the room of their other ranks. */
+	for (size_t i = 0; i < c->n; i++)
+		if (c->jobs[i].admitted)
+			charge_admitted(c->m, s, cap, &c->jobs[i]);
+	for (size_t i = 0; i < c->n; i++) {
+		struct cap_demand d;
+
+		if (!c->jobs[i].admitted)
+			continue;
+		gang_demand_of(s, &c->jobs[i].job, &d);
+		reserve_admitted(cap, &c->jobs[i], &d);
+	}
+}
+
 /* The cluster's levels for this decision, read once some waiting job has spec.topology. */
 struct levels_ctx {
 	bool wanted;                   /* a waiting job has spec.topology */
@@ -758,9 +735,9 @@ struct levels_ctx {
 	bool have_map;
 };
 
-static char *scratch_strdup(struct scratch *s, const char *text)
+char *gang_scratch_strdup(struct scratch *s, const char *text)
 {
-	char *copy = scratch_alloc(s, strlen(text) + 1, 1);
+	char *copy = gang_scratch_alloc(s, strlen(text) + 1, 1);
 
 	if (copy)
 		memcpy(copy, text, strlen(text) + 1);
@@ -782,7 +759,7 @@ static const struct topo_request *topology_of(struct scratch *s, struct levels_c
 	if (!t->set)
 		return NULL;
 	if (!l->have_map) {
-		*blocked = scratch_strdup(s, l->why);
+		*blocked = gang_scratch_strdup(s, l->why);
 		return NULL;
 	}
 	field_errors_init(&errs);
@@ -793,12 +770,12 @@ static const struct topo_request *topology_of(struct scratch *s, struct levels_c
 
 		snprintf(text, sizeof(text), "%s: %s", e ? e->path : "spec.topology",
 			 e ? e->message : "cannot be placed");
-		*blocked = scratch_strdup(s, text);
+		*blocked = gang_scratch_strdup(s, text);
 		field_errors_release(&errs);
 		return NULL;
 	}
 	field_errors_release(&errs);
-	r = scratch_alloc(s, 1, sizeof(*r));
+	r = gang_scratch_alloc(s, 1, sizeof(*r));
 	if (!r)
 		return NULL;
 	*r = (struct topo_request){
@@ -868,13 +845,34 @@ static void waiting_placement(struct scratch *s, struct manager *m, const struct
 
 		buf_init(&text, 512);
 		if (!field_errors_join(&errs, &text))
-			*blocked = scratch_strdup(s, buf_str(&text));
+			*blocked = gang_scratch_strdup(s, buf_str(&text));
 		buf_release(&text);
 	}
 	field_errors_release(&errs);
 	if (d->n_timed_out && !capacity_fit(cap, d, job->spec.num_nodes, NULL, NULL, &fit) &&
 	    !fit.fits && fit.ever < job->spec.num_nodes)
 		d->n_timed_out = 0;
+}
+
+/*
+ * A job whose status.preempting lists victims still stopping holds the
+ * nodes it needs (docs/design.md 3.4): the words its message and the
+ * held-back jobs' say it with, in scratch; NULL when none is stopping.
+ */
+static const char *preempted_stopping(struct scratch *s, struct manager *m,
+				      const struct trainingjob *job)
+{
+	const struct tj_status *st = &job->status;
+	char text[160];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_preempting; i++)
+		n += gang_victim_stopping(m, &st->preempting[i]);
+	if (!n)
+		return NULL;
+	snprintf(text, sizeof(text), "is waiting for %zu job%s it preempted to stop", n,
+		 n == 1 ? "" : "s");
+	return gang_scratch_strdup(s, text);
 }
 
 /*
@@ -888,27 +886,25 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 		       struct affinity *aff, struct adm_job *queue, size_t *n_queue,
 		       long *target)
 {
-	/* Every bound pod of the admitted gangs first, then the room of their other ranks. */
-	for (size_t i = 0; i < c->n; i++)
-		if (c->jobs[i].admitted)
-			charge_admitted(c->m, s, cap, &c->jobs[i]);
+	gang_hold_admitted(s, c, cap);
 	for (size_t i = 0; i < c->n; i++) {
 		struct candidate *w = &c->jobs[i];
 		struct cap_demand d;
 		const char *blocked;
 		const struct topo_request *topo;
+		struct job_preempt jp;
 
-		demand_of(s, &w->job, &d);
-		if (w->admitted) {
-			reserve_admitted(cap, w, &d);
+		if (w->admitted)
 			continue;
-		}
+		gang_demand_of(s, &w->job, &d);
 		if (same_job(&w->job, job))
 			*target = (long)*n_queue;
 		topo = topology_of(s, l, &w->job.spec, &blocked);
 		waiting_placement(s, c->m, cap, &w->job, &aff[i], &d, &blocked);
+		partitions_preempt_of(&c->parts, &w->job, &jp);
 		queue[(*n_queue)++] = (struct adm_job){
 			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
+			.tier = jp.tier, .holds = preempted_stopping(s, c->m, &w->job),
 			.priority = w->job.spec.priority,
 			.created_s = w->job.meta.creation_timestamp,
 			.waiting_since_s = w->since, .num_nodes = w->job.spec.num_nodes,
@@ -941,6 +937,14 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 	int n = job->spec.num_nodes, err;
 	const char **names;
 
+	if (d->verdict != ADM_ADMIT && held->n_preempt) {
+		out->reason = "Preempting";
+		out->message = held->message;
+		out->preempt = (const char *const *)held->preempt;
+		out->preempt_attempt = held->preempt_attempt;
+		out->n_preempt = held->n_preempt;
+		return 0;
+	}
 	if (d->verdict != ADM_ADMIT) {
 		out->reason = d->reason == ADM_REASON_QUEUED_BEHIND ?
 			      "QueuedBehind" : "InsufficientCapacity";
@@ -961,8 +965,10 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 	free(names);
 	if (err)
 		return err;
-	*out = (struct tj_admission){ ADMIT_YES, "Admitted", held->message,
-				      (const char *const *)held->nodes, held->n_nodes };
+	*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
+				      .message = held->message,
+				      .nodes = (const char *const *)held->nodes,
+				      .n_nodes = held->n_nodes };
 	return 0;
 }
 
@@ -1001,6 +1007,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	store_foreach_record(m->stores[KIND_TRAININGJOBS], screen_job, &c);
 	err = c.err ? c.err : s.err;
 	if (!err)
+		err = partitions_load(m, &c.parts);
+	if (!err)
 		err = collect_jobs(&c);
 	if (!err)
 		collect_asked(&c, job);
@@ -1038,6 +1046,10 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	}
 	err = admission_decide(&adm, &cap, queue, n_queue, c.now,
 			       m->opts->starvation_seconds, decisions);
+	jobmemo_admission_release(held);
+	if (!err && decisions[target].verdict != ADM_ADMIT)
+		err = gang_preempt(&s, &c, gangs, n_gangs, &cap, queue, n_queue, decisions,
+				   (size_t)target, held);
 	if (!err)
 		err = gang_verdict(m, key, job, &cap, &decisions[target], c.now_ms, out, held);
 out:
@@ -1052,7 +1064,7 @@ out:
 	free(queue);
 	free(decisions);
 	free(cap_nodes);
-	scratch_release(&s);
+	gang_scratch_release(&s);
 	json_decref(nodes);
 	return err;
 }

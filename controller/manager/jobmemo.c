@@ -49,6 +49,10 @@ void jobmemo_admission_release(struct jobmemo_admission *a)
 	for (int i = 0; i < a->n_nodes && a->nodes; i++)
 		free(a->nodes[i]);
 	free(a->nodes);
+	for (size_t i = 0; i < a->n_preempt; i++)
+		free(a->preempt[i]);
+	free(a->preempt);
+	free(a->preempt_attempt);
 	memset(a, 0, sizeof(*a));
 }
 

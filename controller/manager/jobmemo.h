@@ -55,6 +55,10 @@ struct jobmemo_admission {
 	char *message;
 	char **nodes;      /* the node of each rank */
 	int n_nodes;
+	/* A wait that preempts (docs/design.md 3.4): the victims and their attempts. */
+	char **preempt;
+	int32_t *preempt_attempt;
+	size_t n_preempt;
 };
 
 void jobmemo_admission_release(struct jobmemo_admission *a);

@@ -1,4 +1,5 @@
 #include "controller/manager/manager.h"
+#include "controller/admission/gang_preempt.h"
 #include "controller/manager/handlers.h"
 #include "api/pod_trim.h"
 #include "controller/manager/configmap_trim.h"
@@ -281,6 +282,7 @@ static int metrics_init(struct manager *m)
 	static const char *const kind_result[] = { "kind", "result", NULL };
 	static const char *const kind_only[] = { "kind", NULL };
 	static const char *const reason[] = { "reason", NULL };
+	static const char *const mode[] = { "mode", NULL };
 	static const double latency[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5 };
 	static const double waits[] = { 1, 5, 15, 30, 60, 300, 900, 3600, 14400 };
 	struct manager_metrics *mm = &m->metrics;
@@ -303,10 +305,14 @@ static int metrics_init(struct manager *m)
 					   NULL, waits, 9);
 	mm->job_restarts = registry_add(m->registry, METRIC_COUNTER, "cadre_job_restarts_total",
 					"Gang restarts by reason.", reason, NULL, 0);
+	mm->preemptions = registry_add(m->registry, METRIC_COUNTER, "cadre_preemptions_total",
+				       "Running gangs preempted for a higher Partition tier, by the "
+				       "victim's preemptMode.", mode, NULL, 0);
 	mm->leader = registry_add(m->registry, METRIC_GAUGE, "cadre_leader",
 				  "1 while this process holds the leader Lease.", NULL, NULL, 0);
 	if (!mm->reconcile_total || !mm->reconcile_seconds ||
-	    !mm->admission_wait || !mm->time_to_running || !mm->job_restarts || !mm->leader)
+	    !mm->admission_wait || !mm->time_to_running || !mm->job_restarts ||
+	    !mm->preemptions || !mm->leader)
 		return CADRE_ENOMEM;
 	if (registry_add_collector(m->registry, api_collector, m) ||
 	    registry_add_collector(m->registry, metrics_process_collector, NULL))
@@ -540,6 +546,9 @@ int manager_stores_init(struct manager *m)
 			err = store_add_index(m->stores[k], TJ_AWAITED_INDEX, tj_awaited_index, NULL);
 		if (!err && k == KIND_TRAININGJOBS)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_job, NULL);
+		if (!err && k == KIND_TRAININGJOBS)
+			err = store_add_index(m->stores[k], GANG_PREEMPTS_INDEX, gang_preempts_index,
+					      NULL);
 		if (!err && k == KIND_CODE)
 			err = store_add_index(m->stores[k], CODE_INDEX, code_index_part, NULL);
 		if (!err && (k == KIND_PODS || k == KIND_PODGROUPS)) {

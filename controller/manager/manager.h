@@ -66,6 +66,7 @@ struct manager_metrics {
 	struct metric *admission_wait;         /* seconds from creation to admission */
 	struct metric *time_to_running;        /* seconds from admission to all Running */
 	struct metric *job_restarts;           /* {reason} */
+	struct metric *preemptions;            /* {mode}: built-in preemptions by tier */
 	struct metric *leader;                 /* 1 while leading */
 };
 

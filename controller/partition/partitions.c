@@ -170,3 +170,53 @@ out:
 	json_decref(bad);
 	return err;
 }
+
+int partitions_load(struct manager *m, struct partition_set *set)
+{
+	json_t *bad = json_object();
+	int err;
+
+	memset(set, 0, sizeof(*set));
+	if (!bad)
+		return CADRE_ENOMEM;
+	err = load(m, &set->parts, &set->n, &bad);
+	json_decref(bad);
+	return err;
+}
+
+void partitions_release(struct partition_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		partition_release(&set->parts[i]);
+	free(set->parts);
+	memset(set, 0, sizeof(*set));
+}
+
+void partitions_preempt_of(const struct partition_set *set, const struct trainingjob *job,
+			   struct job_preempt *out)
+{
+	const struct tj_spec *spec = &job->spec;
+	const struct partition *found = NULL;
+	const char *name = NULL;
+
+	partition_pick(set->parts, set->n, job->status.partition, spec->partition, spec->queue,
+		       &name, &found);
+	*out = (struct job_preempt){ 0 };
+	out->grace_s = partition_grace_seconds(found ? &found->spec : NULL,
+					       spec->signal.name != NULL,
+					       spec->signal.seconds_before);
+	if (!found)
+		return;
+	out->tier = found->spec.priority_tier;
+	out->mode = (int)found->spec.preempt_mode;
+	out->exempt_s = found->spec.preempt_exempt_s;
+}
+
+bool partitions_preemptable_below(const struct partition_set *set, int32_t tier)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->parts[i].spec.priority_tier < tier &&
+		    set->parts[i].spec.preempt_mode != PARTITION_PREEMPT_OFF)
+			return true;
+	return false;
+}

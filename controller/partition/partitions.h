@@ -40,4 +40,33 @@ struct job_partition {
  */
 int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out);
 
+/*
+ * What preemption makes of a job (docs/design.md 3.4), from its Partition
+ * as it is now: as in Slurm, an admin's change of a tier or a mode applies
+ * to the jobs already running. Zero (tier 0, Off) without a partition.
+ */
+struct job_preempt {
+	int32_t tier;
+	int mode;              /* enum partition_preempt_mode */
+	int64_t exempt_s;      /* preemptExemptTimeSeconds */
+	int64_t grace_s;       /* partition_grace_seconds for the job */
+};
+
+/* Every cached Partition, parsed, for several lookups in one decision. */
+struct partition_set {
+	struct partition *parts;
+	size_t n;
+};
+
+/* 0 or CADRE_ENOMEM; release set whatever it returns. */
+int partitions_load(struct manager *m, struct partition_set *set);
+void partitions_release(struct partition_set *set);
+
+/* job's settings (its status.partition, else spec.partition, else the default one). */
+void partitions_preempt_of(const struct partition_set *set, const struct trainingjob *job,
+			   struct job_preempt *out);
+
+/* Whether a partition of a tier below tier lets its jobs be preempted. */
+bool partitions_preemptable_below(const struct partition_set *set, int32_t tier);
+
 #endif

@@ -77,6 +77,8 @@ struct tj_pass {
 	json_t *element_objs;        /* an array job's elements, as cached */
 	struct tj_element *elements;
 	size_t n_elements;
+	struct tj_preempted preempted;   /* a higher tier's job preempts this one */
+	char preemptor[STORE_KEY_MAX];   /* its key, which preempted points at */
 };
 
 /* tj_read.c */
@@ -90,6 +92,7 @@ void tj_read_elements(struct tj_pass *p, struct tj_input *in);
 void tj_read_entrypoint(struct tj_pass *p);
 void tj_read_label_values(struct tj_pass *p);
 void tj_read_pods(struct tj_pass *p);
+int tj_read_preempted(struct tj_pass *p, struct tj_input *in);
 void tj_read_refusal(struct tj_pass *p, struct tj_input *in);
 void tj_read_volumes(struct tj_pass *p);
 void tj_validate_job(struct tj_pass *p);

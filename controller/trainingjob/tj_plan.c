@@ -64,8 +64,16 @@ struct tj_action *plan_action(struct planner *p, enum tj_action_kind kind, int r
 	a->rank = rank;
 	a->attempt = tj_attempt(&p->out->status);
 	if (pod) {
+		const struct tj_status *st = &p->out->status;
+
 		a->pod = pod->name;
 		a->uid = pod->uid;
+		/* Every delete of a preempted attempt's pods gives them the preemption's grace. */
+		if (kind == TJ_DELETE_POD && st->has_preemption &&
+		    pod->attempt == st->preemption.attempt) {
+			a->has_grace = true;
+			a->grace_s = st->preemption.grace_s;
+		}
 	}
 	return a;
 }
@@ -811,6 +819,14 @@ void plan_first_admission(struct planner *p)
 
 void plan_admit(struct planner *p, const char *message)
 {
+	struct tj_status *st = &p->out->status;
+
+	/* What it preempted for has done its work. */
+	for (size_t i = 0; i < st->n_preempting; i++)
+		free(st->preempting[i].job);
+	free(st->preempting);
+	st->preempting = NULL;
+	st->n_preempting = 0;
 	plan_cond(p, "Admitted", true, "Admitted", message);
 	plan_first_admission(p);
 	p->out->admitted_now = true;
@@ -1012,6 +1028,33 @@ static bool restart_backing_off(struct planner *p, int attempt)
 	return true;
 }
 
+/*
+ * Admission chose victims for this job: the choice is stored in
+ * status.preempting, written before any victim hears of it; each victim's
+ * own reconcile finds it there (gang_preempt.h).
+ */
+static void record_preempting(struct planner *p)
+{
+	const struct tj_admission *a = &p->in->admission;
+	struct tj_status *st = &p->out->status;
+	struct tj_preempting *list = calloc(a->n_preempt, sizeof(*list));
+
+	if (!list) {
+		p->err = CADRE_ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < st->n_preempting; i++)
+		free(st->preempting[i].job);
+	free(st->preempting);
+	st->preempting = list;
+	st->n_preempting = 0;
+	for (size_t i = 0; i < a->n_preempt; i++) {
+		list[i].attempt = a->preempt_attempt[i];
+		plan_set_string(p, &list[i].job, a->preempt[i]);
+		st->n_preempting++;
+	}
+}
+
 /* Built-in admission said wait: say why, once as an event, and stay Queued. */
 static void builtin_wait(struct planner *p)
 {
@@ -1020,8 +1063,10 @@ static void builtin_wait(struct planner *p)
 	const char *msg = in->admission.message ? in->admission.message : "waiting for capacity";
 	const struct condition *c = condition_find(&p->out->status.conditions, "Admitted");
 
+	if (in->admission.n_preempt)
+		record_preempting(p);
 	/* Keep a GangTimeout reason visible until the next admission. */
-	if (!c || strcmp(c->reason, "GangTimeout"))
+	if (!c || strcmp(c->reason, "GangTimeout") || in->admission.n_preempt)
 		plan_cond(p, "Admitted", false, reason, msg);
 	/* Say once, as an event, that the gang waits and why. */
 	if (!c || strcmp(c->status, "False") || strcmp(c->reason, reason))
@@ -1243,12 +1288,62 @@ static bool requeue_asked(struct planner *p)
 	return true;
 }
 
+/*
+ * A job of a higher tier preempts this one (docs/design.md 3.4): the
+ * preemption is recorded in status.preemption, with the grace, before the
+ * pods are told (the status is written before any action); then each pod
+ * is deleted with that grace, so the program gets spec.signal (else
+ * SIGTERM) from the entrypoint and is killed when the grace ends. Requeue:
+ * it waits in the queue again, keeping its place by age; Cancel: it ends
+ * Failed. Either way counted in preemptions, never as a failure.
+ */
+static bool preempted(struct planner *p)
+{
+	const struct tj_preempted *pre = p->in->preempted;
+	struct tj_status *st = &p->out->status;
+	struct tj_preemption *rec = &st->preemption;
+	const char *sig = p->job->spec.signal.name ? p->job->spec.signal.name : "TERM";
+	char msg[1024];
+
+	if (!pre || st->phase == TJ_PHASE_RESTARTING || !condition_is_true(&st->conditions,
+									  "Admitted"))
+		return false;
+	st->has_preemption = true;
+	rec->attempt = tj_attempt(st);
+	rec->time = p->in->now;
+	rec->grace_s = pre->grace_s;
+	rec->tier = pre->tier;
+	plan_set_string(p, &rec->preemptor, pre->preemptor);
+	plan_set_string(p, &rec->mode, pre->cancel ? "Cancel" : "Requeue");
+	st->preemptions++;
+	snprintf(msg, sizeof(msg), "preempted by %s (Partition tier %d over %d): its pods get "
+		 "SIG%s and %llds to stop, then the job %s (preemption %d: no failure)",
+		 pre->preemptor, (int)pre->tier, (int)pre->own_tier, sig, (long long)pre->grace_s,
+		 pre->cancel ? "ends (preemptMode Cancel)" : "is queued again (preemptMode Requeue)",
+		 st->preemptions);
+	if (pre->cancel) {
+		plan_finish(p, false, "Preempted", msg);
+		plan_cond(p, "Admitted", false, "Preempted", msg);
+		plan_record_nodes(p);
+	} else {
+		plan_set_phase(p, TJ_PHASE_RESTARTING);
+		plan_cond(p, "Restarting", true, "Preempted", msg);
+		plan_cond_clear(p, "Running", "Preempted", msg);
+		plan_cond(p, "Admitted", false, "Restarting", msg);
+		plan_set_message(p, "%s", msg);
+		plan_event(p, true, "Preempted", "%s", msg);
+		plan_clear_nodes(p);
+	}
+	plan_delete_pods(p, true, -1);
+	return true;
+}
+
 static void plan_active(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
 	int attempt = tj_attempt(st);
 
-	if (plan_dependency_holds(p) || requeue_asked(p))
+	if (preempted(p) || plan_dependency_holds(p) || requeue_asked(p))
 		return;
 	if (active_deadline_passed(p))
 		return;

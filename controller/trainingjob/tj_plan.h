@@ -151,6 +151,23 @@ struct tj_admission {
 	 */
 	const char *const *nodes;
 	int n_nodes;
+	/*
+	 * ADMIT_WAIT with reason Preempting: the running jobs ("ns/name") to
+	 * stop, at their attempts, stored in status.preempting before any is
+	 * told (docs/design.md 3.4).
+	 */
+	const char *const *preempt;
+	const int32_t *preempt_attempt;
+	size_t n_preempt;
+};
+
+/* This job is among a waiting job's status.preempting, at its attempt (gang_preempted). */
+struct tj_preempted {
+	const char *preemptor;   /* "namespace/name" */
+	int32_t tier;            /* the preemptor's priorityTier */
+	int32_t own_tier;        /* this job's */
+	bool cancel;             /* its Partition's preemptMode is Cancel, else Requeue */
+	int64_t grace_s;         /* partition_grace_seconds */
 };
 
 struct tj_input {
@@ -240,6 +257,8 @@ struct tj_input {
 	const char *cancel_tasks;
 	/* The job's annotation cadre.dev/requeue (scontrol requeue); NULL: none. */
 	const char *requeue;
+	/* A higher tier's job preempts this one; NULL: none (docs/design.md 3.4). */
+	const struct tj_preempted *preempted;
 };
 
 enum tj_action_kind {
@@ -275,6 +294,9 @@ struct tj_action {
 	int attempt;
 	const char *pod;   /* borrowed from the input's pod views */
 	const char *uid;
+	/* TJ_DELETE_POD of a preempted attempt: the preemption's grace (status.preemption). */
+	bool has_grace;
+	int64_t grace_s;
 };
 
 struct tj_event {

@@ -4,6 +4,7 @@
  * caches into the planner's input.
  */
 #include "controller/trainingjob/tj_pass.h"
+#include "controller/admission/gang_preempt.h"
 
 /* store_get_record visitor: 1 or 0 from a node record, CADRE_EINVAL without one. */
 static int ready_of_record(void *ctx, const char *key, const void *rec, size_t len)
@@ -468,4 +469,21 @@ void tj_input_caches(struct tj_pass *p, struct tj_input *in)
 	read_podgroups(p);
 	in->podgroups = p->podgroups;
 	in->n_podgroups = p->n_podgroups;
+}
+
+/*
+ * Built-in mode, an admitted job: whether a waiting job of a higher tier
+ * lists it in status.preempting (gang_preempt.h). 0 or CADRE_ENOMEM.
+ */
+int tj_read_preempted(struct tj_pass *p, struct tj_input *in)
+{
+	bool yes = false;
+	int err;
+
+	if (in->mode != GANG_BUILTIN || !condition_is_true(&p->job.status.conditions, "Admitted"))
+		return 0;
+	err = gang_preempted(p->m, &p->job, &p->preempted, p->preemptor, &yes);
+	if (!err && yes)
+		in->preempted = &p->preempted;
+	return err;
 }

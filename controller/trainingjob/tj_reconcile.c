@@ -53,10 +53,36 @@ static void pass_release(struct tj_pass *p)
 	json_decref(p->obj);
 }
 
+/*
+ * The victims a new status.preempting names, now that it is stored: each
+ * one's reconcile finds itself there and stops (gang_preempt.h).
+ */
+static void tell_victims(struct tj_pass *p)
+{
+	const struct tj_status *st = &p->plan.status;
+
+	for (size_t i = 0; i < st->n_preempting; i++) {
+		char ns[STORE_KEY_MAX];
+		const char *slash = strchr(st->preempting[i].job, '/');
+
+		if (!slash || (size_t)(slash - st->preempting[i].job) >= sizeof(ns))
+			continue;
+		memcpy(ns, st->preempting[i].job, (size_t)(slash - st->preempting[i].job));
+		ns[slash - st->preempting[i].job] = '\0';
+		manager_enqueue(p->m, "tj", ns, slash + 1);
+	}
+}
+
 static void record_metrics(struct tj_pass *p)
 {
 	struct manager_metrics *mm = &p->m->metrics;
 	const struct tj_status *before = &p->job.status, *after = &p->plan.status;
+
+	if (after->preemptions > before->preemptions) {
+		const char *labels[] = { after->preemption.mode ? after->preemption.mode : "Requeue" };
+
+		metric_add(mm->preemptions, labels, 1);
+	}
 
 	if (p->plan.admitted_now) {
 		int64_t since = p->job.meta.creation_timestamp;
@@ -72,7 +98,8 @@ static void record_metrics(struct tj_pass *p)
 			metric_observe(mm->time_to_running, NULL,
 				       (double)(manager_time(p->m) - c->last_transition_time));
 	}
-	if (tj_attempt(after) > tj_attempt(before)) {
+	/* A preemption is counted above, not as a restart. */
+	if (tj_attempt(after) - after->preemptions > tj_attempt(before) - before->preemptions) {
 		const struct condition *c = condition_find(&after->conditions, "Restarting");
 		const char *labels[] = { c ? c->reason : "Unknown" };
 
@@ -161,6 +188,8 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	if ((ret = tj_read_dependency(&p, &in)))
 		goto out;
 	tj_read_elements(&p, &in);
+	if ((ret = tj_read_preempted(&p, &in)))
+		goto out;
 	in.requeue = meta_annotation(&p.job.meta, ANNOTATION_REQUEUE);
 	in.job_id = p.job_id;
 	if (tj_phase_terminal(p.job.status.phase) &&
@@ -180,8 +209,10 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	/* The owners are for Kubernetes' collection only: a failed patch holds nothing up. */
 	own_err = tj_own_code(&p);
 	act_err = tj_run_actions(&p);
-	if (written)
+	if (written) {
 		record_metrics(&p);
+		tell_victims(&p);
+	}
 	if (p.plan.requeue_after_s > 0)
 		manager_enqueue_after(m, "tj", ns, name, (uint64_t)p.plan.requeue_after_s * 1000);
 	/* A spec that cannot be built waits for an edit; a refused create is tried again. */

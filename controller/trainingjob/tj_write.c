@@ -489,7 +489,9 @@ static int create_pod(struct tj_pass *p, const struct tj_action *a)
 
 static int delete_pod(struct tj_pass *p, const struct tj_action *a)
 {
-	struct kube_delete_opts opts = { .propagation_policy = "Background", .uid = a->uid };
+	struct kube_delete_opts opts = { .propagation_policy = "Background", .uid = a->uid,
+					 .grace_period_set = a->has_grace,
+					 .grace_period_seconds = a->grace_s };
 	struct kube_status st;
 	int ret;
 
