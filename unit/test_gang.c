@@ -1000,3 +1000,199 @@ Test(gang, an_exclusive_job_takes_empty_nodes_whole_and_keeps_them)
 		     "%s", msg);
 	cr_assert_str_eq(nodes, "gpu-0", "gpu-1 is held whole by the exclusive job");
 }
+
+/* --- preemption by Partition tier (docs/design.md 3.4, gang_preempt.h) --- */
+
+#include "controller/admission/gang_preempt.h"
+
+/* Partitions scavenger (tier 0, mode), urgent (tier 10, Off), and the preempts index. */
+static void preemption_site(const char *mode, int exempt_s)
+{
+	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
+	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], GANG_PREEMPTS_INDEX,
+				     gang_preempts_index, NULL), 0);
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:i, s:s, s:i}}", "metadata", "name",
+					  "scavenger", "spec", "priorityTier", 0, "preemptMode",
+					  mode, "preemptExemptTimeSeconds", exempt_s));
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:i}}", "metadata", "name", "urgent",
+					  "spec", "priorityTier", 10));
+}
+
+/* A gang of partition part running on node (one rank), its run started ago_s seconds ago. */
+static void add_running(const char *name, const char *part, const char *node, int ago_s)
+{
+	time_t at = time(NULL) - ago_s;
+	char spec[128], status[512], started[32];
+	struct tm tm;
+
+	gmtime_r(&at, &tm);
+	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(spec, sizeof(spec), "{\"partition\":\"%s\"}", part);
+	snprintf(status, sizeof(status), "{\"phase\":\"Running\",\"startTime\":\"%s\","
+		 "\"nodes\":[{\"rank\":0,\"node\":\"%s\"}]}", started, node);
+	add_job_with(name, name, 1, ago_s + 60, true, spec, status);
+	add_own_pod(name, 0, "Running", node, NULL, false);
+}
+
+/* A waiting job of partition part, numNodes nodes, created ago_s seconds ago. */
+static void add_waiting(const char *name, const char *part, int nodes, int ago_s,
+			const char *status_extra)
+{
+	char spec[128];
+
+	snprintf(spec, sizeof(spec), "{\"partition\":\"%s\"}", part);
+	add_job_with(name, name, nodes, ago_s, false, spec, status_extra);
+}
+
+/* gang_admit for ns/name: the verdict, reason and message, and the victims comma-separated. */
+static enum admit_verdict decide_preempt(const char *name, char *reason, char *msg, char *victims)
+{
+	char key[64];
+	json_t *obj = NULL;
+	struct trainingjob job;
+	struct field_errors errs;
+	struct tj_admission out;
+	struct jobmemo_admission held = { 0 };
+	struct job_partition part;
+
+	snprintf(key, sizeof(key), "ns/%s", name);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
+	cr_assert_eq(partitions_apply(&m, &job, &part), 0);
+	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
+	snprintf(reason, 64, "%s", out.reason ? out.reason : "");
+	snprintf(msg, 512, "%s", out.message ? out.message : "");
+	victims[0] = '\0';
+	for (size_t i = 0; i < out.n_preempt; i++)
+		snprintf(victims + strlen(victims), 256 - strlen(victims), "%s%s@%d", i ? "," : "",
+			 out.preempt[i], out.preempt_attempt[i]);
+	jobmemo_admission_release(&held);
+	field_errors_release(&errs);
+	tj_release(&job);
+	json_decref(obj);
+	return out.verdict;
+}
+
+Test(gang, a_higher_tier_preempts_the_youngest_lower_tier_gang_that_makes_it_fit)
+{
+	char reason[64], msg[512], victims[256];
+
+	preemption_site("Requeue", 0);
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_running("scav-old", "scavenger", "gpu-0", 600);
+	add_running("scav-young", "scavenger", "gpu-1", 60);
+	add_waiting("urg", "urgent", 1, 5, NULL);
+	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(reason, "Preempting", "%s", msg);
+	cr_assert_str_eq(victims, "ns/scav-young@0");
+	cr_assert(strstr(msg, "preempting 1 running job of lower Partition tiers to make room "
+			 "(tier 10): ns/scav-young (tier 0)"), "%s", msg);
+	/* Two nodes wanted: both go. */
+	add_waiting("urg", "urgent", 2, 5, NULL);
+	decide_preempt("urg", reason, msg, victims);
+	cr_assert_str_eq(victims, "ns/scav-young@0,ns/scav-old@0");
+}
+
+Test(gang, nothing_is_preempted_that_would_not_make_room_nor_for_an_equal_tier)
+{
+	char reason[64], msg[512], victims[256];
+
+	preemption_site("Requeue", 0);
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_running("scav-a", "scavenger", "gpu-0", 600);
+	add_running("scav-b", "scavenger", "gpu-1", 600);
+	/* Three nodes: not even with both gone. */
+	add_waiting("urg", "urgent", 3, 5, NULL);
+	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(reason, "InsufficientCapacity", "%s", msg);
+	cr_assert_str_eq(victims, "");
+	/* The same tier never preempts, whatever its priority. */
+	add_job_with("peer", "peer", 1, 5, false, "{\"partition\":\"scavenger\",\"priority\":900}",
+		     NULL);
+	cr_assert_eq(decide_preempt("peer", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(victims, "", "%s", msg);
+}
+
+Test(gang, a_partition_whose_mode_is_off_or_whose_exempt_time_runs_is_never_preempted)
+{
+	char reason[64], msg[512], victims[256];
+
+	preemption_site("Off", 0);
+	add_node("gpu-0");
+	add_running("scav", "scavenger", "gpu-0", 600);
+	add_waiting("urg", "urgent", 1, 5, NULL);
+	decide_preempt("urg", reason, msg, victims);
+	cr_assert_str_eq(victims, "", "%s", msg);
+	/* Requeue, but a run of 10 minutes is exempt for an hour. */
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:i, s:s, s:i}}", "metadata", "name",
+					  "scavenger", "spec", "priorityTier", 0, "preemptMode",
+					  "Requeue", "preemptExemptTimeSeconds", 3600));
+	decide_preempt("urg", reason, msg, victims);
+	cr_assert_str_eq(victims, "", "%s", msg);
+	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:i, s:s, s:i}}", "metadata", "name",
+					  "scavenger", "spec", "priorityTier", 0, "preemptMode",
+					  "Requeue", "preemptExemptTimeSeconds", 300));
+	decide_preempt("urg", reason, msg, victims);
+	cr_assert_str_eq(victims, "ns/scav@0", "%s", msg);
+}
+
+/*
+ * While its victims stop, a preemptor holds the nodes it needs (a job
+ * behind it that would fit is told so), chooses no second set, and each
+ * victim finds itself listed, with its preemptor, tiers and grace.
+ */
+Test(gang, a_preemptor_holds_while_its_victims_stop_and_they_find_themselves_listed)
+{
+	char reason[64], msg[512], victims[256], by[STORE_KEY_MAX];
+	struct tj_preempted pre;
+	struct field_errors errs;
+	struct trainingjob victim;
+	json_t *obj;
+	bool yes;
+
+	preemption_site("Cancel", 0);
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_node("gpu-2");
+	add_running("scav-a", "scavenger", "gpu-0", 600);
+	add_running("scav-b", "scavenger", "gpu-1", 60);
+	add_waiting("urg", "urgent", 2, 5, "{\"preempting\":[{\"job\":\"ns/scav-b\","
+		    "\"attempt\":0}],\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
+		    "\"reason\":\"Preempting\",\"message\":\"m\","
+		    "\"lastTransitionTime\":\"2026-12-01T00:00:00Z\"}]}");
+	add_waiting("small", "scavenger", 1, 4, NULL);
+	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(victims, "", "no second preemption while the first stops: %s", msg);
+	cr_assert(strstr(msg, "it is waiting for 1 job it preempted to stop"), "%s", msg);
+	cr_assert_eq(decide_preempt("small", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(reason, "QueuedBehind", "%s", msg);
+	cr_assert(strstr(msg, "held for ns/urg, which is waiting for 1 job it preempted"), "%s",
+		  msg);
+	/* The victim's side. */
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], "ns/scav-b", &obj), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(obj, &victim, &errs), 0);
+	cr_assert_eq(gang_preempted(&m, &victim, &pre, by, &yes), 0);
+	cr_assert(yes);
+	cr_assert_str_eq(pre.preemptor, "ns/urg");
+	cr_assert_eq(pre.tier, 10);
+	cr_assert_eq(pre.own_tier, 0);
+	cr_assert(pre.cancel);
+	cr_assert_eq(pre.grace_s, 30);
+	/* At another attempt it is not the job listed. */
+	victim.status.requeues = 1;
+	cr_assert_eq(gang_preempted(&m, &victim, &pre, by, &yes), 0);
+	cr_assert_not(yes);
+	tj_release(&victim);
+	field_errors_release(&errs);
+	json_decref(obj);
+	/* Its pods gone and its status past the attempt: the preemptor fits on what it held. */
+	add_job_with("scav-b", "scav-b", 1, 120, false, "{\"partition\":\"scavenger\"}",
+		     "{\"phase\":\"Failed\"}");
+	store_remove(m.stores[KIND_PODS], json_pack("{s:{s:s, s:s}}", "metadata", "name",
+						   "scav-b-0", "namespace", "ns"));
+	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_YES, "%s", msg);
+}
