@@ -2,7 +2,7 @@
  * Interrupted at every write: the TrainingJob reconciler is stopped right
  * after each of its API writes in turn (k = 1, 2, ... to the last write of
  * a start, a delete that lets a waiting gang start, a restart after a
- * failure, and a suspend and resume), then a fresh controller, with empty
+ * failure, a suspend and resume, an array, a dependency and a preemption), then a fresh controller, with empty
  * memory, takes over from what the API server holds (docs/design.md 3.1).
  * After every pass, of the stopped controller and of the fresh one, what
  * the server holds must keep these invariants:
@@ -163,6 +163,7 @@ static void pass(struct ctl *c, struct fakeapi *api)
 	sync_kind(c, api, KIND_NODES, "nodes");
 	sync_kind(c, api, KIND_SERVICES, "services");
 	sync_kind(c, api, KIND_CONFIGMAPS, "configmaps");
+	sync_kind(c, api, KIND_PARTITIONS, "partitions");
 	jobs = fakeapi_list(api, "trainingjobs");
 	json_array_foreach(jobs, i, job) {
 		const json_t *meta = json_object_get(job, "metadata");
@@ -182,7 +183,8 @@ static int int_of(const json_t *obj, const char *key)
 
 static int attempt_of_status(const json_t *st)
 {
-	return int_of(st, "restarts") + int_of(st, "infraRestarts");
+	return int_of(st, "restarts") + int_of(st, "infraRestarts") + int_of(st, "requeues") +
+	       int_of(st, "preemptions");
 }
 
 static bool admitted(const json_t *st)
@@ -676,12 +678,87 @@ static const struct step dependency_steps[] = {
 	{ "b Running", b_running_alone, NULL },
 };
 
+/*
+ * A preemption (docs/design.md 3.4): low (scavenger, tier 0, Requeue) runs
+ * on the whole cluster; high (urgent, tier 10) arrives, low is preempted
+ * and queued again, high runs; high deleted, low runs again. Stopped after
+ * any write, the same preemption is finished, never a second one.
+ */
+static void add_partition(struct fakeapi *api, const char *name, int tier, const char *mode)
+{
+	cr_assert_eq(fakeapi_add(api, "partitions", json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:i, s:s}}", "apiVersion", "cadre.dev/v1alpha1",
+		"kind", "Partition", "metadata", "name", name,
+		"spec", "priorityTier", tier, "preemptMode", mode), T0), 0);
+}
+
+static void add_job_in(struct fakeapi *api, const char *name, const char *partition,
+		       long created_s)
+{
+	cr_assert_eq(fakeapi_add(api, "trainingjobs", json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:{s:s}, s:s, s:s, s:s}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", name, "namespace", NS,
+		"spec", "numNodes", 2, "resources", "accelerators", "H100:8", "image", "img",
+		"run", "train", "partition", partition), created_s), 0);
+}
+
+static void setup_preemption(struct fakeapi *api)
+{
+	two_nodes(api);
+	add_partition(api, "scavenger", 0, "Requeue");
+	add_partition(api, "urgent", 10, "Off");
+	add_job_in(api, "low", "scavenger", T0);
+}
+
+static bool low_running(struct fakeapi *api)
+{
+	return job_is(api, "low", "Running", 2);
+}
+
+static void submit_high(struct fakeapi *api)
+{
+	add_job_in(api, "high", "urgent", T0 + 5);
+}
+
+static bool high_running_low_queued(struct fakeapi *api)
+{
+	return job_is(api, "high", "Running", 2) && job_is(api, "low", "Queued", 0);
+}
+
+static void delete_high(struct fakeapi *api)
+{
+	cr_assert_eq(fakeapi_delete_job(api, NS, "high"), 0);
+}
+
+static void check_one_preemption(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "low");
+	const json_t *st = json_object_get(job, "status");
+	const json_t *pre = json_object_get(st, "preemption");
+
+	counters_are(api, "low", 0, 0);
+	cr_assert_eq(int_of(st, "preemptions"), 1, "preempted once, never twice");
+	cr_assert_eq(int_of(st, "requeues"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(pre, "preemptor")), NS "/high");
+	cr_assert_eq(int_of(pre, "attempt"), 0);
+	json_decref(job);
+}
+
+static const struct step preemption_steps[] = {
+	{ "low Running", low_running, submit_high },
+	{ "high Running, low Queued again", high_running_low_queued, delete_high },
+	{ "low Running again", low_running, NULL },
+};
+
 static const struct scenario scenarios[] = {
 	{ "start, then delete", setup_two_jobs, start_steps, 2, check_b_clean },
 	{ "restart", setup_one_job, restart_steps, 2, check_one_user_restart },
 	{ "suspend and resume", setup_one_job, suspend_steps, 3, check_a_clean },
 	{ "an array, one element at a time", setup_array, array_steps, 4, check_sweep },
 	{ "an afterok dependency", setup_dependency, dependency_steps, 2, check_b_met },
+	{ "a preemption by a higher tier", setup_preemption, preemption_steps, 3,
+	  check_one_preemption },
 };
 
 /*
