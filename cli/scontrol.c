@@ -104,6 +104,34 @@ static int node_lists(const struct trainingjob *tj, const char *nl, struct buf *
 				nl);
 }
 
+/*
+ * PreemptEligibleTime and PreemptTime: _sprint_job_info prints them for a
+ * job that has started (JobState not PENDING, nor REQUEUED, a pending
+ * job's flag) in a partition whose jobs can be preempted (pack_job's
+ * preemptable time). The CLI does not read Partitions, so the one job
+ * known to be in such a partition is one that was preempted; its eligible
+ * time is its start (PreemptExemptTime 0, slurm.conf's default).
+ * PreemptTime is status.preemption's time while the run it stopped is the
+ * job's last one, None once the job was requeued and started again
+ * (job_requeue_internal clears preempt_time).
+ */
+static int show_job_preempt(const struct trainingjob *tj, const char *nl, struct buf *out)
+{
+	const struct tj_preemption *p = &tj->status.preemption;
+	const char *st = slurm_state(tj, true, false);
+	char eligible[32], at[32];
+
+	if (!tj->status.has_preemption || !tj->status.start_time || !strcmp(st, "PD") ||
+	    !strcmp(st, "RQ"))
+		return 0;
+	make_time(tj->status.start_time, eligible);
+	if (p->time && (slurm_preempted(tj) || p->attempt == tj_attempt(&tj->status)))
+		make_time(p->time, at);
+	else
+		snprintf(at, sizeof(at), "None");
+	return buf_addf(out, "PreemptEligibleTime=%s PreemptTime=%s%s", eligible, at, nl);
+}
+
 /* RunTime through Scheduler: the job's times. */
 static int show_job_times(const struct trainingjob *tj, int64_t now, const char *nl,
 			  struct buf *out)
@@ -131,6 +159,7 @@ static int show_job_times(const struct trainingjob *tj, int64_t now, const char 
 	else
 		make_time(end, t3);
 	e = e ? e : buf_addf(out, "StartTime=%s EndTime=%s Deadline=N/A%s", t1, t3, nl);
+	e = e ? e : show_job_preempt(tj, nl, out);
 	return e ? e : buf_addf(out, "SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s "
 				"Scheduler=Main%s", t2, nl);
 }

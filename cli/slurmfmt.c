@@ -78,6 +78,11 @@ static bool failed_for(const struct trainingjob *tj, const char *reason)
 	return c && !strcmp(c->status, "True") && !strcmp(c->reason, reason);
 }
 
+bool slurm_preempted(const struct trainingjob *tj)
+{
+	return tj->status.phase == TJ_PHASE_FAILED && failed_for(tj, "Preempted");
+}
+
 const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 {
 	static const char *const names[][2] = {
@@ -103,6 +108,9 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 	/* --kill-on-invalid-dep=yes cancels such a job (slurmctld's kill_invalid_depend). */
 	if (p == TJ_PHASE_FAILED && failed_for(tj, "DependencyNeverSatisfied"))
 		return compact ? "CA" : "CANCELLED";
+	/* PreemptMode=CANCEL ends a victim JOB_PREEMPTED (slurmctld's _job_signal). */
+	if (slurm_preempted(tj))
+		return compact ? "PR" : "PREEMPTED";
 	/* scontrol hold: a job held before it started is pending (JobHeldUser), as Slurm's. */
 	if (p == TJ_PHASE_SUSPENDED && !tj->status.start_time)
 		return compact ? "PD" : "PENDING";
@@ -116,7 +124,7 @@ bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len)
 	static const char *const known[] = {
 		"all", "PD", "PENDING", "CF", "CONFIGURING", "R", "RUNNING", "RQ", "REQUEUED",
 		"S", "SUSPENDED", "CD", "COMPLETED", "F", "FAILED", "TO", "TIMEOUT", "CG",
-		"COMPLETING", "CA", "CANCELLED",
+		"COMPLETING", "CA", "CANCELLED", "PR", "PREEMPTED",
 	};
 
 	for (const char *p = list;; p++) {
@@ -189,11 +197,19 @@ const char *slurm_reason(const struct trainingjob *tj)
 		{ "WaitingForKueue", "QOSWaitingForKueue" },
 		{ "NotManagedByKueue", "NotManagedByKueue" },
 		{ "GangTimeout", "Resources" },
+		/*
+		 * A preemptor waiting for its victims to go: select_nodes gets
+		 * ESLURM_NODES_BUSY from _preempt_jobs and says WAIT_RESOURCES.
+		 */
+		{ "Preempting", "Resources" },
 	};
 	const struct condition *c;
 
 	if (tj->status.phase == TJ_PHASE_UNSET)
 		return "BeginTime";
+	/* A victim keeps the reason it ran with: WAIT_NO_REASON. */
+	if (slurm_preempted(tj))
+		return "None";
 	if (tj->status.phase == TJ_PHASE_SUSPENDED || (tj->spec.suspend && tj->spec.array))
 		return "JobHeldUser";
 	if (tj->spec.array)
@@ -334,7 +350,9 @@ void slurm_exit_code(const struct trainingjob *tj, char out[24])
 {
 	int32_t code = 0;
 
-	if (tj->status.has_last_failure && tj->status.phase == TJ_PHASE_FAILED)
+	/* A preempted job is killed, not failed: its exit_code stays 0 in slurmctld. */
+	if (tj->status.has_last_failure && tj->status.phase == TJ_PHASE_FAILED &&
+	    !slurm_preempted(tj))
 		code = tj->status.last_failure.exit_code;
 	if (code > 128 && code < 128 + 65)
 		snprintf(out, 24, "0:%d", (int)(code - 128));
@@ -461,7 +479,11 @@ int slurm_squeue_check(const char *format, size_t *bad)
 	return 0;
 }
 
-/* Whether %R shows a reason (pending, suspended, failed) rather than the hosts. */
+/*
+ * Whether %R shows a reason (pending, suspended, failed) rather than the
+ * hosts; a preempted job shows its hosts, as _print_job_reason_list has no
+ * IS_JOB_PREEMPTED.
+ */
 static bool is_waiting(const struct trainingjob *tj)
 {
 	const char *st = slurm_state(tj, true, false);
