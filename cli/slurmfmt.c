@@ -71,6 +71,18 @@ int64_t slurm_job_elapsed(const struct trainingjob *tj, int64_t now)
 	return end > tj->status.start_time ? end - tj->status.start_time : 0;
 }
 
+int64_t slurm_start_time(const struct trainingjob *tj)
+{
+	const char *st = slurm_state(tj, true, false);
+
+	return !strcmp(st, "PD") || !strcmp(st, "RQ") ? 0 : tj->status.start_time;
+}
+
+int64_t slurm_run_time(const struct trainingjob *tj, int64_t now)
+{
+	return slurm_start_time(tj) ? slurm_job_elapsed(tj, now) : 0;
+}
+
 static bool failed_for(const struct trainingjob *tj, const char *reason)
 {
 	const struct condition *c = condition_find(&tj->status.conditions, "Failed");
@@ -512,7 +524,7 @@ static int squeue_value(char letter, const struct trainingjob *tj, int64_t now,
 	case 'P': *text = slurm_partition(tj); return 0;
 	case 't': *text = slurm_state(tj, true, false); return 0;
 	case 'T': *text = slurm_state(tj, false, false); return 0;
-	case 'M': slurm_time_used(slurm_job_elapsed(tj, now), t); e = buf_adds(tmp, t); break;
+	case 'M': slurm_time_used(slurm_run_time(tj, now), t); e = buf_adds(tmp, t); break;
 	case 'l': slurm_time_limit(tj, t); e = buf_adds(tmp, t); break;
 	case 'D': e = buf_addf(tmp, "%d", (int)tj->spec.num_nodes); break;
 	case 'N': e = slurm_nodelist(tj, tmp); break;
@@ -702,18 +714,18 @@ static int sacct_value(int id, const struct trainingjob *tj, int64_t now, struct
 		int64_t cpus = tj->spec.resources.has_cpus ?
 			(tj->spec.resources.cpus_milli + 999) / 1000 : 0;
 
-		e = buf_addf(tmp, "%lld", tj->status.start_time ?
+		e = buf_addf(tmp, "%lld", slurm_start_time(tj) ?
 			     (long long)(cpus * tj->spec.num_nodes) : 0LL);
 		break;
 	}
 	case F_EXITCODE: slurm_exit_code(tj, t); e = buf_adds(tmp, t); break;
-	case F_ELAPSED: slurm_elapsed(slurm_job_elapsed(tj, now), t); e = buf_adds(tmp, t); break;
+	case F_ELAPSED: slurm_elapsed(slurm_run_time(tj, now), t); e = buf_adds(tmp, t); break;
 	case F_NNODES: e = buf_addf(tmp, "%d", (int)tj->spec.num_nodes); break;
 	case F_NODELIST:
-		e = tj->status.start_time ? slurm_nodelist(tj, tmp) : buf_adds(tmp, "None assigned");
+		e = slurm_start_time(tj) ? slurm_nodelist(tj, tmp) : buf_adds(tmp, "None assigned");
 		break;
 	case F_SUBMIT: sacct_time(tj->meta.creation_timestamp, t); e = buf_adds(tmp, t); break;
-	case F_START: sacct_time(tj->status.start_time, t); e = buf_adds(tmp, t); break;
+	case F_START: sacct_time(slurm_start_time(tj), t); e = buf_adds(tmp, t); break;
 	case F_END: sacct_time(tj->status.completion_time, t); e = buf_adds(tmp, t); break;
 	case F_TIMELIMIT: slurm_time_limit(tj, t); e = buf_adds(tmp, t); break;
 	default: return CADRE_EINVAL;

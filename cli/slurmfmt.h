@@ -50,6 +50,18 @@ void slurm_time_limit(const struct trainingjob *tj, char out[32]);
 int64_t slurm_job_elapsed(const struct trainingjob *tj, int64_t now);
 
 /*
+ * The start of the run Slurm's tools show (squeue's TIME, sacct's Start and
+ * Elapsed, scontrol's RunTime and StartTime): status.startTime (the first
+ * start), but 0 while the job waits again after a requeue, a preemption or
+ * a restart (PD, RQ): job_requeue_internal clears start_time, making it a
+ * new pending job, and squeue's job_time_used counts nothing for one.
+ */
+int64_t slurm_start_time(const struct trainingjob *tj);
+
+/* slurm_job_elapsed of the run slurm_start_time began: 0 while the job is pending. */
+int64_t slurm_run_time(const struct trainingjob *tj, int64_t now);
+
+/*
  * The job's state as Slurm names it. compact: squeue's %t ("PD", "R",
  * "CG", ...); else the long name (squeue %T, sacct State): PENDING,
  * CONFIGURING (Starting), RUNNING, REQUEUED (Restarting), SUSPENDED,

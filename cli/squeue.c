@@ -109,7 +109,7 @@ static json_t *job_json(const struct trainingjob *tj, int64_t now)
 		buf_release(&nodes);
 		return NULL;
 	}
-	slurm_time_used(slurm_job_elapsed(tj, now), t);
+	slurm_time_used(slurm_run_time(tj, now), t);
 	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:[s],s:s,s:i,s:s,s:s,s:I,s:I,s:I}",
 		      "job_id", (json_int_t)job_number(tj),
 		      "name", slurm_job_name(tj),
@@ -122,7 +122,7 @@ static json_t *job_json(const struct trainingjob *tj, int64_t now)
 		      "nodes", buf_str(&nodes),
 		      "time_used", t,
 		      "submit_time", (json_int_t)tj->meta.creation_timestamp,
-		      "start_time", (json_int_t)tj->status.start_time,
+		      "start_time", (json_int_t)slurm_start_time(tj),
 		      "end_time", (json_int_t)tj->status.completion_time);
 	buf_release(&nodes);
 	return o;

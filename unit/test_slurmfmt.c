@@ -723,20 +723,35 @@ Test(slurmfmt, sacct_shows_a_preempted_job_as_preempted_with_exit_code_zero)
 /*
  * A requeued victim is REQUEUED while its pods stop, then PENDING with the
  * queue's reason, then RUNNING: never PREEMPTED, since it did not end.
+ * While it waits it is a new pending job to Slurm (job_requeue_internal
+ * clears start_time): TIME 0:00, no Start, no Elapsed, though
+ * status.startTime keeps its first start.
  */
 Test(slurmfmt, a_requeued_victim_is_requeued_then_pending_as_any_requeued_job)
 {
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
 	requeued_victim("Restarting", "Restarting");
 	cr_assert_not(slurm_preempted(&tj));
 	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT, &tj, T0 + 1830, &b), 0);
-	cr_assert_str_eq(buf_str(&b), "              4251      spot    batch       ml RQ      "
-				      "29:30      2 batch-[0-1]");
+	cr_assert_str_eq(buf_str(&b), "              4251      spot    batch       ml RQ       "
+				      "0:00      2 batch-[0-1]");
 	buf_reset(&b);
 	requeued_victim("Queued", "InsufficientCapacity");
 	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT_LONG, &tj, T0 + 1830, &b), 0);
 	cr_assert_str_eq(buf_str(&b), "              4251      spot    batch       ml  PENDING      "
-				      "29:30 UNLIMITED      2 (Resources)");
+				      " 0:00 UNLIMITED      2 (Resources)");
 	cr_assert_str_eq(slurm_state(&tj, false, true), "PENDING");
+	buf_reset(&b);
+	cr_assert_eq(slurm_sacct_parse("JobID,State,Start,Elapsed,AllocCPUS,NodeList", f, &n,
+				       &bad), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE2, &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4251|PENDING|Unknown|00:00:00|0|None assigned\n");
+	buf_reset(&b);
+	requeued_victim("Running", "Admitted");
+	cr_assert_eq(slurm_squeue_row("%t %M", &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "R 29:30");
 }
 
 /*
@@ -819,6 +834,11 @@ Test(slurmfmt, scontrol_show_job_of_a_requeued_victim)
 	cr_assert_eq(slurm_show_job(&tj, T0 + 1830, &b), 0);
 	cr_assert(strstr(buf_str(&b), "\n   JobState=PENDING Reason=Resources Dependency=(null)\n"
 				      "   Requeue=1 Restarts=1 BatchFlag=1 "), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   RunTime=00:00:00 TimeLimit=UNLIMITED "), "%s",
+		  buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   StartTime=Unknown EndTime=Unknown Deadline=N/A\n"
+				      "   SuspendTime=None "), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   AllocTRES=(null)\n"), "%s", buf_str(&b));
 	cr_assert_null(strstr(buf_str(&b), "Preempt"), "%s", buf_str(&b));
 	buf_reset(&b);
 	requeued_victim("Running", "Admitted");
