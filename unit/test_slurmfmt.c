@@ -847,3 +847,23 @@ Test(slurmfmt, scontrol_show_job_of_a_requeued_victim)
 				      "Deadline=N/A\n   PreemptEligibleTime=2026-12-01T10:01:00 "
 				      "PreemptTime=None\n   SuspendTime=None "), "%s", buf_str(&b));
 }
+
+/* cadre status says who preempted the job, when and with what end, and whom it preempts. */
+Test(slurmfmt, status_text_says_who_preempted_the_job_and_whom_it_preempts)
+{
+	cancelled_victim();
+	cr_assert_eq(cli_status_text(&tj, T0 + 3600, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\nState:         PREEMPTED, phase Failed\n"
+				      "Why:           preempted by ml/urgent (tier 10 over tier 0)\n"),
+		  "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\nPreempted:     1 time; last by ml/urgent (tier 10) at "
+				      "2026-12-01T10:30:15Z (29 mins ago), cancelled after 45s of "
+				      "grace\nLast failure:  "), "%s", buf_str(&b));
+	buf_reset(&b);
+	job("urgent", NULL, "\"phase\":\"Queued\",\"jobId\":\"4252\",\"preempting\":["
+	    "{\"job\":\"ml/scavenge\",\"attempt\":1},{\"job\":\"ml/batch\",\"attempt\":0}]", NULL);
+	cr_assert_eq(cli_status_text(&tj, T0 + 3600, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\nPreempting:    2 jobs: ml/scavenge, ml/batch\n"), "%s",
+		  buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "Preempted:"), "%s", buf_str(&b));
+}
