@@ -75,7 +75,7 @@ static int sacct_args(struct sacct_cmd *c, char **args, int n, struct slurm_sacc
 	}
 	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
 		fprintf(err, "%s: --state: invalid job state \"%.*s\" (PD, R, CD, F, TO, CA, "
-			"RQ, ..., or their long names)\n", SACCT, (int)state_len, state);
+			"PR, RQ, ..., or their long names)\n", SACCT, (int)state_len, state);
 		code = CLI_EXIT_USAGE;
 	}
 	if (!code && slurm_sacct_parse(c->format ? c->format : SLURM_SACCT_FIELDS, fields,

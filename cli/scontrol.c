@@ -104,15 +104,41 @@ static int node_lists(const struct trainingjob *tj, const char *nl, struct buf *
 				nl);
 }
 
+/*
+ * PreemptEligibleTime and PreemptTime: _sprint_job_info prints them for a
+ * job that has started (slurm_start_time: not pending, nor requeued, a
+ * pending job's flag) in a partition whose jobs can be preempted (pack_job's
+ * preemptable time). The CLI does not read Partitions, so the one job
+ * known to be in such a partition is one that was preempted; its eligible
+ * time is its start (PreemptExemptTime 0, slurm.conf's default).
+ * PreemptTime is status.preemption's time while the run it stopped is the
+ * job's last one, None once the job was requeued and started again
+ * (job_requeue_internal clears preempt_time).
+ */
+static int show_job_preempt(const struct trainingjob *tj, const char *nl, struct buf *out)
+{
+	const struct tj_preemption *p = &tj->status.preemption;
+	char eligible[32], at[32];
+
+	if (!tj->status.has_preemption || !slurm_start_time(tj))
+		return 0;
+	make_time(slurm_start_time(tj), eligible);
+	if (p->time && (slurm_preempted(tj) || p->attempt == tj_attempt(&tj->status)))
+		make_time(p->time, at);
+	else
+		snprintf(at, sizeof(at), "None");
+	return buf_addf(out, "PreemptEligibleTime=%s PreemptTime=%s%s", eligible, at, nl);
+}
+
 /* RunTime through Scheduler: the job's times. */
 static int show_job_times(const struct trainingjob *tj, int64_t now, const char *nl,
 			  struct buf *out)
 {
-	int64_t start = tj->status.start_time, end = tj->status.completion_time;
+	int64_t start = slurm_start_time(tj), end = tj->status.completion_time;
 	char t1[32], t2[32], t3[32];
 	int e;
 
-	slurm_time_hms(slurm_job_elapsed(tj, now), t1);
+	slurm_time_hms(slurm_run_time(tj, now), t1);
 	if (tj->spec.has_active_deadline_seconds && tj->spec.active_deadline_seconds > 0)
 		slurm_time_hms(tj->spec.active_deadline_seconds, t2);
 	else
@@ -131,6 +157,7 @@ static int show_job_times(const struct trainingjob *tj, int64_t now, const char 
 	else
 		make_time(end, t3);
 	e = e ? e : buf_addf(out, "StartTime=%s EndTime=%s Deadline=N/A%s", t1, t3, nl);
+	e = e ? e : show_job_preempt(tj, nl, out);
 	return e ? e : buf_addf(out, "SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s "
 				"Scheduler=Main%s", t2, nl);
 }
@@ -158,7 +185,7 @@ static int show_job_resources(const struct trainingjob *tj, const char *nl, stru
 	if (!e && tj->spec.resources.has_accel)
 		e = buf_addf(tmp, ",gres/gpu=%d", tj->spec.resources.accel.count * (int)nodes);
 	e = e ? e : buf_addf(out, "ReqTRES=%s%s", buf_str(tmp), nl);
-	e = e ? e : buf_addf(out, "AllocTRES=%s%s", tj->status.start_time ? buf_str(tmp) :
+	e = e ? e : buf_addf(out, "AllocTRES=%s%s", slurm_start_time(tj) ? buf_str(tmp) :
 			     "(null)", nl);
 	e = e ? e : buf_addf(out, "Socks/Node=* NtasksPerN:B:S:C=%d:0:*:* CoreSpec=*%s",
 			     (int)tasks, nl);

@@ -71,11 +71,28 @@ int64_t slurm_job_elapsed(const struct trainingjob *tj, int64_t now)
 	return end > tj->status.start_time ? end - tj->status.start_time : 0;
 }
 
+int64_t slurm_start_time(const struct trainingjob *tj)
+{
+	const char *st = slurm_state(tj, true, false);
+
+	return !strcmp(st, "PD") || !strcmp(st, "RQ") ? 0 : tj->status.start_time;
+}
+
+int64_t slurm_run_time(const struct trainingjob *tj, int64_t now)
+{
+	return slurm_start_time(tj) ? slurm_job_elapsed(tj, now) : 0;
+}
+
 static bool failed_for(const struct trainingjob *tj, const char *reason)
 {
 	const struct condition *c = condition_find(&tj->status.conditions, "Failed");
 
 	return c && !strcmp(c->status, "True") && !strcmp(c->reason, reason);
+}
+
+bool slurm_preempted(const struct trainingjob *tj)
+{
+	return tj->status.phase == TJ_PHASE_FAILED && failed_for(tj, "Preempted");
 }
 
 const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
@@ -103,6 +120,9 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct)
 	/* --kill-on-invalid-dep=yes cancels such a job (slurmctld's kill_invalid_depend). */
 	if (p == TJ_PHASE_FAILED && failed_for(tj, "DependencyNeverSatisfied"))
 		return compact ? "CA" : "CANCELLED";
+	/* PreemptMode=CANCEL ends a victim JOB_PREEMPTED (slurmctld's _job_signal). */
+	if (slurm_preempted(tj))
+		return compact ? "PR" : "PREEMPTED";
 	/* scontrol hold: a job held before it started is pending (JobHeldUser), as Slurm's. */
 	if (p == TJ_PHASE_SUSPENDED && !tj->status.start_time)
 		return compact ? "PD" : "PENDING";
@@ -116,7 +136,7 @@ bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len)
 	static const char *const known[] = {
 		"all", "PD", "PENDING", "CF", "CONFIGURING", "R", "RUNNING", "RQ", "REQUEUED",
 		"S", "SUSPENDED", "CD", "COMPLETED", "F", "FAILED", "TO", "TIMEOUT", "CG",
-		"COMPLETING", "CA", "CANCELLED",
+		"COMPLETING", "CA", "CANCELLED", "PR", "PREEMPTED",
 	};
 
 	for (const char *p = list;; p++) {
@@ -189,11 +209,19 @@ const char *slurm_reason(const struct trainingjob *tj)
 		{ "WaitingForKueue", "QOSWaitingForKueue" },
 		{ "NotManagedByKueue", "NotManagedByKueue" },
 		{ "GangTimeout", "Resources" },
+		/*
+		 * A preemptor waiting for its victims to go: select_nodes gets
+		 * ESLURM_NODES_BUSY from _preempt_jobs and says WAIT_RESOURCES.
+		 */
+		{ "Preempting", "Resources" },
 	};
 	const struct condition *c;
 
 	if (tj->status.phase == TJ_PHASE_UNSET)
 		return "BeginTime";
+	/* A victim keeps the reason it ran with: WAIT_NO_REASON. */
+	if (slurm_preempted(tj))
+		return "None";
 	if (tj->status.phase == TJ_PHASE_SUSPENDED || (tj->spec.suspend && tj->spec.array))
 		return "JobHeldUser";
 	if (tj->spec.array)
@@ -334,7 +362,9 @@ void slurm_exit_code(const struct trainingjob *tj, char out[24])
 {
 	int32_t code = 0;
 
-	if (tj->status.has_last_failure && tj->status.phase == TJ_PHASE_FAILED)
+	/* A preempted job is killed, not failed: its exit_code stays 0 in slurmctld. */
+	if (tj->status.has_last_failure && tj->status.phase == TJ_PHASE_FAILED &&
+	    !slurm_preempted(tj))
 		code = tj->status.last_failure.exit_code;
 	if (code > 128 && code < 128 + 65)
 		snprintf(out, 24, "0:%d", (int)(code - 128));
@@ -461,7 +491,11 @@ int slurm_squeue_check(const char *format, size_t *bad)
 	return 0;
 }
 
-/* Whether %R shows a reason (pending, suspended, failed) rather than the hosts. */
+/*
+ * Whether %R shows a reason (pending, suspended, failed) rather than the
+ * hosts; a preempted job shows its hosts, as _print_job_reason_list has no
+ * IS_JOB_PREEMPTED.
+ */
 static bool is_waiting(const struct trainingjob *tj)
 {
 	const char *st = slurm_state(tj, true, false);
@@ -490,7 +524,7 @@ static int squeue_value(char letter, const struct trainingjob *tj, int64_t now,
 	case 'P': *text = slurm_partition(tj); return 0;
 	case 't': *text = slurm_state(tj, true, false); return 0;
 	case 'T': *text = slurm_state(tj, false, false); return 0;
-	case 'M': slurm_time_used(slurm_job_elapsed(tj, now), t); e = buf_adds(tmp, t); break;
+	case 'M': slurm_time_used(slurm_run_time(tj, now), t); e = buf_adds(tmp, t); break;
 	case 'l': slurm_time_limit(tj, t); e = buf_adds(tmp, t); break;
 	case 'D': e = buf_addf(tmp, "%d", (int)tj->spec.num_nodes); break;
 	case 'N': e = slurm_nodelist(tj, tmp); break;
@@ -680,18 +714,18 @@ static int sacct_value(int id, const struct trainingjob *tj, int64_t now, struct
 		int64_t cpus = tj->spec.resources.has_cpus ?
 			(tj->spec.resources.cpus_milli + 999) / 1000 : 0;
 
-		e = buf_addf(tmp, "%lld", tj->status.start_time ?
+		e = buf_addf(tmp, "%lld", slurm_start_time(tj) ?
 			     (long long)(cpus * tj->spec.num_nodes) : 0LL);
 		break;
 	}
 	case F_EXITCODE: slurm_exit_code(tj, t); e = buf_adds(tmp, t); break;
-	case F_ELAPSED: slurm_elapsed(slurm_job_elapsed(tj, now), t); e = buf_adds(tmp, t); break;
+	case F_ELAPSED: slurm_elapsed(slurm_run_time(tj, now), t); e = buf_adds(tmp, t); break;
 	case F_NNODES: e = buf_addf(tmp, "%d", (int)tj->spec.num_nodes); break;
 	case F_NODELIST:
-		e = tj->status.start_time ? slurm_nodelist(tj, tmp) : buf_adds(tmp, "None assigned");
+		e = slurm_start_time(tj) ? slurm_nodelist(tj, tmp) : buf_adds(tmp, "None assigned");
 		break;
 	case F_SUBMIT: sacct_time(tj->meta.creation_timestamp, t); e = buf_adds(tmp, t); break;
-	case F_START: sacct_time(tj->status.start_time, t); e = buf_adds(tmp, t); break;
+	case F_START: sacct_time(slurm_start_time(tj), t); e = buf_adds(tmp, t); break;
 	case F_END: sacct_time(tj->status.completion_time, t); e = buf_adds(tmp, t); break;
 	case F_TIMELIMIT: slurm_time_limit(tj, t); e = buf_adds(tmp, t); break;
 	default: return CADRE_EINVAL;

@@ -50,14 +50,34 @@ void slurm_time_limit(const struct trainingjob *tj, char out[32]);
 int64_t slurm_job_elapsed(const struct trainingjob *tj, int64_t now);
 
 /*
+ * The start of the run Slurm's tools show (squeue's TIME, sacct's Start and
+ * Elapsed, scontrol's RunTime and StartTime): status.startTime (the first
+ * start), but 0 while the job waits again after a requeue, a preemption or
+ * a restart (PD, RQ): job_requeue_internal clears start_time, making it a
+ * new pending job, and squeue's job_time_used counts nothing for one.
+ */
+int64_t slurm_start_time(const struct trainingjob *tj);
+
+/* slurm_job_elapsed of the run slurm_start_time began: 0 while the job is pending. */
+int64_t slurm_run_time(const struct trainingjob *tj, int64_t now);
+
+/*
  * The job's state as Slurm names it. compact: squeue's %t ("PD", "R",
  * "CG", ...); else the long name (squeue %T, sacct State): PENDING,
  * CONFIGURING (Starting), RUNNING, REQUEUED (Restarting), SUSPENDED,
- * COMPLETED, FAILED, TIMEOUT (Failed for DeadlineExceeded), and for a job
- * being deleted COMPLETING in squeue, CANCELLED in sacct (acct true).
- * Static strings.
+ * COMPLETED, FAILED, TIMEOUT (Failed for DeadlineExceeded), PREEMPTED
+ * (slurm_preempted), and for a job being deleted COMPLETING in squeue,
+ * CANCELLED in sacct (acct true). Static strings.
  */
 const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct);
+
+/*
+ * Whether tj ended because a job of a higher Partition tier preempted it
+ * and its partition's preemptMode is Cancel (phase Failed, reason
+ * Preempted; docs/design.md 3.4): Slurm's PR / PREEMPTED. A victim that is
+ * requeued instead is REQUEUED, then PENDING again, as Slurm's.
+ */
+bool slurm_preempted(const struct trainingjob *tj);
 
 /*
  * Whether every item of the comma-separated list is a state slurm_state
@@ -71,8 +91,10 @@ bool slurm_states_valid(const char *list, const char **bad, size_t *bad_len);
  * (InsufficientCapacity), Priority (QueuedBehind), QOSWaitingForKueue
  * (WaitingForKueue), VolumeNotFound / VolumeNotBound (its Volumes),
  * NotManagedByKueue, JobHeldUser (suspended), BeginTime (no status yet:
- * the controller has not seen it), else the Admitted condition's reason,
- * else "None" as Slurm prints it. Static or borrowed from tj.
+ * the controller has not seen it), Resources for a preemptor waiting for
+ * its victims (Preempting), else the Admitted condition's reason, else
+ * "None" as Slurm prints it, a preempted job's too. Static or borrowed
+ * from tj.
  */
 const char *slurm_reason(const struct trainingjob *tj);
 
@@ -115,7 +137,10 @@ bool slurm_jobs_match(const struct trainingjob *tj, const char *list);
  */
 int slurm_show_job(const struct trainingjob *tj, int64_t now, struct buf *out);
 
-/* ExitCode "exit:signal": lastFailure's code, a code above 128 as the signal (137: "0:9"). */
+/*
+ * ExitCode "exit:signal": a failed job's lastFailure code, a code above 128
+ * as the signal (137: "0:9"); "0:0" for any other job, a preempted one too.
+ */
 void slurm_exit_code(const struct trainingjob *tj, char out[24]);
 
 /*

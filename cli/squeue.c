@@ -50,7 +50,8 @@ static bool wanted(const struct squeue_cmd *c, const struct trainingjob *tj)
 static int state_rank(const struct trainingjob *tj)
 {
 	const char *s = slurm_state(tj, true, false);
-	static const char *const order[] = { "PD", "CF", "R", "RQ", "S", "CG", "CD", "F", "TO" };
+	static const char *const order[] = { "PD", "CF", "R", "RQ", "S", "CG", "CD", "F", "TO",
+					     "PR" };
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		if (!strcmp(s, order[i]))
@@ -108,7 +109,7 @@ static json_t *job_json(const struct trainingjob *tj, int64_t now)
 		buf_release(&nodes);
 		return NULL;
 	}
-	slurm_time_used(slurm_job_elapsed(tj, now), t);
+	slurm_time_used(slurm_run_time(tj, now), t);
 	o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:[s],s:s,s:i,s:s,s:s,s:I,s:I,s:I}",
 		      "job_id", (json_int_t)job_number(tj),
 		      "name", slurm_job_name(tj),
@@ -121,7 +122,7 @@ static json_t *job_json(const struct trainingjob *tj, int64_t now)
 		      "nodes", buf_str(&nodes),
 		      "time_used", t,
 		      "submit_time", (json_int_t)tj->meta.creation_timestamp,
-		      "start_time", (json_int_t)tj->status.start_time,
+		      "start_time", (json_int_t)slurm_start_time(tj),
 		      "end_time", (json_int_t)tj->status.completion_time);
 	buf_release(&nodes);
 	return o;
@@ -198,7 +199,7 @@ static int squeue_args(struct squeue_cmd *c, char **args, int n, FILE *err)
 	}
 	if (!code && c->states && !slurm_states_valid(c->states, &state, &state_len)) {
 		fprintf(err, "%s: --states: invalid job state \"%.*s\" (PD, R, CF, RQ, S, CG, CD, "
-			"F, TO, their long names, or all)\n", SQUEUE, (int)state_len, state);
+			"F, TO, PR, their long names, or all)\n", SQUEUE, (int)state_len, state);
 		code = CLI_EXIT_USAGE;
 	}
 	if (!code && !c->format && !c->is_long && getenv("SQUEUE_FORMAT") &&

@@ -69,6 +69,36 @@ static int header(const struct trainingjob *tj, int64_t now, struct buf *out)
 	return e;
 }
 
+/*
+ * Preemption (docs/design.md 3.4): the last time a higher tier preempted
+ * the job and what became of it, and the jobs it is preempting now.
+ */
+static int preemption(const struct trainingjob *tj, int64_t now, struct buf *out)
+{
+	const struct tj_preemption *p = &tj->status.preemption;
+	char at[32], ago[32];
+	int e = 0;
+
+	if (tj->status.has_preemption) {
+		if (!p->time || api_time_format(p->time, at))
+			snprintf(at, sizeof(at), "-");
+		sky_ago(p->time, now, ago);
+		e = buf_addf(out, "%-14s %d time%s; last by %s (tier %d) at %s (%s), %s after %llds "
+			     "of grace\n", "Preempted:", (int)tj->status.preemptions,
+			     tj->status.preemptions == 1 ? "" : "s", or_dash(p->preemptor),
+			     (int)p->tier, at, ago, p->mode && !strcmp(p->mode, "Cancel") ?
+			     "cancelled" : "requeued", (long long)p->grace_s);
+	}
+	if (!e && tj->status.n_preempting) {
+		e = buf_addf(out, "%-14s %zu job%s:", "Preempting:", tj->status.n_preempting,
+			     tj->status.n_preempting == 1 ? "" : "s");
+		for (size_t i = 0; i < tj->status.n_preempting && !e; i++)
+			e = buf_addf(out, "%s %s", i ? "," : "", tj->status.preempting[i].job);
+		e = e ? e : buf_addc(out, '\n');
+	}
+	return e;
+}
+
 static int last_failure(const struct trainingjob *tj, struct buf *out)
 {
 	const struct tj_failure *f = &tj->status.last_failure;
@@ -141,6 +171,7 @@ int cli_status_text(const struct trainingjob *tj, int64_t now, struct buf *out)
 
 	buf_init(&hosts, (size_t)1 << 20);
 	e = header(tj, now, out);
+	e = e ? e : preemption(tj, now, out);
 	e = e ? e : last_failure(tj, out);
 	e = e ? e : slurm_nodelist(tj, &hosts);
 	if (!e && hosts.len)

@@ -45,7 +45,45 @@ static const char job_list[] =
 	"\"status\":{\"phase\":\"Succeeded\",\"jobId\":\"4240\","
 	"\"startTime\":\"2026-12-01T09:00:00Z\",\"completionTime\":\"2026-12-01T09:01:05Z\"}}]}";
 
+/*
+ * Preemption (docs/design.md 3.4): ml/urgent (partition gpu, a higher tier)
+ * waits for its victims; scavenge was cancelled, batch requeued and waits again.
+ */
+#define PREEMPTION(mode, attempt) \
+	"\"preemption\":{\"preemptor\":\"ml/urgent\",\"attempt\":" attempt ",\"time\":" \
+	"\"2026-12-01T10:30:15Z\",\"graceSeconds\":45,\"mode\":\"" mode "\",\"tier\":10}"
+
+static const char preemption_list[] =
+	"{\"kind\":\"TrainingJobList\",\"apiVersion\":\"cadre.dev/v1alpha1\","
+	"\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
+	"{\"metadata\":{\"name\":\"scavenge\",\"namespace\":\"ml\",\"uid\":\"u4\","
+	"\"creationTimestamp\":\"2026-12-01T10:00:00Z\","
+	"\"annotations\":{\"cadre.dev/submitted-by\":\"alice\"}},"
+	"\"spec\":{\"numNodes\":2,\"run\":\"x\",\"partition\":\"spot\"},"
+	"\"status\":{\"phase\":\"Failed\",\"jobId\":\"4250\",\"partition\":\"spot\","
+	"\"preemptions\":1,\"startTime\":\"2026-12-01T10:01:00Z\","
+	"\"completionTime\":\"2026-12-01T10:31:00Z\","
+	"\"message\":\"preempted by ml/urgent (tier 10 over tier 0)\"," PREEMPTION("Cancel", "0") ","
+	"\"nodes\":[{\"rank\":0,\"pod\":\"scavenge-0\",\"node\":\"kwok-1\"},"
+	"{\"rank\":1,\"pod\":\"scavenge-1\",\"node\":\"kwok-2\"}],\"conditions\":["
+	COND("Failed", "True", "Preempted") "]}},"
+	"{\"metadata\":{\"name\":\"batch\",\"namespace\":\"ml\",\"uid\":\"u5\","
+	"\"creationTimestamp\":\"2026-12-01T10:00:00Z\","
+	"\"annotations\":{\"cadre.dev/submitted-by\":\"bob\"}},"
+	"\"spec\":{\"numNodes\":2,\"run\":\"x\",\"partition\":\"spot\"},"
+	"\"status\":{\"phase\":\"Queued\",\"jobId\":\"4251\",\"partition\":\"spot\","
+	"\"preemptions\":1," PREEMPTION("Requeue", "0") ",\"conditions\":["
+	COND("Admitted", "False", "InsufficientCapacity") "]}},"
+	"{\"metadata\":{\"name\":\"urgent\",\"namespace\":\"ml\",\"uid\":\"u6\","
+	"\"creationTimestamp\":\"2026-12-01T10:30:00Z\","
+	"\"annotations\":{\"cadre.dev/submitted-by\":\"carol\"}},"
+	"\"spec\":{\"numNodes\":4,\"run\":\"x\",\"partition\":\"gpu\"},"
+	"\"status\":{\"phase\":\"Queued\",\"jobId\":\"4252\",\"partition\":\"gpu\","
+	"\"preempting\":[{\"job\":\"ml/scavenge\",\"attempt\":0},{\"job\":\"ml/batch\","
+	"\"attempt\":0}],\"conditions\":[" COND("Admitted", "False", "Preempting") "]}}]}";
+
 static struct fake {
+	const char *list; /* the TrainingJobList answered; NULL: job_list */
 	int list_status;  /* 0: answers the list */
 	int shed;         /* the first lists answered 429 with Retry-After: 0 */
 	int delete_status;
@@ -83,7 +121,7 @@ static void handler(void *ctx, const struct httpd_request *req, struct httpd_res
 			status_body(fake.list_status, fake.list_status == 401 ? "Unauthorized" :
 				    "Forbidden");
 		else
-			snprintf(fake.body, sizeof(fake.body), "%s", job_list);
+			snprintf(fake.body, sizeof(fake.body), "%s", fake.list ? fake.list : job_list);
 	} else if (!strcmp(req->method, "DELETE") && !strncmp(req->target, JOBS "/", strlen(JOBS) + 1)) {
 		resp->status = fake.delete_status ? fake.delete_status : 200;
 		if (fake.delete_status)
@@ -263,6 +301,58 @@ Test(cli_jobs, sacct_formats_fields_and_widths_and_filters_states)
 	cr_assert_str_eq(out, "4240   COM+ \n");
 	cr_assert_eq(cadre("sacct --kubeconfig KC -o JobID,Nope"), CLI_EXIT_USAGE);
 	assert_one_line("cadre sacct: --format: unknown field \"Nope\"");
+}
+
+/*
+ * squeue lists a preempted job only when asked for it (-t PR, -t all): it
+ * has ended. Its victims' preemptor waits for Resources, as slurmctld says
+ * while the nodes it preempts are still busy.
+ */
+Test(cli_jobs, squeue_shows_preempted_jobs_and_the_preemptor_waiting_for_them)
+{
+	fake.list = preemption_list;
+	cr_assert_eq(cadre("squeue --kubeconfig KC -t PR"), 0, "%s", err);
+	cr_assert_str_eq(out,
+		"             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+		"              4250      spot scavenge    alice PR      30:00      2 scavenge-[0-1]\n");
+	cr_assert_eq(cadre("squeue --kubeconfig KC -h -t preempted,pd -o %.18i|%9P|%.8T|%r"), 0,
+		     "%s", err);
+	cr_assert_str_eq(out, "              4252|gpu      | PENDING|Resources\n"
+			      "              4251|spot     | PENDING|Resources\n"
+			      "              4250|spot     |PREEMPTE|None\n");
+	cr_assert_eq(cadre("squeue --kubeconfig KC -h -o %i"), 0, "%s", err);
+	cr_assert_str_eq(out, "4252\n4251\n");
+}
+
+Test(cli_jobs, sacct_shows_a_preempted_job_as_preempted_and_filters_it_by_state)
+{
+	fake.list = preemption_list;
+	cr_assert_eq(cadre("sacct --kubeconfig KC"), 0, "%s", err);
+	cr_assert_str_eq(out,
+		"JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+		"------------ ---------- ---------- ---------- ---------- ---------- -------- \n"
+		"4250           scavenge       spot         ml          0  PREEMPTED      0:0 \n"
+		"4251              batch       spot         ml          0    PENDING      0:0 \n"
+		"4252             urgent        gpu         ml          0    PENDING      0:0 \n");
+	cr_assert_eq(cadre("sacct --kubeconfig KC -s PR -P -o JobID,State,Elapsed"), 0, "%s", err);
+	cr_assert_str_eq(out, "JobID|State|Elapsed\n4250|PREEMPTED|00:30:00\n");
+	cr_assert_eq(cadre("sacct --kubeconfig KC -n -s preempted -o jobid,state"), 0, "%s", err);
+	cr_assert_str_eq(out, "4250          PREEMPTED \n");
+}
+
+Test(cli_jobs, scontrol_show_job_of_a_preempted_job_says_when)
+{
+	fake.list = preemption_list;
+	cr_assert_eq(cadre("scontrol --kubeconfig KC show job 4250"), 0, "%s", err);
+	cr_assert(strstr(out, "\n   JobState=PREEMPTED Reason=None Dependency=(null)\n"
+			      "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"), "%s", out);
+	cr_assert(strstr(out, "\n   StartTime=2026-12-01T10:01:00 EndTime=2026-12-01T10:31:00 "
+			      "Deadline=N/A\n   PreemptEligibleTime=2026-12-01T10:01:00 "
+			      "PreemptTime=2026-12-01T10:30:15\n   SuspendTime=None "), "%s", out);
+	cr_assert_eq(cadre("scontrol --kubeconfig KC show job batch"), 0, "%s", err);
+	cr_assert(strstr(out, "\n   JobState=PENDING Reason=Resources Dependency=(null)\n"
+			      "   Requeue=1 Restarts=1 BatchFlag=1 "), "%s", out);
+	cr_assert_null(strstr(out, "Preempt"), "%s", out);
 }
 
 Test(cli_jobs, scancel_deletes_by_job_id_and_by_name)

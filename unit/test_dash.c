@@ -187,6 +187,76 @@ Test(dash_json, the_first_delta_of_a_page_is_every_row)
 	json_decref(jobs);
 }
 
+/*
+ * docs/design.md 3.4: a victim requeued by a higher tier and queued again, and the
+ * preemptor waiting for two victims to go.
+ */
+static const char preemption_json[] =
+	"[{\"metadata\":{\"name\":\"scavenge\",\"namespace\":\"ml\",\"creationTimestamp\":"
+	"\"2026-12-01T08:00:00Z\"},\"spec\":{\"numNodes\":2},"
+	"\"status\":{\"phase\":\"Queued\",\"jobId\":\"20\",\"restarts\":1,\"requeues\":1,"
+	"\"preemptions\":2,\"preemption\":{\"preemptor\":\"ml/urgent\",\"attempt\":3,"
+	"\"time\":\"2026-12-07T10:00:00Z\",\"graceSeconds\":45,\"mode\":\"Requeue\","
+	"\"tier\":10},\"conditions\":["
+	COND("Admitted", "False", "Restarting", "2026-12-07T10:00:50Z") "]}},"
+	"{\"metadata\":{\"name\":\"urgent\",\"namespace\":\"ml\",\"creationTimestamp\":"
+	"\"2026-12-07T09:59:00Z\"},\"spec\":{\"numNodes\":4},"
+	"\"status\":{\"phase\":\"Queued\",\"jobId\":\"21\",\"preempting\":["
+	"{\"job\":\"ml/scavenge\",\"attempt\":3},{\"job\":\"ml/batch\",\"attempt\":0}],"
+	"\"conditions\":[" COND("Admitted", "False", "Preempting", "2026-12-07T10:00:00Z") "]}}]";
+
+static void assert_json(const json_t *got, const char *want_text)
+{
+	json_t *want = parse(want_text);
+	char *text = json_dumps(got, JSON_SORT_KEYS);
+
+	cr_assert(json_equal(got, want), "got %s", text ? text : "NULL");
+	free(text);
+	json_decref(want);
+}
+
+Test(dash_json, rows_say_who_preempted_a_job_and_how_many_it_preempts)
+{
+	json_t *jobs = parse(preemption_json), *map = dash_job_map(jobs);
+	json_t *victim = json_object_get(map, "ml/scavenge"), *preemptor = json_object_get(map, "ml/urgent");
+
+	cr_assert_not_null(victim);
+	cr_assert_not_null(preemptor);
+	assert_json(victim, "{\"key\":\"ml/scavenge\",\"namespace\":\"ml\",\"name\":\"scavenge\","
+		    "\"jobId\":\"20\",\"phase\":\"Queued\",\"ready\":0,\"total\":2,\"accelerators\":\"\","
+		    "\"queue\":\"\",\"priority\":0,\"reason\":\"Restarting\",\"message\":\"m Admitted\","
+		    "\"created\":\"2026-12-01T08:00:00Z\",\"restarts\":1,\"infraRestarts\":0,"
+		    "\"requeues\":1,\"preemptions\":2,\"preemptedBy\":\"ml/urgent\",\"preempting\":0,"
+		    "\"suspended\":false,\"queuePosition\":1}");
+	assert_json(preemptor, "{\"key\":\"ml/urgent\",\"namespace\":\"ml\",\"name\":\"urgent\","
+		    "\"jobId\":\"21\",\"phase\":\"Queued\",\"ready\":0,\"total\":4,\"accelerators\":\"\","
+		    "\"queue\":\"\",\"priority\":0,\"reason\":\"Preempting\",\"message\":\"m Admitted\","
+		    "\"created\":\"2026-12-07T09:59:00Z\",\"restarts\":0,\"infraRestarts\":0,"
+		    "\"requeues\":0,\"preemptions\":0,\"preemptedBy\":\"\",\"preempting\":2,"
+		    "\"suspended\":false,\"queuePosition\":2}");
+	json_decref(map);
+	json_decref(jobs);
+}
+
+Test(dash_json, a_jobs_page_has_its_last_preemption_and_the_jobs_it_preempts)
+{
+	json_t *jobs = parse(preemption_json), *none = json_array();
+	json_t *victim = dash_job_detail(json_array_get(jobs, 0), none, none, 1);
+	json_t *preemptor = dash_job_detail(json_array_get(jobs, 1), none, none, 2);
+
+	assert_json(json_object_get(victim, "preemption"),
+		    "{\"preemptor\":\"ml/urgent\",\"attempt\":3,\"time\":\"2026-12-07T10:00:00Z\","
+		    "\"graceSeconds\":45,\"mode\":\"Requeue\",\"tier\":10}");
+	assert_json(json_object_get(victim, "preempting"), "[]");
+	cr_assert(json_is_null(json_object_get(preemptor, "preemption")));
+	assert_json(json_object_get(preemptor, "preempting"),
+		    "[{\"job\":\"ml/scavenge\",\"attempt\":3},{\"job\":\"ml/batch\",\"attempt\":0}]");
+	json_decref(victim);
+	json_decref(preemptor);
+	json_decref(none);
+	json_decref(jobs);
+}
+
 Test(dash_json, gpu_nodes_show_free_used_and_the_jobs_holding_them)
 {
 	json_t *nodes = parse(nodes_json), *pods = parse(pods_json), *rows;

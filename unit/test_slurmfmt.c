@@ -617,3 +617,253 @@ Test(slurmfmt, an_arrays_pending_elements_are_one_row_and_each_started_one_its_o
 	cr_assert(slurm_job_matches(&tj, "4242_3"));
 	cr_assert_not(slurm_job_matches(&tj, "4242_4"));
 }
+
+/* ---- preemption (docs/design.md 3.4) ---- */
+
+#define FAILED_PREEMPTED \
+	"{\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":" \
+	"\"preempted by ml/urgent (tier 10 over tier 0)\",\"lastTransitionTime\":" \
+	"\"2026-12-01T10:31:00Z\"}"
+
+/*
+ * A victim of partition spot cancelled by ml/urgent of a higher tier: it
+ * had failed once (restarts 1, lastFailure of that attempt), ran again from
+ * 10:01 and was preempted at 10:30:15 with 45 s of grace.
+ */
+static void cancelled_victim(void)
+{
+	job("scavenge", "\"partition\":\"spot\"",
+	    "\"phase\":\"Failed\",\"jobId\":\"4250\",\"partition\":\"spot\",\"restarts\":1,"
+	    "\"preemptions\":1,\"admittedTime\":\"2026-12-01T10:00:30Z\","
+	    "\"startTime\":\"2026-12-01T10:01:00Z\",\"completionTime\":\"2026-12-01T10:31:00Z\","
+	    "\"message\":\"preempted by ml/urgent (tier 10 over tier 0)\","
+	    "\"preemption\":{\"preemptor\":\"ml/urgent\",\"attempt\":1,\"time\":"
+	    "\"2026-12-01T10:30:15Z\",\"graceSeconds\":45,\"mode\":\"Cancel\",\"tier\":10},"
+	    "\"lastFailure\":{\"rank\":1,\"exitCode\":3,\"reason\":\"Error\"},"
+	    "\"nodes\":[{\"rank\":0,\"pod\":\"scavenge-0\",\"node\":\"n1\"},"
+	    "{\"rank\":1,\"pod\":\"scavenge-1\",\"node\":\"n2\"}],"
+	    "\"conditions\":[" FAILED_PREEMPTED ",{\"type\":\"Admitted\",\"status\":\"False\","
+	    "\"reason\":\"Preempted\",\"message\":\"m\",\"lastTransitionTime\":"
+	    "\"2026-12-01T10:31:00Z\"}]", NULL);
+}
+
+/*
+ * A victim whose partition requeues: phase is Restarting (stopping,
+ * requeue counted), Queued (waiting again) or Running (started again).
+ */
+static void requeued_victim(const char *phase, const char *admitted_reason)
+{
+	char s[2048];
+
+	snprintf(s, sizeof(s),
+		 "\"phase\":\"%s\",\"jobId\":\"4251\",\"partition\":\"spot\",\"preemptions\":1,"
+		 "\"admittedTime\":\"2026-12-01T10:00:30Z\",\"startTime\":\"2026-12-01T10:01:00Z\","
+		 "\"preemption\":{\"preemptor\":\"ml/urgent\",\"attempt\":0,\"time\":"
+		 "\"2026-12-01T10:30:15Z\",\"graceSeconds\":45,\"mode\":\"Requeue\",\"tier\":10},"
+		 "\"nodes\":[{\"rank\":0,\"pod\":\"batch-0\",\"node\":\"n1\"},"
+		 "{\"rank\":1,\"pod\":\"batch-1\",\"node\":\"n2\"}],"
+		 "\"conditions\":[{\"type\":\"Admitted\",\"status\":\"%s\",\"reason\":\"%s\","
+		 "\"message\":\"m\",\"lastTransitionTime\":\"2026-12-01T10:30:15Z\"}]",
+		 phase, strcmp(phase, "Running") ? "False" : "True", admitted_reason);
+	job("batch", "\"partition\":\"spot\"", s, NULL);
+}
+
+/* squeue.1 and sacct.1, JOB STATE CODES: "PR PREEMPTED Job terminated due to preemption". */
+Test(slurmfmt, a_job_cancelled_by_preemption_is_preempted)
+{
+	char code[24];
+
+	cancelled_victim();
+	cr_assert(slurm_preempted(&tj));
+	cr_assert_str_eq(slurm_state(&tj, true, false), "PR");
+	cr_assert_str_eq(slurm_state(&tj, false, false), "PREEMPTED");
+	cr_assert_str_eq(slurm_state(&tj, false, true), "PREEMPTED");
+	/* slurmctld leaves a victim's state_reason as it ran (WAIT_NO_REASON) and exit_code 0. */
+	cr_assert_str_eq(slurm_reason(&tj), "None");
+	slurm_exit_code(&tj, code);
+	cr_assert_str_eq(code, "0:0");
+}
+
+/*
+ * squeue's _print_job_reason_list shows the hosts of a job that is not
+ * pending, failed, timed out or out of memory: a preempted one's too. -l
+ * cuts PREEMPTED to %.8T's eight bytes, as squeue does.
+ */
+Test(slurmfmt, squeue_shows_a_preempted_job_with_its_hosts)
+{
+	cancelled_victim();
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT, &tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "              4250      spot scavenge       ml PR      "
+				      "30:00      2 scavenge-[0-1]");
+	buf_reset(&b);
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT_LONG, &tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "              4250      spot scavenge       ml PREEMPTE      "
+				      "30:00 UNLIMITED      2 scavenge-[0-1]");
+	buf_reset(&b);
+	cr_assert_eq(slurm_squeue_row("%t|%T|%r|%R", &tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "PR|PREEMPTED|None|scavenge-[0-1]");
+}
+
+Test(slurmfmt, sacct_shows_a_preempted_job_as_preempted_with_exit_code_zero)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	cancelled_victim();
+	cr_assert_eq(slurm_sacct_parse(SLURM_SACCT_FIELDS, f, &n, &bad), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_TABLE, &tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4250           scavenge       spot         ml          0  "
+				      "PREEMPTED      0:0 \n");
+	buf_reset(&b);
+	cr_assert_eq(slurm_sacct_parse("JobID,State,Elapsed,End", f, &n, &bad), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE2, &tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4250|PREEMPTED|00:30:00|2026-12-01T10:31:00\n");
+}
+
+/*
+ * A requeued victim is REQUEUED while its pods stop, then PENDING with the
+ * queue's reason, then RUNNING: never PREEMPTED, since it did not end.
+ * While it waits it is a new pending job to Slurm (job_requeue_internal
+ * clears start_time): TIME 0:00, no Start, no Elapsed, though
+ * status.startTime keeps its first start.
+ */
+Test(slurmfmt, a_requeued_victim_is_requeued_then_pending_as_any_requeued_job)
+{
+	struct slurm_sacct_field f[SLURM_SACCT_MAX_FIELDS];
+	size_t n, bad;
+
+	requeued_victim("Restarting", "Restarting");
+	cr_assert_not(slurm_preempted(&tj));
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT, &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "              4251      spot    batch       ml RQ       "
+				      "0:00      2 batch-[0-1]");
+	buf_reset(&b);
+	requeued_victim("Queued", "InsufficientCapacity");
+	cr_assert_eq(slurm_squeue_row(SLURM_SQUEUE_FORMAT_LONG, &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "              4251      spot    batch       ml  PENDING      "
+				      " 0:00 UNLIMITED      2 (Resources)");
+	cr_assert_str_eq(slurm_state(&tj, false, true), "PENDING");
+	buf_reset(&b);
+	cr_assert_eq(slurm_sacct_parse("JobID,State,Start,Elapsed,AllocCPUS,NodeList", f, &n,
+				       &bad), 0);
+	cr_assert_eq(slurm_sacct_row(f, n, SLURM_SACCT_PARSABLE2, &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "4251|PENDING|Unknown|00:00:00|0|None assigned\n");
+	buf_reset(&b);
+	requeued_victim("Running", "Admitted");
+	cr_assert_eq(slurm_squeue_row("%t %M", &tj, T0 + 1830, &b), 0);
+	cr_assert_str_eq(buf_str(&b), "R 29:30");
+}
+
+/*
+ * The preemptor waits while its victims stop: slurmctld's select_nodes
+ * says WAIT_RESOURCES when _preempt_jobs leaves the nodes busy.
+ */
+Test(slurmfmt, a_preemptor_waiting_for_its_victims_waits_for_resources)
+{
+	admitted("False", "Preempting");
+	cr_assert_str_eq(slurm_reason(&tj), "Resources");
+	cr_assert_str_eq(slurm_state(&tj, true, false), "PD");
+}
+
+Test(slurmfmt, state_lists_take_preempted_in_both_forms)
+{
+	const char *bad = NULL;
+	size_t len = 0;
+
+	cr_assert(slurm_states_valid("PR,preempted,R", &bad, &len));
+	cr_assert_not(slurm_states_valid("PREEMPT", &bad, &len));
+	cr_assert_eq(len, 7);
+}
+
+/*
+ * info_job.c prints "PreemptEligibleTime=%s PreemptTime=%s" after the
+ * StartTime line for a started job of a preemptable partition
+ * (SchedMD/slurm 284c3b9); a cancelled victim has its preemption's time.
+ */
+Test(slurmfmt, scontrol_show_job_of_a_cancelled_victim_is_preempted_at_its_time)
+{
+	cancelled_victim();
+	cr_assert_eq(slurm_show_job(&tj, T0 + 7200, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"JobId=4250 JobName=scavenge\n"
+		"   UserId=ml(0) GroupId=ml(0) MCS_label=N/A\n"
+		"   Priority=0 Nice=0 Account=ml QOS=normal\n"
+		"   JobState=PREEMPTED Reason=None Dependency=(null)\n"
+		"   Requeue=1 Restarts=2 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+		"   RunTime=00:30:00 TimeLimit=UNLIMITED TimeMin=N/A\n"
+		"   SubmitTime=2026-12-01T10:00:00 EligibleTime=2026-12-01T10:00:00\n"
+		"   AccrueTime=2026-12-01T10:00:00\n"
+		"   StartTime=2026-12-01T10:01:00 EndTime=2026-12-01T10:31:00 Deadline=N/A\n"
+		"   PreemptEligibleTime=2026-12-01T10:01:00 PreemptTime=2026-12-01T10:30:15\n"
+		"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T10:00:30 "
+		"Scheduler=Main\n"
+		"   Partition=spot AllocNode:Sid=cadre:0\n"
+		"   ReqNodeList=(null) ExcNodeList=(null)\n"
+		"   NodeList=scavenge-[0-1]\n"
+		"   BatchHost=scavenge-0\n"
+		"   NumNodes=2 NumCPUs=2 NumTasks=2 CPUs/Task=N/A ReqB:S:C:T=0:0:*:*\n"
+		"   ReqTRES=cpu=2,node=2,billing=2\n"
+		"   AllocTRES=cpu=2,node=2,billing=2\n"
+		"   Socks/Node=* NtasksPerN:B:S:C=1:0:*:* CoreSpec=*\n"
+		"   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n"
+		"   Features=(null) DelayBoot=00:00:00\n"
+		"   OverSubscribe=NO Exclusive=NO Contiguous=0 Licenses=(null) LicensesAlloc=(null) "
+		"Network=(null)\n"
+		"   Command=scavenge\n"
+		"   WorkDir=/\n"
+		"   StdErr=(container log)\n"
+		"   StdIn=/dev/null\n"
+		"   StdOut=(container log)\n\n");
+}
+
+/*
+ * A requeued victim: no preemption line while it is REQUEUED or PENDING
+ * (not started, as Slurm's requeued job), PreemptTime=None once it runs
+ * again (job_requeue_internal clears preempt_time); Restarts counts the
+ * preemption, as restart_cnt does.
+ */
+Test(slurmfmt, scontrol_show_job_of_a_requeued_victim)
+{
+	requeued_victim("Restarting", "Restarting");
+	cr_assert_eq(slurm_show_job(&tj, T0 + 1830, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\n   JobState=REQUEUED Reason=Restarting Dependency=(null)\n"
+				      "   Requeue=1 Restarts=1 BatchFlag=1 "), "%s", buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "Preempt"), "%s", buf_str(&b));
+	buf_reset(&b);
+	requeued_victim("Queued", "InsufficientCapacity");
+	cr_assert_eq(slurm_show_job(&tj, T0 + 1830, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\n   JobState=PENDING Reason=Resources Dependency=(null)\n"
+				      "   Requeue=1 Restarts=1 BatchFlag=1 "), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   RunTime=00:00:00 TimeLimit=UNLIMITED "), "%s",
+		  buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   StartTime=Unknown EndTime=Unknown Deadline=N/A\n"
+				      "   SuspendTime=None "), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\n   AllocTRES=(null)\n"), "%s", buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "Preempt"), "%s", buf_str(&b));
+	buf_reset(&b);
+	requeued_victim("Running", "Admitted");
+	cr_assert_eq(slurm_show_job(&tj, T0 + 1830, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\n   StartTime=2026-12-01T10:01:00 EndTime=Unknown "
+				      "Deadline=N/A\n   PreemptEligibleTime=2026-12-01T10:01:00 "
+				      "PreemptTime=None\n   SuspendTime=None "), "%s", buf_str(&b));
+}
+
+/* cadre status says who preempted the job, when and with what end, and whom it preempts. */
+Test(slurmfmt, status_text_says_who_preempted_the_job_and_whom_it_preempts)
+{
+	cancelled_victim();
+	cr_assert_eq(cli_status_text(&tj, T0 + 3600, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\nState:         PREEMPTED, phase Failed\n"
+				      "Why:           preempted by ml/urgent (tier 10 over tier 0)\n"),
+		  "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "\nPreempted:     1 time; last by ml/urgent (tier 10) at "
+				      "2026-12-01T10:30:15Z (29 mins ago), cancelled after 45s of "
+				      "grace\nLast failure:  "), "%s", buf_str(&b));
+	buf_reset(&b);
+	job("urgent", NULL, "\"phase\":\"Queued\",\"jobId\":\"4252\",\"preempting\":["
+	    "{\"job\":\"ml/scavenge\",\"attempt\":1},{\"job\":\"ml/batch\",\"attempt\":0}]", NULL);
+	cr_assert_eq(cli_status_text(&tj, T0 + 3600, &b), 0);
+	cr_assert(strstr(buf_str(&b), "\nPreempting:    2 jobs: ml/scavenge, ml/batch\n"), "%s",
+		  buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "Preempted:"), "%s", buf_str(&b));
+}

@@ -56,7 +56,9 @@ json_t *dash_queue_order(const json_t *jobs);
  * One row of the job list for tj (borrowed): key, namespace, name, jobId,
  * phase, ready, total, accelerators, queue, priority, reason and message
  * (why it waits, from the Admitted condition or status.message), created,
- * restarts, infraRestarts, suspended; queuePosition (1-based) when
+ * restarts, infraRestarts, requeues, preemptions, preemptedBy (the last
+ * preemptor's "namespace/name", "" when none), preempting (how many jobs
+ * it is stopping to make room), suspended; queuePosition (1-based) when
  * queue_pos > 0. NULL when out of memory or tj has no name.
  */
 json_t *dash_job_summary(const json_t *tj, int queue_pos);
@@ -76,7 +78,9 @@ int dash_job_delta(const json_t *old_map, const json_t *new_map, json_t **out);
 
 /*
  * A job's page: {"job": row, "ranks": [...], "conditions": [...],
- * "events": [...], "lastFailure": {...} | null}. Ranks come from
+ * "events": [...], "lastFailure": {...} | null, "preemption": {preemptor,
+ * attempt, time, graceSeconds, mode, tier} | null, "preempting": [{job,
+ * attempt}]} (status.preemption and status.preempting). Ranks come from
  * status.nodes, completed with the pods (borrowed array, the job's pods as
  * pod_trim keeps them): rank, pod, node, ip, phase, exitCode (of the
  * main container once it ended), reason. Conditions are sorted by

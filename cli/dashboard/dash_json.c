@@ -124,6 +124,24 @@ static json_t *jint(const json_t *o, const char *a)
 	return json_integer(json_integer_value(get(o, a)));
 }
 
+/*
+ * The row's requeues and preemptions (docs/design.md 3.4): how often it was
+ * requeued and preempted, who preempted it last ("" if nobody) and how many
+ * jobs it is preempting now. 0 or CADRE_ENOMEM.
+ */
+static int preemption_fields(json_t *row, const json_t *st)
+{
+	const json_t *pre = get(st, "preemption");
+
+	if (json_object_set_new(row, "requeues", jint(st, "requeues")) ||
+	    json_object_set_new(row, "preemptions", jint(st, "preemptions")) ||
+	    json_object_set_new(row, "preemptedBy", json_string(or_empty(str(pre, "preemptor")))) ||
+	    json_object_set_new(row, "preempting",
+				json_integer((json_int_t)json_array_size(get(st, "preempting")))))
+		return CADRE_ENOMEM;
+	return 0;
+}
+
 json_t *dash_job_summary(const json_t *tj, int queue_pos)
 {
 	const json_t *m = get(tj, "metadata"), *spec = get(tj, "spec"), *st = get(tj, "status");
@@ -148,7 +166,9 @@ json_t *dash_job_summary(const json_t *tj, int queue_pos)
 			"created", or_empty(str(m, "creationTimestamp")),
 			"restarts", jint(st, "restarts"), "infraRestarts", jint(st, "infraRestarts"),
 			"suspended", json_is_true(get(spec, "suspend")));
-	if (row && queue_pos > 0 && json_object_set_new(row, "queuePosition", json_integer(queue_pos))) {
+	if (row && (preemption_fields(row, st) ||
+		    (queue_pos > 0 &&
+		     json_object_set_new(row, "queuePosition", json_integer(queue_pos))))) {
 		json_decref(row);
 		return NULL;
 	}
@@ -386,9 +406,40 @@ static json_t *last_failure(const json_t *tj)
 			 "message", or_empty(str(f, "message")), "time", or_empty(str(f, "time")));
 }
 
+/* status.preemption as the page shows it: by whom, when, how; null when never preempted. */
+static json_t *preemption(const json_t *tj)
+{
+	const json_t *p = get(get(tj, "status"), "preemption");
+
+	if (!json_is_object(p))
+		return json_null();
+	return json_pack("{s:s, s:o, s:s, s:o, s:s, s:o}", "preemptor", or_empty(str(p, "preemptor")),
+			 "attempt", jint(p, "attempt"), "time", or_empty(str(p, "time")),
+			 "graceSeconds", jint(p, "graceSeconds"), "mode", or_empty(str(p, "mode")),
+			 "tier", jint(p, "tier"));
+}
+
+/* status.preempting: the jobs this one is stopping to make room, [{job, attempt}]. */
+static json_t *preempting(const json_t *tj)
+{
+	const json_t *list = get(get(tj, "status"), "preempting"), *v;
+	json_t *out = json_array();
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		if (json_array_append_new(out, json_pack("{s:s, s:o}", "job", or_empty(str(v, "job")),
+							 "attempt", jint(v, "attempt")))) {
+			json_decref(out);
+			return NULL;
+		}
+	return out;
+}
+
 json_t *dash_job_detail(const json_t *tj, const json_t *pods, const json_t *evs, int queue_pos)
 {
-	return json_pack("{s:o?, s:o?, s:o?, s:o?, s:o?}", "job", dash_job_summary(tj, queue_pos),
-			 "ranks", ranks(tj, pods), "conditions", conditions(tj),
-			 "events", events(evs), "lastFailure", last_failure(tj));
+	return json_pack("{s:o?, s:o?, s:o?, s:o?, s:o?, s:o?, s:o?}",
+			 "job", dash_job_summary(tj, queue_pos), "ranks", ranks(tj, pods),
+			 "conditions", conditions(tj), "events", events(evs),
+			 "lastFailure", last_failure(tj), "preemption", preemption(tj),
+			 "preempting", preempting(tj));
 }

@@ -42,6 +42,19 @@ function badge(phase) {
   return h('span', { class: 'badge phase-' + phase, 'data-phase': phase }, phase);
 }
 
+// A job's part in preemption (docs/design.md 3.4): who stopped it last, how many it stops.
+function preemptNote(j) {
+  const notes = [];
+  if (j.preemptedBy) notes.push('preempted by ' + j.preemptedBy);
+  if (j.preempting) notes.push('preempting ' + j.preempting + ' job' + (j.preempting === 1 ? '' : 's'));
+  return notes.length ? h('span', { class: 'muted preempt' }, ' ' + notes.join(', ')) : null;
+}
+
+// Restarts and, when there were any, the preemptions among the job's attempts.
+function restartsText(j) {
+  return String(j.restarts + j.infraRestarts) + (j.preemptions ? ' (' + j.preemptions + ' preempted)' : '');
+}
+
 function connect() {
   const proto = location.protocol === 'https:' ? 'wss://' : 'ws://';
   ws = new WebSocket(proto + location.host + '/ws', 'cadre-dash');
@@ -172,17 +185,35 @@ function jobsView() {
                                 title: 'phases so far: ' + (j.phasesSeen || []).join(' → ') },
       h('td', {}, h('a', { href: '#/job/' + encodeURIComponent(j.namespace) + '/' +
                            encodeURIComponent(j.name) }, j.name)),
-      h('td', {}, j.jobId || '-'), h('td', {}, j.namespace), h('td', {}, badge(j.phase)),
+      h('td', {}, j.jobId || '-'), h('td', {}, j.namespace), h('td', {}, badge(j.phase), preemptNote(j)),
       h('td', {}, j.ready + '/' + j.total), h('td', {}, j.accelerators || '-'),
       h('td', {}, j.queuePosition ? '#' + j.queuePosition : '-'),
       h('td', { class: 'why' }, j.reason ? j.reason + (j.message ? ': ' + j.message : '') : ''),
-      h('td', {}, age(j.created)), h('td', {}, String(j.restarts + j.infraRestarts))))));
+      h('td', {}, age(j.created)), h('td', {}, restartsText(j))))));
   const pager = h('div', { class: 'pager' },
     h('button', { id: 'prev', disabled: state.page === 0, onclick: () => { state.page--; render(); } }, '<'),
     'page ' + (state.page + 1) + ' of ' + pages + ' (' + rows.length + ' jobs)',
     h('button', { id: 'next', disabled: state.page >= pages - 1,
                   onclick: () => { state.page++; render(); } }, '>'));
   return [h('h1', {}, 'Jobs'), filters(), table, pager];
+}
+
+function jobLink(key) {
+  return h('a', { href: '#/job/' + key.split('/').map(encodeURIComponent).join('/') }, key);
+}
+
+// The job page's preemption lines: by whom it was last preempted, whom it is preempting.
+function preemptionRows(d) {
+  const rows = [];
+  const p = d.preemption;
+  if (p) rows.push(h('div', {}, 'Preempted by'), h('div', { id: 'preempted-by' }, jobLink(p.preemptor),
+    ' (tier ' + p.tier + ') at ' + p.time + ': ' + (p.mode === 'Cancel' ? 'cancelled' : 'requeued') +
+    ' after ' + p.graceSeconds + ' s of grace'));
+  if (d.preempting && d.preempting.length)
+    rows.push(h('div', {}, 'Preempting'), h('div', { id: 'preempting' },
+      d.preempting.length + ' job' + (d.preempting.length === 1 ? '' : 's') + ': ',
+      d.preempting.map((v, i) => [i ? ', ' : '', jobLink(v.job)])));
+  return rows;
 }
 
 function jobView(key) {
@@ -201,7 +232,10 @@ function jobView(key) {
     h('div', {}, 'Queue'), h('div', {}, (j.queue || 'default') + (j.queuePosition ? ', position ' + j.queuePosition : '')),
     h('div', {}, 'Waiting because'), h('div', {}, j.reason ? j.reason + ': ' + j.message : '-'),
     h('div', {}, 'Age'), h('div', {}, age(j.created)),
-    h('div', {}, 'Restarts'), h('div', {}, j.restarts + ' (+' + j.infraRestarts + ' after node loss)')));
+    h('div', {}, 'Restarts'), h('div', {}, j.restarts + ' (+' + j.infraRestarts + ' after node loss' +
+      (j.requeues ? ', +' + j.requeues + ' requeued' : '') +
+      (j.preemptions ? ', +' + j.preemptions + ' preempted' : '') + ')'),
+    preemptionRows(d)));
   if (d.lastFailure) {
     const f = d.lastFailure;
     out.push(h('h2', {}, 'Last failure'), h('div', { class: 'card', id: 'last-failure' },
