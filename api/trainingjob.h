@@ -421,7 +421,7 @@ struct tj_excluded_node {
 
 /*
  * status.preemption: the last time this job was preempted (built-in mode,
- * docs/design.md 3.4), written before its pods get their signal.
+ * docs/design.md 3.5), written before its pods get their signal.
  */
 struct tj_preemption {
 	char *preemptor;     /* "namespace/name" of the job it made room for */
@@ -549,7 +549,7 @@ struct tj_status {
 	struct tj_preemption preemption;
 	/*
 	 * The jobs this one preempts to make room for itself, decided before any
-	 * is told (docs/design.md 3.4); cleared once it is admitted.
+	 * is told (docs/design.md 3.5); cleared once it is admitted.
 	 */
 	struct tj_preempting *preempting;
 	size_t n_preempting;

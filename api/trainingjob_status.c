@@ -92,7 +92,7 @@ void tj_topology_status_release(struct tj_topology_status *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* status.preemption and status.preempting (docs/design.md 3.4). */
+/* status.preemption and status.preempting (docs/design.md 3.5). */
 static void parse_preemption(struct decoder *d, const json_t *obj, struct tj_status *st)
 {
 	const json_t *pre = decode_object(d, obj, "status", "preemption");

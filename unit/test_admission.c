@@ -514,7 +514,7 @@ Test(admission, a_large_pass_is_fast, .timeout = 300)
 	free(out);
 }
 
-/* docs/design.md 3.4: a higher Partition tier goes first, whatever the priorities. */
+/* docs/design.md 3.5: a higher Partition tier goes first, whatever the priorities. */
 Test(admission, a_higher_tier_goes_first_whatever_the_priority)
 {
 	struct cluster cl = { 0 };

@@ -1001,7 +1001,7 @@ Test(gang, an_exclusive_job_takes_empty_nodes_whole_and_keeps_them)
 	cr_assert_str_eq(nodes, "gpu-0", "gpu-1 is held whole by the exclusive job");
 }
 
-/* --- preemption by Partition tier (docs/design.md 3.4, gang_preempt.h) --- */
+/* --- preemption by Partition tier (docs/design.md 3.5, gang_preempt.h) --- */
 
 #include "controller/admission/gang_preempt.h"
 

@@ -679,7 +679,7 @@ static const struct step dependency_steps[] = {
 };
 
 /*
- * A preemption (docs/design.md 3.4): low (scavenger, tier 0, Requeue) runs
+ * A preemption (docs/design.md 3.5): low (scavenger, tier 0, Requeue) runs
  * on the whole cluster; high (urgent, tier 10) arrives, low is preempted
  * and queued again, high runs; high deleted, low runs again. Stopped after
  * any write, the same preemption is finished, never a second one.

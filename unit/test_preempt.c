@@ -167,3 +167,42 @@ Test(preempt, no_candidates_choose_nothing_and_a_bad_job_is_refused)
 	cr_assert_eq(preempt_choose(&s.cap, &bad, s.v, 0, chosen, &n), CADRE_EINVAL);
 	capacity_release(&s.cap);
 }
+
+/* A job that lists its node is made room for there, whoever is younger elsewhere. */
+Test(preempt, a_listed_node_is_freed_whoever_is_youngest_elsewhere)
+{
+	static const char *const listed[] = { "gpu-1" };
+	struct site s;
+	size_t chosen[MAX], n;
+	struct adm_job job;
+
+	site_init(&s, 2);
+	running(&s, "on-listed", 0, 0, 100, (int[]){ 1, -1 });
+	running(&s, "youngest", 0, 0, 900, (int[]){ 0, -1 });
+	job = wants(1);
+	job.demand.required = listed;
+	job.demand.n_required = 1;
+	cr_assert_eq(preempt_choose(&s.cap, &job, s.v, s.n_v, chosen, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(s.v[chosen[0]].name, "on-listed");
+	capacity_release(&s.cap);
+}
+
+/* Counting rooms never picks a gang whose nodes the job cannot use. */
+Test(preempt, a_gang_on_nodes_the_job_cannot_use_is_never_enough_alone)
+{
+	struct site s;
+	size_t chosen[MAX], n;
+
+	site_init(&s, 3);
+	s.nodes[2].unschedulable = true;  /* cordoned: nothing new goes there */
+	capacity_release(&s.cap);
+	cr_assert_eq(capacity_init(&s.cap, s.nodes, 3, NULL), 0);
+	running(&s, "on-cordoned", 0, 0, 900, (int[]){ 2, -1 });
+	running(&s, "a", 0, 0, 100, (int[]){ 0, -1 });
+	running(&s, "b", 0, 0, 200, (int[]){ 1, -1 });
+	choose(&s, 1, chosen, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(s.v[chosen[0]].name, "b", "the youngest on a usable node");
+	capacity_release(&s.cap);
+}

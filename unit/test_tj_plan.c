@@ -2988,7 +2988,7 @@ static void assert_deletes_with_grace(const struct tj_plan *p, size_t n, int64_t
 }
 
 /*
- * docs/design.md 3.4: a Requeue victim records its preemption (preemptor,
+ * docs/design.md 3.5: a Requeue victim records its preemption (preemptor,
  * attempt, grace, mode) in the status written before any pod is told, its
  * pods go with the grace, and it is queued again: no failure, no limit.
  */

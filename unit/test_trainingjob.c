@@ -1515,7 +1515,7 @@ Test(trainingjob, a_constraint_is_an_or_of_ands)
 	cr_assert_eq(tj_constraint_parse("", &c, why, sizeof(why)), CADRE_EPARSE);
 }
 
-/* docs/design.md 3.4: a preemption's record on both jobs round trips, and counts in the attempt. */
+/* docs/design.md 3.5: a preemption's record on both jobs round trips, and counts in the attempt. */
 Test(trainingjob, preemption_status_round_trips_and_counts_in_the_attempt)
 {
 	json_t *job = job_with_spec("{}");

@@ -230,6 +230,23 @@ static void job_name(struct buf *b, const struct adm_job *job)
 	buf_adds(b, job->name ? job->name : "");
 }
 
+/* Why a job that fits waits: the nodes are held for holder, which goes first. */
+static void held_for(struct buf *text, const struct adm_job *holder, int64_t now_s,
+		     int64_t starvation_s)
+{
+	buf_addf(text, "fits, but on nodes held for ");
+	job_name(text, holder);
+	if (holder->holds) {
+		buf_addf(text, ", which %s", holder->holds);
+		return;
+	}
+	buf_adds(text, ", which has waited ");
+	add_duration(text, now_s - holder->waiting_since_s);
+	buf_adds(text, " (longer than ");
+	add_duration(text, starvation_s);
+	buf_adds(text, ") and goes first");
+}
+
 /* Room in a's scratch for n_jobs jobs, total placements and cap's nodes. 0 or CADRE_ENOMEM. */
 static int admission_room(struct admission *a, const struct capacity *cap, size_t n_jobs,
 			  size_t total)
@@ -340,20 +357,9 @@ int admission_decide(struct admission *a, struct capacity *cap, const struct adm
 				return ret;
 			const struct adm_job *holder = open.fits ? first_holder(a, cap, job) : NULL;
 
-			if (holder && holder->holds) {
+			if (holder) {
 				d->reason = ADM_REASON_QUEUED_BEHIND;
-				buf_addf(&a->text, "fits, but on nodes held for ");
-				job_name(&a->text, holder);
-				buf_addf(&a->text, ", which %s", holder->holds);
-			} else if (holder) {
-				d->reason = ADM_REASON_QUEUED_BEHIND;
-				buf_addf(&a->text, "fits, but on nodes held for ");
-				job_name(&a->text, holder);
-				buf_adds(&a->text, ", which has waited ");
-				add_duration(&a->text, now_s - holder->waiting_since_s);
-				buf_adds(&a->text, " (longer than ");
-				add_duration(&a->text, starvation_s);
-				buf_adds(&a->text, ") and goes first");
+				held_for(&a->text, holder, now_s, starvation_s);
 			}
 		}
 		if (d->reason == ADM_REASON_INSUFFICIENT_CAPACITY && tfit.level >= 0 &&

@@ -258,6 +258,13 @@ void capacity_restore(struct capacity *c, const struct cap_saved *saved)
 	memcpy(c->occupied, saved->occupied, saved->n_nodes);
 }
 
+void capacity_restore_node(struct capacity *c, const struct cap_saved *saved, size_t i)
+{
+	memcpy(c->free + i * c->n_res, saved->free + i * saved->n_res,
+	       saved->n_res * sizeof(*c->free));
+	c->occupied[i] = saved->occupied[i];
+}
+
 void cap_saved_release(struct cap_saved *saved)
 {
 	free(saved->free);

@@ -253,6 +253,8 @@ struct cap_saved {
 /* 0 or CADRE_ENOMEM (saved released). */
 int capacity_save(const struct capacity *c, struct cap_saved *saved);
 void capacity_restore(struct capacity *c, const struct cap_saved *saved);
+/* Only node i's row (what is free on it, and whether it is occupied). */
+void capacity_restore_node(struct capacity *c, const struct cap_saved *saved, size_t i);
 void cap_saved_release(struct cap_saved *saved);
 
 /*

@@ -856,7 +856,7 @@ static void waiting_placement(struct scratch *s, struct manager *m, const struct
 
 /*
  * A job whose status.preempting lists victims still stopping holds the
- * nodes it needs (docs/design.md 3.4): the words its message and the
+ * nodes it needs (docs/design.md 3.5): the words its message and the
  * held-back jobs' say it with, in scratch; NULL when none is stopping.
  */
 static const char *preempted_stopping(struct scratch *s, struct manager *m,

@@ -58,7 +58,7 @@ struct collect {
 	int64_t now;
 	uint64_t now_ms;             /* monotonic, for the admitted records */
 	int err;
-	struct partition_set parts;  /* every Partition, for tiers (docs/design.md 3.4) */
+	struct partition_set parts;  /* every Partition, for tiers (docs/design.md 3.5) */
 };
 
 struct charge_ctx {

@@ -152,7 +152,8 @@ out:
 
 /* A running gang that may be preempted, with the pods it would free. */
 struct victim {
-	char *key;
+	char *key;               /* "namespace/name" */
+	char *ns;                /* a copy of key split at its slash: namespace, then name */
 	struct pre_victim v;
 	struct pre_pod *pods;
 	size_t cap_pods;
@@ -160,44 +161,13 @@ struct victim {
 };
 
 struct victims {
+	struct collect *c;
+	const char *preemptor;
+	int32_t tier;
 	struct victim *list;
 	size_t n, cap;
 	int err;
 };
-
-static int running_gang(void *arg, const char *key, const void *rec, size_t len)
-{
-	struct victims *vs = arg;
-	struct cache_job job;
-
-	if (cache_job_read(rec, len, &job) || job.candidacy != CANDIDACY_HOLDS ||
-	    strcmp(job.phase, "Running"))
-		return 0;
-	if (vs->n == vs->cap) {
-		size_t cap = vs->cap ? vs->cap * 2 : 16;
-		struct victim *more = realloc(vs->list, cap * sizeof(*more));
-
-		if (!more)
-			return vs->err = CADRE_ENOMEM;
-		vs->list = more;
-		vs->cap = cap;
-	}
-	vs->list[vs->n] = (struct victim){ .key = strdup(key) };
-	if (!vs->list[vs->n].key)
-		return vs->err = CADRE_ENOMEM;
-	vs->n++;
-	return 0;
-}
-
-/* When the gang's current run started: its Running condition, else status.startTime. */
-static int64_t run_started(const struct trainingjob *job)
-{
-	const struct condition *c = condition_find(&job->status.conditions, "Running");
-
-	if (c && c->last_transition_time && !strcmp(c->status, "True"))
-		return c->last_transition_time;
-	return job->status.start_time;
-}
 
 /* Another waiting job already stops it at this attempt. */
 static bool taken(struct manager *m, const char *key, int attempt, const char *preemptor)
@@ -222,48 +192,76 @@ static bool taken(struct manager *m, const char *key, int attempt, const char *p
 }
 
 /*
- * Keep the candidates that may be stopped for a job of tier: a strictly
- * lower tier whose mode is not Off, past its exempt time, not preempted
- * at this attempt already, by this job or another. The others go.
+ * A candidate, from its record alone (nothing decoded): a Running gang of
+ * a strictly lower tier whose mode is not Off, past its exempt time, not
+ * preempted at this attempt already (whether another job is stopping it is
+ * asked after the walk, outside the cache's lock: not_taken).
  */
-static void eligible(struct scratch *s, struct collect *c, const char *preemptor, int32_t tier,
-		     struct victims *vs)
+static bool eligible(struct victims *vs, const char *key, const struct cache_job *job)
+{
+	struct job_preempt jp;
+
+	if (job->candidacy != CANDIDACY_HOLDS || strcmp(job->phase, "Running") ||
+	    !job->run_started || job->preempted_attempt == job->attempt)
+		return false;
+	partitions_preempt_named(&vs->c->parts, job->partition, job->spec_partition, job->queue,
+				 &jp);
+	(void)key;
+	return jp.tier < vs->tier && jp.mode != PARTITION_PREEMPT_OFF &&
+	       vs->c->now >= job->run_started + jp.exempt_s;
+}
+
+/* The candidates that no other waiting job is stopping already. */
+static void not_taken(struct victims *vs)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < vs->n; i++) {
 		struct victim *x = &vs->list[i];
-		struct field_errors errs;
-		struct trainingjob job;
-		struct job_preempt jp = { 0 };
-		json_t *obj = NULL;
-		bool ok = false;
 
-		field_errors_init(&errs);
-		tj_init(&job);
-		if (store_get(c->m->stores[KIND_TRAININGJOBS], x->key, &obj) == 0 &&
-		    tj_parse(obj, &job, &errs) == 0) {
-			int attempt = tj_attempt(&job.status);
-
-			partitions_preempt_of(&c->parts, &job, &jp);
-			ok = jp.tier < tier && jp.mode != PARTITION_PREEMPT_OFF &&
-			     run_started(&job) && c->now >= run_started(&job) + jp.exempt_s &&
-			     !(job.status.has_preemption && job.status.preemption.attempt == attempt) &&
-			     !taken(c->m, x->key, attempt, preemptor);
-			x->attempt = attempt;
-			x->v = (struct pre_victim){ gang_scratch_strdup(s, job.meta.namespace),
-						    gang_scratch_strdup(s, job.meta.name), jp.tier,
-						    job.spec.priority, run_started(&job), NULL, 0 };
-		}
-		tj_release(&job);
-		field_errors_release(&errs);
-		json_decref(obj);
-		if (ok)
+		if (!taken(vs->c->m, x->key, x->attempt, vs->preemptor)) {
 			vs->list[kept++] = *x;
-		else
-			free(x->key);
+			continue;
+		}
+		free(x->key);
+		free(x->ns);
 	}
 	vs->n = kept;
+}
+
+static int candidate_gang(void *arg, const char *key, const void *rec, size_t len)
+{
+	struct victims *vs = arg;
+	struct cache_job job;
+	struct job_preempt jp;
+	struct victim *x;
+	char *slash;
+
+	if (cache_job_read(rec, len, &job) || !eligible(vs, key, &job))
+		return 0;
+	if (vs->n == vs->cap) {
+		size_t cap = vs->cap ? vs->cap * 2 : 16;
+		struct victim *more = realloc(vs->list, cap * sizeof(*more));
+
+		if (!more)
+			return vs->err = CADRE_ENOMEM;
+		vs->list = more;
+		vs->cap = cap;
+	}
+	x = &vs->list[vs->n];
+	*x = (struct victim){ .key = strdup(key), .ns = strdup(key), .attempt = job.attempt };
+	if (!x->key || !x->ns || !(slash = strchr(x->ns, '/'))) {
+		free(x->key);
+		free(x->ns);
+		return vs->err = x->key && x->ns ? 0 : CADRE_ENOMEM;
+	}
+	*slash = '\0';
+	partitions_preempt_named(&vs->c->parts, job.partition, job.spec_partition, job.queue,
+				 &jp);
+	x->v = (struct pre_victim){ x->ns, slash + 1, jp.tier, job.priority, job.run_started,
+				    NULL, 0 };
+	vs->n++;
+	return 0;
 }
 
 struct pod_walk {
@@ -307,6 +305,7 @@ static void victims_release(struct victims *vs)
 {
 	for (size_t i = 0; i < vs->n; i++) {
 		free(vs->list[i].key);
+		free(vs->list[i].ns);
 		free(vs->list[i].pods);
 	}
 	free(vs->list);
@@ -433,7 +432,7 @@ int gang_preempt(struct scratch *s, struct collect *c, char **held_keys, size_t 
 		 const struct adm_decision *dec, size_t target, struct jobmemo_admission *held)
 {
 	const struct adm_job *job = &queue[target];
-	struct victims vs = { 0 };
+	struct victims vs = { .c = c, .tier = job->tier };
 	struct capacity base;
 	struct cap_node *nodes = NULL;
 	json_t *objs = NULL;
@@ -447,10 +446,11 @@ int gang_preempt(struct scratch *s, struct collect *c, char **held_keys, size_t 
 	    !heads(queue, n_queue, dec, target))
 		return 0;
 	snprintf(key, sizeof(key), "%s/%s", job->namespace, job->name);
-	store_foreach_record(c->m->stores[KIND_TRAININGJOBS], running_gang, &vs);
+	vs.preemptor = key;
+	store_foreach_record(c->m->stores[KIND_TRAININGJOBS], candidate_gang, &vs);
 	if ((err = vs.err))
 		goto out;
-	eligible(s, c, key, job->tier, &vs);
+	not_taken(&vs);
 	if (!vs.n)
 		goto out;
 	err = base_capacity(s, c, held_keys, n_held, cap, queue, n_queue, dec, target, &vs, &base,

@@ -1,6 +1,6 @@
 /*
  * gang_preempt.h - built-in preemption by Partition tier against the live
- * caches (docs/design.md 3.4, "Preemption"): the glue between one
+ * caches (docs/design.md 3.5, "Preemption"): the glue between one
  * admission decision (gang.c), the choice of victims (preempt.h) and the
  * victims' own reconciles.
  *

@@ -70,6 +70,117 @@ static void gone_prefix(struct trial *t, size_t k)
 		t->gone[t->order[i]] = 1;
 }
 
+/* The victims' pods by node: at[start[i]..start[i+1]) are node i's (victim index, pod). */
+struct by_node {
+	size_t *start;
+	struct { size_t victim; const struct pre_pod *pod; } *at;
+	uint32_t *seen;        /* per node: the last victim (+1) whose gain counted it */
+	int64_t *room_full;    /* per node: room with every victim running */
+};
+
+static int by_node_build(struct trial *t, struct by_node *b)
+{
+	size_t nodes = t->cap->n_nodes, total = 0;
+
+	for (size_t v = 0; v < t->n; v++)
+		total += t->v[v].n_pods;
+	b->start = calloc(nodes + 1, sizeof(*b->start));
+	b->at = calloc(total + 1, sizeof(*b->at));
+	b->seen = calloc(nodes + 1, sizeof(*b->seen));
+	b->room_full = calloc(nodes + 1, sizeof(*b->room_full));
+	if (!b->start || !b->at || !b->seen || !b->room_full)
+		return CADRE_ENOMEM;
+	for (size_t v = 0; v < t->n; v++)
+		for (size_t k = 0; k < t->v[v].n_pods; k++)
+			b->start[t->v[v].pods[k].node + 1]++;
+	for (size_t i = 0; i < nodes; i++)
+		b->start[i + 1] += b->start[i];
+	for (size_t v = 0; v < t->n; v++)
+		for (size_t k = 0; k < t->v[v].n_pods; k++) {
+			size_t i = t->v[v].pods[k].node, slot = b->start[i] + b->seen[i]++;
+
+			b->at[slot].victim = v;
+			b->at[slot].pod = &t->v[v].pods[k];
+		}
+	memset(b->seen, 0, (nodes + 1) * sizeof(*b->seen));
+	return 0;
+}
+
+static void by_node_release(struct by_node *b)
+{
+	free(b->start);
+	free(b->at);
+	free(b->seen);
+	free(b->room_full);
+}
+
+/*
+ * Pods of the job that victim v's nodes gain when it alone stops: each of
+ * its nodes' rows rebuilt from the base with every other victim's pods,
+ * its room read, and the row put back as full has it.
+ */
+static int64_t gain_alone(struct trial *t, struct by_node *b, const struct cap_saved *full,
+			  size_t v)
+{
+	int64_t gain = 0;
+
+	for (size_t k = 0; k < t->v[v].n_pods; k++) {
+		size_t i = t->v[v].pods[k].node;
+
+		if (b->seen[i] == v + 1)
+			continue;
+		b->seen[i] = (uint32_t)(v + 1);
+		capacity_restore_node(t->cap, t->base, i);
+		for (size_t e = b->start[i]; e < b->start[i + 1]; e++)
+			if (b->at[e].victim != v)
+				charge_pod(t->cap, b->at[e].pod);
+		gain += capacity_room(t->cap, &t->job->demand, i, t->job->num_nodes) -
+			b->room_full[i];
+		capacity_restore_node(t->cap, full, i);
+	}
+	return gain;
+}
+
+/*
+ * one_enough for a job whose pods are placed by count alone (no topology,
+ * no listed nodes): it fits when the rooms of the nodes add up to its
+ * pods, so a victim is tried only when what its nodes gain makes up the
+ * shortfall, and then confirmed by a whole what-if.
+ */
+static int one_enough_by_room(struct trial *t, size_t *one)
+{
+	struct by_node b = { 0 };
+	struct cap_saved full = { 0 };
+	int64_t total = 0;
+	bool fits;
+	int ret;
+
+	*one = t->n;
+	memset(t->gone, 0, t->n);
+	if ((ret = try_gone(t, &fits)) || (ret = by_node_build(t, &b)) ||
+	    (ret = capacity_save(t->cap, &full)) ||
+	    (ret = capacity_rooms(t->cap, &t->job->demand, t->job->num_nodes, NULL, false,
+				  b.room_full)))
+		goto out;
+	for (size_t i = 0; i < t->cap->n_nodes; i++)
+		total += b.room_full[i];
+	for (size_t i = 0; i < t->n && *one == t->n; i++) {
+		if (total + gain_alone(t, &b, &full, t->order[i]) < t->job->num_nodes)
+			continue;
+		memset(t->gone, 0, t->n);
+		t->gone[t->order[i]] = 1;
+		if ((ret = try_gone(t, &fits)))
+			goto out;
+		if (fits)
+			*one = i;
+		capacity_restore(t->cap, &full);
+	}
+out:
+	cap_saved_release(&full);
+	by_node_release(&b);
+	return ret;
+}
+
 /* The first victim of the order that is enough alone, into *one; n when none is. */
 static int one_enough(struct trial *t, size_t *one)
 {
@@ -130,7 +241,11 @@ static int choose(struct trial *t, size_t *chosen, size_t *n_chosen)
 	memset(t->gone, 1, t->n);
 	if ((ret = try_gone(t, &fits)) || !fits)
 		return ret;  /* not even with every candidate gone: nothing */
-	if ((ret = one_enough(t, &one)))
+	if (!t->job->topo && !t->job->demand.n_required)
+		ret = one_enough_by_room(t, &one);
+	else
+		ret = one_enough(t, &one);
+	if (ret)
 		return ret;
 	if (one < t->n) {
 		chosen[(*n_chosen)++] = t->order[one];

@@ -1,6 +1,6 @@
 /*
  * preempt.h - which running gangs to stop so that a job of a higher
- * Partition tier fits (docs/design.md 3.4, "Preemption").
+ * Partition tier fits (docs/design.md 3.5, "Preemption").
  *
  * The caller (gang_preempt.c) finds the candidates: Running gangs of
  * strictly lower tiers whose Partition's preemptMode is not Off and whose

@@ -26,9 +26,21 @@ struct pod_hdr {
 
 struct job_hdr {
 	int64_t not_before;
+	int64_t run_started;
 	int32_t attempt, num_nodes;
+	int32_t priority, preempted_attempt;
 	uint8_t magic, candidacy;
 };
+
+/* When the gang's current run started: its Running condition, else status.startTime. */
+static int64_t run_started(const struct trainingjob *job)
+{
+	const struct condition *c = condition_find(&job->status.conditions, "Running");
+
+	if (c && c->last_transition_time && c->status && !strcmp(c->status, "True"))
+		return c->last_transition_time;
+	return job->status.start_time;
+}
 
 /* A bounded writer over rec. */
 struct rec_out {
@@ -197,9 +209,15 @@ int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
 		h.candidacy = (uint8_t)tj_candidacy(&job, &h.not_before, NULL);
 	h.attempt = tj_attempt(&job.status);
 	h.num_nodes = job.spec.num_nodes;
+	h.priority = job.spec.priority;
+	h.run_started = run_started(&job);
+	h.preempted_attempt = job.status.has_preemption ? job.status.preemption.attempt : -1;
 	put(&o, &h, sizeof(h));
 	put_str(&o, job.meta.uid);
 	put_str(&o, str(json_object_get(obj, "status"), "phase"));
+	put_str(&o, job.status.partition);
+	put_str(&o, job.spec.partition);
+	put_str(&o, job.spec.queue);
 	field_errors_release(&errs);
 	tj_release(&job);
 	return o.err ? o.err : (int)o.len;
@@ -218,8 +236,14 @@ int cache_job_read(const void *rec, size_t len, struct cache_job *out)
 		return CADRE_EINVAL;
 	out->uid = get_str(rec, len, &off);
 	out->phase = get_str(rec, len, &off);
-	if (!out->uid || !out->phase)
+	out->partition = get_str(rec, len, &off);
+	out->spec_partition = get_str(rec, len, &off);
+	out->queue = get_str(rec, len, &off);
+	if (!out->uid || !out->phase || !out->partition || !out->spec_partition || !out->queue)
 		return CADRE_EINVAL;
+	out->priority = h.priority;
+	out->run_started = h.run_started;
+	out->preempted_attempt = h.preempted_attempt;
 	out->candidacy = (enum tj_candidacy)h.candidacy;
 	out->not_before = h.not_before;
 	out->attempt = h.attempt;

@@ -74,6 +74,13 @@ struct cache_job {
 	int num_nodes;
 	const char *uid;           /* "" when none */
 	const char *phase;         /* status.phase as written; "" when none */
+	/* What built-in preemption asks of a running job (gang_preempt.c), "" when none: */
+	const char *partition;       /* status.partition */
+	const char *spec_partition;  /* spec.partition */
+	const char *queue;           /* spec.queue */
+	int32_t priority;            /* spec.priority */
+	int64_t run_started;         /* its Running condition's time, else status.startTime */
+	int32_t preempted_attempt;   /* status.preemption.attempt; -1 when none */
 };
 
 /* Read a record made by cache_record_job. CADRE_EINVAL when it is not one. */

@@ -55,7 +55,7 @@ struct jobmemo_admission {
 	char *message;
 	char **nodes;      /* the node of each rank */
 	int n_nodes;
-	/* A wait that preempts (docs/design.md 3.4): the victims and their attempts. */
+	/* A wait that preempts (docs/design.md 3.5): the victims and their attempts. */
 	char **preempt;
 	int32_t *preempt_attempt;
 	size_t n_preempt;

@@ -212,6 +212,24 @@ void partitions_preempt_of(const struct partition_set *set, const struct trainin
 	out->exempt_s = found->spec.preempt_exempt_s;
 }
 
+void partitions_preempt_named(const struct partition_set *set, const char *recorded,
+			      const char *spec_partition, const char *queue,
+			      struct job_preempt *out)
+{
+	const struct partition *found = NULL;
+	const char *name = NULL;
+
+	partition_pick(set->parts, set->n, recorded && *recorded ? recorded : NULL,
+		       spec_partition && *spec_partition ? spec_partition : NULL,
+		       queue && *queue ? queue : NULL, &name, &found);
+	*out = (struct job_preempt){ 0 };
+	if (!found)
+		return;
+	out->tier = found->spec.priority_tier;
+	out->mode = (int)found->spec.preempt_mode;
+	out->exempt_s = found->spec.preempt_exempt_s;
+}
+
 bool partitions_preemptable_below(const struct partition_set *set, int32_t tier)
 {
 	for (size_t i = 0; i < set->n; i++)

@@ -41,7 +41,7 @@ struct job_partition {
 int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out);
 
 /*
- * What preemption makes of a job (docs/design.md 3.4), from its Partition
+ * What preemption makes of a job (docs/design.md 3.5), from its Partition
  * as it is now: as in Slurm, an admin's change of a tier or a mode applies
  * to the jobs already running. Zero (tier 0, Off) without a partition.
  */
@@ -65,6 +65,15 @@ void partitions_release(struct partition_set *set);
 /* job's settings (its status.partition, else spec.partition, else the default one). */
 void partitions_preempt_of(const struct partition_set *set, const struct trainingjob *job,
 			   struct job_preempt *out);
+
+/*
+ * The same from what a job's cache record keeps (cache_record.h): its
+ * status.partition, spec.partition and spec.queue ("" or NULL when none);
+ * grace_s is left 0 (the victim computes its own).
+ */
+void partitions_preempt_named(const struct partition_set *set, const char *recorded,
+			      const char *spec_partition, const char *queue,
+			      struct job_preempt *out);
 
 /* Whether a partition of a tier below tier lets its jobs be preempted. */
 bool partitions_preemptable_below(const struct partition_set *set, int32_t tier);

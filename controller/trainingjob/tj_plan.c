@@ -1289,7 +1289,7 @@ static bool requeue_asked(struct planner *p)
 }
 
 /*
- * A job of a higher tier preempts this one (docs/design.md 3.4): the
+ * A job of a higher tier preempts this one (docs/design.md 3.5): the
  * preemption is recorded in status.preemption, with the grace, before the
  * pods are told (the status is written before any action); then each pod
  * is deleted with that grace, so the program gets spec.signal (else

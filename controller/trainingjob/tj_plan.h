@@ -154,7 +154,7 @@ struct tj_admission {
 	/*
 	 * ADMIT_WAIT with reason Preempting: the running jobs ("ns/name") to
 	 * stop, at their attempts, stored in status.preempting before any is
-	 * told (docs/design.md 3.4).
+	 * told (docs/design.md 3.5).
 	 */
 	const char *const *preempt;
 	const int32_t *preempt_attempt;
@@ -257,7 +257,7 @@ struct tj_input {
 	const char *cancel_tasks;
 	/* The job's annotation cadre.dev/requeue (scontrol requeue); NULL: none. */
 	const char *requeue;
-	/* A higher tier's job preempts this one; NULL: none (docs/design.md 3.4). */
+	/* A higher tier's job preempts this one; NULL: none (docs/design.md 3.5). */
 	const struct tj_preempted *preempted;
 };
 
