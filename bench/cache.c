@@ -45,6 +45,7 @@
 #include "api/pod_trim.h"
 #include "base/slab.h"
 #include "kube/store.h"
+#include "bench/common.h"
 
 #define GO_BYTES_PER_POD (33 * 1024)
 #define BUDGET_BYTES (128u << 20)
@@ -173,53 +174,6 @@ static void job_status(json_t *job, long n)
 /* Own pods per job, so that every cached job's gang is whole and bound. */
 #define PODS_PER_JOB 8
 
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "cadre-bench-cache: %s\n", what);
-	exit(1);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* A store as manager.c sets up the cache of kind (trim, record, indexes). */
-static struct store *cache_new(enum manager_kind kind)
-{
-	struct store_options opts = { .kind = "pods" };
-	struct store *s;
-
-	switch (kind) {
-	case KIND_PODS:
-		opts.trim = pod_trim;
-		opts.record = cache_record_pod;
-		break;
-	case KIND_OTHER_PODS:
-		opts.trim = pod_trim_summary;
-		opts.record = cache_record_pod;
-		break;
-	case KIND_TRAININGJOBS:
-		opts.kind = "trainingjobs";
-		opts.trim = store_trim_bookkeeping;
-		opts.record = cache_record_job;
-		break;
-	default:
-		opts.kind = "nodes";
-		opts.trim = store_trim_bookkeeping;
-		opts.record = cache_record_node;
-		break;
-	}
-	s = store_new(&opts);
-	if (!s || (kind == KIND_PODS && (store_add_index(s, "job", pod_index_job, NULL) ||
-					 store_add_index(s, "node", pod_index_node, NULL))))
-		die("out of memory");
-	return s;
-}
-
 static void node_name(char *out, size_t size, long i)
 {
 	snprintf(out, size, "gpu-node-%ld", i % NODES);
@@ -319,7 +273,7 @@ static void fill(struct store *s, const json_t *template, long first, long count
 		json_t *obj = make(template, i);
 
 		if (!obj || store_upsert(s, obj))
-			die("cannot store an object");
+			bench_die("cannot store an object");
 		json_decref(obj);
 	}
 }
@@ -333,7 +287,7 @@ static double bytes_per_object(enum manager_kind kind, const json_t *template, l
 
 	malloc_trim(0);
 	before = heap_in_use();
-	s = cache_new(kind);
+	s = bench_cache_new(kind);
 	fill(s, template, 0, count, make);
 	after = heap_in_use();
 	*packed = (double)store_packed_bytes(s) / (double)count;
@@ -363,10 +317,10 @@ static void cluster_fill(struct cluster *c, const struct templates *t, long jobs
 	c->m.opts = &c->opts;
 	malloc_trim(0);
 	before = heap_in_use();
-	c->m.stores[KIND_TRAININGJOBS] = cache_new(KIND_TRAININGJOBS);
-	c->m.stores[KIND_PODS] = cache_new(KIND_PODS);
-	c->m.stores[KIND_OTHER_PODS] = cache_new(KIND_OTHER_PODS);
-	c->m.stores[KIND_NODES] = cache_new(KIND_NODES);
+	c->m.stores[KIND_TRAININGJOBS] = bench_cache_new(KIND_TRAININGJOBS);
+	c->m.stores[KIND_PODS] = bench_cache_new(KIND_PODS);
+	c->m.stores[KIND_OTHER_PODS] = bench_cache_new(KIND_OTHER_PODS);
+	c->m.stores[KIND_NODES] = bench_cache_new(KIND_NODES);
 	first_finished = own / PODS_PER_JOB;
 	fill(c->m.stores[KIND_TRAININGJOBS], t->job, 0, jobs, make_job);
 	first_finished = LONG_MAX;
@@ -374,18 +328,12 @@ static void cluster_fill(struct cluster *c, const struct templates *t, long jobs
 	fill(c->m.stores[KIND_OTHER_PODS], t->foreign, 0, other, make_foreign_pod);
 	c->heap = heap_in_use() - before;
 	fill(c->m.stores[KIND_NODES], NULL, 0, NODES, make_node);
-	c->m.memo = jobmemo_new(5 * 60 * 1000);
-	if (!c->m.memo)
-		die("out of memory");
-	pthread_mutex_init(&c->m.admission_lock, NULL);
+	bench_manager_init(&c->m);
 }
 
 static void cluster_free(struct cluster *c)
 {
-	for (int k = 0; k < KIND_COUNT; k++)
-		store_free(c->m.stores[k]);
-	jobmemo_free(c->m.memo);
-	pthread_mutex_destroy(&c->m.admission_lock);
+	bench_manager_free(&c->m);
 }
 
 /* One admission decision for a new 8-node job, in ms (the best of runs). */
@@ -403,17 +351,17 @@ static double time_decision(struct cluster *c, const json_t *template, int runs)
 	json_object_set_new(json_object_get(obj, "status"), "restarts", json_integer(0));
 	json_object_set_new(json_object_get(obj, "status"), "infraRestarts", json_integer(0));
 	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		die("cannot store the waiting job");
+		bench_die("cannot store the waiting job");
 	field_errors_init(&errs);
 	if (tj_parse(obj, &job, &errs))
-		die("the waiting job does not parse");
+		bench_die("the waiting job does not parse");
 	for (int r = 0; r < runs; r++) {
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 
 		if (gang_admit(&c->m, &job, &out, &held))
-			die("gang_admit failed");
-		if (now_ms() - t0 < best)
-			best = now_ms() - t0;
+			bench_die("gang_admit failed");
+		if (bench_now_ms() - t0 < best)
+			best = bench_now_ms() - t0;
 		jobmemo_admission_release(&held);
 		/* Decide afresh next time, not from the record of this admission. */
 		jobmemo_forget(c->m.memo, "team-a/waiting");
@@ -436,10 +384,10 @@ static int count_pod(void *ctx, const char *key, const json_t *obj)
 static double time_decode_all(struct cluster *c)
 {
 	long n = 0;
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 
 	store_foreach(c->m.stores[KIND_PODS], count_pod, &n);
-	return now_ms() - t0;
+	return bench_now_ms() - t0;
 }
 
 /* The pods of one 1024-pod job, decoded by store_by_index as its reconcile reads them: ms. */
@@ -458,16 +406,16 @@ static double time_big_job(struct cluster *c, const json_t *own)
 		json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
 				    LABEL_JOB_NAME, json_string("big"));
 		if (store_upsert(pods, pod))
-			die("cannot store a pod");
+			bench_die("cannot store a pod");
 		json_decref(pod);
 	}
 	for (int run = 0; run < 5; run++) {
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		if (store_by_index(pods, "job", "team-a/big", &list) || json_array_size(list) != 1024)
-			die("the 1024-pod job is not indexed");
+			bench_die("the 1024-pod job is not indexed");
 		json_decref(list);
-		if (now_ms() - t0 < best)
-			best = now_ms() - t0;
+		if (bench_now_ms() - t0 < best)
+			best = bench_now_ms() - t0;
 	}
 	return best;
 }
@@ -521,20 +469,20 @@ static char *list_page(const json_t *own, long first, long count)
 	text = list ? json_dumps(list, JSON_COMPACT) : NULL;
 	json_decref(list);
 	if (!text)
-		die("out of memory");
+		bench_die("out of memory");
 	return text;
 }
 
 /* In a child: the MiB a list of count own pods leaves resident, kept the way how says. */
 static double listed_child(enum keeper how, const json_t *own, long count)
 {
-	struct store *s = how == KEEP_STORE ? cache_new(KIND_PODS) : NULL;
+	struct store *s = how == KEEP_STORE ? bench_cache_new(KIND_PODS) : NULL;
 	struct store_batch *b = s ? store_batch_new(s) : NULL;
 	char **kept = how == KEEP_MALLOC ? calloc((size_t)count, sizeof(*kept)) : NULL;
 	long before;
 
 	if (how == KEEP_STORE ? !b : !kept)
-		die("out of memory");
+		bench_die("out of memory");
 	malloc_trim(0);
 	before = vm_rss_kib();
 	for (long first = 0; first < count; first += LIST_PAGE) {
@@ -544,7 +492,7 @@ static double listed_child(enum keeper how, const json_t *own, long count)
 
 		free(text);
 		if (!page)
-			die("a list page does not parse");
+			bench_die("a list page does not parse");
 		json_array_foreach(json_object_get(page, "items"), i, item) {
 			json_t *trimmed;
 			char *packed;
@@ -552,26 +500,26 @@ static double listed_child(enum keeper how, const json_t *own, long count)
 
 			if (b) {
 				if (store_batch_add(b, item))
-					die("cannot store a pod");
+					bench_die("cannot store a pod");
 				continue;
 			}
 			trimmed = pod_trim(item, NULL);
 			packed = trimmed ? json_dumps(trimmed, JSON_COMPACT) : NULL;
 			json_decref(trimmed);
 			if (!packed)
-				die("out of memory");
+				bench_die("out of memory");
 			/* An entry's header, record and key were in the same block. */
 			len = strlen(packed);
 			kept[first + (long)i] = malloc(len + 1 + 256);
 			if (!kept[first + (long)i])
-				die("out of memory");
+				bench_die("out of memory");
 			memcpy(kept[first + (long)i], packed, len + 1);
 			free(packed);
 		}
 		json_decref(page);
 	}
 	if (b && store_batch_commit(b))
-		die("cannot store the list");
+		bench_die("cannot store the list");
 	malloc_trim(0);
 	return (double)(vm_rss_kib() - before) / 1024.0;
 }
@@ -585,7 +533,7 @@ static double listed_rss(enum keeper how, const json_t *own, long count)
 
 	fflush(stdout);
 	if (pipe(fds) || (pid = fork()) < 0)
-		die("cannot fork");
+		bench_die("cannot fork");
 	if (!pid) {
 		double v = listed_child(how, own, count);
 
@@ -598,7 +546,7 @@ static double listed_rss(enum keeper how, const json_t *own, long count)
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	if (mib_listed < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		die("the list child failed");
+		bench_die("the list child failed");
 	return mib_listed;
 }
 

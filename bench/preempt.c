@@ -31,65 +31,15 @@
 #include "controller/manager/jobmemo.h"
 #include "controller/manager/manager.h"
 #include "kube/store.h"
+#include "bench/common.h"
 
 #define GANG 5
 /* 2026-11-30T04:00:00Z plus a day: every gang is past any exempt time. */
 #define NOW 1796097600
 
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "cadre-bench-preempt: %s\n", what);
-	exit(1);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int64_t bench_now(void)
 {
 	return NOW;
-}
-
-static struct store *cache_new(enum manager_kind kind)
-{
-	struct store_options opts = { .kind = "nodes", .trim = store_trim_bookkeeping,
-				      .record = cache_record_node };
-	struct store *s;
-	int err = 0;
-
-	if (kind == KIND_OTHER_PODS)
-		opts = (struct store_options){ .kind = "pods", .trim = pod_trim_summary,
-					       .record = cache_record_pod };
-	else if (kind == KIND_PODS)
-		opts = (struct store_options){ .kind = "pods", .trim = pod_trim,
-					       .record = cache_record_pod };
-	else if (kind == KIND_TRAININGJOBS)
-		opts = (struct store_options){ .kind = "trainingjobs",
-					       .trim = store_trim_bookkeeping,
-					       .record = cache_record_job };
-	else if (kind == KIND_PARTITIONS)
-		opts = (struct store_options){ .kind = "partitions" };
-	s = store_new(&opts);
-	if (s && kind == KIND_PODS)
-		err = store_add_index(s, "job", pod_index_job, NULL) ||
-		      store_add_index(s, "node", pod_index_node, NULL);
-	if (s && kind == KIND_TRAININGJOBS)
-		err = store_add_index(s, GANG_PREEMPTS_INDEX, gang_preempts_index, NULL);
-	if (!s || err)
-		die("out of memory");
-	return s;
-}
-
-static void put(struct store *s, json_t *obj)
-{
-	if (!obj || store_upsert(s, obj))
-		die("cannot store an object");
-	json_decref(obj);
 }
 
 static json_t *make_node(long i)
@@ -192,32 +142,26 @@ static void cluster_fill(struct cluster *c, long nodes)
 	for (int k = 0; k < KIND_COUNT; k++)
 		if (k == KIND_TRAININGJOBS || k == KIND_PODS || k == KIND_OTHER_PODS ||
 		    k == KIND_NODES || k == KIND_PARTITIONS)
-			c->m.stores[k] = cache_new((enum manager_kind)k);
-	put(c->m.stores[KIND_PARTITIONS], make_partition("scavenger", 0, "Requeue"));
-	put(c->m.stores[KIND_PARTITIONS], make_partition("urgent", 10, "Off"));
+			c->m.stores[k] = bench_cache_new((enum manager_kind)k);
+	bench_put(c->m.stores[KIND_PARTITIONS], make_partition("scavenger", 0, "Requeue"));
+	bench_put(c->m.stores[KIND_PARTITIONS], make_partition("urgent", 10, "Off"));
 	for (long i = 0; i < nodes; i++)
-		put(c->m.stores[KIND_NODES], make_node(i));
+		bench_put(c->m.stores[KIND_NODES], make_node(i));
 	for (long g = 0; g < nodes / GANG; g++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "scav-%ld", g);
-		put(c->m.stores[KIND_TRAININGJOBS],
+		bench_put(c->m.stores[KIND_TRAININGJOBS],
 		    make_job(name, g, "scavenger", GANG, NOW - 86000 + g * 60, g * GANG));
 		for (int r = 0; r < GANG; r++)
-			put(c->m.stores[KIND_PODS], make_pod(name, r, g * GANG + r));
+			bench_put(c->m.stores[KIND_PODS], make_pod(name, r, g * GANG + r));
 	}
-	c->m.memo = jobmemo_new(5 * 60 * 1000);
-	if (!c->m.memo)
-		die("out of memory");
-	pthread_mutex_init(&c->m.admission_lock, NULL);
+	bench_manager_init(&c->m);
 }
 
 static void cluster_free(struct cluster *c)
 {
-	for (int k = 0; k < KIND_COUNT; k++)
-		store_free(c->m.stores[k]);
-	jobmemo_free(c->m.memo);
-	pthread_mutex_destroy(&c->m.admission_lock);
+	bench_manager_free(&c->m);
 }
 
 /* One decision for a new 8-node job of part: the best of runs, in ms; the victims chosen. */
@@ -231,20 +175,20 @@ static double time_decision(struct cluster *c, const char *part, int runs, size_
 	double best = 1e9;
 
 	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		die("cannot store the new job");
+		bench_die("cannot store the new job");
 	field_errors_init(&errs);
 	if (tj_parse(obj, &job, &errs))
-		die("the new job does not parse");
+		bench_die("the new job does not parse");
 	for (int r = 0; r < runs; r++) {
-		double t0 = now_ms(), t;
+		double t0 = bench_now_ms(), t;
 
 		if (gang_admit(&c->m, &job, &out, &held))
-			die("gang_admit failed");
-		t = now_ms() - t0;
+			bench_die("gang_admit failed");
+		t = bench_now_ms() - t0;
 		if (t < best)
 			best = t;
 		if (out.verdict != ADMIT_WAIT)
-			die("a job on a full cluster was admitted: the bench measured the wrong thing");
+			bench_die("a job on a full cluster was admitted: the bench measured the wrong thing");
 		*victims = out.n_preempt;
 		jobmemo_admission_release(&held);
 	}
@@ -285,7 +229,7 @@ int main(int argc, char **argv)
 		plain = time_decision(&c, "scavenger", runs, &none);
 		pre = time_decision(&c, "urgent", runs, &chosen);
 		if (none || chosen != 2)
-			die("the decisions chose other victims than expected: the bench measured the "
+			bench_die("the decisions chose other victims than expected: the bench measured the "
 			    "wrong thing");
 		printf("| %ld | %ld | %.2f | %.2f | %.2fx | %zu |\n", sizes[i], sizes[i] / GANG,
 		       plain, pre, pre / plain, chosen);

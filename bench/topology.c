@@ -43,24 +43,11 @@
 #include "controller/manager/jobmemo.h"
 #include "controller/manager/manager.h"
 #include "kube/store.h"
+#include "bench/common.h"
 
 #define BLOCK_LABEL "cloud.google.com/gce-topology-block"
 #define SUB_LABEL "cloud.google.com/gce-topology-subblock"
 #define WAITING_JOBS 100
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "cadre-bench-topology: %s\n", what);
-	exit(1);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* A small fixed-seed generator, so every run of the bench sees the same jobs. */
 static uint64_t rng_state;
@@ -72,37 +59,6 @@ static uint32_t rng(void)
 }
 
 /* ---- 1. admission cost, through the controller's caches ---- */
-
-static struct store *cache_new(enum manager_kind kind)
-{
-	struct store_options opts = { .kind = "nodes", .trim = store_trim_bookkeeping,
-				      .record = cache_record_node };
-	struct store *s;
-
-	if (kind == KIND_OTHER_PODS) {
-		opts = (struct store_options){ .kind = "pods", .trim = pod_trim_summary,
-					       .record = cache_record_pod };
-	} else if (kind == KIND_PODS) {
-		opts = (struct store_options){ .kind = "pods", .trim = pod_trim,
-					       .record = cache_record_pod };
-	} else if (kind == KIND_TRAININGJOBS) {
-		opts = (struct store_options){ .kind = "trainingjobs",
-					       .trim = store_trim_bookkeeping,
-					       .record = cache_record_job };
-	}
-	s = store_new(&opts);
-	if (!s || (kind == KIND_PODS && (store_add_index(s, "job", pod_index_job, NULL) ||
-					 store_add_index(s, "node", pod_index_node, NULL))))
-		die("out of memory");
-	return s;
-}
-
-static void put(struct store *s, json_t *obj)
-{
-	if (!obj || store_upsert(s, obj))
-		die("cannot store an object");
-	json_decref(obj);
-}
 
 /* Node i as kwok registers it: 8 H100s, in block i/64 and sub-block i/16. */
 static json_t *make_node(long i)
@@ -178,36 +134,30 @@ static void cluster_fill(struct cluster *c, long nodes, bool topo)
 	c->opts.starvation_seconds = 600;
 	c->m.opts = &c->opts;
 	c->m.wall_s = bench_now;
-	c->m.stores[KIND_TRAININGJOBS] = cache_new(KIND_TRAININGJOBS);
-	c->m.stores[KIND_PODS] = cache_new(KIND_PODS);
-	c->m.stores[KIND_OTHER_PODS] = cache_new(KIND_OTHER_PODS);
-	c->m.stores[KIND_NODES] = cache_new(KIND_NODES);
+	c->m.stores[KIND_TRAININGJOBS] = bench_cache_new(KIND_TRAININGJOBS);
+	c->m.stores[KIND_PODS] = bench_cache_new(KIND_PODS);
+	c->m.stores[KIND_OTHER_PODS] = bench_cache_new(KIND_OTHER_PODS);
+	c->m.stores[KIND_NODES] = bench_cache_new(KIND_NODES);
 	rng_state = 42;
 	for (long i = 0; i < nodes; i++) {
-		put(c->m.stores[KIND_NODES], make_node(i));
+		bench_put(c->m.stores[KIND_NODES], make_node(i));
 		if (rng() % 2)
-			put(c->m.stores[KIND_OTHER_PODS], make_tenant(i));
+			bench_put(c->m.stores[KIND_OTHER_PODS], make_tenant(i));
 	}
 	for (long j = 0; j < WAITING_JOBS; j++) {
 		char name[32];
 
 		/* Too big for what is free, so each stays in the queue the decision walks. */
 		snprintf(name, sizeof(name), "waiting-%ld", j);
-		put(c->m.stores[KIND_TRAININGJOBS],
+		bench_put(c->m.stores[KIND_TRAININGJOBS],
 		    make_job(name, j, (int)(nodes * 3 / 4), topo && j % 2));
 	}
-	c->m.memo = jobmemo_new(5 * 60 * 1000);
-	if (!c->m.memo)
-		die("out of memory");
-	pthread_mutex_init(&c->m.admission_lock, NULL);
+	bench_manager_init(&c->m);
 }
 
 static void cluster_free(struct cluster *c)
 {
-	for (int k = 0; k < KIND_COUNT; k++)
-		store_free(c->m.stores[k]);
-	jobmemo_free(c->m.memo);
-	pthread_mutex_destroy(&c->m.admission_lock);
+	bench_manager_free(&c->m);
 }
 
 /* One admission decision for a new 8-node job: the best of runs, in ms. */
@@ -223,16 +173,16 @@ static double time_decision(struct cluster *c, bool topo, int runs, bool *admitt
 
 	snprintf(key, sizeof(key), "team-a/%s", topo ? "new-topo" : "new-plain");
 	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		die("cannot store the new job");
+		bench_die("cannot store the new job");
 	field_errors_init(&errs);
 	if (tj_parse(obj, &job, &errs))
-		die("the new job does not parse");
+		bench_die("the new job does not parse");
 	for (int r = 0; r < runs; r++) {
-		double t0 = now_ms(), t;
+		double t0 = bench_now_ms(), t;
 
 		if (gang_admit(&c->m, &job, &out, &held))
-			die("gang_admit failed");
-		t = now_ms() - t0;
+			bench_die("gang_admit failed");
+		t = bench_now_ms() - t0;
 		if (t < best)
 			best = t;
 		*admitted = out.verdict == ADMIT_YES;
@@ -272,7 +222,7 @@ static void admission_cost(bool quick)
 		plain = time_decision(&plain_c, false, runs, &plain_ok);
 		topo = time_decision(&topo_c, true, runs, &topo_ok);
 		if (!plain_ok || !topo_ok)
-			die("a new 8-node job was not admitted: the bench measured the wrong thing");
+			bench_die("a new 8-node job was not admitted: the bench measured the wrong thing");
 		printf("| %ld | %.2f | %.2f | %.2fx |\n", sizes[i], plain, topo, topo / plain);
 		cluster_free(&plain_c);
 		cluster_free(&topo_c);
@@ -340,7 +290,7 @@ static void simulate(const struct sim_job *input, int n_jobs, bool first_fit,
 	int done = 0;
 
 	if (!s || !jobs || !queue || !out || !reqs || !qidx)
-		die("out of memory");
+		bench_die("out of memory");
 	sim_nodes(s);
 	memcpy(jobs, input, (size_t)n_jobs * sizeof(*jobs));
 	while (done < n_jobs) {
@@ -352,7 +302,7 @@ static void simulate(const struct sim_job *input, int n_jobs, bool first_fit,
 
 		if (capacity_init(&cap, s->nodes, SIM_NODES, NULL) ||
 		    topo_map_init(&map, &cap, levels, NULL, 2))
-			die("cannot set the capacity up");
+			bench_die("cannot set the capacity up");
 		for (int j = 0; j < n_jobs; j++) {
 			struct cap_resource all = { "nvidia.com/gpu", 8000 };
 
@@ -375,7 +325,7 @@ static void simulate(const struct sim_job *input, int n_jobs, bool first_fit,
 		}
 		admission_init(&adm);
 		if (admission_decide(&adm, &cap, queue, (size_t)n_queue, (int64_t)t, -1, out))
-			die("admission failed");
+			bench_die("admission failed");
 		for (int q = 0; q < n_queue; q++) {
 			struct sim_job *j = &jobs[qidx[q]];
 
@@ -398,7 +348,7 @@ static void simulate(const struct sim_job *input, int n_jobs, bool first_fit,
 				next = e;
 		}
 		if (next < 0)
-			die("nothing runs and the queue does not move");
+			bench_die("nothing runs and the queue does not move");
 		/* Until then: who waits while enough nodes are free. */
 		for (int j = 0; j < n_jobs; j++)
 			if (jobs[j].start_s < 0 && jobs[j].arrive_s <= t && free_nodes >= jobs[j].size)
@@ -451,7 +401,7 @@ static void fragmentation(bool quick)
 	int better = 0;
 
 	if (!jobs)
-		die("out of memory");
+		bench_die("out of memory");
 	for (int k = 0; k < seeds; k++) {
 		sim_jobs(2026 + (uint64_t)k, jobs, n_jobs);
 		simulate(jobs, n_jobs, false, &best);

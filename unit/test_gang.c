@@ -1074,15 +1074,21 @@ static enum admit_verdict decide_preempt(const char *name, char *reason, char *m
 	return out.verdict;
 }
 
+/* Two nodes, each run by a scavenger gang: a on gpu-0, started a_ago seconds ago, b on gpu-1. */
+static void two_scavengers(const char *a, int a_ago, const char *b, int b_ago)
+{
+	preemption_site("Requeue", 0);
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_running(a, "scavenger", "gpu-0", a_ago);
+	add_running(b, "scavenger", "gpu-1", b_ago);
+}
+
 Test(gang, a_higher_tier_preempts_the_youngest_lower_tier_gang_that_makes_it_fit)
 {
 	char reason[64], msg[512], victims[256];
 
-	preemption_site("Requeue", 0);
-	add_node("gpu-0");
-	add_node("gpu-1");
-	add_running("scav-old", "scavenger", "gpu-0", 600);
-	add_running("scav-young", "scavenger", "gpu-1", 60);
+	two_scavengers("scav-old", 600, "scav-young", 60);
 	add_waiting("urg", "urgent", 1, 5, NULL);
 	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);
 	cr_assert_str_eq(reason, "Preempting", "%s", msg);
@@ -1099,11 +1105,7 @@ Test(gang, nothing_is_preempted_that_would_not_make_room_nor_for_an_equal_tier)
 {
 	char reason[64], msg[512], victims[256];
 
-	preemption_site("Requeue", 0);
-	add_node("gpu-0");
-	add_node("gpu-1");
-	add_running("scav-a", "scavenger", "gpu-0", 600);
-	add_running("scav-b", "scavenger", "gpu-1", 600);
+	two_scavengers("scav-a", 600, "scav-b", 600);
 	/* Three nodes: not even with both gone. */
 	add_waiting("urg", "urgent", 3, 5, NULL);
 	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);

@@ -32,6 +32,7 @@ teardown_file() {
 	local n
 	n=$(cat "$CADRE_E2E_STATE/real-node/index" 2>/dev/null || true)
 	if controller_pid >/dev/null; then controller_stop; fi
+	kubectl delete partition real-scavenger real-urgent --ignore-not-found >/dev/null
 	"$E2E_DIR/cluster" real-node off
 	# What `on` changed on this machine is back: no bridge, cgroup or mount of this node.
 	[ -n "$n" ]
@@ -411,4 +412,45 @@ EOF
 			"$BATS_TEST_TMPDIR/logs" || { cat "$BATS_TEST_TMPDIR/logs"; false; }
 		grep -qx "$r: read the dataset in /scratch" "$BATS_TEST_TMPDIR/logs"
 	done
+}
+
+@test "a preempted job's program gets its signal and writes a checkpoint before it is stopped; the higher tier's job then runs on the node" {
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata: {name: real-scavenger}
+spec: {priorityTier: 0, preemptMode: Requeue}
+---
+apiVersion: cadre.dev/v1alpha1
+kind: Partition
+metadata: {name: real-urgent}
+spec: {priorityTier: 10}
+EOF
+	a_volume ckpt
+	# Every GPU of the real node, so the urgent job fits only once this one is gone. The
+	# grace is its own signal's secondsBefore (no graceTimeSeconds on the partition).
+	job victim '  numNodes: 1
+  partition: real-scavenger
+  resources: {accelerators: "H100:16"}
+  signal: {name: USR1, secondsBefore: 10}
+  volumes: {/mnt/checkpoints: ckpt}
+  run: |
+    trap "echo checkpoint at step \$step >/mnt/checkpoints/victim; echo saved; exit 0" USR1
+    step=0
+    while true; do step=$((step + 1)); sleep 0.2; done'
+	wait_for -t 120 phase_is victim Running
+	job urgent '  numNodes: 1
+  partition: real-urgent
+  resources: {accelerators: "H100:16"}
+  run: sleep 600'
+	wait_for -t 60 field_is trainingjob/victim '{.status.preemption.preemptor}' "$NS/urgent"
+	[ "$(jp trainingjob/victim '{.status.preemption.graceSeconds}')" = 10 ]
+	# The program trapped USR1 and saved its state on the shared Volume, then ended.
+	wait_for -t 30 grep -q '^checkpoint at step [0-9][0-9]*$' "$VOLUME_DIR/victim"
+	wait_for -t 60 phase_is urgent Running
+	on_the_real_node urgent
+	wait_for -t 60 phase_is victim Queued
+	[ "$(jp trainingjob/victim '{.status.preemptions}')" = 1 ]
+	[ "$(jp trainingjob/victim '{.status.restarts}')" = 0 ]
+	kubectl delete partition real-scavenger real-urgent >/dev/null
 }

@@ -1,0 +1,81 @@
+/*
+ * common.c - what the benchmarks that need no cluster share (common.h).
+ */
+#include "bench/common.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "api/pod_trim.h"
+#include "controller/admission/gang_preempt.h"
+#include "controller/manager/cache_record.h"
+
+_Noreturn void bench_die(const char *what)
+{
+	fprintf(stderr, "%s: %s\n", program_invocation_short_name, what);
+	exit(1);
+}
+
+double bench_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+struct store *bench_cache_new(enum manager_kind kind)
+{
+	struct store_options opts = { .kind = "nodes", .trim = store_trim_bookkeeping,
+				      .record = cache_record_node };
+	struct store *s;
+	int err = 0;
+
+	if (kind == KIND_PODS)
+		opts = (struct store_options){ .kind = "pods", .trim = pod_trim,
+					       .record = cache_record_pod };
+	else if (kind == KIND_OTHER_PODS)
+		opts = (struct store_options){ .kind = "pods", .trim = pod_trim_summary,
+					       .record = cache_record_pod };
+	else if (kind == KIND_TRAININGJOBS)
+		opts = (struct store_options){ .kind = "trainingjobs",
+					       .trim = store_trim_bookkeeping,
+					       .record = cache_record_job };
+	else if (kind == KIND_PARTITIONS)
+		opts = (struct store_options){ .kind = "partitions" };
+	s = store_new(&opts);
+	if (s && kind == KIND_PODS)
+		err = store_add_index(s, "job", pod_index_job, NULL) ||
+		      store_add_index(s, "node", pod_index_node, NULL);
+	if (s && kind == KIND_TRAININGJOBS)
+		err = store_add_index(s, GANG_PREEMPTS_INDEX, gang_preempts_index, NULL);
+	if (!s || err)
+		bench_die("out of memory");
+	return s;
+}
+
+void bench_put(struct store *s, json_t *obj)
+{
+	if (!obj || store_upsert(s, obj))
+		bench_die("cannot store an object");
+	json_decref(obj);
+}
+
+void bench_manager_init(struct manager *m)
+{
+	m->memo = jobmemo_new(5 * 60 * 1000);
+	if (!m->memo)
+		bench_die("out of memory");
+	pthread_mutex_init(&m->admission_lock, NULL);
+}
+
+void bench_manager_free(struct manager *m)
+{
+	for (int k = 0; k < KIND_COUNT; k++)
+		store_free(m->stores[k]);
+	jobmemo_free(m->memo);
+	pthread_mutex_destroy(&m->admission_lock);
+}
