@@ -1194,7 +1194,8 @@ Test(gang, a_preemptor_holds_while_its_victims_stop_and_they_find_themselves_lis
 	/* Its pods gone and its status past the attempt: the preemptor fits on what it held. */
 	add_job_with("scav-b", "scav-b", 1, 120, false, "{\"partition\":\"scavenger\"}",
 		     "{\"phase\":\"Failed\"}");
-	store_remove(m.stores[KIND_PODS], json_pack("{s:{s:s, s:s}}", "metadata", "name",
-						   "scav-b-0", "namespace", "ns"));
+	obj = json_pack("{s:{s:s, s:s}}", "metadata", "name", "scav-b-0", "namespace", "ns");
+	store_remove(m.stores[KIND_PODS], obj);
+	json_decref(obj);
 	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_YES, "%s", msg);
 }

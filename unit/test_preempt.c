@@ -14,7 +14,7 @@
 struct site {
 	struct cap_node nodes[MAX];
 	struct cap_resource gpus[MAX];
-	char names[MAX][24];
+	char names[MAX][32];
 	size_t n;
 	struct capacity cap;
 	struct pre_pod pods[MAX][MAX];

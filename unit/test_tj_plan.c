@@ -3022,6 +3022,8 @@ Test(tj_plan, a_requeue_victim_records_its_preemption_then_stops_with_the_grace)
 	cr_assert_eq(f.plan.status.preemptions, 1);
 	assert_deletes_with_grace(&f.plan, 2, 45);
 	/* Its pods gone, it waits in the queue again. */
+	for (size_t i = 0; i < f.n_pods; i++)
+		json_decref(f.pods_json[i]);
 	f.n_pods = 0;
 	f.in.n_pods = 0;
 	f.in.preempted = NULL;
