@@ -1199,3 +1199,28 @@ Test(gang, a_preemptor_holds_while_its_victims_stop_and_they_find_themselves_lis
 	json_decref(obj);
 	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_YES, "%s", msg);
 }
+
+/*
+ * A preempted job queued again keeps its place by age, but its wait for the
+ * starvation guard starts at the preemption: it had not waited the hours it
+ * ran, so it fences no node against the jobs behind it.
+ */
+Test(gang, a_requeued_victim_keeps_its_place_but_has_not_starved)
+{
+	time_t at = time(NULL) - 30;
+	char status[256], when[32];
+	struct tm tm;
+
+	gmtime_r(&at, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(status, sizeof(status), "{\"preemptions\":1,\"preemption\":{\"preemptor\":"
+		 "\"ns/urgent\",\"attempt\":0,\"time\":\"%s\",\"graceSeconds\":30,"
+		 "\"mode\":\"Requeue\",\"tier\":10}}", when);
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_other_pod("other", "busy", NULL, "gpu-1");
+	add_job_with("victim", "victim", 2, 3600, false, NULL, status);
+	add_job_with("small", "small", 1, 60, false, NULL, NULL);
+	assert_waits("victim");
+	assert_admits("small");
+}

@@ -386,13 +386,20 @@ static int screen_job(void *arg, const char *key, const void *rec, size_t len)
 	return 0;
 }
 
-/* Since when a job waits: its creation, or its last failure after that. */
+/*
+ * Since when a job waits, for the starvation guard: its creation, or its
+ * last failure or preemption after that. Its place in the queue stays its
+ * age (adm_job.created_s): a preempted job goes back where it was, but has
+ * not waited the hours it ran.
+ */
 static int64_t waiting_since(const struct trainingjob *job)
 {
 	int64_t since = job->meta.creation_timestamp;
 
 	if (job->status.has_last_failure && job->status.last_failure.time > since)
 		since = job->status.last_failure.time;
+	if (job->status.has_preemption && job->status.preemption.time > since)
+		since = job->status.preemption.time;
 	return since;
 }
 
