@@ -425,7 +425,7 @@ static int collect_jobs(struct collect *c)
 		field_errors_init(&errs);
 		/* Its partition's placement and defaults (a Kueue queue takes it out). */
 		ok = tj_parse(obj, &w->job, &errs) == 0 &&
-		     partitions_apply(c->m, &w->job, &part) == 0 &&
+		     partitions_apply_set(&c->parts, &w->job, &part) == 0 &&
 		     (part.verdict == PARTITION_NONE || part.verdict == PARTITION_APPLIED) &&
 		     tj_validate(&w->job, &errs) == 0 &&
 		     tj_candidacy(&w->job, NULL, NULL) != CANDIDACY_NONE;

@@ -90,67 +90,19 @@ static int apply_recorded(struct trainingjob *job, struct job_partition *out)
 	return err == CADRE_EINVAL ? 0 : err;
 }
 
-int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out)
+/* The tail of partitions_apply_set: the rules of submission, then the partition applied. */
+static int apply_found(const struct partition *found, struct trainingjob *job,
+		       struct job_partition *out)
 {
 	struct tj_spec *spec = &job->spec;
-	const struct partition *found;
-	struct partition *parts = NULL;
-	json_t *bad = json_object();
-	const char *name, *why;
-	size_t n = 0;
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (!bad)
-		return CADRE_ENOMEM;
-	/* A job admitted before it had a partition stays where it was put. */
-	if (!job->status.partition && job->status.admitted_time) {
-		json_decref(bad);
-		return 0;
-	}
-	/* Admitted: what it took from its partition then, whatever the partition is now. */
-	if (job->status.admitted_time && job->status.partition_spec) {
-		json_decref(bad);
-		return apply_recorded(job, out);
-	}
-	if ((err = load(m, &parts, &n, &bad)))
-		goto out;
-	partition_pick(parts, n, job->status.partition, spec->partition, spec->queue, &name,
-		       &found);
-	if (!name && spec->nodes.constraint && !job->status.admitted_time) {
-		/* Features are a Partition's (spec.features): with none, nothing defines them. */
-		out->verdict = PARTITION_REFUSED;
-		snprintf(out->message, sizeof(out->message), "spec.constraint %.200s names node "
-			 "features, which a Partition defines (spec.features), and the job has no "
-			 "partition", spec->nodes.constraint);
-		goto out;
-	}
-	if (!name)
-		goto out;
-	snprintf(out->name, sizeof(out->name), "%s", name);
-	if (!found && job->status.admitted_time) {
-		/* Its partition was deleted under it: it goes on where it was admitted. */
-		out->name[0] = '\0';
-		goto out;
-	}
-	if (!found) {
-		out->verdict = PARTITION_UNKNOWN;
-		/* slurmctld's words (job_mgr.c), which sbatch prints. */
-		snprintf(out->message, sizeof(out->message), "invalid partition specified: %s", name);
-		goto out;
-	}
-	if ((why = json_string_value(json_object_get(bad, name)))) {
-		out->verdict = PARTITION_REFUSED;
-		snprintf(out->message, sizeof(out->message), "partition %s is not valid: %s", name,
-			 why);
-		goto out;
-	}
 	/* A time limit or queue the partition refuses is refused at submission, as in
 	 * Slurm; an admitted job admitted without a record keeps running. */
 	if (!job->status.admitted_time &&
 	    partition_refuses(found, spec, out->message, sizeof(out->message))) {
 		out->verdict = PARTITION_REFUSED;
-		goto out;
+		return 0;
 	}
 	/* Who may submit, and at what priority, is asked of a job still waiting for
 	 * admission: an admin's later edit of the partition never fails a running job. */
@@ -158,30 +110,84 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 	    partition_forbids(found, job->meta.namespace, spec, out->message,
 			      sizeof(out->message))) {
 		out->verdict = PARTITION_REFUSED;
-		goto out;
+		return 0;
 	}
 	if ((err = partition_apply(found, spec)))
-		goto out;
+		return err;
 	out->verdict = PARTITION_APPLIED;
-out:
-	for (size_t i = 0; i < n; i++)
-		partition_release(&parts[i]);
-	free(parts);
-	json_decref(bad);
+	return 0;
+}
+
+int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out)
+{
+	struct partition_set set = { 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	/* A job admitted before it had a partition, or with one recorded: no lookup. */
+	if (job->status.admitted_time && (!job->status.partition || job->status.partition_spec))
+		return partitions_apply_set(&set, job, out);
+	err = partitions_load(m, &set);
+	if (!err)
+		err = partitions_apply_set(&set, job, out);
+	partitions_release(&set);
 	return err;
+}
+
+int partitions_apply_set(const struct partition_set *set, struct trainingjob *job,
+			 struct job_partition *out)
+{
+	struct tj_spec *spec = &job->spec;
+	const struct partition *found;
+	const char *name, *why;
+
+	memset(out, 0, sizeof(*out));
+	/* A job admitted before it had a partition stays where it was put. */
+	if (!job->status.partition && job->status.admitted_time)
+		return 0;
+	/* Admitted: what it took from its partition then, whatever the partition is now. */
+	if (job->status.admitted_time && job->status.partition_spec)
+		return apply_recorded(job, out);
+	partition_pick(set->parts, set->n, job->status.partition, spec->partition, spec->queue,
+		       &name, &found);
+	if (!name && spec->nodes.constraint && !job->status.admitted_time) {
+		/* Features are a Partition's (spec.features): with none, nothing defines them. */
+		out->verdict = PARTITION_REFUSED;
+		snprintf(out->message, sizeof(out->message), "spec.constraint %.200s names node "
+			 "features, which a Partition defines (spec.features), and the job has no "
+			 "partition", spec->nodes.constraint);
+		return 0;
+	}
+	if (!name)
+		return 0;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	if (!found && job->status.admitted_time) {
+		/* Its partition was deleted under it: it goes on where it was admitted. */
+		out->name[0] = '\0';
+		return 0;
+	}
+	if (!found) {
+		out->verdict = PARTITION_UNKNOWN;
+		/* slurmctld's words (job_mgr.c), which sbatch prints. */
+		snprintf(out->message, sizeof(out->message), "invalid partition specified: %s", name);
+		return 0;
+	}
+	if ((why = json_string_value(json_object_get(set->bad, name)))) {
+		out->verdict = PARTITION_REFUSED;
+		snprintf(out->message, sizeof(out->message), "partition %s is not valid: %s", name,
+			 why);
+		return 0;
+	}
+	return apply_found(found, job, out);
 }
 
 int partitions_load(struct manager *m, struct partition_set *set)
 {
-	json_t *bad = json_object();
-	int err;
-
 	memset(set, 0, sizeof(*set));
-	if (!bad)
+	set->bad = json_object();
+	if (!set->bad)
 		return CADRE_ENOMEM;
-	err = load(m, &set->parts, &set->n, &bad);
-	json_decref(bad);
-	return err;
+	return load(m, &set->parts, &set->n, &set->bad);
 }
 
 void partitions_release(struct partition_set *set)
@@ -189,6 +195,7 @@ void partitions_release(struct partition_set *set)
 	for (size_t i = 0; i < set->n; i++)
 		partition_release(&set->parts[i]);
 	free(set->parts);
+	json_decref(set->bad);
 	memset(set, 0, sizeof(*set));
 }
 

@@ -56,11 +56,19 @@ struct job_preempt {
 struct partition_set {
 	struct partition *parts;
 	size_t n;
+	json_t *bad;           /* name -> why, for the Partitions that do not parse */
 };
 
 /* 0 or CADRE_ENOMEM; release set whatever it returns. */
 int partitions_load(struct manager *m, struct partition_set *set);
 void partitions_release(struct partition_set *set);
+
+/*
+ * partitions_apply against a set loaded once: what a decision over many
+ * waiting jobs uses, so the Partitions are read once, not once a job.
+ */
+int partitions_apply_set(const struct partition_set *set, struct trainingjob *job,
+			 struct job_partition *out);
 
 /* job's settings (its status.partition, else spec.partition, else the default one). */
 void partitions_preempt_of(const struct partition_set *set, const struct trainingjob *job,
