@@ -15,6 +15,9 @@
 #include "controller/manager/expect.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/handlers.h"
+#include "api/pod_trim.h"
+#include "kube/store.h"
+#include "base/err.h"
 #include "kube/workqueue.h"
 
 static struct manager m;
@@ -278,4 +281,80 @@ Test(manager, the_configmap_cache_keeps_whose_it_is_and_whether_its_script_and_v
 	json_decref(trimmed);
 	json_decref(cm);
 	json_decref(vars);
+}
+
+/* The admission kick, which comes half a second after the change that asks for it. */
+static void assert_kicked(void)
+{
+	char *key = NULL;
+
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 2000), 0, "no admission kick");
+	wq_done(m.queue, key);
+	cr_assert_str_eq(key, "admission");
+	free(key);
+}
+
+static json_t *node_json(const char *ready, const char *heartbeat)
+{
+	json_t *node = json_pack("{s:{s:s, s:{s:s}}, s:{s:{s:s, s:s}, s:[{s:s, s:s, s:s}]}}",
+				 "metadata", "name", "gpu-0", "labels", "nvidia.com/gpu.product",
+				 "H100", "status", "allocatable", "cpu", "64", "nvidia.com/gpu", "8",
+				 "conditions", "type", "Ready", "status", ready,
+				 "lastHeartbeatTime", heartbeat);
+
+	cr_assert_not_null(node);
+	return node;
+}
+
+/*
+ * Waiting jobs are decided again when capacity may have moved, not at every
+ * node heartbeat: each kick decides every queued job against the whole queue.
+ */
+Test(manager, a_node_heartbeat_wakes_no_waiting_job_and_a_ready_change_does)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_NODES);
+	json_t *a = node_json("True", "2026-12-07T10:00:00Z");
+	json_t *b = node_json("True", "2026-12-07T10:00:40Z");
+	json_t *c = node_json("False", "2026-12-07T10:01:20Z");
+	char *key = NULL;
+
+	cr_assert_not_null(m.stores[KIND_PODS] = store_new(NULL));
+	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "node", pod_index_node, NULL), 0);
+	h.on_update(h.ctx, "gpu-0", a, b);
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 1000), CADRE_ETIMEDOUT, "a heartbeat woke the queue");
+	h.on_update(h.ctx, "gpu-0", b, c);
+	assert_kicked();
+	store_free(m.stores[KIND_PODS]);
+	m.stores[KIND_PODS] = NULL;
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+static json_t *tenant_pod(const char *phase, const char *ip)
+{
+	json_t *pod = json_pack("{s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s, s:s}}",
+				"metadata", "namespace", "other", "name", "p", "uid", "u",
+				"spec", "nodeName", "gpu-0", "containers", "name", "c", "resources",
+				"requests", "nvidia.com/gpu", "8", "status", "phase", phase, "podIP",
+				ip);
+
+	cr_assert_not_null(pod);
+	return pod;
+}
+
+Test(manager, another_tenants_pod_wakes_waiting_jobs_only_when_it_frees_or_takes_room)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_OTHER_PODS);
+	json_t *a = tenant_pod("Running", ""), *b = tenant_pod("Running", "10.0.0.7");
+	json_t *c = tenant_pod("Succeeded", "10.0.0.7");
+	char *key = NULL;
+
+	h.on_update(h.ctx, "other/p", a, b);
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 1000), CADRE_ETIMEDOUT, "an IP woke the queue");
+	h.on_update(h.ctx, "other/p", b, c);
+	assert_kicked();
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
 }

@@ -3,6 +3,7 @@
  * expectations: the store handlers of every watched kind (handlers.h).
  */
 #include "controller/manager/handlers.h"
+#include "controller/manager/cache_record.h"
 #include "controller/manager/reconcile.h"
 #include "controller/code/code.h"
 #include "api/labels.h"
@@ -203,6 +204,40 @@ static void on_capacity(void *ctx, const char *key, const json_t *obj)
 	manager_kick_admission(ctx);
 }
 
+/*
+ * Whether what admission reads of an object changed between two versions:
+ * its cache record (cache_record.h), which keeps exactly that (a node's
+ * readiness, cordon, allocatable, labels and taints; a pod's node, phase
+ * and requests). A node's heartbeat, a pod's IP or readiness moves none of
+ * it, and waking every waiting job for one (each then decided against the
+ * whole queue) was most of a queued site's CPU. A version too large for a
+ * record counts as a change.
+ */
+static bool record_changed(store_record_fn record, const json_t *a, const json_t *b)
+{
+	unsigned char *ra = malloc(STORE_RECORD_MAX), *rb = malloc(STORE_RECORD_MAX);
+	bool changed = true;
+	int la, lb;
+
+	if (ra && rb) {
+		la = record(a, ra, STORE_RECORD_MAX, NULL);
+		lb = record(b, rb, STORE_RECORD_MAX, NULL);
+		changed = la <= 0 || lb <= 0 || la != lb || memcmp(ra, rb, (size_t)la) != 0;
+	}
+	free(ra);
+	free(rb);
+	return changed;
+}
+
+/* Somebody else's pod: only a change of its node, phase or requests moves capacity. */
+static void on_other_pod_update(void *ctx, const char *key, const json_t *old_obj,
+				const json_t *new_obj)
+{
+	if (record_changed(cache_record_pod, old_obj, new_obj))
+		on_capacity(ctx, key, new_obj);
+}
+
+/* Any edit of a Partition may change where and in what order its jobs go. */
 static void on_capacity_update(void *ctx, const char *key, const json_t *old_obj,
 			       const json_t *new_obj)
 {
@@ -229,8 +264,8 @@ static void on_node_change(void *ctx, const char *key, const json_t *node)
 static void on_node_update(void *ctx, const char *key, const json_t *old_obj,
 			   const json_t *new_obj)
 {
-	(void)old_obj;
-	on_node_change(ctx, key, new_obj);
+	if (record_changed(cache_record_node, old_obj, new_obj))
+		on_node_change(ctx, key, new_obj);
 }
 
 static void on_volume(void *ctx, const char *key, const json_t *obj)
@@ -353,7 +388,7 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	[KIND_TRAININGJOBS] = { on_tj_add, on_tj_update, on_tj_delete, NULL },
 	[KIND_VOLUMES] = { on_volume, on_volume_update, on_volume, NULL },
 	[KIND_PODS] = { on_pod_add, on_pod_update, on_pod_delete, NULL },
-	[KIND_OTHER_PODS] = { on_capacity, on_capacity_update, on_capacity, NULL },
+	[KIND_OTHER_PODS] = { on_capacity, on_other_pod_update, on_capacity, NULL },
 	[KIND_NODES] = { on_node_change, on_node_update, on_node_change, NULL },
 	[KIND_SERVICES] = { on_service, on_service_update, on_service, NULL },
 	[KIND_PVCS] = { on_claim, on_claim_update, on_claim, NULL },
