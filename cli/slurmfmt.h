@@ -74,7 +74,7 @@ const char *slurm_state(const struct trainingjob *tj, bool compact, bool acct);
 /*
  * Whether tj ended because a job of a higher Partition tier preempted it
  * and its partition's preemptMode is Cancel (phase Failed, reason
- * Preempted; docs/design.md 3.4): Slurm's PR / PREEMPTED. A victim that is
+ * Preempted; docs/design.md 3.5): Slurm's PR / PREEMPTED. A victim that is
  * requeued instead is REQUEUED, then PENDING again, as Slurm's.
  */
 bool slurm_preempted(const struct trainingjob *tj);

@@ -70,7 +70,7 @@ static int header(const struct trainingjob *tj, int64_t now, struct buf *out)
 }
 
 /*
- * Preemption (docs/design.md 3.4): the last time a higher tier preempted
+ * Preemption (docs/design.md 3.5): the last time a higher tier preempted
  * the job and what became of it, and the jobs it is preempting now.
  */
 static int preemption(const struct trainingjob *tj, int64_t now, struct buf *out)

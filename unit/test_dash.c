@@ -188,7 +188,7 @@ Test(dash_json, the_first_delta_of_a_page_is_every_row)
 }
 
 /*
- * docs/design.md 3.4: a victim requeued by a higher tier and queued again, and the
+ * docs/design.md 3.5: a victim requeued by a higher tier and queued again, and the
  * preemptor waiting for two victims to go.
  */
 static const char preemption_json[] =

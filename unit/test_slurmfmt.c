@@ -618,7 +618,7 @@ Test(slurmfmt, an_arrays_pending_elements_are_one_row_and_each_started_one_its_o
 	cr_assert_not(slurm_job_matches(&tj, "4242_4"));
 }
 
-/* ---- preemption (docs/design.md 3.4) ---- */
+/* ---- preemption (docs/design.md 3.5) ---- */
 
 #define FAILED_PREEMPTED \
 	"{\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":" \

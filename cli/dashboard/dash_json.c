@@ -125,7 +125,7 @@ static json_t *jint(const json_t *o, const char *a)
 }
 
 /*
- * The row's requeues and preemptions (docs/design.md 3.4): how often it was
+ * The row's requeues and preemptions (docs/design.md 3.5): how often it was
  * requeued and preempted, who preempted it last ("" if nobody) and how many
  * jobs it is preempting now. 0 or CADRE_ENOMEM.
  */

@@ -42,7 +42,7 @@ function badge(phase) {
   return h('span', { class: 'badge phase-' + phase, 'data-phase': phase }, phase);
 }
 
-// A job's part in preemption (docs/design.md 3.4): who stopped it last, how many it stops.
+// A job's part in preemption (docs/design.md 3.5): who stopped it last, how many it stops.
 function preemptNote(j) {
   const notes = [];
   if (j.preemptedBy) notes.push('preempted by ' + j.preemptedBy);
