@@ -340,34 +340,14 @@ static void cluster_free(struct cluster *c)
 static double time_decision(struct cluster *c, const json_t *template, int runs)
 {
 	json_t *obj = json_deep_copy(template);
-	struct field_errors errs;
-	struct trainingjob job;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	double best = 1e9;
+	struct bench_verdict v;
+	double best;
 
 	serve(obj, "waiting", 999999);
 	json_object_set_new(json_object_get(obj, "spec"), "numNodes", json_integer(8));
 	json_object_set_new(json_object_get(obj, "status"), "restarts", json_integer(0));
 	json_object_set_new(json_object_get(obj, "status"), "infraRestarts", json_integer(0));
-	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		bench_die("cannot store the waiting job");
-	field_errors_init(&errs);
-	if (tj_parse(obj, &job, &errs))
-		bench_die("the waiting job does not parse");
-	for (int r = 0; r < runs; r++) {
-		double t0 = bench_now_ms();
-
-		if (gang_admit(&c->m, &job, &out, &held))
-			bench_die("gang_admit failed");
-		if (bench_now_ms() - t0 < best)
-			best = bench_now_ms() - t0;
-		jobmemo_admission_release(&held);
-		/* Decide afresh next time, not from the record of this admission. */
-		jobmemo_forget(c->m.memo, "team-a/waiting");
-	}
-	tj_release(&job);
-	field_errors_release(&errs);
+	best = bench_decide(&c->m, obj, runs, &v);
 	json_decref(obj);
 	return best;
 }

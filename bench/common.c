@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "api/fielderr.h"
 #include "api/pod_trim.h"
+#include "api/trainingjob.h"
+#include "controller/admission/gang.h"
+#include "controller/manager/jobmemo.h"
 #include "controller/admission/gang_preempt.h"
 #include "controller/manager/cache_record.h"
 
@@ -78,4 +82,53 @@ void bench_manager_free(struct manager *m)
 		store_free(m->stores[k]);
 	jobmemo_free(m->memo);
 	pthread_mutex_destroy(&m->admission_lock);
+}
+
+double bench_decide(struct manager *m, json_t *obj, int runs, struct bench_verdict *last)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	struct field_errors errs;
+	struct trainingjob job;
+	struct tj_admission out;
+	struct jobmemo_admission held = { 0 };
+	char key[STORE_KEY_MAX];
+	double best = 1e9;
+
+	snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(meta, "namespace")),
+		 json_string_value(json_object_get(meta, "name")));
+	if (store_upsert(m->stores[KIND_TRAININGJOBS], obj))
+		bench_die("cannot store the new job");
+	field_errors_init(&errs);
+	if (tj_parse(obj, &job, &errs))
+		bench_die("the new job does not parse");
+	for (int r = 0; r < runs; r++) {
+		double t0 = bench_now_ms(), t;
+
+		if (gang_admit(m, &job, &out, &held))
+			bench_die("gang_admit failed");
+		t = bench_now_ms() - t0;
+		if (t < best)
+			best = t;
+		*last = (struct bench_verdict){ out.verdict == ADMIT_YES, out.n_preempt };
+		jobmemo_admission_release(&held);
+		/* Decide afresh next time, not from the record of this admission. */
+		jobmemo_forget(m->memo, key);
+	}
+	store_remove(m->stores[KIND_TRAININGJOBS], obj);
+	tj_release(&job);
+	field_errors_release(&errs);
+	return best;
+}
+
+json_t *bench_tenant_pod(long i)
+{
+	char name[32], node[32];
+
+	snprintf(name, sizeof(name), "tenant-%ld", i);
+	snprintf(node, sizeof(node), "gpu-node-%ld", i);
+	return json_pack(
+		"{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+		"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "other",
+		"uid", name, "spec", "nodeName", node, "containers", "name", "c", "resources",
+		"requests", "nvidia.com/gpu", "8", "status", "phase", "Running");
 }

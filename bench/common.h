@@ -8,6 +8,8 @@
 #define CADRE_BENCH_COMMON_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "controller/manager/manager.h"
 #include "kube/store.h"
@@ -27,6 +29,22 @@ struct store *bench_cache_new(enum manager_kind kind);
 
 /* Store obj (stolen) in s; dies when it cannot. */
 void bench_put(struct store *s, json_t *obj);
+
+/* What one decision said, for a bench to check it measured what it meant to. */
+struct bench_verdict {
+	bool admitted;
+	size_t n_preempt;   /* victims chosen */
+};
+
+/*
+ * One gang_admit for the TrainingJob obj (borrowed), stored in m's cache
+ * for the time of it and asked about runs times afresh: the best time, in
+ * ms; what the last one said into last.
+ */
+double bench_decide(struct manager *m, json_t *obj, int runs, struct bench_verdict *last);
+
+/* Another tenant's pod holding every GPU of node gpu-node-<i>. */
+json_t *bench_tenant_pod(long i);
 
 /* What gang_admit needs of m beside its caches: the admission records and lock. */
 void bench_manager_init(struct manager *m);

@@ -164,38 +164,17 @@ static void cluster_free(struct cluster *c)
 	bench_manager_free(&c->m);
 }
 
-/* One decision for a new 8-node job of part: the best of runs, in ms; the victims chosen. */
-static double time_decision(struct cluster *c, const char *part, int runs, size_t *victims)
+/* One decision for a new 8-node job of part, on a full cluster: the best of runs, in ms. */
+static double decide(struct cluster *c, const char *part, int runs, size_t *victims)
 {
 	json_t *obj = make_job(part, 999999, part, 8, 0, 0);
-	struct field_errors errs;
-	struct trainingjob job;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	double best = 1e9;
+	struct bench_verdict v;
+	double best = bench_decide(&c->m, obj, runs, &v);
 
-	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		bench_die("cannot store the new job");
-	field_errors_init(&errs);
-	if (tj_parse(obj, &job, &errs))
-		bench_die("the new job does not parse");
-	for (int r = 0; r < runs; r++) {
-		double t0 = bench_now_ms(), t;
-
-		if (gang_admit(&c->m, &job, &out, &held))
-			bench_die("gang_admit failed");
-		t = bench_now_ms() - t0;
-		if (t < best)
-			best = t;
-		if (out.verdict != ADMIT_WAIT)
-			bench_die("a job on a full cluster was admitted: the bench measured the wrong thing");
-		*victims = out.n_preempt;
-		jobmemo_admission_release(&held);
-	}
-	store_remove(c->m.stores[KIND_TRAININGJOBS], obj);
-	tj_release(&job);
-	field_errors_release(&errs);
 	json_decref(obj);
+	if (v.admitted)
+		bench_die("a job on a full cluster was admitted: the bench measured the wrong thing");
+	*victims = v.n_preempt;
 	return best;
 }
 
@@ -226,8 +205,8 @@ int main(int argc, char **argv)
 		double plain, pre;
 
 		cluster_fill(&c, sizes[i]);
-		plain = time_decision(&c, "scavenger", runs, &none);
-		pre = time_decision(&c, "urgent", runs, &chosen);
+		plain = decide(&c, "scavenger", runs, &none);
+		pre = decide(&c, "urgent", runs, &chosen);
 		if (none || chosen != 2)
 			bench_die("the decisions chose other victims than expected: the bench measured the "
 			    "wrong thing");

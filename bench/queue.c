@@ -46,20 +46,6 @@ static json_t *make_node(long i)
 		"conditions", "type", "Ready", "status", "True");
 }
 
-/* Another tenant's pod holding every GPU of node i. */
-static json_t *make_tenant(long i)
-{
-	char name[32], node[32];
-
-	snprintf(name, sizeof(name), "tenant-%ld", i);
-	snprintf(node, sizeof(node), "gpu-node-%ld", i);
-	return json_pack(
-		"{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
-		"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "other",
-		"uid", name, "spec", "nodeName", node, "containers", "name", "c", "resources",
-		"requests", "nvidia.com/gpu", "8", "status", "phase", "Running");
-}
-
 static json_t *make_job(const char *name, long serial, int n, int partition, int priority)
 {
 	char uid[48], part[32];
@@ -101,7 +87,7 @@ static void fill(struct manager *m, struct options *opts, long queue)
 	for (long i = 0; i < NODES; i++) {
 		bench_put(m->stores[KIND_NODES], make_node(i));
 		if (i % 2)
-			bench_put(m->stores[KIND_OTHER_PODS], make_tenant(i));
+			bench_put(m->stores[KIND_OTHER_PODS], bench_tenant_pod(i));
 	}
 	for (long j = 0; j < queue; j++) {
 		char name[32];
@@ -112,41 +98,6 @@ static void fill(struct manager *m, struct options *opts, long queue)
 			  make_job(name, j, 800, (int)(j % PARTITIONS), (int)(j % 7) * 10));
 	}
 	bench_manager_init(m);
-}
-
-/* One decision for a new 8-node job that fits: the best of runs, in ms. */
-static double time_decision(struct manager *m, int runs)
-{
-	json_t *obj = make_job("new", 999999, 8, 0, 0);
-	struct field_errors errs;
-	struct trainingjob job;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	double best = 1e9;
-
-	if (store_upsert(m->stores[KIND_TRAININGJOBS], obj))
-		bench_die("cannot store the new job");
-	field_errors_init(&errs);
-	if (tj_parse(obj, &job, &errs))
-		bench_die("the new job does not parse");
-	for (int r = 0; r < runs; r++) {
-		double t0 = bench_now_ms(), t;
-
-		if (gang_admit(m, &job, &out, &held))
-			bench_die("gang_admit failed");
-		t = bench_now_ms() - t0;
-		if (t < best)
-			best = t;
-		if (out.verdict != ADMIT_YES)
-			bench_die("the new job was not admitted: the bench measured the wrong thing");
-		jobmemo_admission_release(&held);
-		jobmemo_forget(m->memo, "team-a/new");
-	}
-	store_remove(m->stores[KIND_TRAININGJOBS], obj);
-	tj_release(&job);
-	field_errors_release(&errs);
-	json_decref(obj);
-	return best;
 }
 
 int main(int argc, char **argv)
@@ -172,10 +123,16 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		struct manager m;
 		struct options opts;
+		struct bench_verdict v;
+		json_t *obj;
 		double ms;
 
 		fill(&m, &opts, sizes[i]);
-		ms = time_decision(&m, runs);
+		obj = make_job("new", 999999, 8, 0, 0);
+		ms = bench_decide(&m, obj, runs, &v);
+		json_decref(obj);
+		if (!v.admitted)
+			bench_die("the new job was not admitted: the bench measured the wrong thing");
 		if (!sizes[i])
 			empty = ms;
 		if (sizes[i])

@@ -81,20 +81,6 @@ static json_t *make_node(long i)
 		"pods", "110", "conditions", "type", "Ready", "status", "True");
 }
 
-/* Another tenant's pod holding every GPU of node i. */
-static json_t *make_tenant(long i)
-{
-	char name[32], node[32];
-
-	snprintf(name, sizeof(name), "tenant-%ld", i);
-	snprintf(node, sizeof(node), "gpu-node-%ld", i);
-	return json_pack(
-		"{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
-		"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "other",
-		"uid", name, "spec", "nodeName", node, "containers", "name", "c", "resources",
-		"requests", "nvidia.com/gpu", "8", "status", "phase", "Running");
-}
-
 /* A waiting job: n nodes of H100:8, with spec.topology.required on the sub-block when topo. */
 static json_t *make_job(const char *name, long serial, int n, bool topo)
 {
@@ -142,7 +128,7 @@ static void cluster_fill(struct cluster *c, long nodes, bool topo)
 	for (long i = 0; i < nodes; i++) {
 		bench_put(c->m.stores[KIND_NODES], make_node(i));
 		if (rng() % 2)
-			bench_put(c->m.stores[KIND_OTHER_PODS], make_tenant(i));
+			bench_put(c->m.stores[KIND_OTHER_PODS], bench_tenant_pod(i));
 	}
 	for (long j = 0; j < WAITING_JOBS; j++) {
 		char name[32];
@@ -161,37 +147,13 @@ static void cluster_free(struct cluster *c)
 }
 
 /* One admission decision for a new 8-node job: the best of runs, in ms. */
-static double time_decision(struct cluster *c, bool topo, int runs, bool *admitted)
+static double decide(struct cluster *c, bool topo, int runs, bool *admitted)
 {
 	json_t *obj = make_job(topo ? "new-topo" : "new-plain", 999999 - topo, 8, topo);
-	struct field_errors errs;
-	struct trainingjob job;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	char key[64];
-	double best = 1e9;
+	struct bench_verdict v;
+	double best = bench_decide(&c->m, obj, runs, &v);
 
-	snprintf(key, sizeof(key), "team-a/%s", topo ? "new-topo" : "new-plain");
-	if (store_upsert(c->m.stores[KIND_TRAININGJOBS], obj))
-		bench_die("cannot store the new job");
-	field_errors_init(&errs);
-	if (tj_parse(obj, &job, &errs))
-		bench_die("the new job does not parse");
-	for (int r = 0; r < runs; r++) {
-		double t0 = bench_now_ms(), t;
-
-		if (gang_admit(&c->m, &job, &out, &held))
-			bench_die("gang_admit failed");
-		t = bench_now_ms() - t0;
-		if (t < best)
-			best = t;
-		*admitted = out.verdict == ADMIT_YES;
-		jobmemo_admission_release(&held);
-		jobmemo_forget(c->m.memo, key);
-	}
-	store_remove(c->m.stores[KIND_TRAININGJOBS], obj);
-	tj_release(&job);
-	field_errors_release(&errs);
+	*admitted = v.admitted;
 	json_decref(obj);
 	return best;
 }
@@ -219,8 +181,8 @@ static void admission_cost(bool quick)
 		/* The same nodes and tenants; the queue and the job with or without topology. */
 		cluster_fill(&plain_c, sizes[i], false);
 		cluster_fill(&topo_c, sizes[i], true);
-		plain = time_decision(&plain_c, false, runs, &plain_ok);
-		topo = time_decision(&topo_c, true, runs, &topo_ok);
+		plain = decide(&plain_c, false, runs, &plain_ok);
+		topo = decide(&topo_c, true, runs, &topo_ok);
 		if (!plain_ok || !topo_ok)
 			bench_die("a new 8-node job was not admitted: the bench measured the wrong thing");
 		printf("| %ld | %.2f | %.2f | %.2fx |\n", sizes[i], plain, topo, topo / plain);
