@@ -677,6 +677,38 @@ static int opt_mem_per(struct sbatch *s, const struct option_def *o, const char 
 }
 
 /*
+ * The names of an expanded hostlist that can be Nodes' names (DNS-1123
+ * subdomains), each once: Slurm ignores a name listed twice. A name that
+ * cannot be a node's fails the option, naming it (hl released).
+ */
+static int node_names_only(struct sbatch *s, const struct option_def *o, int line,
+			   struct hostlist *hl)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < hl->len; i++) {
+		bool twice = false;
+
+		if (!name_is_dns1123_subdomain(hl->names[i])) {
+			char bad[80];
+
+			snprintf(bad, sizeof(bad), "%.64s", hl->names[i]);
+			hostlist_release(hl);
+			return fail(s, o, line, "\"%s\" is not a node name (a Kubernetes Node's name: "
+				    "lower-case letters, digits, '-' and '.')", bad);
+		}
+		for (size_t j = 0; j < kept && !twice; j++)
+			twice = !strcmp(hl->names[j], hl->names[i]);
+		if (twice)
+			free(hl->names[i]);
+		else
+			hl->names[kept++] = hl->names[i];
+	}
+	hl->len = kept;
+	return 0;
+}
+
+/*
  * -w/--nodelist, -x/--exclude: a Slurm hostlist ("gpu-node-[1-2],gpu-node-7") into
  * spec.nodeList or spec.excludeNodes. A file name (a value with '/') is not read.
  */
@@ -702,6 +734,8 @@ static int opt_nodes_named(struct sbatch *s, const struct option_def *o, const c
 		return fail(s, o, line, "\"%s\" is not a node list (a Slurm hostlist of at most "
 			    "%d nodes, as \"gpu-node-[1-2],gpu-node-7\")", v, TJ_MAX_NODE_NAMES);
 	}
+	if ((err = node_names_only(s, o, line, &hl)))
+		return err;
 	for (size_t i = 0; i < *count; i++)
 		free((*names)[i]);
 	free(*names);

@@ -656,6 +656,23 @@ Test(sbatch, node_choices_at_submit_are_the_jobs)
 	sbatch_fails("#SBATCH -C [a*2]", 2, "--constraint");
 }
 
+/*
+ * A name no Node can have is refused at conversion, naming the option and its
+ * line (the fuzzer found "-x -kube-..." converted into a job the API refuses);
+ * a name listed twice is kept once, as Slurm ignores it.
+ */
+Test(sbatch, node_lists_hold_only_node_names_each_once)
+{
+	const struct tj_nodes *n = &r.tj.spec.nodes;
+
+	sbatch_fails("#SBATCH -x -kube-job-name=llama", 2, "--exclude");
+	sbatch_fails("#SBATCH -w GPU-Node-1", 2, "--nodelist");
+	sbatch_ok("#SBATCH -N 2 -w gpu-node-1,gpu-node-[1-2]");
+	cr_assert_eq(n->n_list, 2);
+	cr_assert_str_eq(n->list[0], "gpu-node-1");
+	cr_assert_str_eq(n->list[1], "gpu-node-2");
+}
+
 Test(sbatch, setup_commands_and_srun_run_on_every_node_silently)
 {
 	cr_assert_eq(script("#!/bin/bash\n#SBATCH -N 2\n"
