@@ -437,8 +437,12 @@ EOF
   run: |
     trap "echo checkpoint at step \$step >/mnt/checkpoints/victim; echo saved; exit 0" USR1
     step=0
+    echo ready to be preempted
     while true; do step=$((step + 1)); sleep 0.2; done'
 	wait_for -t 120 phase_is victim Running
+	# Running is the pod's; the program traps its signal once the entrypoint has set up
+	# and run it, which it says. A preemption before that stops a program not yet started.
+	wait_for -t 60 bash -c "'$CADRE' -n '$NS' logs victim | grep -q 'ready to be preempted'"
 	job urgent '  numNodes: 1
   partition: real-urgent
   resources: {accelerators: "H100:16"}
