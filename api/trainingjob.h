@@ -575,6 +575,9 @@ void tj_status_init(struct tj_status *status);
  * follow it.
  */
 int tj_attempt(const struct tj_status *status);
+
+/* Empty status.preempting, freeing what it held. */
+void tj_preempting_clear(struct tj_status *status);
 void tj_topology_status_release(struct tj_topology_status *t);
 void tj_status_release(struct tj_status *status);
 

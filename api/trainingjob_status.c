@@ -26,6 +26,15 @@ int tj_attempt(const struct tj_status *status)
 	       status->preemptions;
 }
 
+void tj_preempting_clear(struct tj_status *status)
+{
+	for (size_t i = 0; i < status->n_preempting; i++)
+		free(status->preempting[i].job);
+	free(status->preempting);
+	status->preempting = NULL;
+	status->n_preempting = 0;
+}
+
 bool tj_excluded_timed_out(const struct tj_excluded_node *x)
 {
 	return x->reason && !strcmp(x->reason, TJ_EXCLUDED_GANG_TIMEOUT);
@@ -76,9 +85,7 @@ void tj_status_release(struct tj_status *status)
 	free(status->requeued);
 	free(status->preemption.preemptor);
 	free(status->preemption.mode);
-	for (size_t i = 0; i < status->n_preempting; i++)
-		free(status->preempting[i].job);
-	free(status->preempting);
+	tj_preempting_clear(status);
 	tj_topology_status_release(&status->topology);
 	tj_status_init(status);
 }

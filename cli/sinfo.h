@@ -92,7 +92,7 @@ int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json
  * PriorityTier is spec.priorityTier (cadre's default 0, not Slurm's 1),
  * PreemptMode spec.preemptMode in Slurm's words (OFF, REQUEUE, CANCEL),
  * GraceTime spec.graceTimeSeconds, else the 30 s a job without spec.signal
- * gets (a job with one gets its secondsBefore); Nodes, TotalCPUs, TotalNodes
+ * is given (a job with one, its secondsBefore); Nodes, TotalCPUs, TotalNodes
  * and TRES are the nodes sinfo puts in it; what cadre has no notion of
  * carries slurm.conf's default. maxJobPriority and preemptExemptTimeSeconds
  * (a slurm.conf and QOS setting in Slurm) have no key in Slurm's record and

@@ -133,12 +133,9 @@ int gang_preempted(struct manager *m, const struct trainingjob *job, struct tj_p
 	if ((err = partitions_load(m, &parts)))
 		goto out;
 	json_array_foreach(list, i, obj) {
-		const json_t *meta = json_object_get(obj, "metadata");
-
-		if (*yes || !lists(obj, key, tj_attempt(&job->status)))
+		if (*yes || !lists(obj, key, tj_attempt(&job->status)) ||
+		    store_key(obj, by, STORE_KEY_MAX))
 			continue;
-		snprintf(by, STORE_KEY_MAX, "%s/%s", str(meta, "namespace") ? str(meta, "namespace") :
-			 "", str(meta, "name") ? str(meta, "name") : "");
 		partitions_preempt_of(&parts, job, &own);
 		*out = (struct tj_preempted){ by, tier_of(&parts, obj), own.tier,
 					      own.mode == PARTITION_PREEMPT_CANCEL, own.grace_s };
@@ -179,12 +176,9 @@ static bool taken(struct manager *m, const char *key, int attempt, const char *p
 	if (store_by_index(m->stores[KIND_TRAININGJOBS], GANG_PREEMPTS_INDEX, key, &list))
 		return true;  /* cannot tell: leave it */
 	json_array_foreach(list, i, obj) {
-		const json_t *meta = json_object_get(obj, "metadata");
 		char k[STORE_KEY_MAX];
 
-		snprintf(k, sizeof(k), "%s/%s", str(meta, "namespace") ? str(meta, "namespace") :
-			 "", str(meta, "name") ? str(meta, "name") : "");
-		if (strcmp(k, preemptor) && lists(obj, key, attempt))
+		if (!store_key(obj, k, sizeof(k)) && strcmp(k, preemptor) && lists(obj, key, attempt))
 			yes = true;
 	}
 	json_decref(list);
@@ -197,7 +191,7 @@ static bool taken(struct manager *m, const char *key, int attempt, const char *p
  * preempted at this attempt already (whether another job is stopping it is
  * asked after the walk, outside the cache's lock: not_taken).
  */
-static bool eligible(struct victims *vs, const char *key, const struct cache_job *job)
+static bool eligible(struct victims *vs, const struct cache_job *job)
 {
 	struct job_preempt jp;
 
@@ -206,7 +200,6 @@ static bool eligible(struct victims *vs, const char *key, const struct cache_job
 		return false;
 	partitions_preempt_named(&vs->c->parts, job->partition, job->spec_partition, job->queue,
 				 &jp);
-	(void)key;
 	return jp.tier < vs->tier && jp.mode != PARTITION_PREEMPT_OFF &&
 	       vs->c->now >= job->run_started + jp.exempt_s;
 }
@@ -237,7 +230,7 @@ static int candidate_gang(void *arg, const char *key, const void *rec, size_t le
 	struct victim *x;
 	char *slash;
 
-	if (cache_job_read(rec, len, &job) || !eligible(vs, key, &job))
+	if (cache_job_read(rec, len, &job) || !eligible(vs, &job))
 		return 0;
 	if (vs->n == vs->cap) {
 		size_t cap = vs->cap ? vs->cap * 2 : 16;

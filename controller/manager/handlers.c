@@ -215,18 +215,10 @@ static void on_capacity(void *ctx, const char *key, const json_t *obj)
  */
 static bool record_changed(store_record_fn record, const json_t *a, const json_t *b)
 {
-	unsigned char *ra = malloc(STORE_RECORD_MAX), *rb = malloc(STORE_RECORD_MAX);
-	bool changed = true;
-	int la, lb;
+	unsigned char ra[STORE_RECORD_MAX], rb[STORE_RECORD_MAX];
+	int la = record(a, ra, sizeof(ra), NULL), lb = record(b, rb, sizeof(rb), NULL);
 
-	if (ra && rb) {
-		la = record(a, ra, STORE_RECORD_MAX, NULL);
-		lb = record(b, rb, STORE_RECORD_MAX, NULL);
-		changed = la <= 0 || lb <= 0 || la != lb || memcmp(ra, rb, (size_t)la) != 0;
-	}
-	free(ra);
-	free(rb);
-	return changed;
+	return la <= 0 || lb <= 0 || la != lb || memcmp(ra, rb, (size_t)la) != 0;
 }
 
 /* Somebody else's pod: only a change of its node, phase or requests moves capacity. */

@@ -819,14 +819,8 @@ void plan_first_admission(struct planner *p)
 
 void plan_admit(struct planner *p, const char *message)
 {
-	struct tj_status *st = &p->out->status;
-
 	/* What it preempted for has done its work. */
-	for (size_t i = 0; i < st->n_preempting; i++)
-		free(st->preempting[i].job);
-	free(st->preempting);
-	st->preempting = NULL;
-	st->n_preempting = 0;
+	tj_preempting_clear(&p->out->status);
 	plan_cond(p, "Admitted", true, "Admitted", message);
 	plan_first_admission(p);
 	p->out->admitted_now = true;
@@ -1043,11 +1037,8 @@ static void record_preempting(struct planner *p)
 		p->err = CADRE_ENOMEM;
 		return;
 	}
-	for (size_t i = 0; i < st->n_preempting; i++)
-		free(st->preempting[i].job);
-	free(st->preempting);
+	tj_preempting_clear(st);
 	st->preempting = list;
-	st->n_preempting = 0;
 	for (size_t i = 0; i < a->n_preempt; i++) {
 		list[i].attempt = a->preempt_attempt[i];
 		plan_set_string(p, &list[i].job, a->preempt[i]);
