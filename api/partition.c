@@ -34,6 +34,7 @@ void partition_release(struct partition *p)
 	free(s->default_time);
 	free(s->max_time);
 	free(s->default_accelerators);
+	free(s->device_class_name);
 	free(s->queue);
 	tj_scratch_release(s->scratch, s->n_scratch);
 	for (size_t i = 0; i < s->n_allowed_namespaces; i++)
@@ -149,6 +150,8 @@ static void check_spec(struct decoder *d, const struct partition_spec *s)
 	if (s->default_accelerators && accel_parse(s->default_accelerators, &a))
 		decode_fail(d, "spec.defaultAccelerators", "\"%.64s\" is not TYPE[:COUNT]",
 			    s->default_accelerators);
+	if (s->device_class_name && !name_is_dns1123_subdomain(s->device_class_name))
+		decode_fail(d, "spec.deviceClassName", "must name a DeviceClass (a DNS subdomain)");
 	if (s->queue && *s->queue && !name_is_dns1123_subdomain(s->queue))
 		decode_fail(d, "spec.queue", "must name a Kueue LocalQueue (a DNS subdomain)");
 	if (s->default_image && !*s->default_image)
@@ -189,6 +192,7 @@ int partition_parse(const json_t *obj, struct partition *out, struct field_error
 	read_time(&d, spec, "defaultTime", &s->default_time, &s->default_time_s);
 	read_time(&d, spec, "maxTime", &s->max_time, &s->max_time_s);
 	decode_string(&d, spec, "spec", "defaultAccelerators", &s->default_accelerators);
+	decode_string(&d, spec, "spec", "deviceClassName", &s->device_class_name);
 	decode_string(&d, spec, "spec", "queue", &s->queue);
 	tj_decode_scratch(&d, spec, &s->scratch, &s->n_scratch);
 	read_namespaces(&d, spec, s);
@@ -326,6 +330,9 @@ int partition_apply(const struct partition *p, struct tj_spec *spec)
 		spec->resources.has_accel = accel_parse(ps->default_accelerators,
 							&spec->resources.accel) == 0;
 	}
+	if (!spec->resources.device_class && ps->device_class_name &&
+	    (err = api_strset(&spec->resources.device_class, ps->device_class_name)))
+		return err;
 	if (!(spec->queue && *spec->queue) && ps->queue && *ps->queue &&
 	    (err = api_strset(&spec->queue, ps->queue)))
 		return err;

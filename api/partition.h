@@ -12,6 +12,8 @@
  *     defaultTime: "1:00:00"         # Slurm times: a job without a limit gets this,
  *     maxTime: "7-00:00:00"          #   and none may ask for more
  *     defaultAccelerators: "H100:8"  # a job that asks for no accelerators gets these
+ *     deviceClassName: gpu.nvidia.com # its accelerators come through DRA, from this
+ *                                    #   DeviceClass (docs/dra.md); absent: a device plugin
  *     queue: team-a                  # a Kueue LocalQueue its jobs wait in (optional)
  *     allowedNamespaces: [ml, vision] # who may use it (Slurm's AllowAccounts); absent: all
  *     maxJobPriority: 50             # the highest spec.priority a job may ask
@@ -91,6 +93,7 @@ struct partition_spec {
 	char *max_time;
 	int64_t max_time_s;        /* -1: unlimited (also when absent) */
 	char *default_accelerators;
+	char *device_class_name;   /* spec.deviceClassName: a DRA DeviceClass; NULL when absent */
 	char *queue;               /* a Kueue LocalQueue name */
 	struct tj_scratch *scratch; /* spec.scratch: a job's that names none, sorted */
 	size_t n_scratch;
@@ -165,7 +168,8 @@ void partition_pick(const struct partition *parts, size_t n, const char *recorde
 
 /*
  * Fill what spec leaves to its partition: image, activeDeadlineSeconds
- * (defaultTime, else maxTime, as Slurm), accelerators (defaultAccelerators), queue; add the
+ * (defaultTime, else maxTime, as Slurm), accelerators (defaultAccelerators), queue,
+ * the DeviceClass its accelerators come from (deviceClassName); add the
  * partition's nodeSelector (a key the job sets keeps the job's value) and
  * tolerations to spec.podTemplate. 0 or CADRE_ENOMEM.
  */

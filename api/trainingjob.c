@@ -36,6 +36,7 @@ static void spec_release(struct tj_spec *spec)
 	free(spec->resources.cpus);
 	free(spec->resources.memory);
 	free(spec->resources.accelerator_resource);
+	free(spec->resources.device_class);
 	free(spec->image);
 	free(spec->setup);
 	free(spec->run);

@@ -228,6 +228,14 @@ struct tj_resources {
 	bool has_memory;
 	int64_t memory_milli;     /* bytes * 1000 */
 	char *accelerator_resource;  /* owned; "nvidia.com/gpu" by default */
+	/*
+	 * The DeviceClass the accelerators come from through Dynamic Resource
+	 * Allocation (docs/dra.md): the partition's spec.deviceClassName, else
+	 * the controller's --device-class-name; owned. NULL: they are
+	 * accelerator_resource, an extended resource of a device plugin. Not a
+	 * field of the job: a site says where its devices come from.
+	 */
+	char *device_class;
 };
 
 /*

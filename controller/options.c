@@ -1,4 +1,5 @@
 #include "controller/options.h"
+#include "api/dra.h"
 #include "api/slurm.h"
 #include "base/err.h"
 #include "api/name.h"
@@ -10,9 +11,10 @@
 
 /*
  * OPT_INT is a count (>= 1); OPT_SECONDS any whole number, where 0 and
- * negative mean something; OPT_DOMAIN a string that is a DNS subdomain.
+ * negative mean something; OPT_DOMAIN a string that is a DNS subdomain;
+ * OPT_ATTRIBUTE a device attribute's name (dra_attribute_valid).
  */
-enum opt_kind { OPT_STRING, OPT_DOMAIN, OPT_INT, OPT_SECONDS, OPT_DOUBLE, OPT_BOOL, OPT_GANG,
+enum opt_kind { OPT_STRING, OPT_DOMAIN, OPT_ATTRIBUTE, OPT_INT, OPT_SECONDS, OPT_DOUBLE, OPT_BOOL, OPT_GANG,
 		OPT_LOGFMT, OPT_LOGLEVEL };
 
 struct opt_spec {
@@ -49,6 +51,12 @@ static const struct opt_spec specs[] = {
 	    "builtin | native | kueue | none (default builtin)"),
 	OPT("accelerator-label", "CADRE_ACCELERATOR_LABEL", OPT_STRING, accelerator_label,
 	    "node label naming the accelerator type (default nvidia.com/gpu.product)"),
+	OPT("device-class-name", "CADRE_DEVICE_CLASS_NAME", OPT_DOMAIN, device_class_name,
+	    "DeviceClass (DRA) of the accelerators of a job whose partition names none "
+	    "(default: none, a device plugin's extended resource)"),
+	OPT("device-attribute", "CADRE_DEVICE_ATTRIBUTE", OPT_ATTRIBUTE, device_attribute,
+	    "ResourceSlice device attribute naming the accelerator type: NAME in the driver's "
+	    "domain, or DOMAIN/NAME (default productName)"),
 	OPT("cluster-domain", "CADRE_CLUSTER_DOMAIN", OPT_DOMAIN, cluster_domain,
 	    "the cluster's DNS domain, for the pods' DNS search path (default cluster.local)"),
 	OPT("default-image", "CADRE_DEFAULT_IMAGE", OPT_STRING, default_image,
@@ -98,6 +106,7 @@ static void options_defaults(struct options *opts)
 	opts->health_addr = strdup(":8081");
 	opts->gang_scheduler = GANG_BUILTIN;
 	opts->accelerator_label = strdup("nvidia.com/gpu.product");
+	opts->device_attribute = strdup(DRA_DEFAULT_ATTRIBUTE);
 	opts->cluster_domain = strdup(OPTIONS_DEFAULT_CLUSTER_DOMAIN);
 	opts->starvation_seconds = 600;
 	opts->max_array_size = SLURM_DEFAULT_MAX_ARRAY_SIZE;
@@ -132,12 +141,18 @@ static int set_option(struct options *opts, const struct opt_spec *spec,
 	double d;
 
 	switch (spec->kind) {
+	case OPT_ATTRIBUTE:
+		/* It ends up in a CEL expression of every DRA job's claim template. */
+		if (!dra_attribute_valid(value))
+			goto bad;
+		goto string;
 	case OPT_DOMAIN:
 		/* It ends up in every pod's dnsConfig, which the API server checks. */
 		if (!name_is_dns1123_subdomain(value))
 			goto bad;
 		/* fall through */
-	case OPT_STRING: {
+	case OPT_STRING:
+	string: {
 		char *copy = strdup(value);
 
 		if (!copy)
@@ -210,7 +225,7 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 	options_defaults(opts);
 	if (!opts->leader_election_namespace || !opts->leader_election_id ||
 	    !opts->metrics_addr || !opts->health_addr || !opts->accelerator_label ||
-	    !opts->cluster_domain)
+	    !opts->cluster_domain || !opts->device_attribute)
 		return CADRE_ENOMEM;
 
 	for (size_t i = 0; i < NSPECS; i++) {
@@ -263,7 +278,8 @@ int options_parse(struct options *opts, int argc, char *const argv[],
 void options_release(struct options *opts)
 {
 	for (size_t i = 0; i < NSPECS; i++)
-		if (specs[i].kind == OPT_STRING || specs[i].kind == OPT_DOMAIN) {
+		if (specs[i].kind == OPT_STRING || specs[i].kind == OPT_DOMAIN ||
+		    specs[i].kind == OPT_ATTRIBUTE) {
 			char **field = (char **)((char *)opts + specs[i].offset);
 
 			free(*field);

@@ -35,6 +35,8 @@ struct options {
 	char *health_addr;
 	enum gang_mode gang_scheduler;
 	char *accelerator_label;
+	char *device_class_name;     /* DRA DeviceClass of a job whose partition names none; NULL: none */
+	char *device_attribute;      /* the ResourceSlice device attribute naming its type */
 	/* --cluster-domain: <job>.<ns>.svc.<this> is each pod's DNS search entry */
 	char *cluster_domain;
 	char *default_image;         /* NULL: spec.image is required */

@@ -3,6 +3,7 @@
  */
 #include "controller/partition/partitions.h"
 
+#include "api/decode.h"
 #include "api/fielderr.h"
 #include "api/partition.h"
 #include "base/buf.h"
@@ -120,7 +121,7 @@ static int apply_found(const struct partition *found, struct trainingjob *job,
 
 int partitions_apply(struct manager *m, struct trainingjob *job, struct job_partition *out)
 {
-	struct partition_set set = { 0 };
+	struct partition_set set = { .device_class = m->opts->device_class_name };
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -134,8 +135,8 @@ int partitions_apply(struct manager *m, struct trainingjob *job, struct job_part
 	return err;
 }
 
-int partitions_apply_set(const struct partition_set *set, struct trainingjob *job,
-			 struct job_partition *out)
+static int apply_set(const struct partition_set *set, struct trainingjob *job,
+		     struct job_partition *out)
 {
 	struct tj_spec *spec = &job->spec;
 	const struct partition *found;
@@ -181,9 +182,27 @@ int partitions_apply_set(const struct partition_set *set, struct trainingjob *jo
 	return apply_found(found, job, out);
 }
 
+/*
+ * The controller's DeviceClass (--device-class-name) goes to a job whose
+ * partition (or lack of one) names none: a site whose GPUs all come through
+ * DRA says so once.
+ */
+int partitions_apply_set(const struct partition_set *set, struct trainingjob *job,
+			 struct job_partition *out)
+{
+	struct tj_resources *r = &job->spec.resources;
+	int err = apply_set(set, job, out);
+
+	if (err || out->verdict == PARTITION_REFUSED || out->verdict == PARTITION_UNKNOWN ||
+	    r->device_class || !set->device_class || !*set->device_class)
+		return err;
+	return api_strset(&r->device_class, set->device_class);
+}
+
 int partitions_load(struct manager *m, struct partition_set *set)
 {
 	memset(set, 0, sizeof(*set));
+	set->device_class = m->opts->device_class_name;
 	set->bad = json_object();
 	if (!set->bad)
 		return CADRE_ENOMEM;

@@ -57,6 +57,8 @@ struct partition_set {
 	struct partition *parts;
 	size_t n;
 	json_t *bad;           /* name -> why, for the Partitions that do not parse */
+	/* --device-class-name: a job's DeviceClass when its partition names none; borrowed. */
+	const char *device_class;
 };
 
 /* 0 or CADRE_ENOMEM; release set whatever it returns. */
