@@ -27,6 +27,7 @@ static void pod_template_release(struct tj_pod_template *pt)
 	free(pt->scheduler_name);
 	json_decref(pt->security_context);
 	json_decref(pt->container_security_context);
+	json_decref(pt->resource_claims);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -37,6 +38,7 @@ static void spec_release(struct tj_spec *spec)
 	free(spec->resources.memory);
 	free(spec->resources.accelerator_resource);
 	free(spec->resources.device_class);
+	json_decref(spec->resource_claims_per_node);
 	free(spec->image);
 	free(spec->setup);
 	free(spec->run);
@@ -414,12 +416,13 @@ static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_
 	static const char *const spec_keys[] = {
 		"nodeSelector", "tolerations", "affinity", "serviceAccountName",
 		"imagePullSecrets", "runtimeClassName", "schedulerName", "securityContext",
-		"containerSecurityContext", NULL,
+		"containerSecurityContext", "resourceClaims", NULL,
 	};
 	static const char *const why =
 		"podTemplate accepts only metadata.labels, metadata.annotations and spec."
 		"{nodeSelector, tolerations, affinity, serviceAccountName, imagePullSecrets, "
-		"runtimeClassName, schedulerName, securityContext, containerSecurityContext}";
+		"runtimeClassName, schedulerName, securityContext, containerSecurityContext, "
+		"resourceClaims}";
 	const char *base = "spec.podTemplate";
 	struct tj_pod_template *pt = &s->pod_template;
 	const json_t *tmpl = decode_object(d, spec, "spec", "podTemplate");
@@ -450,7 +453,30 @@ static void parse_pod_template(struct decoder *d, const json_t *spec, struct tj_
 		decode_object_copy(d, pod, base, "securityContext", &pt->security_context);
 		decode_object_copy(d, pod, base, "containerSecurityContext",
 				   &pt->container_security_context);
+		decode_array_copy(d, pod, base, "resourceClaims", &pt->resource_claims);
 	}
+}
+
+/* spec.computeDomain: {} or {allocationMode: Single | All}. */
+static void parse_compute_domain(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	static const char *const keys[] = { "allocationMode", NULL };
+	const json_t *cd = decode_object(d, spec, "spec", "computeDomain");
+	char *mode = NULL;
+
+	if (!cd)
+		return;
+	s->compute_domain.set = true;
+	decode_only_keys(d, cd, "spec.computeDomain", keys,
+			 "computeDomain accepts only allocationMode (Single or All)");
+	if (!decode_string(d, cd, "spec.computeDomain", "allocationMode", &mode))
+		return;
+	if (!strcmp(mode, "All"))
+		s->compute_domain.all_channels = true;
+	else if (strcmp(mode, "Single"))
+		decode_fail(d, "spec.computeDomain.allocationMode", "must be Single or All, not "
+			    "\"%.64s\"", mode);
+	free(mode);
 }
 
 static void parse_success_policy(struct decoder *d, const json_t *spec, struct tj_spec *s)
@@ -712,6 +738,8 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 		     &s->has_gang_timeout_seconds);
 	decode_int32(d, spec, "spec", "masterPort", &s->master_port, &s->has_master_port);
 	parse_pod_template(d, spec, s);
+	decode_array_copy(d, spec, "spec", "resourceClaimsPerNode", &s->resource_claims_per_node);
+	parse_compute_domain(d, spec, s);
 	decode_int32(d, spec, "spec", "maxInfraRestarts", &s->max_infra_restarts,
 		     &s->has_max_infra_restarts);
 	parse_hang(d, spec, s);

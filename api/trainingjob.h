@@ -207,6 +207,9 @@ void tj_validate_scratch(struct decoder *d, const struct tj_spec *s);
 int tj_scratch_copy(const struct tj_scratch *from, size_t n, struct tj_scratch **out,
 		    size_t *n_out);
 
+/* spec.podTemplate.spec.resourceClaims and spec.resourceClaimsPerNode, checked (trainingjob_claims.c). */
+void tj_validate_claims(struct decoder *d, const struct tj_spec *s);
+
 /* spec.nodeList, excludeNodes, exclusive, constraint: read, checked, released. */
 void tj_decode_nodes(struct decoder *d, const json_t *spec, struct tj_nodes *out);
 void tj_validate_nodes(struct decoder *d, const struct tj_spec *s);
@@ -265,6 +268,24 @@ struct tj_pod_template {
 	 * readOnlyRootFilesystem); NULL when absent.
 	 */
 	json_t *container_security_context;
+	/*
+	 * spec.resourceClaims: the pod's DRA claims as given ({name,
+	 * resourceClaimName | resourceClaimTemplateName}), each claimed by
+	 * container main (docs/dra.md); NULL when absent.
+	 */
+	json_t *resource_claims;
+};
+
+/* Most claims a pod may have (the API server's limit on spec.resourceClaims). */
+#define TJ_MAX_RESOURCE_CLAIMS 32
+
+/*
+ * spec.computeDomain: one NVIDIA ComputeDomain (resource.nvidia.com/v1beta1)
+ * per attempt, whose channel every rank claims, for multi-node NVLink.
+ */
+struct tj_compute_domain {
+	bool set;                /* spec.computeDomain given */
+	bool all_channels;       /* allocationMode All (default Single) */
 };
 
 /* spec.hang: how a rank shows progress (docs/design.md 1.3). */
@@ -354,6 +375,13 @@ struct tj_spec {
 	bool has_master_port;
 	int32_t master_port;
 	struct tj_pod_template pod_template;
+	/*
+	 * spec.resourceClaimsPerNode: [{name, resourceClaimTemplateName}], a
+	 * claim of its own from each template for every rank's pod, as Kubeflow
+	 * Trainer's field; NULL when absent.
+	 */
+	json_t *resource_claims_per_node;
+	struct tj_compute_domain compute_domain;
 	bool has_max_infra_restarts;
 	int32_t max_infra_restarts;   /* default TJ_DEFAULT_MAX_INFRA_RESTARTS */
 	struct tj_hang hang;

@@ -876,6 +876,7 @@ int tj_validate(const struct trainingjob *tj, struct field_errors *errs)
 	if (s->master_port < 1 || s->master_port > 65535)
 		decode_fail(&d, "spec.masterPort", "must be between 1 and 65535");
 	validate_pod_template(&d, &s->pod_template);
+	tj_validate_claims(&d, s);
 	validate_long_runs(&d, s);
 	validate_slurm(&d, tj);
 	validate_topology(&d, s);

@@ -816,7 +816,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
 		"partition", "array", "dependency", "output", "error",
 		"topology", "scratch", "stageIn", "code", "nodeList", "excludeNodes", "exclusive",
-		"constraint",
+		"constraint", "resourceClaimsPerNode", "computeDomain",
 	};
 	static const char *const mutable[] = {
 		"suspend", "maxRestarts", "priority", "activeDeadlineSeconds",
@@ -879,13 +879,13 @@ Test(crd, pod_template_accepts_only_the_safe_subset)
 	static const char *const spec[] = {"nodeSelector", "tolerations", "affinity",
 					   "serviceAccountName", "imagePullSecrets",
 					   "runtimeClassName", "schedulerName", "securityContext",
-					   "containerSecurityContext"};
+					   "containerSecurityContext", "resourceClaims"};
 	static const char *const toleration[] = {"key", "operator", "value", "effect",
 						 "tolerationSeconds"};
 
 	assert_exact_properties(tj_crd, "spec.podTemplate", top, 2);
 	assert_exact_properties(tj_crd, "spec.podTemplate.metadata", meta, 2);
-	assert_exact_properties(tj_crd, "spec.podTemplate.spec", spec, 9);
+	assert_exact_properties(tj_crd, "spec.podTemplate.spec", spec, 10);
 	assert_exact_properties(tj_crd, "spec.podTemplate.spec.tolerations.[]", toleration, 5);
 	/* cadre selects its pods by cadre.dev/ labels and sets kueue.x-k8s.io/ from spec.queue. */
 	cr_assert_not_null(rule_with(tj_crd, "spec.podTemplate.metadata.labels",

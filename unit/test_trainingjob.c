@@ -569,7 +569,7 @@ Test(trainingjob, pod_template_refuses_anything_outside_its_subset)
 		"unknown field; podTemplate accepts only metadata.labels, metadata.annotations "
 		"and spec.{nodeSelector, tolerations, affinity, serviceAccountName, "
 		"imagePullSecrets, runtimeClassName, schedulerName, securityContext, "
-		"containerSecurityContext}";
+		"containerSecurityContext, resourceClaims}";
 
 	assert_problem("{\"podTemplate\": {\"spec\": {\"hostNetwork\": true}}}",
 		       "spec.podTemplate.spec.hostNetwork", why);

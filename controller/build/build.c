@@ -51,7 +51,7 @@ int build_owner_refs(const char *api_version, const char *kind, const char *name
 }
 
 /* The metadata every object made for a job or Volume needs; NULL fields are checked here. */
-static int check_meta(const struct object_meta *meta, bool need_uid, struct buf *err)
+int build_check_meta(const struct object_meta *meta, bool need_uid, struct buf *err)
 {
 	if (!meta->name || !*meta->name)
 		return build_fail(err, CADRE_EINVAL, "metadata.name", "required");
@@ -71,7 +71,7 @@ int build_service(const struct trainingjob *job, json_t **out, struct buf *err)
 	int ret;
 
 	*out = NULL;
-	ret = check_meta(meta, true, err);
+	ret = build_check_meta(meta, true, err);
 	if (ret)
 		return ret;
 	if (port < 1 || port > 65535)
@@ -135,7 +135,7 @@ int build_entrypoint_configmap(const struct trainingjob *job, const struct build
 	int ret;
 
 	*out = NULL;
-	ret = check_meta(meta, true, err);
+	ret = build_check_meta(meta, true, err);
 	if (ret)
 		return ret;
 	if (build_entrypoint_name(meta->name, name, sizeof(name)))
@@ -294,7 +294,7 @@ int build_pvc(const struct volume *vol, const char *pv_name, json_t **out, struc
 
 	*out = NULL;
 	buf_init(&size, 64);
-	ret = check_meta(meta, owned, err);
+	ret = build_check_meta(meta, owned, err);
 	if (ret)
 		goto out;
 	if (vol->spec.claim_name && *vol->spec.claim_name) {
@@ -403,7 +403,7 @@ int build_claim_disown_patch(const struct volume *vol, json_t **out, struct buf 
 	int ret;
 
 	*out = NULL;
-	ret = check_meta(&vol->meta, true, err);
+	ret = build_check_meta(&vol->meta, true, err);
 	if (ret)
 		return ret;
 	/* Strategic merge: the entry whose merge key (uid) matches is deleted. */
@@ -421,7 +421,7 @@ int build_claim_owner_patch(const struct volume *vol, const json_t *pvc, json_t 
 	int ret;
 
 	*out = NULL;
-	ret = check_meta(&vol->meta, true, err);
+	ret = build_check_meta(&vol->meta, true, err);
 	if (ret)
 		return ret;
 	if (!json_string_value(rv) || !*json_string_value(rv))
@@ -454,7 +454,7 @@ int build_pv(const struct volume *vol, json_t **out, struct buf *err)
 
 	*out = NULL;
 	buf_init(&size, 64);
-	ret = check_meta(meta, false, err);
+	ret = build_check_meta(meta, false, err);
 	if (!ret)
 		ret = check_nfs(vol, err);
 	if (ret)
@@ -515,7 +515,7 @@ int build_podgroup(const struct trainingjob *job, int attempt, const char *api_v
 	int ret;
 
 	*out = NULL;
-	ret = check_meta(meta, true, err);
+	ret = build_check_meta(meta, true, err);
 	if (ret)
 		return ret;
 	if (num_nodes < 1)

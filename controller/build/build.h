@@ -132,7 +132,42 @@ struct build_opts {
 	 * against it but places it nowhere else. NULL: not pinned.
 	 */
 	const char *node;
+	/*
+	 * --device-attribute: the ResourceSlice device attribute naming a
+	 * device's type, for a job whose accelerators come through DRA
+	 * (docs/dra.md); NULL means DRA_DEFAULT_ATTRIBUTE.
+	 */
+	const char *device_attribute;
 };
+
+/* Whether meta has a name, a namespace and (need_uid) a uid; else the error into err. */
+int build_check_meta(const struct object_meta *meta, bool need_uid, struct buf *err);
+
+/*
+ * Accelerators through DRA (docs/dra.md, build_claims.c). A job whose
+ * spec.resources.device_class is set gets one ResourceClaimTemplate,
+ * "<job>-accelerators", owned by it: a request "accelerators" of
+ * accel.count devices of the class whose --device-attribute holds the
+ * type; each rank's pod claims its own claim from it. A job with
+ * spec.computeDomain gets one ComputeDomain per attempt,
+ * "<job>-<attempt>-cd", whose channel template "<job>-<attempt>-cd-channel"
+ * (made by NVIDIA's ComputeDomain controller) every rank claims.
+ */
+bool build_uses_claim_template(const struct trainingjob *job);
+int build_claim_template_name(const char *job, char *out, size_t size);
+int build_claim_template(const struct trainingjob *job, const struct build_opts *opts,
+			 json_t **out, struct buf *err);
+int build_compute_domain_name(const char *job, int attempt, char *out, size_t size);
+int build_compute_domain(const struct trainingjob *job, int attempt, json_t **out,
+			 struct buf *err);
+/*
+ * The pod's spec.resourceClaims (into *claims) and its container's
+ * resources.claims (into *container): cadre's accelerators and channel,
+ * then spec.resourceClaimsPerNode and podTemplate.spec.resourceClaims as
+ * given. Both NULL when the job claims nothing. 0 or CADRE_ENOMEM.
+ */
+int build_pod_claims(const struct trainingjob *job, int attempt, json_t **claims,
+		     json_t **container);
 
 /*
  * The headless Service of job (docs/design.md 2.1): named after the job,

@@ -553,7 +553,8 @@ static int build_resources(const struct pod_ctx *c, json_t **out)
 		bad |= quantity_format(scratch_milli, &q) != 0;
 		bad |= set_str(requests, "ephemeral-storage", buf_str(&q));
 	}
-	if (c->gpus > 0) {
+	/* Through DRA the devices are the claim's (build_pod_claims), not a resource. */
+	if (c->gpus > 0 && !build_uses_claim_template(c->job)) {
 		buf_reset(&q);
 		bad |= buf_addf(&q, "%d", c->gpus) != 0;
 		bad |= set_str(requests, c->accel_resource, buf_str(&q));
@@ -955,7 +956,8 @@ static int build_affinity(const struct pod_ctx *c, json_t **out)
 			*out = json_deep_copy(template);
 		return template && !*out ? CADRE_ENOMEM : 0;
 	}
-	if (c->gpus > 0 && (ret = accel_expression(c, &expr)))
+	/* A claim's selector picks the type of a DRA device; the node's label may not say it. */
+	if (c->gpus > 0 && !build_uses_claim_template(c->job) && (ret = accel_expression(c, &expr)))
 		return ret;
 	if (c->opts->node)
 		ret = pin_field(c->opts->node, &pin);
@@ -1218,6 +1220,7 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	const struct tj_pod_template *tpl = &spec->pod_template;
 	json_t *pod = NULL, *meta = NULL, *env = NULL, *resources = NULL, *volumes = NULL;
 	json_t *mounts = NULL, *affinity = NULL, *tolerations = NULL, *container, *pspec;
+	json_t *claims = NULL, *claimed = NULL;
 	char pod_name[HOSTNAME_MAX + 1];
 	struct pod_ctx c;
 	int bad, ret;
@@ -1234,6 +1237,15 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 	    (ret = build_affinity(&c, &affinity)) ||
 	    (ret = build_tolerations(&c, &tolerations)))
 		goto out;
+	if ((ret = build_pod_claims(job, attempt, &claims, &claimed))) {
+		if (ret == CADRE_EINVAL)
+			build_fail(err, ret, "metadata.name", "too long for the names of its claims");
+		goto out;
+	}
+	if (claimed && json_object_set(resources, "claims", claimed)) {
+		ret = CADRE_ENOMEM;
+		goto out;
+	}
 
 	ret = CADRE_ENOMEM;
 	/*
@@ -1276,6 +1288,8 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 		bad |= json_object_set(pspec, "affinity", affinity) != 0;
 	if (tolerations)
 		bad |= json_object_set(pspec, "tolerations", tolerations) != 0;
+	if (claims)
+		bad |= json_object_set(pspec, "resourceClaims", claims) != 0;
 	if (tpl->node_selector && json_object_size(tpl->node_selector))
 		bad |= json_object_set_new(pspec, "nodeSelector",
 					   json_deep_copy(tpl->node_selector)) != 0;
@@ -1310,6 +1324,8 @@ out:
 	json_decref(mounts);
 	json_decref(affinity);
 	json_decref(tolerations);
+	json_decref(claims);
+	json_decref(claimed);
 	return ret;
 }
 

@@ -533,6 +533,24 @@ static bool service_blocked(struct planner *p, const struct tj_refusal *refused,
 }
 
 /*
+ * The DRA objects the pods claim from, while one is refused: no pod is
+ * planned (each would wait for a claim that cannot be made), the create is
+ * tried again, and the job says why as for a refused pod. True when the
+ * pass ends here.
+ */
+static bool claims_blocked(struct planner *p, const struct tj_refusal *refused, int64_t since)
+{
+	if (!refused || (refused->rank != TJ_REFUSAL_CLAIM_TEMPLATE &&
+			 refused->rank != TJ_REFUSAL_COMPUTE_DOMAIN))
+		return false;
+	if (p->in->expectations_met)
+		plan_action(p, refused->rank == TJ_REFUSAL_CLAIM_TEMPLATE ?
+			    TJ_CREATE_CLAIM_TEMPLATE : TJ_CREATE_COMPUTE_DOMAIN, -1, NULL);
+	plan_hold_for_refusal(p, refused, since);
+	return true;
+}
+
+/*
  * Built-in mode: a pod still to be created, or one an earlier version left
  * gated, needs the node the stored admission chose for its rank. An
  * admission stored without one (by a version that gated its pods and kept
@@ -608,7 +626,8 @@ static void plan_gang_ranks(struct planner *p, const struct podview **by_rank)
 	if (in->expectations_met && !c.infra_fail && gang_deleted_outside(p, by_rank, n, attempt))
 		return;
 	if (entrypoint_blocked(p, n, c.have, refused, refused_since) ||
-	    service_blocked(p, refused, refused_since))
+	    service_blocked(p, refused, refused_since) ||
+	    claims_blocked(p, refused, refused_since))
 		return;
 	if (in->mode == GANG_KUEUE && !condition_is_true(&st->conditions, "Admitted") &&
 	    gang_kueue_wait(p, by_rank, n, c.have, refused, refused_since))

@@ -45,7 +45,8 @@ static void *grow(struct planner *p, void **items, size_t *n, size_t size)
 static bool one_per_job(enum tj_action_kind kind)
 {
 	return kind == TJ_CREATE_ENTRYPOINT || kind == TJ_CREATE_SERVICE ||
-	       kind == TJ_CREATE_PODGROUP || kind == TJ_DELETE_JOB;
+	       kind == TJ_CREATE_PODGROUP || kind == TJ_DELETE_JOB ||
+	       kind == TJ_CREATE_CLAIM_TEMPLATE || kind == TJ_CREATE_COMPUTE_DOMAIN;
 }
 
 struct tj_action *plan_action(struct planner *p, enum tj_action_kind kind, int rank,
@@ -53,6 +54,15 @@ struct tj_action *plan_action(struct planner *p, enum tj_action_kind kind, int r
 {
 	struct tj_action *a;
 
+	/*
+	 * A pod of a job with DRA claims needs what it claims from: made with
+	 * its first create, whichever path plans that create (the creates
+	 * treat an object already there and the job's as made).
+	 */
+	if (kind == TJ_CREATE_POD && build_uses_claim_template(p->in->job))
+		plan_action(p, TJ_CREATE_CLAIM_TEMPLATE, -1, NULL);
+	if (kind == TJ_CREATE_POD && p->in->job->spec.compute_domain.set)
+		plan_action(p, TJ_CREATE_COMPUTE_DOMAIN, -1, NULL);
 	if (one_per_job(kind))
 		for (size_t i = 0; i < p->out->n_actions; i++)
 			if (p->out->actions[i].kind == kind)
@@ -837,8 +847,9 @@ const struct tj_refusal *plan_live_refusal(const struct planner *p,
 		return NULL;
 	if (r->rank == TJ_REFUSAL_ENTRYPOINT)
 		return p->in->entrypoint_exists ? NULL : r;
-	if (r->rank == TJ_REFUSAL_SERVICE) {
-		if (p->in->service_exists)
+	if (r->rank == TJ_REFUSAL_SERVICE || r->rank == TJ_REFUSAL_CLAIM_TEMPLATE ||
+	    r->rank == TJ_REFUSAL_COMPUTE_DOMAIN) {
+		if (r->rank == TJ_REFUSAL_SERVICE && p->in->service_exists)
 			return NULL;
 		for (int i = 0; i < plan_num_nodes(p); i++)
 			if (!by_rank[i])
@@ -860,6 +871,10 @@ static void refused_object(const struct tj_refusal *r, bool with_rank, char *out
 		snprintf(out, size, "ConfigMap %s", r->pod);
 	else if (r->rank == TJ_REFUSAL_SERVICE)
 		snprintf(out, size, "Service %s", r->pod);
+	else if (r->rank == TJ_REFUSAL_CLAIM_TEMPLATE)
+		snprintf(out, size, "ResourceClaimTemplate %s", r->pod);
+	else if (r->rank == TJ_REFUSAL_COMPUTE_DOMAIN)
+		snprintf(out, size, "ComputeDomain %s", r->pod);
 	else if (with_rank)
 		snprintf(out, size, "pod %s (rank %d)", r->pod, r->rank);
 	else

@@ -85,9 +85,16 @@ struct tj_code_state {
  * it no rank finds its peers. It holds while the Service is not the job's
  * (service_exists false) and a pod of the gang is missing: no pod is planned
  * then, and a gang already whole is not stopped for it.
+ *
+ * The DRA objects the pods claim from (docs/dra.md) likewise, with ranks
+ * TJ_REFUSAL_CLAIM_TEMPLATE (the accelerators' ResourceClaimTemplate) and
+ * TJ_REFUSAL_COMPUTE_DOMAIN (this attempt's ComputeDomain, refused too when
+ * its CRD is not installed): they hold while a pod of the gang is missing.
  */
 #define TJ_REFUSAL_ENTRYPOINT (-1)
 #define TJ_REFUSAL_SERVICE (-2)
+#define TJ_REFUSAL_CLAIM_TEMPLATE (-3)
+#define TJ_REFUSAL_COMPUTE_DOMAIN (-4)
 struct tj_refusal {
 	const char *pod;          /* a negative rank: the ConfigMap's or the Service's name */
 	int rank;
@@ -270,6 +277,14 @@ enum tj_action_kind {
 	 */
 	TJ_CREATE_ENTRYPOINT,
 	TJ_CREATE_SERVICE,
+	/*
+	 * What the pods claim DRA devices from (docs/dra.md): the job's
+	 * accelerators' ResourceClaimTemplate, and the attempt's ComputeDomain.
+	 * Planned with the first pod create of a pass of a job that has them;
+	 * no pod goes out until they are made.
+	 */
+	TJ_CREATE_CLAIM_TEMPLATE,
+	TJ_CREATE_COMPUTE_DOMAIN,
 	/*
 	 * rank, attempt. Built-in mode: pinned to the node status.nodes gives
 	 * the rank (the plan's status, which is stored first).

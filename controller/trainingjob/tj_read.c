@@ -189,6 +189,7 @@ void tj_fill_build_opts(struct tj_pass *p, struct build_opts *bo)
 	bo->accelerator_label = p->m->opts->accelerator_label;
 	bo->cluster_domain = p->m->opts->cluster_domain;
 	bo->default_image = p->m->opts->default_image;
+	bo->device_attribute = p->m->opts->device_attribute;
 	bo->label_values = (const char *const *)p->label_values;
 	bo->n_label_values = p->n_label_values;
 	bo->claim_names = NULL;

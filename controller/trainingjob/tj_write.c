@@ -231,6 +231,138 @@ static int create_service(struct tj_pass *p)
 	return ret;
 }
 
+/*
+ * The DRA objects of a job (docs/dra.md). A 404 is the API server saying it
+ * serves no such kind: DRA off, or no ComputeDomain CRD; that is said in
+ * words a person acts on, and held as a refusal like a 403.
+ */
+struct dra_object {
+	const struct kube_resource *res;
+	const char *kind;
+	int rank;                /* TJ_REFUSAL_* */
+	const char *missing;     /* what a 404 means */
+};
+
+static const struct dra_object claim_template_object = {
+	&kube_resource_resourceclaimtemplates, "ResourceClaimTemplate", TJ_REFUSAL_CLAIM_TEMPLATE,
+	"the job's accelerators come from a DeviceClass (its Partition's deviceClassName, or "
+	"--device-class-name), but this cluster serves no resource.k8s.io/v1 "
+	"ResourceClaimTemplates: Dynamic Resource Allocation is off (docs/dra.md)",
+};
+static const struct dra_object compute_domain_object = {
+	&kube_resource_computedomains, "ComputeDomain", TJ_REFUSAL_COMPUTE_DOMAIN,
+	"spec.computeDomain needs NVIDIA's ComputeDomain (resource.nvidia.com/v1beta1), and its "
+	"CRD is not installed on this cluster: install NVIDIA's DRA driver, or leave "
+	"spec.computeDomain out (docs/dra.md)",
+};
+
+static int dra_refused(struct tj_pass *p, const struct dra_object *o, const char *name,
+		       const struct kube_status *st)
+{
+	int ret;
+
+	atomic_store(&p->no_claims, true);
+	ret = object_refused(p, o->kind, name, o->rank, st);
+	return ret ? ret : CADRE_EEXIST;
+}
+
+/* Create obj (o's kind, named name); one there already is fine when it is the job's. */
+static int create_dra_object(struct tj_pass *p, const struct dra_object *o, const char *name,
+			     json_t *obj)
+{
+	struct kube_status st;
+	json_t *got = NULL;
+	int ret;
+
+	ret = kube_client_create(p->m->http, o->res, p->job.meta.namespace, obj, NULL, &st);
+	if (ret == CADRE_EEXIST) {
+		ret = kube_client_get(p->m->http, o->res, p->job.meta.namespace, name, &got, &st);
+		if (ret) {
+			atomic_store(&p->no_claims, true);
+			log_warn("tj", "%s: cannot read %s %s: %s", p->key, o->kind, name,
+				 st.message);
+			return ret == CADRE_ENOTFOUND ? CADRE_EAGAIN : ret;
+		}
+		if (!meta_owned_by(got, p->job.meta.uid)) {
+			foreign_status(&st, o->kind, name, got);
+			json_decref(got);
+			return dra_refused(p, o, name, &st);
+		}
+		json_decref(got);
+		ret = 0;
+	}
+	if (ret == CADRE_ENOTFOUND && st.http_status == 404) {
+		snprintf(st.message, sizeof(st.message), "%s", o->missing);
+		return dra_refused(p, o, name, &st);
+	}
+	if (ret && refusal_is_final(&st))
+		return dra_refused(p, o, name, &st);
+	if (ret) {
+		atomic_store(&p->no_claims, true);
+		create_failed(p, ret, o->kind, name, &st);
+	} else {
+		jobmemo_created(p->m->memo, p->key, name);
+	}
+	return ret;
+}
+
+static int create_claim_template(struct tj_pass *p)
+{
+	struct build_opts bo;
+	char name[320];
+	struct buf err;
+	json_t *obj = NULL;
+	int ret;
+
+	tj_fill_build_opts(p, &bo);
+	buf_init(&err, 1024);
+	ret = build_claim_template_name(p->job.meta.name, name, sizeof(name));
+	if (!ret)
+		ret = build_claim_template(&p->job, &bo, &obj, &err);
+	if (ret) {
+		atomic_store(&p->no_claims, true);
+		log_warn("tj", "%s: cannot build the ResourceClaimTemplate: %s", p->key,
+			 buf_str(&err));
+	}
+	buf_release(&err);
+	if (!ret)
+		ret = create_dra_object(p, &claim_template_object, name, obj);
+	json_decref(obj);
+	return ret;
+}
+
+/*
+ * This attempt's ComputeDomain; the last attempt's goes (its channel is
+ * bound to pods that are gone), and the rest go with the job.
+ */
+static int create_compute_domain(struct tj_pass *p, const struct tj_action *a)
+{
+	struct kube_delete_opts del = { .propagation_policy = "Background" };
+	char name[320], old[320];
+	struct kube_status st;
+	struct buf err;
+	json_t *obj = NULL;
+	int ret;
+
+	buf_init(&err, 1024);
+	ret = build_compute_domain_name(p->job.meta.name, a->attempt, name, sizeof(name));
+	if (!ret)
+		ret = build_compute_domain(&p->job, a->attempt, &obj, &err);
+	if (ret) {
+		atomic_store(&p->no_claims, true);
+		log_warn("tj", "%s: cannot build the ComputeDomain: %s", p->key, buf_str(&err));
+	}
+	buf_release(&err);
+	if (!ret)
+		ret = create_dra_object(p, &compute_domain_object, name, obj);
+	json_decref(obj);
+	if (!ret && a->attempt > 0 &&
+	    !build_compute_domain_name(p->job.meta.name, a->attempt - 1, old, sizeof(old)))
+		kube_client_delete(p->m->http, &kube_resource_computedomains,
+				   p->job.meta.namespace, old, &del, NULL, &st);
+	return ret;
+}
+
 /* Remember that the entrypoint ConfigMap could not be made, for the next plan (tj_plan.h). */
 static int entrypoint_refused(struct tj_pass *p, const char *name, const struct kube_status *st)
 {
@@ -540,6 +672,12 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 	case TJ_CREATE_SERVICE:
 		ret = create_service(p);
 		break;
+	case TJ_CREATE_CLAIM_TEMPLATE:
+		ret = create_claim_template(p);
+		break;
+	case TJ_CREATE_COMPUTE_DOMAIN:
+		ret = create_compute_domain(p, a);
+		break;
 	case TJ_CREATE_POD:
 		ret = create_pod(p, a);
 		break;
@@ -661,7 +799,8 @@ static bool runs_in_waves(enum tj_action_kind kind)
 static bool before_pods(enum tj_action_kind kind)
 {
 	return kind == TJ_CREATE_ENTRYPOINT || kind == TJ_CREATE_SERVICE ||
-	       kind == TJ_CREATE_PODGROUP;
+	       kind == TJ_CREATE_PODGROUP || kind == TJ_CREATE_CLAIM_TEMPLATE ||
+	       kind == TJ_CREATE_COMPUTE_DOMAIN;
 }
 
 int tj_run_actions(struct tj_pass *p)
@@ -682,9 +821,11 @@ int tj_run_actions(struct tj_pass *p)
 		 * Service is refused.
 		 */
 		if (acts[i].kind == TJ_CREATE_POD && (!p->entrypoint_ready ||
-		    atomic_load(&p->no_group) || atomic_load(&p->no_service))) {
+		    atomic_load(&p->no_group) || atomic_load(&p->no_service) ||
+		    atomic_load(&p->no_claims))) {
 			log_debug("tj", "%s: no pod is created without %s", p->key,
 				  atomic_load(&p->no_group) ? "its PodGroup" :
+				  atomic_load(&p->no_claims) ? "what it claims devices from" :
 				  atomic_load(&p->no_service) ? "its Service" :
 				  "the entrypoint ConfigMap");
 			if (!first_err)
