@@ -195,10 +195,10 @@ static void load_ok(void (*edit)(json_t *), struct trainingjob *tj)
 	buf_release(&msg);
 }
 
-static json_t *pod_of(const struct trainingjob *tj, int rank, int attempt)
+static json_t *pod_on(const struct trainingjob *tj, int rank, int attempt, const char *node)
 {
 	static const char *const h100[] = { "NVIDIA-H100-80GB-HBM3" };
-	struct build_opts opts = { .mode = GANG_BUILTIN, .node = "dra-node-1",
+	struct build_opts opts = { .mode = GANG_BUILTIN, .node = node,
 				   .accelerator_label = "nvidia.com/gpu.product",
 				   .label_values = h100, .n_label_values = 1 };
 	static const char *const claims[] = { "shared-checkpoints" };
@@ -211,6 +211,11 @@ static json_t *pod_of(const struct trainingjob *tj, int rank, int attempt)
 	cr_assert_eq(build_pod(tj, rank, attempt, &opts, &pod, &err), 0, "%s", buf_str(&err));
 	buf_release(&err);
 	return pod;
+}
+
+static json_t *pod_of(const struct trainingjob *tj, int rank, int attempt)
+{
+	return pod_on(tj, rank, attempt, "dra-node-1");
 }
 
 static json_t *main_container(json_t *pod)
@@ -244,6 +249,10 @@ Test(dra, a_dra_jobs_pods_claim_the_jobs_template_and_ask_for_no_extended_resour
 	cr_assert(strstr(affinity, "dra-node-1"), "still pinned: %s", affinity);
 	cr_assert_null(strstr(affinity, "gpu.product"), "the claim picks the type: %s", affinity);
 	free(affinity);
+	json_decref(pod);
+	/* Unpinned (native, Kueue, none), it has no affinity at all: an empty term matches no node. */
+	pod = pod_on(&tj, 1, 0, NULL);
+	cr_assert_null(json_object_get(json_object_get(pod, "spec"), "affinity"));
 	json_decref(pod);
 	/* The same job from a device plugin: the extended resource, no claim. */
 	free(tj.spec.resources.device_class);

@@ -950,14 +950,16 @@ static int build_affinity(const struct pod_ctx *c, json_t **out)
 	json_t *affinity = NULL, *expr = NULL, *pin = NULL, *node, *required, *terms;
 	int ret;
 
+	/* A claim's selector picks the type of a DRA device; the node's label may not say it. */
+	bool by_label = c->gpus > 0 && !build_uses_claim_template(c->job);
+
 	*out = NULL;
-	if (c->gpus == 0 && !c->opts->node && !avoid_nodes(c)) {
+	if (!by_label && !c->opts->node && !avoid_nodes(c)) {
 		if (template)
 			*out = json_deep_copy(template);
 		return template && !*out ? CADRE_ENOMEM : 0;
 	}
-	/* A claim's selector picks the type of a DRA device; the node's label may not say it. */
-	if (c->gpus > 0 && !build_uses_claim_template(c->job) && (ret = accel_expression(c, &expr)))
+	if (by_label && (ret = accel_expression(c, &expr)))
 		return ret;
 	if (c->opts->node)
 		ret = pin_field(c->opts->node, &pin);

@@ -71,6 +71,7 @@ struct tj_pass {
 	atomic_bool no_group;        /* native mode: this pass could not make the PodGroup */
 	atomic_bool no_service;      /* the Service of the job's name was refused or is another's */
 	atomic_bool no_claims;       /* what the pods claim DRA devices from was not made */
+	atomic_bool claims_made;     /* ... or was, by this pass (no watch will say so) */
 	struct refusal refusal;      /* the last refusal remembered (jobmemo.h) */
 	struct tj_refusal refusal_in;  /* the same, as the planner's input */
 	struct job_partition partition;  /* the job's Partition, applied to job.spec */

@@ -215,6 +215,12 @@ int tj_reconcile(struct manager *m, const char *ns, const char *name)
 	}
 	if (p.plan.requeue_after_s > 0)
 		manager_enqueue_after(m, "tj", ns, name, (uint64_t)p.plan.requeue_after_s * 1000);
+	/*
+	 * A DRA object made by a pass that was held for its refusal: nothing
+	 * cadre watches changes, so the pass that creates the pods is asked for.
+	 */
+	if (atomic_load(&p.claims_made) && !atomic_load(&p.created))
+		manager_enqueue_after(m, "tj", ns, name, 0);
 	/* A spec that cannot be built waits for an edit; a refused create is tried again. */
 	if (act_err && (act_err != CADRE_EINVAL || atomic_load(&p.refused)))
 		ret = act_err;

@@ -302,6 +302,7 @@ static int create_dra_object(struct tj_pass *p, const struct dra_object *o, cons
 		create_failed(p, ret, o->kind, name, &st);
 	} else {
 		jobmemo_created(p->m->memo, p->key, name);
+		atomic_store(&p->claims_made, true);
 	}
 	return ret;
 }
