@@ -81,6 +81,15 @@ void tj_validate_claims(struct decoder *d, const struct tj_spec *s)
 	if (s->resource_claims_per_node)
 		n += validate_list(d, s->resource_claims_per_node, "spec.resourceClaimsPerNode",
 				   true, seen);
+	/*
+	 * One ComputeDomain is one NVLink domain: a gang split across topology
+	 * domains (a preference, or segments) cannot share it.
+	 */
+	if (s->compute_domain.set && s->topology.set && (!s->topology.required ||
+							 s->topology.has_segment))
+		decode_fail(d, "spec.topology", "with spec.computeDomain every rank shares one "
+			    "NVLink domain: give topology.required (the level of that domain), "
+			    "without preferred-only placement or segments");
 	/* Room is kept for cadre's two: the accelerators and the channel. */
 	if (n + 2 > TJ_MAX_RESOURCE_CLAIMS)
 		decode_fail(d, "spec.resourceClaimsPerNode", "a pod may have at most %d claims; "

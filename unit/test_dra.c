@@ -408,6 +408,14 @@ static void bad_mode(json_t *obj)
 			    json_pack("{s:s}", "allocationMode", "Some"));
 }
 
+static void split_domain(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+
+	json_object_set_new(spec, "computeDomain", json_object());
+	json_object_set_new(spec, "topology", json_pack("{s:s}", "preferred", "nvlink-domain"));
+}
+
 static void assert_refused(void (*edit)(json_t *), const char *field, const char *words)
 {
 	struct trainingjob tj;
@@ -427,4 +435,5 @@ Test(dra, claims_that_cannot_be_made_are_refused_naming_the_entry)
 	assert_refused(both_names, "spec.podTemplate.spec.resourceClaims[0]", "one of");
 	assert_refused(twice, "spec.resourceClaimsPerNode[0]", "claimed twice");
 	assert_refused(bad_mode, "spec.computeDomain.allocationMode", "Single or All");
+	assert_refused(split_domain, "spec.topology", "one NVLink domain");
 }
