@@ -108,6 +108,19 @@ static void build_job(struct trainingjob *tj)
 	err = build_service(tj, &obj, &why);
 	check_built(err, obj, &why, "Service");
 	obj = NULL;
+	/* A valid job's DRA objects are built, or refused with a reason (docs/dra.md). */
+	if (build_uses_claim_template(tj)) {
+		struct build_opts dra = { .device_attribute = "productName" };
+
+		err = build_claim_template(tj, &dra, &obj, &why);
+		check_built(err, obj, &why, "ResourceClaimTemplate");
+		obj = NULL;
+	}
+	if (tj->spec.compute_domain.set) {
+		err = build_compute_domain(tj, 3, &obj, &why);
+		check_built(err, obj, &why, "ComputeDomain");
+		obj = NULL;
+	}
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		struct build_opts opts = {
 			.mode = modes[m], .default_image = "registry.example/default:1",
