@@ -22,6 +22,12 @@ const struct kube_resource kube_resource_core_events = {
 	"", "v1", "v1", "events", "Event", true };
 const struct kube_resource kube_resource_leases = {
 	"coordination.k8s.io", "v1", "coordination.k8s.io/v1", "leases", "Lease", true };
+const struct kube_resource kube_resource_deviceclasses = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "deviceclasses", "DeviceClass", false };
+const struct kube_resource kube_resource_resourceslices = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "resourceslices", "ResourceSlice", false };
+const struct kube_resource kube_resource_resourceclaims = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "resourceclaims", "ResourceClaim", true };
 const struct kube_resource kube_resource_podgroups_v1beta1 = {
 	"scheduling.k8s.io", "v1beta1", "scheduling.k8s.io/v1beta1", "podgroups", "PodGroup", true };
 const struct kube_resource kube_resource_podgroups_v1alpha2 = {

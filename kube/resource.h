@@ -41,6 +41,10 @@ extern const struct kube_resource kube_resource_nodes;
 extern const struct kube_resource kube_resource_events;        /* events.k8s.io/v1 */
 extern const struct kube_resource kube_resource_core_events;   /* core v1 events */
 extern const struct kube_resource kube_resource_leases;        /* coordination.k8s.io/v1 */
+/* Dynamic Resource Allocation, resource.k8s.io/v1 (GA in 1.34). */
+extern const struct kube_resource kube_resource_deviceclasses;
+extern const struct kube_resource kube_resource_resourceslices;
+extern const struct kube_resource kube_resource_resourceclaims;
 /* Kubernetes' own gang scheduling: 1.37 serves v1beta1, 1.36 v1alpha2 (each only if enabled). */
 extern const struct kube_resource kube_resource_podgroups_v1beta1;
 extern const struct kube_resource kube_resource_podgroups_v1alpha2;
