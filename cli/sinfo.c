@@ -17,6 +17,7 @@
 #include "cli/code.h"
 
 #include "api/clustertopology.h"
+#include "api/dra_nodes.h"
 #include "api/fielderr.h"
 #include "api/hostlist.h"
 #include "api/labels.h"
@@ -36,8 +37,9 @@
 
 /*
  * Slurm's enum node_states and flags, for the sort (sort.c _sort_by_state).
- * ST_UNKNOWN: the pods are not readable (sinfo_query.usage_unknown), so
- * alloc, mix and idle cannot be told apart.
+ * ST_UNKNOWN: the pods are not readable (sinfo_query.usage_unknown), or
+ * for a node of DRA GPUs the claims (dra_claims_unknown), so alloc, mix
+ * and idle cannot be told apart.
  */
 enum { ST_UNKNOWN = 0, ST_DOWN = 1, ST_IDLE = 2, ST_ALLOC = 3, ST_MIX = 5, ST_DRAIN = 0x200,
        ST_NO_RESPOND = 0x800 };
@@ -54,6 +56,7 @@ struct node {
 struct part {
 	struct partition p;
 	bool ok;
+	size_t view;  /* its nodes: model.nodes[view * n_nodes ...], as its device class has them */
 };
 
 /* A row: a partition and its nodes (indices into the node array). */
@@ -90,18 +93,22 @@ static bool is_gpu_resource(const char *name)
 
 void sinfo_gres_type(const char *product, char out[64])
 {
-	static const char *const prefixes[] = { "NVIDIA-", "Tesla-", "GeForce-", "Quadro-" };
+	/* Each before a '-' (a label's words) or a ' ' (a DRA productName's). */
+	static const char *const prefixes[] = { "NVIDIA", "Tesla", "GeForce", "Quadro" };
 	const char *p = product ? product : "";
 	size_t n = 0;
 	bool again = true;
 
 	while (again) {
 		again = false;
-		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-			if (!strncasecmp(p, prefixes[i], strlen(prefixes[i]))) {
-				p += strlen(prefixes[i]);
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t len = strlen(prefixes[i]);
+
+			if (!strncasecmp(p, prefixes[i], len) && (p[len] == '-' || p[len] == ' ')) {
+				p += len + 1;
 				again = true;
 			}
+		}
 	}
 	while (p[n] && p[n] != '-' && p[n] != ' ' && p[n] != '_' && n < 63) {
 		out[n] = (char)tolower((unsigned char)p[n]);
@@ -144,17 +151,33 @@ static bool pod_live_on(const json_t *pod, const char *node)
 	       !(phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")));
 }
 
-static void node_read(const json_t *obj, const json_t *pods, bool usage_unknown,
-		      struct node *n)
+/* What a node's state is read against. */
+struct usage {
+	const json_t *pods;         /* NULL: none, or not readable (pods_unknown) */
+	bool pods_unknown;
+	const struct dra_nodes *dra;  /* NULL: no DRA devices */
+	bool claims_unknown;
+	const char *device_class;   /* its partition's deviceClassName; NULL: the GPU classes */
+};
+
+/*
+ * The node's GPUs: the "/gpu" extended resource of its allocatable, held
+ * by the requests of the pods bound to it; without one, the DRA devices of
+ * u's class on it, held by the claims allocated them. A node that lists
+ * both is a device plugin's (KEP-5004: the scheduler then takes the
+ * extended resource's path too).
+ */
+static void node_read(const json_t *obj, const struct usage *u, struct node *n)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
 	const json_t *status = json_object_get(obj, "status");
 	const json_t *cap = json_object_get(status, "capacity");
 	const json_t *alloc = json_object_get(status, "allocatable");
-	const char *gpu_res = NULL, *key, *ready;
-	const json_t *v, *pod;
+	const char *gpu_res = NULL, *key, *ready, *product;
+	const json_t *v, *pod, *pods = u->pods;
+	struct dra_node_gpus dra = { 0 };
 	long long cpu_milli, cpu_used = 0;
-	bool anything = false;
+	bool anything = false, usage_unknown = u->pods_unknown;
 	size_t i;
 
 	memset(n, 0, sizeof(*n));
@@ -169,10 +192,20 @@ static void node_read(const json_t *obj, const json_t *pods, bool usage_unknown,
 			gpu_res = key;
 			n->gpus = quantity(v, false);
 		}
-	if (gpu_res) {
+	product = str(n->labels, "nvidia.com/gpu.product");
+	if (!gpu_res && u->dra) {
+		dra_nodes_gpus(u->dra, n->name, u->device_class, &dra);
+		n->gpus = dra.devices;
+		n->gpus_used = dra.held;
+		product = dra.product;
+		/* What the claims hold is known, or not, whoever may list pods. */
+		if (dra.devices)
+			usage_unknown = u->claims_unknown;
+	}
+	if (gpu_res || dra.devices) {
 		char type[64];
 
-		sinfo_gres_type(str(n->labels, "nvidia.com/gpu.product"), type);
+		sinfo_gres_type(product, type);
 		if (*type)
 			snprintf(n->gres, sizeof(n->gres), "gpu:%s:%lld", type, n->gpus);
 		else
@@ -192,7 +225,7 @@ static void node_read(const json_t *obj, const json_t *pods, bool usage_unknown,
 	}
 	if (usage_unknown) {
 		n->state = ST_UNKNOWN;
-	} else if (gpu_res) {
+	} else if (gpu_res || dra.devices) {
 		n->state = !n->gpus_used ? ST_IDLE : n->gpus_used >= n->gpus ? ST_ALLOC : ST_MIX;
 		anything = n->gpus_used > 0;
 	} else {
@@ -612,9 +645,14 @@ static int row_cmp_node(const void *x, const void *y)
 	return c ? c : (a->part_index > b->part_index) - (a->part_index < b->part_index);
 }
 
+/*
+ * The nodes are read once per view: the GPU classes (view 0), then each
+ * deviceClassName a listed partition names, since a node's DRA GPUs are
+ * those of its partition's class. Without DRA devices there is one view.
+ */
 struct model {
-	struct node *nodes;
-	size_t n_nodes;
+	struct node *nodes;  /* n_views * n_nodes */
+	size_t n_nodes, n_views;
 	struct part *parts;
 	size_t n_parts;
 	struct row *rows;
@@ -633,45 +671,90 @@ static void model_release(struct model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int model_build(const struct sinfo_query *q, const struct field *f, size_t nf,
-		       const json_t *partitions, const json_t *nodes, const json_t *pods,
-		       struct model *m)
+/*
+ * The partitions q lists into m->parts, each with its view: 0, or the
+ * index in views (the class names, views[0] NULL; room for every
+ * partition) of its deviceClassName, added when new. 0 or CADRE_ENOMEM.
+ */
+static int model_parts(const struct sinfo_query *q, const json_t *partitions, struct model *m,
+		       const char **views)
 {
 	const json_t *obj;
 	size_t i;
 
-	memset(m, 0, sizeof(*m));
-	m->nodes = calloc(json_array_size(nodes) + 1, sizeof(*m->nodes));
-	m->parts = calloc(json_array_size(partitions) + 1, sizeof(*m->parts));
-	m->rows = calloc((json_array_size(nodes) + 1) * (json_array_size(partitions) + 1),
-			 sizeof(*m->rows));
-	if (!m->nodes || !m->parts || !m->rows)
-		return CADRE_ENOMEM;
-	json_array_foreach(nodes, i, obj)
-		node_read(obj, pods, q->usage_unknown, &m->nodes[m->n_nodes++]);
+	m->n_views = 1;
 	json_array_foreach(partitions, i, obj) {
 		struct field_errors errs;
 		struct part *p = &m->parts[m->n_parts];
+		int e;
 
 		field_errors_init(&errs);
-		if (partition_parse(obj, &p->p, &errs) == CADRE_ENOMEM) {
-			field_errors_release(&errs);
-			partition_release(&p->p);
-			return CADRE_ENOMEM;
-		}
+		e = partition_parse(obj, &p->p, &errs);
 		field_errors_release(&errs);
+		if (e == CADRE_ENOMEM) {
+			partition_release(&p->p);
+			return e;
+		}
 		if (!p->p.meta.name || (q->partitions && !cli_in_list(p->p.meta.name, q->partitions,
 								      false))) {
 			partition_release(&p->p);
 			continue;
 		}
+		p->view = 0;
+		if (q->dra && p->p.spec.device_class_name) {
+			const char *class_name = p->p.spec.device_class_name;
+
+			for (p->view = 1; p->view < m->n_views && strcmp(views[p->view], class_name);
+			     p->view++)
+				continue;
+			if (p->view == m->n_views)
+				views[m->n_views++] = class_name;
+		}
 		m->n_parts++;
 	}
+	return 0;
+}
+
+static int model_build(const struct sinfo_query *q, const struct field *f, size_t nf,
+		       const json_t *partitions, const json_t *nodes, const json_t *pods,
+		       struct model *m)
+{
+	const json_t *obj;
+	const char **views = calloc(json_array_size(partitions) + 1, sizeof(*views));
+	size_t i;
+	int e = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->parts = calloc(json_array_size(partitions) + 1, sizeof(*m->parts));
+	m->rows = calloc((json_array_size(nodes) + 1) * (json_array_size(partitions) + 1),
+			 sizeof(*m->rows));
+	if (!views || !m->parts || !m->rows) {
+		e = CADRE_ENOMEM;
+		goto out;
+	}
+	if ((e = model_parts(q, partitions, m, views)))
+		goto out;
+	m->n_nodes = json_array_size(nodes);
+	if (!(m->nodes = calloc(m->n_views * m->n_nodes + 1, sizeof(*m->nodes)))) {
+		e = CADRE_ENOMEM;
+		goto out;
+	}
+	for (size_t v = 0; v < m->n_views; v++) {
+		const struct usage u = { .pods = pods, .pods_unknown = q->usage_unknown,
+					 .dra = q->dra, .claims_unknown = q->dra_claims_unknown,
+					 .device_class = views[v] };
+
+		json_array_foreach(nodes, i, obj)
+			node_read(obj, &u, &m->nodes[v * m->n_nodes + i]);
+	}
+	free(views);
+	views = NULL;
 	sort_nodes = m->nodes;
 	for (size_t pi = 0; pi < m->n_parts; pi++) {
 		size_t first_row = m->n_rows;
 
-		for (size_t ni = 0; ni < m->n_nodes; ni++) {
+		for (size_t nv = 0; nv < m->n_nodes; nv++) {
+			size_t ni = m->parts[pi].view * m->n_nodes + nv;
 			const struct node *n = &m->nodes[ni];
 			struct row *r = NULL;
 			char key[1024];
@@ -687,8 +770,10 @@ static int model_build(const struct sinfo_query *q, const struct field *f, size_
 				r->part = &m->parts[pi];
 				r->part_index = pi;
 				snprintf(r->key, sizeof(r->key), "%s", key);
-				if (!(r->nodes = calloc(m->n_nodes, sizeof(*r->nodes))))
-					return CADRE_ENOMEM;
+				if (!(r->nodes = calloc(m->n_nodes, sizeof(*r->nodes)))) {
+					e = CADRE_ENOMEM;
+					goto out;
+				}
 			}
 			r->nodes[r->n++] = ni;
 		}
@@ -698,15 +783,19 @@ static int model_build(const struct sinfo_query *q, const struct field *f, size_
 
 			r->part = &m->parts[pi];
 			r->part_index = pi;
-			if (!(r->nodes = calloc(1, sizeof(*r->nodes))))
-				return CADRE_ENOMEM;
+			if (!(r->nodes = calloc(1, sizeof(*r->nodes)))) {
+				e = CADRE_ENOMEM;
+				goto out;
+			}
 		}
 	}
 	for (size_t k = 0; k < m->n_rows; k++)
 		qsort(m->rows[k].nodes, m->rows[k].n, sizeof(size_t), node_index_cmp);
 	qsort(m->rows, m->n_rows, sizeof(*m->rows), q->node_flag ? row_cmp_node :
 	      row_cmp_part_state);
-	return 0;
+out:
+	free(views);
+	return e;
 }
 
 static const char *format_of(const struct sinfo_query *q)
@@ -954,21 +1043,18 @@ static int show_record(const struct partition *p, const struct node *nodes, size
 }
 
 int sinfo_show_partition(const char *name, const json_t *partitions, const json_t *nodes,
-			 const json_t *pods, struct buf *out)
+			 const json_t *pods, const struct dra_nodes *dra, struct buf *out)
 {
 	struct node *all = calloc(json_array_size(nodes) + 1, sizeof(*all));
 	const char **names = calloc(json_array_size(nodes) + 1, sizeof(*names));
 	const json_t *obj;
-	size_t i, n = 0, shown = 0;
+	size_t i, shown = 0;
 	int e = 0;
 
 	if (!all || !names) {
 		e = CADRE_ENOMEM;
 		goto out;
 	}
-	json_array_foreach(nodes, i, obj)
-		node_read(obj, pods, false, &all[n++]);
-	qsort(all, n, sizeof(*all), node_name_cmp);
 	json_array_foreach(partitions, i, obj) {
 		struct field_errors errs;
 		struct partition p;
@@ -977,6 +1063,15 @@ int sinfo_show_partition(const char *name, const json_t *partitions, const json_
 		e = partition_parse(obj, &p, &errs) == CADRE_ENOMEM ? CADRE_ENOMEM : 0;
 		field_errors_release(&errs);
 		if (!e && p.meta.name && (!name || !strcmp(name, p.meta.name))) {
+			/* Its nodes' GPUs as its own device class has them. */
+			const struct usage u = { .pods = pods, .dra = dra,
+						 .device_class = p.spec.device_class_name };
+			const json_t *node;
+			size_t j, n = 0;
+
+			json_array_foreach(nodes, j, node)
+				node_read(node, &u, &all[n++]);
+			qsort(all, n, sizeof(*all), node_name_cmp);
 			e = show_record(&p, all, n, names, out);
 			shown++;
 		}
@@ -1020,6 +1115,66 @@ static int list(struct cli_kube *k, const struct kube_resource *res, const char 
 	if (!st.code)
 		st.code = e;
 	return cli_kube_error(k, what, &st, err);
+}
+
+/* What Dynamic Resource Allocation publishes, as read for sinfo and scontrol. */
+struct dra_lists {
+	json_t *classes, *slices, *claims;
+	struct dra_nodes nodes;
+	bool any;               /* nodes holds devices: pass it on */
+	bool claims_forbidden;
+};
+
+static void dra_lists_release(struct dra_lists *d)
+{
+	dra_nodes_release(&d->nodes);
+	json_decref(d->classes);
+	json_decref(d->slices);
+	json_decref(d->claims);
+	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * The DeviceClasses, then, when there is one, the ResourceSlices and (with
+ * claims) the ResourceClaims of every namespace, into d. A cluster that
+ * does not serve resource.k8s.io/v1 (404) has no DRA devices, and neither
+ * has a user who may not list the classes, without a word: nothing else
+ * tells whether the cluster uses DRA, and one that does not must print
+ * what it printed before. A class readable but not the slices, or (with
+ * devices to show) not the claims, is said once on err, but not with -h
+ * (quiet); the claims' devices are then unk. 0, or the exit code after
+ * one line on err.
+ */
+static int dra_read(struct cli_kube *k, bool claims, bool quiet, struct dra_lists *d, FILE *err)
+{
+	bool forbidden = false;
+	int code;
+
+	memset(d, 0, sizeof(*d));
+	if ((code = list(k, &kube_resource_deviceclasses, "list deviceclasses", &d->classes, true,
+			 &forbidden, err)) || forbidden || !json_array_size(d->classes))
+		return code;
+	if ((code = list(k, &kube_resource_resourceslices, "list resourceslices", &d->slices, true,
+			 &forbidden, err)))
+		return code;
+	if (forbidden) {
+		if (!quiet)
+			fprintf(err, "%s: GPUs of Dynamic Resource Allocation not shown: not allowed "
+				"to list resourceslices (resource.k8s.io, docs/install.md)\n", k->cmd);
+		return 0;
+	}
+	if (claims && (code = list(k, &kube_resource_resourceclaims, "list resourceclaims",
+				   &d->claims, true, &d->claims_forbidden, err)))
+		return code;
+	if (dra_nodes_build(d->classes, d->slices, d->claims, &d->nodes)) {
+		fprintf(err, "%s: %s\n", k->cmd, cadre_strerror(CADRE_ENOMEM));
+		return CLI_EXIT_FAILED;
+	}
+	d->any = d->nodes.n_devices > 0;
+	if (d->any && d->claims_forbidden && !quiet)
+		fprintf(err, "%s: usage of DRA devices unknown (unk): not allowed to list "
+			"resourceclaims in every namespace (docs/install.md)\n", k->cmd);
+	return 0;
 }
 
 /*
@@ -1088,6 +1243,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 	struct cli_kube k = { 0 };
 	json_t *parts = NULL, *nodes = NULL, *pods = NULL;
 	char **pos = calloc((size_t)n + 1, sizeof(*pos));
+	struct dra_lists dra = { 0 };
 	struct buf text;
 	int n_pos = 0, code, e;
 
@@ -1139,6 +1295,10 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 	if (q.usage_unknown && !q.noheader)
 		fprintf(err, "%s: node usage unknown (unk): not allowed to list pods in every "
 			"namespace (the ClusterRole cadre-cluster-usage, docs/install.md)\n", CMD);
+	if ((code = dra_read(&k, true, q.noheader, &dra, err)))
+		goto close;
+	q.dra = dra.any ? &dra.nodes : NULL;
+	q.dra_claims_unknown = dra.claims_forbidden;
 	if (q.long_output && !q.noheader && !json) {
 		/* sinfo.c print_date: slurm_ctime2_r's "%a %b %d %T %Y". */
 		time_t now = time(NULL);
@@ -1161,6 +1321,7 @@ int cli_sinfo(const struct cli_globals *g, char **args, int n, FILE *out, FILE *
 close:
 	cli_kube_close(&k);
 done:
+	dra_lists_release(&dra);
 	cluster_topology_release(&levels);
 	free(with_topology);
 	json_decref(parts);
@@ -1174,15 +1335,20 @@ done:
 int cli_show_partition(struct cli_kube *k, const char *name, FILE *out, FILE *err)
 {
 	json_t *parts = NULL, *nodes = NULL;
+	struct dra_lists dra = { 0 };
 	struct buf text;
 	int code, e;
 
-	/* A partition's record is its nodes' sizes: no pod is read (cadre-cluster-view is enough). */
+	/*
+	 * A partition's record is its nodes' sizes: no pod and no claim is read
+	 * (cadre-cluster-view is enough), only what DRA publishes.
+	 */
 	buf_init(&text, 16u << 20);
 	if ((code = list(k, &kube_resource_partitions, "list partitions", &parts, true, NULL, err)) ||
-	    (code = list(k, &kube_resource_nodes, "list nodes", &nodes, false, NULL, err)))
+	    (code = list(k, &kube_resource_nodes, "list nodes", &nodes, false, NULL, err)) ||
+	    (code = dra_read(k, false, false, &dra, err)))
 		goto out;
-	e = sinfo_show_partition(name, parts, nodes, NULL, &text);
+	e = sinfo_show_partition(name, parts, nodes, NULL, dra.any ? &dra.nodes : NULL, &text);
 	if (e == CADRE_ENOTFOUND) {
 		/* scontrol's info_part.c: on stdout, and exit 1 when one was named. */
 		if (name)
@@ -1197,6 +1363,7 @@ int cli_show_partition(struct cli_kube *k, const char *name, FILE *out, FILE *er
 		fputs(buf_str(&text), out);
 	}
 out:
+	dra_lists_release(&dra);
 	json_decref(parts);
 	json_decref(nodes);
 	buf_release(&text);

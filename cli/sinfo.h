@@ -10,13 +10,20 @@
  *   drain  cordoned (spec.unschedulable), nothing allocated; drng when
  *          something still runs on it
  *   alloc  every GPU requested by pods that have not ended (a node without
- *          GPUs: every CPU, by cadre's pods)
+ *          GPUs: every CPU, by cadre's pods); of DRA GPUs, every one a
+ *          ResourceClaim's allocation holds
  *   mix    some of them
  *   idle   none
  *   unk    the caller may not list pods cluster-wide (usage_unknown): the
  *          node is up, but whether anything runs on it is not known
- *          (cordoned: drain)
+ *          (cordoned: drain); a node of DRA GPUs, when the claims could not
+ *          be listed (dra_claims_unknown)
  * GRES is gpu:TYPE:COUNT, TYPE from nvidia.com/gpu.product ("h100").
+ * A node without a "/gpu" extended resource in its allocatable shows the
+ * devices Dynamic Resource Allocation publishes on it instead (sinfo_query
+ * dra): those of its partition's spec.deviceClassName, or, for a partition
+ * naming none, of the GPU classes (dra_class_is_gpu); TYPE from the first
+ * one's productName ("NVIDIA H100 80GB HBM3" is "h100" too).
  * %p (PRIO_TIER) is the partition's spec.priorityTier, in sinfo's units
  * (1024 is "1K").
  * cadre's own field %y (TOPOLOGY; sinfo --topology adds it) shows where a
@@ -34,6 +41,7 @@
 #include <stdio.h>
 
 struct buf;
+struct dra_nodes;
 
 /* sinfo's default formats (src/sinfo/opts.c), in the short form of -o. */
 #define SINFO_FORMAT "%#P %.5a %.10l %.6D %.6t %N"
@@ -62,6 +70,14 @@ struct sinfo_query {
 	const char *const *topo_labels;
 	const char *const *topo_names;
 	size_t n_topo;
+	/*
+	 * The devices of Dynamic Resource Allocation (api/dra_nodes.h; borrowed),
+	 * NULL when there are none or they could not be read: then the GPUs are
+	 * the extended resources alone, as before DRA. dra_claims_unknown: the
+	 * ResourceClaims could not be listed, so a node of DRA GPUs is unk.
+	 */
+	const struct dra_nodes *dra;
+	bool dra_claims_unknown;
 };
 
 /*
@@ -96,22 +112,27 @@ int sinfo_json(const struct sinfo_query *q, const json_t *partitions, const json
  * and TRES are the nodes sinfo puts in it; what cadre has no notion of
  * carries slurm.conf's default. maxJobPriority and preemptExemptTimeSeconds
  * (a slurm.conf and QOS setting in Slurm) have no key in Slurm's record and
- * are not invented one (kubectl get partition -o wide shows the first). 0,
+ * are not invented one (kubectl get partition -o wide shows the first).
+ * The TRES gres/gpu counts DRA GPUs as sinfo does (dra may be NULL). 0,
  * CADRE_ENOTFOUND when no record is shown, CADRE_ENOMEM.
  */
 int sinfo_show_partition(const char *name, const json_t *partitions, const json_t *nodes,
-			 const json_t *pods, struct buf *out);
+			 const json_t *pods, const struct dra_nodes *dra, struct buf *out);
 
 /*
  * cadre scontrol show partition [NAME]: lists the Partitions and Nodes
- * through k (the one function here that reads the cluster) and prints
+ * (and DeviceClasses and ResourceSlices, when the cluster serves them and
+ * the user may list them) through k and prints
  * sinfo_show_partition's records to out; scontrol's "Partition NAME not
  * found" (exit 1) or "No partitions in the system". Returns the exit code.
  */
 struct cli_kube;
 int cli_show_partition(struct cli_kube *k, const char *name, FILE *out, FILE *err);
 
-/* "h100" from "NVIDIA-H100-80GB-HBM3": the GRES type of a product label, into out. */
+/*
+ * "h100" from "NVIDIA-H100-80GB-HBM3" (a node's product label) or "NVIDIA
+ * H100 80GB HBM3" (a DRA device's productName): the GRES type, into out.
+ */
 void sinfo_gres_type(const char *product, char out[64]);
 
 #endif

@@ -44,6 +44,7 @@ int fuzz_podexec(const uint8_t *data, size_t size);
 int fuzz_dash_http(const uint8_t *data, size_t size);
 int fuzz_dash_ws(const uint8_t *data, size_t size);
 int fuzz_code(const uint8_t *data, size_t size);
+int fuzz_dra_class(const uint8_t *data, size_t size);
 
 /* Print "<file>:<line>: property broken: <cond>: <message>" and abort. */
 _Noreturn void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)

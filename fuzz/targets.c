@@ -17,6 +17,7 @@ const struct fuzz_target fuzz_targets[] = {
 	{ "dash_http", fuzz_dash_http },
 	{ "dash_ws", fuzz_dash_ws },
 	{ "code", fuzz_code },
+	{ "dra_class", fuzz_dra_class },
 };
 
 const size_t fuzz_targets_len = sizeof(fuzz_targets) / sizeof(fuzz_targets[0]);

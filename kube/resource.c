@@ -28,6 +28,12 @@ const struct kube_resource kube_resource_resourceclaimtemplates = {
 const struct kube_resource kube_resource_computedomains = {
 	"resource.nvidia.com", "v1beta1", "resource.nvidia.com/v1beta1", "computedomains",
 	"ComputeDomain", true };
+const struct kube_resource kube_resource_deviceclasses = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "deviceclasses", "DeviceClass", false };
+const struct kube_resource kube_resource_resourceslices = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "resourceslices", "ResourceSlice", false };
+const struct kube_resource kube_resource_resourceclaims = {
+	"resource.k8s.io", "v1", "resource.k8s.io/v1", "resourceclaims", "ResourceClaim", true };
 const struct kube_resource kube_resource_podgroups_v1beta1 = {
 	"scheduling.k8s.io", "v1beta1", "scheduling.k8s.io/v1beta1", "podgroups", "PodGroup", true };
 const struct kube_resource kube_resource_podgroups_v1alpha2 = {

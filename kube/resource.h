@@ -41,7 +41,11 @@ extern const struct kube_resource kube_resource_nodes;
 extern const struct kube_resource kube_resource_events;        /* events.k8s.io/v1 */
 extern const struct kube_resource kube_resource_core_events;   /* core v1 events */
 extern const struct kube_resource kube_resource_leases;        /* coordination.k8s.io/v1 */
-/* DRA (resource.k8s.io/v1) and NVIDIA's ComputeDomain (its CRD, when installed). */
+/* Dynamic Resource Allocation, resource.k8s.io/v1 (GA in 1.34), and NVIDIA's ComputeDomain
+ * (its CRD, when installed). */
+extern const struct kube_resource kube_resource_deviceclasses;
+extern const struct kube_resource kube_resource_resourceslices;
+extern const struct kube_resource kube_resource_resourceclaims;
 extern const struct kube_resource kube_resource_resourceclaimtemplates;
 extern const struct kube_resource kube_resource_computedomains;
 /* Kubernetes' own gang scheduling: 1.37 serves v1beta1, 1.36 v1alpha2 (each only if enabled). */

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "cli/dashboard/dash.h"
+#include "api/dra_nodes.h"
 #include "cli/dashboard/dash_server.h"
 
 #include "base/buf.h"
@@ -262,13 +263,74 @@ Test(dash_json, gpu_nodes_show_free_used_and_the_jobs_holding_them)
 	json_t *nodes = parse(nodes_json), *pods = parse(pods_json), *rows;
 	long long used, total;
 
-	rows = dash_gpu_nodes(nodes, pods);
+	rows = dash_gpu_nodes(nodes, pods, NULL);
 	dash_gpu_totals(rows, &used, &total);
 	cr_assert_eq(used, 8, "the Failed pod holds nothing");
 	cr_assert_eq(total, 16);
 	assert_golden("gpu-nodes", rows);
 	json_decref(nodes);
 	json_decref(pods);
+}
+
+/*
+ * A node whose GPUs Dynamic Resource Allocation publishes (no nvidia.com/gpu
+ * in its allocatable) is a GPU node row too: its devices of the GPU
+ * classes, used while the claim allocated them is reserved for one of
+ * cadre's pods that runs; the MIG device is no GPU, the Failed pod's claim
+ * and the claim of a pod not cadre's hold nothing here.
+ */
+Test(dash_json, dra_gpu_nodes_show_their_devices_and_the_jobs_whose_claims_hold_them)
+{
+	json_t *nodes = parse("[{\"metadata\":{\"name\":\"dra-1\"},\"status\":{\"allocatable\":"
+			      "{\"cpu\":\"96\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}},"
+			      "{\"metadata\":{\"name\":\"cpu-1\"},\"status\":{\"allocatable\":"
+			      "{\"cpu\":\"8\"}}}]");
+	json_t *pods = parse("[{\"metadata\":{\"name\":\"train-0\",\"namespace\":\"ml\","
+			     "\"labels\":{\"cadre.dev/job-name\":\"train\"}},\"spec\":{\"nodeName\":"
+			     "\"dra-1\"},\"status\":{\"phase\":\"Running\"}},"
+			     "{\"metadata\":{\"name\":\"old-0\",\"namespace\":\"ml\",\"labels\":"
+			     "{\"cadre.dev/job-name\":\"old\"}},\"spec\":{\"nodeName\":\"dra-1\"},"
+			     "\"status\":{\"phase\":\"Failed\"}}]");
+	json_t *classes = parse("[{\"metadata\":{\"name\":\"gpu.nvidia.com\"},\"spec\":"
+				"{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == "
+				"'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == "
+				"'gpu'\"}}]}}]");
+#define DEV(name, type) "{\"name\":\"" name "\",\"attributes\":{\"type\":{\"string\":\"" type \
+	"\"},\"productName\":{\"string\":\"NVIDIA H100 80GB HBM3\"}}}"
+	json_t *slices = parse("[{\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"dra-1\","
+			       "\"pool\":{\"name\":\"dra-1\",\"generation\":1,"
+			       "\"resourceSliceCount\":1},\"devices\":[" DEV("gpu-0", "gpu") ","
+			       DEV("gpu-1", "gpu") "," DEV("gpu-2", "gpu") "," DEV("gpu-3", "gpu") ","
+			       DEV("mig-0", "mig") "]}}]");
+#undef DEV
+#define CLAIM(name, pod, devices) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\"}," \
+	"\"status\":{\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"" pod "\"}]," \
+	"\"allocation\":{\"devices\":{\"results\":[" devices "]}}}}"
+#define RESULT(dev) "{\"request\":\"r\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"dra-1\"," \
+	"\"device\":\"" dev "\"}"
+	json_t *claims = parse("[" CLAIM("a", "train-0", RESULT("gpu-0") "," RESULT("gpu-1")) ","
+			       CLAIM("b", "old-0", RESULT("gpu-2")) ","
+			       CLAIM("c", "someone-elses", RESULT("gpu-3") "," RESULT("mig-0")) "]");
+#undef CLAIM
+#undef RESULT
+	struct dra_nodes dra;
+	json_t *rows;
+
+	cr_assert_eq(dra_nodes_build(classes, slices, claims, &dra), 0);
+	rows = dash_gpu_nodes(nodes, pods, &dra);
+	assert_json(rows, "[{\"name\":\"dra-1\",\"ready\":true,\"product\":"
+		    "\"NVIDIA H100 80GB HBM3\",\"resource\":\"gpu.nvidia.com\",\"allocatable\":4,"
+		    "\"used\":2,\"free\":2,\"jobs\":[{\"key\":\"ml/train\",\"count\":2}]}]");
+	json_decref(rows);
+	rows = dash_gpu_nodes(nodes, pods, NULL);
+	assert_json(rows, "[]");
+	json_decref(rows);
+	dra_nodes_release(&dra);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(classes);
+	json_decref(slices);
+	json_decref(claims);
 }
 
 Test(dash_json, the_gpu_history_keeps_the_last_hour_oldest_first)

@@ -86,7 +86,7 @@ Test(fuzz, every_target_is_in_the_table_and_has_a_directory)
 	char dir[512];
 	struct stat st;
 
-	cr_assert_eq(fuzz_targets_len, 12);
+	cr_assert_eq(fuzz_targets_len, 13);
 	for (size_t i = 0; i < fuzz_targets_len; i++) {
 		snprintf(dir, sizeof(dir), FUZZ_DIR "/corpus/%s", fuzz_targets[i].name);
 		cr_assert_eq(stat(dir, &st), 0, "%s", dir);
@@ -113,3 +113,4 @@ Test(fuzz, podexec_replays_its_seeds_and_regressions, .timeout = 60) { replay("p
 Test(fuzz, dash_http_replays_its_seeds_and_regressions, .timeout = 60) { replay("dash_http"); }
 Test(fuzz, dash_ws_replays_its_seeds_and_regressions, .timeout = 60) { replay("dash_ws"); }
 Test(fuzz, code_replays_its_seeds_and_regressions, .timeout = 60) { replay("code"); }
+Test(fuzz, dra_class_replays_its_seeds_and_regressions, .timeout = 60) { replay("dra_class"); }

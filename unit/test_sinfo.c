@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "cli/sinfo.h"
+#include "api/dra_nodes.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -243,7 +244,7 @@ Test(sinfo, scontrol_show_partition_prints_allow_accounts_as_slurm_does)
 {
 	json_t *p = tenancy_parts();
 
-	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, &b), 0);
+	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, NULL, &b), 0);
 	cr_assert_str_eq(buf_str(&b),
 		"PartitionName=debug\n"
 		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
@@ -280,12 +281,12 @@ Test(sinfo, scontrol_show_partition_of_one_name_and_of_none)
 {
 	json_t *p = tenancy_parts();
 
-	cr_assert_eq(sinfo_show_partition("gpu", p, nodes, pods, &b), 0);
+	cr_assert_eq(sinfo_show_partition("gpu", p, nodes, pods, NULL, &b), 0);
 	cr_assert(!strncmp(buf_str(&b), "PartitionName=gpu\n   AllowGroups=ALL AllowAccounts="
 			   "ml,vision AllowQos=ALL\n", 72), "%s", buf_str(&b));
 	cr_assert_null(strstr(buf_str(&b), "debug"));
 	cr_assert_null(strstr(buf_str(&b), "50"), "no key is made up for maxJobPriority");
-	cr_assert_eq(sinfo_show_partition("gpu2", p, nodes, pods, &b), CADRE_ENOTFOUND);
+	cr_assert_eq(sinfo_show_partition("gpu2", p, nodes, pods, NULL, &b), CADRE_ENOTFOUND);
 	json_decref(p);
 }
 
@@ -354,7 +355,7 @@ Test(sinfo, scontrol_show_partition_prints_the_preemption_fields_as_slurm_does)
 			      "metadata", "name", "scavenger", "spec", "maxTime", "4:00:00",
 			      "preemptMode", "Cancel");
 
-	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, &b), 0);
+	cr_assert_eq(sinfo_show_partition(NULL, p, nodes, pods, NULL, &b), 0);
 	cr_assert_str_eq(buf_str(&b),
 		"PartitionName=prod\n"
 		"   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
@@ -386,4 +387,216 @@ Test(sinfo, scontrol_show_partition_prints_the_preemption_fields_as_slurm_does)
 		"\n");
 	cr_assert_null(strstr(buf_str(&b), "600"), "PreemptExemptTime is not a partition key");
 	json_decref(p);
+}
+
+/*
+ * Dynamic Resource Allocation: nodes whose GPUs are ResourceSlice devices
+ * (no nvidia.com/gpu in their allocatable) are shown as the extended
+ * resource's are: GRES gpu:TYPE:COUNT, and idle, mix or alloc from what the
+ * ResourceClaims' allocations hold.
+ */
+static json_t *dra_classes, *dra_slices, *dra_claims;
+static struct dra_nodes dra;
+
+static json_t *dra_node(const char *name)
+{
+	return json_pack("{s:{s:s,s:{s:s}},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}",
+			 "metadata", "name", name, "labels", "kubernetes.io/os", "linux",
+			 "status", "capacity", "cpu", "96", "memory", "1024Gi",
+			 "conditions", "type", "Ready", "status", "True");
+}
+
+/* A slice of node's pool at generation: n devices of type ("gpu", "mig") and product. */
+static json_t *dra_slice(const char *node, int generation, const char *type, int n,
+			 const char *product)
+{
+	json_t *devices = json_array();
+
+	for (int i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%s-%d", type, i);
+		json_array_append_new(devices, json_pack("{s:s,s:{s:{s:s},s:{s:s}}}", "name", name,
+							 "attributes", "type", "string", type,
+							 "productName", "string", product));
+	}
+	return json_pack("{s:{s:s,s:s,s:{s:s,s:i,s:i},s:o}}", "spec", "driver", "gpu.nvidia.com",
+			 "nodeName", node, "pool", "name", node, "generation", generation,
+			 "resourceSliceCount", 1, "devices", devices);
+}
+
+/* A claim holding the first n GPUs of node's pool. */
+static json_t *dra_claim(const char *node, int n)
+{
+	json_t *results = json_array();
+
+	for (int i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		json_array_append_new(results, json_pack("{s:s,s:s,s:s,s:s}", "request", "gpus",
+							 "driver", "gpu.nvidia.com", "pool", node,
+							 "device", name));
+	}
+	return json_pack("{s:{s:s,s:s},s:{s:{s:{s:o}}}}", "metadata", "name", node, "namespace",
+			 "ml", "status", "allocation", "devices", "results", results);
+}
+
+static void dra_setup(void)
+{
+	setup();
+	json_decref(parts);
+	json_decref(nodes);
+	json_decref(pods);
+	parts = json_pack("[{s:{s:s},s:{s:b,s:s}},{s:{s:s},s:{s:s,s:s}}]",
+			  "metadata", "name", "dra", "spec", "default", 1, "maxTime", "1-00:00:00",
+			  "metadata", "name", "mig", "spec", "maxTime", "4:00:00",
+			  "deviceClassName", "mig.nvidia.com");
+	nodes = json_array();
+	for (int i = 3; i >= 0; i--) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "dra-%d", i);
+		json_array_append_new(nodes, dra_node(name));
+	}
+	pods = json_array();
+	dra_classes = json_pack("[{s:{s:s},s:{s:s,s:[{s:{s:s}}]}},{s:{s:s},s:{s:[{s:{s:s}}]}}]",
+				"metadata", "name", "gpu.nvidia.com", "spec",
+				"extendedResourceName", "nvidia.com/gpu", "selectors", "cel",
+				"expression", "device.driver == 'gpu.nvidia.com' && "
+				"device.attributes['gpu.nvidia.com'].type == 'gpu'",
+				"metadata", "name", "mig.nvidia.com", "spec", "selectors", "cel",
+				"expression", "device.driver == 'gpu.nvidia.com' && "
+				"device.attributes['gpu.nvidia.com'].type == 'mig'");
+	dra_slices = json_array();
+	/* dra-0's pool was republished: generation 1's A100s are no longer there. */
+	json_array_append_new(dra_slices, dra_slice("dra-0", 1, "gpu", 4, "NVIDIA A100-SXM4-80GB"));
+	json_array_append_new(dra_slices, dra_slice("dra-0", 2, "gpu", 8, "NVIDIA H100 80GB HBM3"));
+	json_array_append_new(dra_slices, dra_slice("dra-1", 1, "gpu", 8, "NVIDIA H100 80GB HBM3"));
+	json_array_append_new(dra_slices, dra_slice("dra-2", 1, "gpu", 8, "NVIDIA H100 80GB HBM3"));
+	json_array_append_new(dra_slices, dra_slice("dra-3", 1, "mig", 2, "NVIDIA H100 80GB HBM3"));
+	dra_claims = json_array();
+	json_array_append_new(dra_claims, dra_claim("dra-0", 8));
+	json_array_append_new(dra_claims, dra_claim("dra-1", 3));
+	cr_assert_eq(dra_nodes_build(dra_classes, dra_slices, dra_claims, &dra), 0);
+}
+
+static void dra_teardown(void)
+{
+	dra_nodes_release(&dra);
+	json_decref(dra_classes);
+	json_decref(dra_slices);
+	json_decref(dra_claims);
+	teardown();
+}
+
+TestSuite(sinfo_dra, .init = dra_setup, .fini = dra_teardown);
+
+Test(sinfo_dra, dra_gpus_show_as_gres_and_their_claims_make_nodes_alloc_mix_or_idle)
+{
+	const struct sinfo_query q = { .partitions = "dra", .dra = &dra };
+
+	cr_assert_eq(sinfo_table(&q, parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+		"dra*         up 1-00:00:00      1    mix dra-1\n"
+		"dra*         up 1-00:00:00      1  alloc dra-0\n"
+		"dra*         up 1-00:00:00      2   idle dra-[2-3]\n");
+	buf_reset(&b);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%P %D %G %F %t %N",
+							.partitions = "dra", .dra = &dra },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION NODES GRES NODES(A/I/O/T) STATE NODELIST\n"
+		"dra* 1 gpu:h100:8 1/0/0/1 mix dra-1\n"
+		"dra* 1 gpu:h100:8 1/0/0/1 alloc dra-0\n"
+		"dra* 1 (null) 0/1/0/1 idle dra-3\n"
+		"dra* 1 gpu:h100:8 0/1/0/1 idle dra-2\n");
+}
+
+/* A partition's deviceClassName says which devices are its nodes' GPUs. */
+Test(sinfo_dra, a_partitions_device_class_picks_its_nodes_devices)
+{
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%P %D %G %t %N", .node_flag = true,
+							.dra = &dra },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION NODES GRES STATE NODELIST\n"
+		"dra* 1 gpu:h100:8 alloc dra-0\n"
+		"mig 1 (null) idle dra-0\n"
+		"dra* 1 gpu:h100:8 mix dra-1\n"
+		"mig 1 (null) idle dra-1\n"
+		"dra* 1 gpu:h100:8 idle dra-2\n"
+		"mig 1 (null) idle dra-2\n"
+		"dra* 1 (null) idle dra-3\n"
+		"mig 1 gpu:h100:2 idle dra-3\n");
+}
+
+/* Without the claims, what DRA GPUs are held is not known: unk, as without the pods. */
+Test(sinfo_dra, without_the_claims_a_node_of_dra_gpus_is_unk)
+{
+	const struct sinfo_query q = { .format = "%P %D %t %N", .partitions = "dra", .dra = &dra,
+				       .dra_claims_unknown = true };
+
+	json_array_append_new(nodes, node("gpu-node-0", "True", false));
+	cr_assert_eq(sinfo_table(&q, parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"PARTITION NODES STATE NODELIST\n"
+		"dra* 2 idle dra-3,gpu-node-0\n"
+		"dra* 3 unk dra-[0-2]\n");
+}
+
+/* A node listing nvidia.com/gpu takes the device plugin's path, whatever the slices say. */
+Test(sinfo_dra, a_node_with_the_extended_resource_is_read_as_before)
+{
+	json_t *old = node("dra-1", "True", false);
+
+	json_array_set_new(nodes, 2, old);
+	cr_assert_eq(sinfo_table(&(struct sinfo_query){ .format = "%G %t %N", .partitions = "dra",
+							.dra = &dra },
+				 parts, nodes, pods, &b), 0);
+	cr_assert_str_eq(buf_str(&b),
+		"GRES STATE NODELIST\n"
+		"gpu:h100:8 alloc dra-0\n"
+		"(null) idle dra-3\n"
+		"gpu:h100:8 idle dra-[1-2]\n");
+}
+
+Test(sinfo_dra, scontrol_show_partition_counts_dra_gpus_in_tres)
+{
+	cr_assert_eq(sinfo_show_partition(NULL, parts, nodes, NULL, &dra, &b), 0);
+	cr_assert(strstr(buf_str(&b), "PartitionName=dra\n"), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "   TRES=cpu=384,mem=4T,node=4,billing=384,gres/gpu=24\n\n"
+				      "PartitionName=mig\n"), "%s", buf_str(&b));
+	cr_assert(strstr(buf_str(&b), "   TRES=cpu=384,mem=4T,node=4,billing=384,gres/gpu=2\n\n"),
+		  "%s", buf_str(&b));
+	buf_reset(&b);
+	cr_assert_eq(sinfo_show_partition("dra", parts, nodes, NULL, NULL, &b), 0);
+	cr_assert(strstr(buf_str(&b), "   TRES=cpu=384,mem=4T,node=4,billing=384\n\n"),
+		  "without DRA, no gres: %s", buf_str(&b));
+}
+
+Test(sinfo_dra, json_rows_carry_the_dra_gres)
+{
+	json_t *doc;
+
+	cr_assert_eq(sinfo_json(&(struct sinfo_query){ .partitions = "dra", .dra = &dra }, parts,
+				nodes, pods, &b), 0);
+	doc = json_loads(buf_str(&b), 0, NULL);
+	cr_assert(doc);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(
+		json_object_get(doc, "sinfo"), 0), "gres"), "total")), "gpu:h100:8");
+	json_decref(doc);
+}
+
+Test(sinfo_dra, dra_product_names_become_gres_types)
+{
+	char t[64];
+
+	sinfo_gres_type("NVIDIA H100 80GB HBM3", t);
+	cr_assert_str_eq(t, "h100");
+	sinfo_gres_type("NVIDIA GeForce RTX 4090", t);
+	cr_assert_str_eq(t, "rtx");
+	sinfo_gres_type("NVIDIA_H100", t);
+	cr_assert_str_eq(t, "nvidia", "a label's underscore is read as before");
 }

@@ -97,10 +97,17 @@ json_t *dash_job_detail(const json_t *tj, const json_t *pods, const json_t *even
  * and pods (borrowed array of cadre's pods) that hold them:
  * [{"name", "ready", "product", "resource", "allocatable", "used", "free",
  *   "jobs": [{"key", "count"}]}], sorted by name. A pod holds its requests
- * while it is bound to the node and neither Succeeded nor Failed. NULL when
- * out of memory.
+ * while it is bound to the node and neither Succeeded nor Failed.
+ *
+ * A node without such a resource is a GPU node too when dra (borrowed; NULL:
+ * none) has devices of the GPU classes on it (api/dra_nodes.h, as cadre
+ * sinfo counts them where a partition names no class): "resource" is then
+ * the first one's DeviceClass, "product" its productName, and a pod holds
+ * a device while the claim allocated it is reserved for the pod (its
+ * status.reservedFor) and the pod holds as above. NULL when out of memory.
  */
-json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods);
+struct dra_nodes;
+json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods, const struct dra_nodes *dra);
 
 /*
  * The cluster's topology for the cluster page (docs/topology.md): for each of
@@ -333,7 +340,8 @@ struct reflector;
 struct kube_http;
 struct dash_server;
 
-#define DASH_MAX_REFLECTORS 4
+/* TrainingJobs, pods, nodes, Events; then DeviceClasses, ResourceSlices, ResourceClaims. */
+#define DASH_MAX_REFLECTORS 7
 
 struct dash_server_opts {
 	const char *address;      /* the bound address */
@@ -347,6 +355,12 @@ struct dash_server_opts {
 	struct kube_http *http;   /* borrowed: actions, logs and probes, user's credentials */
 	/* borrowed stores: TrainingJobs, cadre's pods (indexed "job"), nodes, Events */
 	struct store *jobs, *pods, *nodes, *events;
+	/*
+	 * Borrowed stores of Dynamic Resource Allocation, the claims of the pods'
+	 * namespaces: NULL when the cluster has none, or the user may not list
+	 * them (the GPU nodes are then the extended resources').
+	 */
+	struct store *device_classes, *resource_slices, *resource_claims;
 	struct reflector *reflectors[DASH_MAX_REFLECTORS];  /* borrowed, for their counters */
 	size_t n_reflectors;
 	/* The topology levels ([{nodeLabel, name}], coarse to fine); borrowed; may be NULL. */

@@ -1,10 +1,12 @@
 /*
- * dash_cluster.c - the cluster page's data: GPU nodes and who holds their
- * accelerators, the hour of GPU use, and whether the API server answers.
+ * dash_cluster.c - the cluster page's data: GPU nodes (a device plugin's or
+ * Dynamic Resource Allocation's) and who holds their accelerators, the hour
+ * of GPU use, and whether the API server answers.
  */
 #include "cli/dashboard/dash.h"
 
 #include "base/err.h"
+#include "api/dra_nodes.h"
 #include "api/labels.h"
 #include "api/quantity.h"
 #include "kube/store.h"
@@ -87,18 +89,38 @@ static void add_holder(json_t *jobs, const json_t *pod, long long count)
 						    count));
 }
 
+/* A GPU node's row; held is the holders' counts by job (borrowed). */
+static json_t *node_row(const json_t *node, const char *product, const char *resource,
+			long long allocatable, long long used, const json_t *held)
+{
+	const char *name = or_empty(str(json_object_get(node, "metadata"), "name")), *k;
+	json_t *jobs = json_array(), *row, *v;
+
+	if (!jobs)
+		return NULL;
+	json_object_foreach((json_t *)held, k, v)
+		json_array_append_new(jobs, json_pack("{s:s, s:O}", "key", k, "count", v));
+	row = json_pack("{s:s, s:b, s:s, s:s, s:I, s:I, s:I, s:O}", "name", name,
+			"ready", node_ready(node), "product", or_empty(product),
+			"resource", resource, "allocatable", (json_int_t)allocatable,
+			"used", (json_int_t)used,
+			"free", (json_int_t)(allocatable > used ? allocatable - used : 0),
+			"jobs", jobs);
+	json_decref(jobs);
+	return row;
+}
+
 static json_t *gpu_node(const json_t *node, const char *resource, long long allocatable,
 			const json_t *pods)
 {
 	const char *name = or_empty(str(json_object_get(node, "metadata"), "name"));
 	const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
-	json_t *held = json_object(), *jobs = json_array(), *row = NULL, *pod, *v;
-	const char *product = str(labels, "nvidia.com/gpu.product"), *k;
+	json_t *held = json_object(), *row = NULL, *pod;
 	long long used = 0;
 	size_t i;
 
-	if (!held || !jobs)
-		goto out;
+	if (!held)
+		return NULL;
 	json_array_foreach(pods, i, pod) {
 		long long n;
 
@@ -107,18 +129,78 @@ static json_t *gpu_node(const json_t *node, const char *resource, long long allo
 		used += n;
 		add_holder(held, pod, n);
 	}
-	json_object_foreach(held, k, v)
-		json_array_append_new(jobs, json_pack("{s:s, s:O}", "key", k, "count", v));
-	row = json_pack("{s:s, s:b, s:s, s:s, s:I, s:I, s:I, s:O}", "name", name,
-			"ready", node_ready(node), "product", or_empty(product),
-			"resource", resource, "allocatable", (json_int_t)allocatable,
-			"used", (json_int_t)used,
-			"free", (json_int_t)(allocatable > used ? allocatable - used : 0),
-			"jobs", jobs);
-out:
+	row = node_row(node, str(labels, "nvidia.com/gpu.product"), resource, allocatable, used,
+		       held);
 	json_decref(held);
-	json_decref(jobs);
 	return row;
+}
+
+/* The pod of by_key ("namespace/name" -> pod) that claim is reserved for first; NULL. */
+static const json_t *claim_pod(const json_t *claim, const json_t *by_key)
+{
+	const char *ns = or_empty(str(json_object_get(claim, "metadata"), "namespace"));
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(claim, "status"), "reservedFor"), i, r) {
+		const json_t *pod;
+		char key[320];
+
+		if (strcmp(or_empty(str(r, "resource")), "pods") || *or_empty(str(r, "apiGroup")))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", ns, or_empty(str(r, "name")));
+		if ((pod = json_object_get(by_key, key)))
+			return pod;
+	}
+	return NULL;
+}
+
+/* A node of DRA GPUs (g, of the GPU classes): a device is used while its claim's pod holds. */
+static json_t *dra_gpu_node(const json_t *node, const struct dra_nodes *dra,
+			    const struct dra_node_gpus *g, const json_t *by_key)
+{
+	const char *name = or_empty(str(json_object_get(node, "metadata"), "name"));
+	const struct dra_device *first;
+	size_t n = dra_nodes_of(dra, name, &first);
+	json_t *held = json_object(), *row;
+	long long used = 0;
+
+	if (!held)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *pod;
+
+		if (!first[i].claim || !dra_nodes_class_of(dra, &first[i], NULL) ||
+		    !(pod = claim_pod(first[i].claim, by_key)) || !pod_holds(pod, name))
+			continue;
+		used++;
+		add_holder(held, pod, 1);
+	}
+	row = node_row(node, g->product, g->class_name, g->devices, used, held);
+	json_decref(held);
+	return row;
+}
+
+/* pods by "namespace/name", for the claims' reservedFor. A new object; NULL when out of memory. */
+static json_t *pods_by_key(const json_t *pods)
+{
+	json_t *out = json_object(), *pod;
+	size_t i;
+
+	json_array_foreach(pods, i, pod) {
+		const json_t *m = json_object_get(pod, "metadata");
+		char key[320];
+
+		if (!out)
+			break;
+		snprintf(key, sizeof(key), "%s/%s", or_empty(str(m, "namespace")),
+			 or_empty(str(m, "name")));
+		if (json_object_set(out, key, pod)) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	return out;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -126,17 +208,20 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(str(*(const json_t *const *)a, "name"), str(*(const json_t *const *)b, "name"));
 }
 
-json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods)
+json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods, const struct dra_nodes *dra)
 {
 	size_t n = json_array_size(nodes), k = 0, i;
 	json_t **rows = calloc(n + 1, sizeof(*rows)), *out = json_array(), *node;
+	json_t *by_key = dra ? pods_by_key(pods) : NULL;
 
-	if (!rows || !out)
+	if (!rows || !out || (dra && !by_key))
 		goto fail;
 	json_array_foreach(nodes, i, node) {
 		const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
 		const char *res;
 		json_t *q;
+		struct dra_node_gpus g;
+		bool found = false;
 
 		json_object_foreach((json_t *)alloc, res, q) {
 			if (!is_gpu_resource(res) || quantity(q) <= 0)
@@ -144,8 +229,16 @@ json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods)
 			if (!(rows[k] = gpu_node(node, res, quantity(q), pods)))
 				goto fail;
 			k++;
+			found = true;
 			break;
 		}
+		/* A node with the extended resource takes its path (KEP-5004), as sinfo reads it. */
+		if (found || !dra)
+			continue;
+		dra_nodes_gpus(dra, or_empty(str(json_object_get(node, "metadata"), "name")), NULL,
+			       &g);
+		if (g.devices && !(rows[k++] = dra_gpu_node(node, dra, &g, by_key)))
+			goto fail;
 	}
 	qsort(rows, k, sizeof(*rows), row_cmp);
 	for (i = 0; i < k; i++) {
@@ -153,11 +246,13 @@ json_t *dash_gpu_nodes(const json_t *nodes, const json_t *pods)
 		rows[i] = NULL;
 	}
 	free(rows);
+	json_decref(by_key);
 	return out;
 fail:
 	for (i = 0; rows && i < k; i++)
 		json_decref(rows[i]);
 	free(rows);
+	json_decref(by_key);
 	json_decref(out);
 	return NULL;
 }

@@ -26,6 +26,7 @@
  */
 #include "cli/dashboard/dash_server.h"
 
+#include "api/dra_nodes.h"
 #include "base/err.h"
 #include "kube/client.h"
 #include "kube/reflector.h"
@@ -286,6 +287,29 @@ static void send_detail(struct dash_server *srv, struct dash_conn *c, const json
 	json_decref(tj);
 }
 
+/*
+ * The GPU nodes, with Dynamic Resource Allocation's when it is watched; the
+ * devices are borrowed from the stores' arrays for the call only.
+ */
+static json_t *gpu_nodes(struct dash_server *srv, const json_t *nodes, const json_t *pods)
+{
+	json_t *classes, *slices, *claims, *rows = NULL;
+	struct dra_nodes dra;
+
+	if (!srv->opts.device_classes)
+		return dash_gpu_nodes(nodes, pods, NULL);
+	classes = store_array(srv->opts.device_classes);
+	slices = store_array(srv->opts.resource_slices);
+	claims = store_array(srv->opts.resource_claims);
+	if (!dra_nodes_build(classes, slices, claims, &dra))
+		rows = dash_gpu_nodes(nodes, pods, &dra);
+	dra_nodes_release(&dra);
+	json_decref(classes);
+	json_decref(slices);
+	json_decref(claims);
+	return rows;
+}
+
 /* Rebuild the rows; the delta for every connection. */
 static void rebuild(struct dash_server *srv, bool force)
 {
@@ -298,7 +322,7 @@ static void rebuild(struct dash_server *srv, bool force)
 	if ((map = dash_job_map(jobs)))
 		add_phases(srv, map);
 	queue = dash_queue_order(jobs);
-	gpu = dash_gpu_nodes(nodes, pods);
+	gpu = gpu_nodes(srv, nodes, pods);
 	if (gpu)
 		topo = dash_topology(srv->opts.levels, nodes, gpu);
 	if (!map || !queue || !gpu || !topo || dash_job_delta(srv->job_map, map, &delta))

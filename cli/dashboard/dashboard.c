@@ -1,7 +1,9 @@
 /*
- * dashboard.c - `cadre dashboard`: the flags, the four reflectors that keep
- * the stores (TrainingJobs, cadre's pods, nodes, the jobs' Events) with the
- * user's own kubeconfig, and the server until Ctrl-C.
+ * dashboard.c - `cadre dashboard`: the flags, the reflectors that keep the
+ * stores (TrainingJobs, cadre's pods, nodes, the jobs' Events; and, on a
+ * cluster of Dynamic Resource Allocation, its DeviceClasses, ResourceSlices
+ * and ResourceClaims) with the user's own kubeconfig, and the server until
+ * Ctrl-C.
  */
 #include "cli/dashboard/dashboard.h"
 
@@ -92,9 +94,13 @@ static int read_flags(struct cli_globals *g, struct dash_flags *f, char **args, 
 	return 0;
 }
 
+/* The first four always; the three of DRA when dra_watchable says so. */
+#define DASH_BASE_REFLECTORS 4
+
 struct dash_cache {
 	struct store *stores[DASH_MAX_REFLECTORS];
 	struct reflector *reflectors[DASH_MAX_REFLECTORS];
+	size_t n;
 };
 
 static void cache_release(struct dash_cache *c)
@@ -103,6 +109,44 @@ static void cache_release(struct dash_cache *c)
 		reflector_free(c->reflectors[i]);
 	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
 		store_free(c->stores[i]);
+}
+
+/* A list's first item was seen: enough to know the list answers and is not empty. */
+static int first_item(void *ctx, json_t *item)
+{
+	(void)item;
+	*(bool *)ctx = true;
+	return CADRE_ECANCELED;
+}
+
+/*
+ * Whether to watch Dynamic Resource Allocation: the cluster serves
+ * resource.k8s.io/v1, has a DeviceClass, and the user may list the
+ * classes, the slices and the claims of ns (NULL: every namespace). A
+ * watch the user may not make would fail and retry for ever, which the
+ * page reads as the API server being away; so one short list of each,
+ * before any watch, and the page shows the extended resources alone when
+ * one is refused, as sinfo does.
+ */
+static bool dra_watchable(struct cli_kube *k, const char *ns)
+{
+	const struct kube_resource *const kinds[] = { &kube_resource_deviceclasses,
+						      &kube_resource_resourceslices,
+						      &kube_resource_resourceclaims };
+	const struct kube_list_opts one = { .limit = 1 };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct kube_status st;
+		bool seen = false;
+		int e;
+
+		kube_status_clear(&st);
+		e = kube_client_list_each(k->http, kinds[i], kinds[i]->namespaced ? ns : NULL, &one,
+					  first_item, &seen, NULL, &st);
+		if ((e && e != CADRE_ECANCELED) || (i == 0 && !seen))
+			return false;
+	}
+	return true;
 }
 
 /* The stores and (not yet started) reflectors; ns NULL for every namespace. */
@@ -115,16 +159,24 @@ static int cache_new(struct cli_kube *k, const char *ns, struct dash_cache *c)
 		{ .resource = &kube_resource_nodes },
 		{ .resource = &kube_resource_core_events, .namespace = ns,
 		  .field_selector = "involvedObject.kind=TrainingJob" },
+		{ .resource = &kube_resource_deviceclasses },
+		{ .resource = &kube_resource_resourceslices },
+		/* Those of cadre's pods' namespaces: a device is used while one of them holds it. */
+		{ .resource = &kube_resource_resourceclaims, .namespace = ns },
 	};
 	const struct store_options so[DASH_MAX_REFLECTORS] = {
 		{ .kind = "trainingjobs", .trim = store_trim_bookkeeping },
 		{ .kind = "pods", .trim = pod_trim },
 		{ .kind = "nodes", .trim = store_trim_bookkeeping },
 		{ .kind = "events", .trim = store_trim_bookkeeping },
+		{ .kind = "deviceclasses", .trim = store_trim_bookkeeping },
+		{ .kind = "resourceslices", .trim = store_trim_bookkeeping },
+		{ .kind = "resourceclaims", .trim = store_trim_bookkeeping },
 	};
 	int e = 0;
 
-	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++) {
+	c->n = dra_watchable(k, ns) ? DASH_MAX_REFLECTORS : DASH_BASE_REFLECTORS;
+	for (size_t i = 0; !e && i < c->n; i++) {
 		if (!(c->stores[i] = store_new(&so[i])))
 			e = CADRE_ENOMEM;
 		else
@@ -299,7 +351,7 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 {
 	struct dash_server_opts o = { .address = f->address, .port = f->port_n,
 				      .scope = f->all ? "" : k->ns, .http = k->http,
-				      .n_reflectors = DASH_MAX_REFLECTORS };
+				      .n_reflectors = c->n };
 	struct url_printer printer = { .out = out };
 	struct dash_server *srv = NULL;
 	json_t *levels = NULL;
@@ -311,7 +363,10 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 	o.pods = c->stores[1];
 	o.nodes = c->stores[2];
 	o.events = c->stores[3];
-	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
+	o.device_classes = c->stores[4];
+	o.resource_slices = c->stores[5];
+	o.resource_claims = c->stores[6];
+	for (size_t i = 0; i < c->n; i++)
 		o.reflectors[i] = c->reflectors[i];
 	o.on_code = print_next_code;
 	o.code_ctx = &printer;
@@ -325,9 +380,9 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 	}
 	dash_server_handlers(srv, &h);
 	dash_server_job_handlers(srv, &jh);
-	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++)
+	for (size_t i = 0; !e && i < c->n; i++)
 		e = store_add_handlers(c->stores[i], i == 0 ? &jh : &h);
-	for (int i = 0; !e && i < DASH_MAX_REFLECTORS; i++)
+	for (size_t i = 0; !e && i < c->n; i++)
 		e = reflector_start(c->reflectors[i]);
 	printer.port = dash_server_port(srv);
 	url_host(f->address, dash_server_names(srv), printer.host, sizeof(printer.host));
@@ -344,7 +399,7 @@ static int serve(struct cli_kube *k, const struct dash_flags *f, struct dash_cac
 		open_browser(url, open_dir, sizeof(open_dir), err);
 	OPENSSL_cleanse(url, sizeof(url));
 	e = e ? e : dash_server_run(srv, &stop_flag);
-	for (int i = 0; i < DASH_MAX_REFLECTORS; i++)
+	for (size_t i = 0; i < c->n; i++)
 		reflector_stop(c->reflectors[i]);
 	dash_server_free(srv);
 	json_decref(levels);
