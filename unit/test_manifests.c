@@ -111,12 +111,18 @@ Test(manifests, the_role_meant_for_every_user_reads_partitions_and_nodes_and_no_
 	cr_assert_not(grants(view, "pods"));
 	json_array_foreach(json_object_get(view, "rules"), i, rule)
 		cr_assert_not(has_string(json_object_get(rule, "resources"), "*"));
-	/* sinfo's usage: pods, list only, in a role of its own. */
-	cr_assert_eq(json_array_size(json_object_get(usage, "rules")), 1);
-	rule = json_array_get(json_object_get(usage, "rules"), 0);
-	cr_assert(has_string(json_object_get(rule, "resources"), "pods"));
-	cr_assert_eq(json_array_size(json_object_get(rule, "verbs")), 1);
-	cr_assert(has_string(json_object_get(rule, "verbs"), "list"));
+	/* The GPUs DRA publishes are no secret; which claims hold them is usage. */
+	cr_assert(grants(view, "resourceslices"));
+	cr_assert(grants(view, "deviceclasses"));
+	cr_assert_not(grants(view, "resourceclaims"));
+	/* sinfo's usage: pods and DRA claims, list only, in a role of its own. */
+	cr_assert_eq(json_array_size(json_object_get(usage, "rules")), 2);
+	json_array_foreach(json_object_get(usage, "rules"), i, rule) {
+		cr_assert(has_string(json_object_get(rule, "resources"), i ? "resourceclaims" :
+				     "pods"));
+		cr_assert_eq(json_array_size(json_object_get(rule, "verbs")), 1);
+		cr_assert(has_string(json_object_get(rule, "verbs"), "list"));
+	}
 	/* manifests/ binds neither: the site decides who holds them. */
 	json_array_foreach(docs, i, d) {
 		const char *ref = json_string_value(json_object_get(json_object_get(d, "roleRef"),
