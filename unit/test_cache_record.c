@@ -6,11 +6,13 @@
 #include <criterion/criterion.h>
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "api/labels.h"
 #include "controller/manager/cache_record.h"
+#include "controller/manager/cache_record_dra.h"
 #include "api/pod_trim.h"
 #include "kube/store.h"
 
@@ -259,4 +261,271 @@ Test(cache_record, a_pod_record_tells_node_services_and_exclusive_jobs_apart)
 	cr_assert_not(p.node_service);
 	json_decref(t);
 	json_decref(own);
+}
+
+/* --- Dynamic Resource Allocation (cache_record_dra.h) --- */
+
+#define H100 "NVIDIA H100 80GB HBM3"
+
+/* A slice of NVIDIA's driver with n GPUs on node gpu-7 (cmd/gpu-kubelet-plugin/deviceinfo.go). */
+static json_t *nvidia_slice(int n)
+{
+	json_t *devs = json_array();
+
+	for (int i = 0; i < n; i++) {
+		char name[16], uuid[48], bus[16];
+
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		snprintf(uuid, sizeof(uuid), "GPU-%08d-aaaa-bbbb-cccc-ddddeeeeffff", i);
+		snprintf(bus, sizeof(bus), "0000:%02x:00.0", 0x18 + i);
+		json_array_append_new(devs, json_pack(
+			"{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}},"
+			" s:{s:{s:s}}}",
+			"name", name, "attributes", "type", "string", "gpu", "productName",
+			"string", H100, "uuid", "string", uuid, "brand", "string", "Nvidia",
+			"architecture", "string", "Hopper", "resource.kubernetes.io/pciBusID",
+			"string", bus, "driverVersion", "version", "570.86.15", "capacity",
+			"memory", "value", "80Gi"));
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}",
+			 "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata",
+			 "name", "gpu-7-gpu.nvidia.com-x2x4k", "resourceVersion", "881",
+			 "annotations", "note", "kept by nobody", "spec", "driver", "gpu.nvidia.com",
+			 "nodeName", "gpu-7", "pool", "name", "gpu-7", "generation", 3,
+			 "resourceSliceCount", 1, "devices", devs);
+}
+
+/* How many times text is in the len bytes of rec. */
+static int occurrences(const unsigned char *r, size_t len, const char *text)
+{
+	size_t n = strlen(text);
+	int count = 0;
+
+	for (size_t i = 0; i + n <= len; i++)
+		count += !memcmp(r + i, text, n);
+	return count;
+}
+
+Test(cache_record, a_slice_record_keeps_its_pool_node_and_the_string_attributes_of_each_device)
+{
+	json_t *slice = nvidia_slice(8);
+	struct cache_slice s;
+	struct cache_device d;
+	int len = cache_record_slice(slice, rec, sizeof(rec), NULL);
+
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_slice_read(rec, (size_t)len, &s), 0);
+	cr_assert_str_eq(s.driver, "gpu.nvidia.com");
+	cr_assert_str_eq(s.pool, "gpu-7");
+	cr_assert_eq(s.generation, 3);
+	cr_assert_str_eq(s.node, "gpu-7");
+	cr_assert_eq(s.n_devices, 8);
+	cache_slice_device(&s, 5, &d);
+	cr_assert_str_eq(d.name, "gpu-5");
+	cr_assert_str_eq(d.node, "gpu-7");
+	cr_assert_not(d.tainted);
+	/* The type attribute, named as --device-attribute takes it, in either form. */
+	cr_assert_str_eq(cache_device_attribute(&s, &d, "productName"), H100);
+	cr_assert_str_eq(cache_device_attribute(&s, &d, "gpu.nvidia.com/productName"), H100);
+	cr_assert_str_eq(cache_device_attribute(&s, &d, "resource.kubernetes.io/pciBusID"),
+			 "0000:1d:00.0");
+	cr_assert_null(cache_device_attribute(&s, &d, "pciBusID"), "another domain's");
+	cr_assert_null(cache_device_attribute(&s, &d, "driverVersion"), "a version, not a string");
+	cr_assert_null(cache_device_attribute(&s, &d, "example.com/productName"));
+	/* What the GPUs share is kept once: a node's 8 take some 1.2 KB, 30 would fit. */
+	cr_assert_eq(occurrences(rec, (size_t)len, H100), 1);
+	cr_assert_eq(occurrences(rec, (size_t)len, "productName"), 1);
+	cr_assert_lt(len, 1400);
+	cr_assert_eq(cache_slice_read(rec, (size_t)len - 1, &s), CADRE_EINVAL);
+	cr_assert_eq(cache_slice_read(rec, 8, &s), CADRE_EINVAL);
+	json_decref(slice);
+}
+
+Test(cache_record, a_slice_is_recorded_alike_from_its_trimmed_form_and_whole)
+{
+	json_t *slice = nvidia_slice(4), *trimmed = cache_trim_slice(slice, NULL);
+	unsigned char whole[STORE_RECORD_MAX];
+	int a = cache_record_slice(slice, whole, sizeof(whole), NULL);
+	int b = cache_record_slice(trimmed, rec, sizeof(rec), NULL);
+
+	cr_assert_gt(a, 0);
+	cr_assert_eq(a, b);
+	cr_assert_eq(memcmp(whole, rec, (size_t)a), 0);
+	cr_assert_null(json_object_get(json_object_get(trimmed, "metadata"), "annotations"));
+	cr_assert_null(json_object_get(json_array_get(json_object_get(json_object_get(
+		trimmed, "spec"), "devices"), 0), "capacity"));
+	json_decref(trimmed);
+	json_decref(slice);
+}
+
+Test(cache_record, a_slice_record_says_which_devices_are_tainted_and_where_each_one_is)
+{
+	json_t *slice = nvidia_slice(3), *devs;
+	struct cache_slice s;
+	struct cache_device d;
+	int len;
+
+	/* perDeviceNodeSelection: each device names its node, the slice none. */
+	json_object_del(json_object_get(slice, "spec"), "nodeName");
+	json_object_set_new(json_object_get(slice, "spec"), "perDeviceNodeSelection", json_true());
+	devs = json_object_get(json_object_get(slice, "spec"), "devices");
+	json_object_set_new(json_array_get(devs, 0), "nodeName", json_string("n0"));
+	json_object_set_new(json_array_get(devs, 1), "nodeName", json_string("n1"));
+	json_object_set_new(json_array_get(devs, 1), "taints", json_pack(
+		"[{s:s, s:s}, {s:s, s:s}]", "key", "a", "effect", "None", "key", "xid", "effect",
+		"NoExecute"));
+	json_object_set_new(json_array_get(devs, 2), "taints", json_pack(
+		"[{s:s, s:s}]", "key", "a", "effect", "None"));
+	len = cache_record_slice(slice, rec, sizeof(rec), NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_slice_read(rec, (size_t)len, &s), 0);
+	cr_assert_null(s.node);
+	cache_slice_device(&s, 0, &d);
+	cr_assert_str_eq(d.node, "n0");
+	cr_assert_not(d.tainted);
+	cache_slice_device(&s, 1, &d);
+	cr_assert_str_eq(d.node, "n1");
+	cr_assert(d.tainted);
+	cache_slice_device(&s, 2, &d);
+	cr_assert_null(d.node);
+	cr_assert_not(d.tainted, "an effect that keeps no pod off");
+	json_decref(slice);
+}
+
+/* A partitionable GPU publishes dozens of devices: no record, the reader makes a larger one. */
+Test(cache_record, a_slice_too_large_for_a_record_gets_one_in_a_larger_buffer)
+{
+	json_t *slice = nvidia_slice(64);
+	size_t size = 64 * 1024;
+	unsigned char *big = malloc(size);
+	struct cache_slice s;
+	struct cache_device d;
+	int len;
+
+	cr_assert_not_null(big);
+	cr_assert_eq(cache_record_slice(slice, rec, 512, NULL), 0);
+	len = cache_record_slice(slice, big, size, NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_slice_read(big, (size_t)len, &s), 0);
+	cr_assert_eq(s.n_devices, 64);
+	cache_slice_device(&s, 63, &d);
+	cr_assert_str_eq(d.name, "gpu-63");
+	cr_assert_str_eq(cache_device_attribute(&s, &d, "uuid"),
+			 "GPU-00000063-aaaa-bbbb-cccc-ddddeeeeffff");
+	free(big);
+	json_decref(slice);
+}
+
+static json_t *claim(bool allocated)
+{
+	json_t *c = json_pack("{s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s}}]}}}", "metadata", "name",
+			      "p-0-accelerators-7xk2q", "namespace", "ml", "spec", "devices",
+			      "requests", "name", "accelerators", "exactly", "deviceClassName",
+			      "gpu.nvidia.com");
+
+	if (allocated)
+		json_object_set_new(c, "status", json_pack(
+			"{s:{s:{s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:b},"
+			" {s:s, s:s, s:s, s:s}]}}, s:[{s:s, s:s, s:s}]}",
+			"allocation", "devices", "results",
+			"request", "accelerators", "driver", "gpu.nvidia.com", "pool", "gpu-7",
+			"device", "gpu-0",
+			"request", "watch", "driver", "gpu.nvidia.com", "pool", "gpu-7", "device",
+			"gpu-1", "adminAccess", 1,
+			"request", "accelerators", "driver", "gpu.nvidia.com", "pool", "gpu-7",
+			"device", "gpu-2",
+			"reservedFor", "resource", "pods", "name", "p-0", "uid", "u"));
+	return c;
+}
+
+Test(cache_record, a_claim_record_holds_the_devices_its_allocation_holds_and_nothing_before)
+{
+	json_t *c = claim(true), *trimmed = cache_trim_claim(c, NULL);
+	const char *driver, *pool, *device;
+	struct cache_claim cl;
+	int len = cache_record_claim(c, rec, sizeof(rec), NULL);
+
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_claim_read(rec, (size_t)len, &cl), 0);
+	cr_assert_eq(cl.n_results, 2, "an adminAccess result holds no device");
+	cache_claim_result(&cl, 1, &driver, &pool, &device);
+	cr_assert_str_eq(driver, "gpu.nvidia.com");
+	cr_assert_str_eq(pool, "gpu-7");
+	cr_assert_str_eq(device, "gpu-2");
+	cr_assert_eq(cache_record_claim(trimmed, rec, sizeof(rec), NULL), len);
+	cr_assert_null(json_object_get(trimmed, "spec"));
+	json_decref(trimmed);
+	json_decref(c);
+
+	c = claim(false);
+	len = cache_record_claim(c, rec, sizeof(rec), NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_claim_read(rec, (size_t)len, &cl), 0);
+	cr_assert_eq(cl.n_results, 0);
+	json_decref(c);
+}
+
+static json_t *device_class(const char *expression)
+{
+	return json_pack("{s:{s:s}, s:{s:[{s:{s:s}}], s:s}}", "metadata", "name", "gpu.nvidia.com",
+			 "spec", "selectors", "cel", "expression", expression,
+			 "extendedResourceName", "nvidia.com/gpu");
+}
+
+/* A device of the test slice with its type attribute set to type. */
+static bool selects(const unsigned char *class_rec, size_t class_len, const char *driver,
+		    const char *type)
+{
+	json_t *slice = nvidia_slice(1);
+	unsigned char srec[STORE_RECORD_MAX];
+	struct cache_class c;
+	struct cache_slice s;
+	struct cache_device d;
+	bool yes;
+	int len;
+
+	json_object_set_new(json_object_get(slice, "spec"), "driver", json_string(driver));
+	json_object_set_new(json_object_get(json_object_get(json_array_get(json_object_get(
+		json_object_get(slice, "spec"), "devices"), 0), "attributes"), "type"),
+		"string", json_string(type));
+	len = cache_record_slice(slice, srec, sizeof(srec), NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_slice_read(srec, (size_t)len, &s), 0);
+	cache_slice_device(&s, 0, &d);
+	cr_assert_eq(cache_class_read(class_rec, class_len, &c), 0);
+	yes = cache_class_selects(&c, &s, &d);
+	json_decref(slice);
+	return yes;
+}
+
+Test(cache_record, a_class_record_keeps_the_equalities_of_its_selectors)
+{
+	json_t *cls = device_class("device.driver == 'gpu.nvidia.com' && "
+				   "device.attributes['gpu.nvidia.com'].type == 'gpu'");
+	const char *attribute, *value;
+	struct cache_class c;
+	int len = cache_record_class(cls, rec, sizeof(rec), NULL);
+
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_class_read(rec, (size_t)len, &c), 0);
+	cr_assert_eq(c.n_terms, 2);
+	cache_class_term(&c, 0, &attribute, &value);
+	cr_assert_null(attribute);
+	cr_assert_str_eq(value, "gpu.nvidia.com");
+	cache_class_term(&c, 1, &attribute, &value);
+	cr_assert_str_eq(attribute, "gpu.nvidia.com/type");
+	cr_assert_str_eq(value, "gpu");
+	cr_assert(selects(rec, (size_t)len, "gpu.nvidia.com", "gpu"));
+	cr_assert_not(selects(rec, (size_t)len, "gpu.nvidia.com", "mig"));
+	cr_assert_not(selects(rec, (size_t)len, "gpu.example.com", "gpu"));
+	json_decref(cls);
+
+	/* Nothing cadre can read: every device is taken to be of it, and kube-scheduler decides. */
+	cls = device_class("device.attributes['gpu.nvidia.com'].type == 'gpu' || true");
+	len = cache_record_class(cls, rec, sizeof(rec), NULL);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(cache_class_read(rec, (size_t)len, &c), 0);
+	cr_assert_eq(c.n_terms, 0);
+	cr_assert(selects(rec, (size_t)len, "gpu.example.com", "anything"));
+	json_decref(cls);
 }

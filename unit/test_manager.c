@@ -18,7 +18,10 @@
 #include "api/pod_trim.h"
 #include "kube/store.h"
 #include "base/err.h"
+#include "kube/config.h"
+#include "kube/http.h"
 #include "kube/workqueue.h"
+#include "unit/support/httpd.h"
 
 static struct manager m;
 
@@ -357,4 +360,125 @@ Test(manager, another_tenants_pod_wakes_waiting_jobs_only_when_it_frees_or_takes
 	json_decref(a);
 	json_decref(b);
 	json_decref(c);
+}
+
+/* --- Dynamic Resource Allocation: what moves the devices admission counts --- */
+
+static json_t *gpu_slice(const char *product, const char *memory)
+{
+	json_t *slice = json_pack(
+		"{s:{s:s, s:s}, s:{s:s, s:s, s:{s:s, s:i}, s:[{s:s, s:{s:{s:s}, s:{s:s},"
+		" s:{s:s}}, s:{s:{s:s}}}]}}",
+		"metadata", "name", "gpu-0-gpu.nvidia.com", "resourceVersion", "1",
+		"spec", "driver", "gpu.nvidia.com", "nodeName", "gpu-0", "pool", "name", "gpu-0",
+		"generation", 1, "devices", "name", "gpu-0", "attributes", "type", "string", "gpu",
+		"productName", "string", product, "driverVersion", "version", "570.86.15",
+		"capacity", "memory", "value", memory);
+
+	cr_assert_not_null(slice);
+	return slice;
+}
+
+Test(manager, a_slice_wakes_waiting_jobs_only_when_its_devices_change)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_RESOURCESLICES);
+	json_t *a = gpu_slice("NVIDIA H100 80GB HBM3", "80Gi");
+	json_t *b = gpu_slice("NVIDIA H100 80GB HBM3", "79Gi");
+	json_t *c = gpu_slice("NVIDIA H200", "79Gi");
+	char *key = NULL;
+
+	h.on_add(h.ctx, "gpu-0-gpu.nvidia.com", a);
+	assert_kicked();
+	/* Its devices' capacity and versions are no part of what admission counts. */
+	h.on_update(h.ctx, "gpu-0-gpu.nvidia.com", a, b);
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 1000), CADRE_ETIMEDOUT,
+		     "an unchanged record woke the queue");
+	h.on_update(h.ctx, "gpu-0-gpu.nvidia.com", b, c);
+	assert_kicked();
+	h.on_delete(h.ctx, "gpu-0-gpu.nvidia.com", c);
+	assert_kicked();
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+static json_t *pod_claim(bool allocated)
+{
+	json_t *claim = json_pack("{s:{s:s, s:s}, s:{s:{s:[{s:s}]}}}", "metadata", "namespace",
+				  "ml", "name", "p-0-gpu", "spec", "devices", "requests", "name",
+				  "accelerators");
+
+	if (allocated)
+		json_object_set_new(claim, "status", json_pack(
+			"{s:{s:{s:[{s:s, s:s, s:s, s:s}]}}}", "allocation", "devices", "results",
+			"request", "accelerators", "driver", "gpu.nvidia.com", "pool", "gpu-0",
+			"device", "gpu-0"));
+	cr_assert_not_null(claim);
+	return claim;
+}
+
+Test(manager, a_claim_wakes_waiting_jobs_when_its_allocation_comes_or_goes)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_RESOURCECLAIMS);
+	json_t *pending = pod_claim(false), *allocated = pod_claim(true);
+	json_t *reserved = pod_claim(true);
+	char *key = NULL;
+
+	/* The claims of a gang's pods are made before they are allocated: nothing moves. */
+	h.on_add(h.ctx, "ml/p-0-gpu", pending);
+	h.on_delete(h.ctx, "ml/p-0-gpu", pending);
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 1000), CADRE_ETIMEDOUT,
+		     "an unallocated claim woke the queue");
+	h.on_update(h.ctx, "ml/p-0-gpu", pending, allocated);
+	assert_kicked();
+	/* Reserved for its pod: the same devices. */
+	json_object_set_new(json_object_get(reserved, "status"), "reservedFor",
+			    json_pack("[{s:s, s:s}]", "resource", "pods", "name", "p-0"));
+	h.on_update(h.ctx, "ml/p-0-gpu", allocated, reserved);
+	cr_assert_eq(wq_get_timeout(m.queue, &key, 1000), CADRE_ETIMEDOUT);
+	h.on_delete(h.ctx, "ml/p-0-gpu", reserved);
+	assert_kicked();
+	json_decref(pending);
+	json_decref(allocated);
+	json_decref(reserved);
+}
+
+Test(manager, a_device_class_wakes_waiting_jobs_when_it_comes)
+{
+	struct store_handlers h = manager_handlers(&m, KIND_DEVICECLASSES);
+	json_t *cls = json_pack("{s:{s:s}, s:{s:[{s:{s:s}}]}}", "metadata", "name",
+				"gpu.nvidia.com", "spec", "selectors", "cel", "expression",
+				"device.driver == 'gpu.nvidia.com'");
+
+	h.on_add(h.ctx, "gpu.nvidia.com", cls);
+	assert_kicked();
+	json_decref(cls);
+}
+
+/* A cluster without resource.k8s.io/v1 is not watched for it: the caches stay empty. */
+Test(manager, dra_is_watched_only_where_the_api_server_serves_it)
+{
+	struct httpd *server;
+	struct kube_config *cfg;
+	struct kube_http *http;
+
+	cr_assert_eq(httpd_new(&server), 0);
+	cr_assert_eq(kube_config_new(httpd_url(server), &cfg), 0);
+	cr_assert_eq(kube_http_new(cfg, NULL, &http), 0);
+	httpd_push(server, &(struct httpd_response){ .status = 404,
+		.body = "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}" });
+	cr_assert_not(manager_discover_dra(http));
+	httpd_push(server, &(struct httpd_response){ .status = 200,
+		.body = "{\"kind\":\"APIResourceList\",\"groupVersion\":\"resource.k8s.io/v1\","
+			"\"resources\":[{\"name\":\"deviceclasses\"}]}" });
+	cr_assert_not(manager_discover_dra(http));
+	httpd_push(server, &(struct httpd_response){ .status = 200,
+		.body = "{\"kind\":\"APIResourceList\",\"groupVersion\":\"resource.k8s.io/v1\","
+			"\"resources\":[{\"name\":\"deviceclasses\"},{\"name\":\"resourceclaims\"},"
+			"{\"name\":\"resourceslices\"}]}" });
+	cr_assert(manager_discover_dra(http));
+	cr_assert_str_eq(httpd_request_at(server, 0)->target, "/apis/resource.k8s.io/v1");
+	kube_http_free(http);
+	kube_config_free(cfg);
+	httpd_free(server);
 }

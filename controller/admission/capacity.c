@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "api/accel.h"
+#include "api/dra.h"
 #include "api/quantity.h"
 #include "controller/build/build.h"
 
@@ -40,6 +41,7 @@ enum exclusion { OK, NOT_READY, UNSCHEDULABLE, WRONG_ACCEL, SELECTOR, AFFINITY, 
 struct cap_class {
 	bool used;
 	char resource[CLASS_RESOURCE_MAX];  /* "" for a pod without accelerators */
+	char taint[CLASS_RESOURCE_MAX];     /* the accelerator taint it tolerates; "" likewise */
 	char type[CLASS_TYPE_MAX];          /* "" for any type */
 	unsigned char *why;                 /* per node: enum exclusion without selector or tolerations */
 	uint32_t *eligible;                 /* nodes whose why is OK, in node order */
@@ -217,6 +219,14 @@ void capacity_use_at(struct capacity *c, size_t i, int64_t cpu_milli, int64_t me
 	subtract(&row[RES_CPU], cpu_milli);
 	subtract(&row[RES_MEMORY], memory_milli);
 	subtract(&row[RES_PODS], 1000);
+	capacity_use_extended_at(c, i, extended, n_extended);
+}
+
+void capacity_use_extended_at(struct capacity *c, size_t i, const struct cap_resource *extended,
+			      size_t n_extended)
+{
+	int64_t *row = c->free + i * c->n_res;
+
 	for (size_t e = 0; e < n_extended; e++) {
 		long r = extended[e].name ? find_res(c, extended[e].name) : -1;
 
@@ -303,6 +313,22 @@ static bool wants_accel(const struct cap_demand *d)
 	return d->accel_count > 0 && d->accel_resource && *d->accel_resource;
 }
 
+/* The key of the accelerator taint a pod of d tolerates; NULL when it wants none. */
+static const char *accel_taint(const struct cap_demand *d)
+{
+	if (!wants_accel(d))
+		return NULL;
+	return d->accel_taint && *d->accel_taint ? d->accel_taint : d->accel_resource;
+}
+
+/* The DeviceClass a DRA demand's devices come from; NULL for a device plugin's resource. */
+static const char *device_class(const char *resource)
+{
+	size_t n = strlen(CAP_DEVICE_CLASS_PREFIX);
+
+	return resource && !strncmp(resource, CAP_DEVICE_CLASS_PREFIX, n) ? resource + n : NULL;
+}
+
 static bool tolerated(const struct cap_demand *d, bool plain, const struct cap_taint *taint);
 
 /* The reason node i is no place for a pod of the class, ignoring nodeSelector and tolerations. */
@@ -333,19 +359,22 @@ static const struct cap_class *class_of(const struct capacity *c, const struct c
 {
 	struct cap_memo *m = c->memo;
 	const char *resource = wants_accel(d) ? d->accel_resource : "";
+	const char *taint = wants_accel(d) ? accel_taint(d) : "";
 	const char *type = wants_accel(d) && d->accel_type ? d->accel_type : "";
-	bool keep = strlen(resource) < CLASS_RESOURCE_MAX && strlen(type) < CLASS_TYPE_MAX;
+	bool keep = strlen(resource) < CLASS_RESOURCE_MAX && strlen(taint) < CLASS_RESOURCE_MAX &&
+		    strlen(type) < CLASS_TYPE_MAX;
 	struct cap_class *cls;
 
 	for (size_t k = 0; k < CLASS_SLOTS && keep; k++)
 		if (m->class[k].used && !strcmp(m->class[k].resource, resource) &&
-		    !strcmp(m->class[k].type, type))
+		    !strcmp(m->class[k].taint, taint) && !strcmp(m->class[k].type, type))
 			return &m->class[k];
 	cls = &m->class[m->next];
 	m->next = (m->next + 1) % CLASS_SLOTS;
 	cls->used = keep;
 	if (keep) {
 		memcpy(cls->resource, resource, strlen(resource) + 1);
+		memcpy(cls->taint, taint, strlen(taint) + 1);
 		memcpy(cls->type, type, strlen(type) + 1);
 	}
 	cls->n_eligible = 0;
@@ -483,7 +512,7 @@ static bool tolerated(const struct cap_demand *d, bool plain, const struct cap_t
 	if (taint->effect == CAP_PREFER_NO_SCHEDULE)
 		return true;
 	/* The toleration build_pod adds for the accelerator resource. */
-	if (wants_accel(d) && taint->key && !strcmp(taint->key, d->accel_resource) &&
+	if (wants_accel(d) && taint->key && !strcmp(taint->key, accel_taint(d)) &&
 	    taint->effect == CAP_NO_SCHEDULE)
 		return true;
 	for (size_t i = 0; !plain && i < d->n_tolerations; i++)
@@ -788,7 +817,14 @@ static int describe_pod(const struct cap_demand *d, struct buf *out)
 	const char *sep = "";
 	int ret = 0;
 
-	if (wants_accel(d)) {
+	if (wants_accel(d) && device_class(d->accel_resource)) {
+		ret |= buf_addf(out, "%lld %s of DeviceClass %s", (long long)d->accel_count,
+				d->accel_count == 1 ? "device" : "devices",
+				device_class(d->accel_resource));
+		if (d->accel_type && *d->accel_type)
+			ret |= buf_addf(out, " of type %s", d->accel_type);
+		sep = ", ";
+	} else if (wants_accel(d)) {
 		ret |= buf_addf(out, "%lld %s", (long long)d->accel_count, d->accel_resource);
 		if (d->accel_type && *d->accel_type)
 			ret |= buf_addf(out, " of type %s", d->accel_type);
@@ -863,6 +899,10 @@ int capacity_describe(const struct capacity *c, const struct cap_demand *d, int 
 {
 	int ret = 0;
 
+	/* Before any type: a class without devices is the first thing to fix. */
+	if (wants_accel(d) && device_class(d->accel_resource) && find_res(c, d->accel_resource) < 0)
+		return buf_addf(out, "no node has devices of DeviceClass %s",
+				device_class(d->accel_resource));
 	if (wants_accel(d) && d->accel_type && *d->accel_type && fit->eligible == 0) {
 		bool any = false;
 		struct need need;
@@ -871,6 +911,11 @@ int capacity_describe(const struct capacity *c, const struct cap_demand *d, int 
 			return CADRE_EINVAL;
 		for (size_t i = 0; i < c->n_nodes && !any; i++)
 			any = accel_matches_label(d->accel_type, c->accel_value[i]);
+		if (!any && device_class(d->accel_resource))
+			return buf_addf(out, "no node has accelerator type %s (label %s, or "
+					"attribute %s of its DeviceClass %s devices)", d->accel_type,
+					c->accel_label, c->device_attribute ? c->device_attribute :
+					DRA_DEFAULT_ATTRIBUTE, device_class(d->accel_resource));
 		if (!any)
 			return buf_addf(out, "no node has accelerator type %s (label %s)",
 					d->accel_type, c->accel_label);

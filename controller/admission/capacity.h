@@ -57,6 +57,13 @@ struct cap_toleration {
 	enum cap_effect effect;
 };
 
+/*
+ * The extended resource of a DRA DeviceClass's devices is this and the
+ * class's name: the name KEP-5004 gives it when the class names none
+ * (dra_capacity.h says how admission counts it).
+ */
+#define CAP_DEVICE_CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
+
 /* An amount of an extended resource ("nvidia.com/gpu": 8000 for 8 devices). */
 struct cap_resource {
 	const char *name;
@@ -83,8 +90,15 @@ struct cap_node {
 struct cap_demand {
 	int64_t cpu_milli;
 	int64_t memory_milli;
-	const char *accel_resource;  /* "nvidia.com/gpu"; NULL or "" when none */
+	/* "nvidia.com/gpu", or CAP_DEVICE_CLASS_PREFIX "<class>"; NULL or "" when none */
+	const char *accel_resource;
 	int64_t accel_count;         /* devices per pod; 0 when none */
+	/*
+	 * The key of the taint its pods tolerate for their accelerators (see
+	 * tolerations below); NULL: accel_resource. A DRA job's pods tolerate
+	 * the taint of the device plugin's resource all the same.
+	 */
+	const char *accel_taint;
 	/*
 	 * "H100": the node's accelerator label must contain it, case aside
 	 * (accel_matches_label). NULL or "": any node with the resource.
@@ -94,7 +108,7 @@ struct cap_demand {
 	size_t n_node_selector;
 	/*
 	 * podTemplate's tolerations. The pod's toleration of its accelerator
-	 * resource's taint (key = accel_resource, Exists, NoSchedule; see
+	 * resource's taint (key = accel_taint, Exists, NoSchedule; see
 	 * build.h) is implied when accel_count > 0.
 	 */
 	const struct cap_toleration *tolerations;
@@ -186,6 +200,12 @@ struct capacity {
 	int64_t *alloc;                /* n_nodes * n_res, row per node */
 	int64_t *free;                 /* n_nodes * n_res; may go negative when overcommitted */
 	const char **accel_value;      /* per node: its accelerator label's value, or NULL */
+	/*
+	 * The ResourceSlice attribute a DRA device's type is read from
+	 * (--device-attribute), for messages; NULL when no demand is DRA's.
+	 * Borrowed; set after capacity_init.
+	 */
+	const char *device_attribute;
 	uint32_t *by_name;             /* node indices sorted by name */
 	unsigned char *occupied;       /* per node: a job's pod is there (capacity_occupy) */
 	/*
@@ -238,6 +258,14 @@ int capacity_use(struct capacity *c, const char *node, int64_t cpu_milli, int64_
 void capacity_use_at(struct capacity *c, size_t i, int64_t cpu_milli, int64_t memory_milli,
 		     const struct cap_resource *extended, size_t n_extended);
 void capacity_hold_whole_at(struct capacity *c, size_t i);
+
+/*
+ * Take amounts of extended resources off node i's free capacity and
+ * nothing else (no pod slot): devices ResourceClaims hold, which no
+ * pod's requests name. i < c->n_nodes; names no node offers are ignored.
+ */
+void capacity_use_extended_at(struct capacity *c, size_t i, const struct cap_resource *extended,
+			      size_t n_extended);
 
 /*
  * What is free and occupied, kept aside (capacity_save) to be put back
@@ -327,7 +355,8 @@ size_t capacity_candidates(const struct capacity *c, const struct cap_demand *d,
  * Append to out, for a person, why count pods of d do not fit, from fit (as
  * capacity_fit left it): "needs 2 nodes with 8 nvidia.com/gpu of type H100,
  * 32 CPU, 256Gi memory; 1 node has room", "no node has accelerator type
- * H100 (label nvidia.com/gpu.product)", with the nodes left out and why.
+ * H100 (label nvidia.com/gpu.product)", with the nodes left out and why. A
+ * DRA demand's devices are said as "8 devices of DeviceClass C".
  * Returns 0 or an error of buf_add.
  */
 int capacity_describe(const struct capacity *c, const struct cap_demand *d, int count,

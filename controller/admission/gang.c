@@ -161,10 +161,18 @@ static bool pod_of_held(const struct charge_ctx *c, const char *key, int rank)
 void gang_charge(struct charge_ctx *c, const struct cache_pod *p)
 {
 	struct cap_resource ext[CACHE_POD_EXT_MAX];
+	size_t n = 0;
 
+	/*
+	 * A pod asking for a DeviceClass's devices by name got them through a
+	 * claim kube-scheduler made for it, and the claim counts them
+	 * (dra_capacity.h): not twice.
+	 */
 	for (size_t i = 0; i < p->n_ext; i++)
-		ext[i] = (struct cap_resource){ .name = p->ext_name[i], .milli = p->ext_milli[i] };
-	capacity_use(c->cap, p->node, p->cpu_milli, p->memory_milli, ext, p->n_ext);
+		if (strncmp(p->ext_name[i], CAP_DEVICE_CLASS_PREFIX, strlen(CAP_DEVICE_CLASS_PREFIX)))
+			ext[n++] = (struct cap_resource){ .name = p->ext_name[i],
+							  .milli = p->ext_milli[i] };
+	capacity_use(c->cap, p->node, p->cpu_milli, p->memory_milli, ext, n);
 	if (!p->node_service)
 		capacity_occupy(c->cap, p->node);
 	if (p->exclusive)
@@ -270,6 +278,16 @@ void gang_demand_of(struct scratch *s, const struct trainingjob *job, struct cap
 				    "nvidia.com/gpu";
 		d->accel_count = r->accel.count;
 		d->accel_type = r->accel.type;
+	}
+	if (r->has_accel && r->device_class && *r->device_class) {
+		size_t size = strlen(CAP_DEVICE_CLASS_PREFIX) + strlen(r->device_class) + 1;
+		char *name = gang_scratch_alloc(s, size, 1);
+
+		/* Its pods still tolerate the device plugin's taint (build_pod). */
+		d->accel_taint = d->accel_resource;
+		if (name)
+			snprintf(name, size, "%s%s", CAP_DEVICE_CLASS_PREFIX, r->device_class);
+		d->accel_resource = name;
 	}
 	json_object_foreach((json_t *)sel, key, value)
 		if (lab && json_string_value(value)) {
@@ -598,9 +616,10 @@ static int walk_node(void *arg, const char *key, const void *rec, size_t len)
  * into cap_nodes, which cap borrows; the few too large for a record are
  * decoded into nodes, held as long) less what every pod on it asks for.
  */
-int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
-			 struct cap_node **cap_nodes, json_t **nodes, char **held, size_t n_held)
+int gang_capacity(struct collect *c, struct scratch *s, struct capacity *cap,
+		  struct cap_node **cap_nodes, json_t **nodes, char **held, size_t n_held)
 {
+	struct manager *m = c->m;
 	struct charge_ctx charge = { cap, manager_other_pods_selector(m->opts) ? NULL :
 				     m->stores[KIND_PODS], held, n_held };
 	struct node_walk w = { .s = s, .undecoded = json_array() };
@@ -631,11 +650,15 @@ int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
 	*cap_nodes = w.nodes;
 	if (!err && !w.nodes && !(*cap_nodes = calloc(1, sizeof(**cap_nodes))))
 		err = CADRE_ENOMEM;
+	if (!err)
+		err = dra_capacity_add(m, s, &c->dra, *cap_nodes, w.n);
 	if (err)
 		return err;
 	err = capacity_init(cap, *cap_nodes, w.n, m->opts->accelerator_label);
 	if (err)
 		return err;
+	cap->device_attribute = m->opts->device_attribute;
+	dra_capacity_charge(&c->dra, cap);
 	store_foreach_record(m->stores[KIND_OTHER_PODS], charge_other_pod, &charge);
 	store_foreach_record(m->stores[KIND_PODS], charge_own_pod, &charge);
 	return 0;
@@ -907,6 +930,8 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 		if (same_job(&w->job, job))
 			*target = (long)*n_queue;
 		topo = topology_of(s, l, &w->job.spec, &blocked);
+		if (!blocked)
+			blocked = dra_blocked(s, &c->dra, w->job.spec.resources.device_class);
 		waiting_placement(s, c->m, cap, &w->job, &aff[i], &d, &blocked);
 		partitions_preempt_of(&c->parts, &w->job, &jp);
 		queue[(*n_queue)++] = (struct adm_job){
@@ -1017,12 +1042,15 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		err = partitions_load(m, &c.parts);
 	if (!err)
 		err = collect_jobs(&c);
-	if (!err)
+	if (!err) {
 		collect_asked(&c, job);
+		dra_view_init(&s, &c.dra, c.jobs, c.n);
+		err = s.err;
+	}
 	if (!err)
 		err = held_keys(&s, &c, &gangs, &n_gangs);
 	if (!err)
-		err = gang_capacity(m, &s, &cap, &cap_nodes, &nodes, gangs, n_gangs);
+		err = gang_capacity(&c, &s, &cap, &cap_nodes, &nodes, gangs, n_gangs);
 	if (err)
 		goto out;
 	queue = calloc(c.n + 1, sizeof(*queue));

@@ -13,6 +13,7 @@
 #include "api/trainingjob.h"
 #include "controller/admission/admission.h"
 #include "controller/admission/capacity.h"
+#include "controller/admission/dra_capacity.h"
 #include "controller/manager/cache_record.h"
 #include "controller/manager/jobmemo.h"
 #include "controller/partition/partitions.h"
@@ -59,6 +60,7 @@ struct collect {
 	uint64_t now_ms;             /* monotonic, for the admitted records */
 	int err;
 	struct partition_set parts;  /* every Partition, for tiers (docs/design.md 3.5) */
+	struct dra_view dra;         /* the DeviceClasses the jobs name (dra_capacity.h) */
 };
 
 struct charge_ctx {
@@ -86,9 +88,10 @@ void gang_demand_of(struct scratch *s, const struct trainingjob *job, struct cap
 
 /*
  * The cluster's free capacity now, every pod charged except those of the
- * jobs named in held (sorted keys), which the caller charges itself.
+ * jobs named in held (sorted keys), which the caller charges itself; the
+ * devices of c->dra's DeviceClasses counted in, and c->dra's states set.
  */
-int gang_capacity(struct manager *m, struct scratch *s, struct capacity *cap,
+int gang_capacity(struct collect *c, struct scratch *s, struct capacity *cap,
 		  struct cap_node **cap_nodes, json_t **nodes, char **held, size_t n_held);
 
 /* The admitted gangs of c on cap: their bound pods charged, the rest reserved where pinned. */

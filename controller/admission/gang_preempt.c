@@ -404,7 +404,7 @@ static int base_capacity(struct scratch *s, struct collect *c, char **held_keys,
 	placement = gang_scratch_alloc(s, most, sizeof(*placement));
 	if (!skip || !placement)
 		return CADRE_ENOMEM;
-	err = gang_capacity(c->m, s, base, nodes, objs, skip, n_skip);
+	err = gang_capacity(c, s, base, nodes, objs, skip, n_skip);
 	if (err)
 		return err;
 	gang_hold_admitted(s, c, base);

@@ -4,6 +4,7 @@
  */
 #include "controller/manager/handlers.h"
 #include "controller/manager/cache_record.h"
+#include "controller/manager/cache_record_dra.h"
 #include "controller/manager/reconcile.h"
 #include "controller/code/code.h"
 #include "api/labels.h"
@@ -260,6 +261,83 @@ static void on_node_update(void *ctx, const char *key, const json_t *old_obj,
 		on_node_change(ctx, key, new_obj);
 }
 
+/*
+ * Dynamic Resource Allocation: a slice, claim or class changes the devices
+ * admission counts (dra_capacity.h) only through its record, and nothing
+ * but admission reads them. A claim's record holds nothing until the claim
+ * is allocated: one made for a pod, or deleted unallocated, moves no device.
+ */
+static store_record_fn dra_record(enum manager_kind kind)
+{
+	return kind == KIND_RESOURCESLICES ? cache_record_slice :
+	       kind == KIND_RESOURCECLAIMS ? cache_record_claim : cache_record_class;
+}
+
+/* Whether obj's record counts for anything: any slice or class, an allocated claim. */
+static bool dra_counts(store_record_fn record, const json_t *obj)
+{
+	unsigned char rec[STORE_RECORD_MAX];
+	struct cache_claim claim;
+	int len;
+
+	if (record != cache_record_claim)
+		return true;
+	len = record(obj, rec, sizeof(rec), NULL);
+	return len <= 0 || cache_claim_read(rec, (size_t)len, &claim) || claim.n_results > 0;
+}
+
+static void on_dra(struct manager *m, enum manager_kind kind, const json_t *obj)
+{
+	if (dra_counts(dra_record(kind), obj))
+		manager_kick_admission(m);
+}
+
+static void on_dra_update(struct manager *m, enum manager_kind kind, const json_t *old_obj,
+			  const json_t *new_obj)
+{
+	if (record_changed(dra_record(kind), old_obj, new_obj))
+		manager_kick_admission(m);
+}
+
+static void on_slice(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	on_dra(ctx, KIND_RESOURCESLICES, obj);
+}
+
+static void on_slice_update(void *ctx, const char *key, const json_t *old_obj,
+			    const json_t *new_obj)
+{
+	(void)key;
+	on_dra_update(ctx, KIND_RESOURCESLICES, old_obj, new_obj);
+}
+
+static void on_resource_claim(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	on_dra(ctx, KIND_RESOURCECLAIMS, obj);
+}
+
+static void on_resource_claim_update(void *ctx, const char *key, const json_t *old_obj,
+				     const json_t *new_obj)
+{
+	(void)key;
+	on_dra_update(ctx, KIND_RESOURCECLAIMS, old_obj, new_obj);
+}
+
+static void on_device_class(void *ctx, const char *key, const json_t *obj)
+{
+	(void)key;
+	on_dra(ctx, KIND_DEVICECLASSES, obj);
+}
+
+static void on_device_class_update(void *ctx, const char *key, const json_t *old_obj,
+				   const json_t *new_obj)
+{
+	(void)key;
+	on_dra_update(ctx, KIND_DEVICECLASSES, old_obj, new_obj);
+}
+
 static void on_volume(void *ctx, const char *key, const json_t *obj)
 {
 	struct manager *m = ctx;
@@ -392,6 +470,10 @@ static const struct store_handlers handlers_for[KIND_COUNT] = {
 	/* A Partition changes where and how waiting jobs run, or whether they may. */
 	[KIND_PARTITIONS] = { on_capacity, on_capacity_update, on_capacity, NULL },
 	[KIND_CODE] = { on_code, on_code_update, on_code, NULL },
+	[KIND_RESOURCESLICES] = { on_slice, on_slice_update, on_slice, NULL },
+	[KIND_RESOURCECLAIMS] = { on_resource_claim, on_resource_claim_update, on_resource_claim,
+				  NULL },
+	[KIND_DEVICECLASSES] = { on_device_class, on_device_class_update, on_device_class, NULL },
 };
 
 struct store_handlers manager_handlers(struct manager *m, enum manager_kind kind)

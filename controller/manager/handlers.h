@@ -4,7 +4,8 @@
  *
  * A TrainingJob's change queues the job and the Volumes it names; a pod's
  * change queues its job and settles the job's expectations; a change in
- * capacity (other pods, nodes) queues one admission pass; Services,
+ * capacity (other pods, nodes, DRA's slices, claims and classes) queues one
+ * admission pass; Services,
  * PodGroups, entrypoint ConfigMaps, claims and volumes queue the object that owns them. Handlers
  * run on the reflector's thread of their kind and only queue keys: the
  * reconcilers do the work.

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "api/labels.h"
 #include "controller/manager/cache_record.h"
+#include "controller/manager/cache_record_dra.h"
 #include "controller/admission/kueue.h"
 #include "controller/admission/topology_watch.h"
 #include "controller/build/build.h"
@@ -31,6 +32,12 @@ struct kind_spec {
 	store_trim_fn trim;
 	bool namespaced_by_flag;   /* honour --namespace */
 	store_record_fn record;    /* what admission walks (cache_record.h) */
+	/*
+	 * Not waited for at start nor for readiness: a kind the cluster may
+	 * refuse to list (RBAC) without cadre being of no use; its reader asks
+	 * whether it has listed (dra_capacity.c).
+	 */
+	bool optional;
 };
 
 /*
@@ -77,6 +84,15 @@ static const struct kind_spec kinds[KIND_COUNT] = {
 	/* The parts of code bundles: their metadata, never their megabytes of data. */
 	[KIND_CODE] = { .resource = &kube_resource_configmaps, .label_selector = CODE_LABEL,
 			.trim = code_trim, .namespaced_by_flag = true },
+	[KIND_RESOURCESLICES] = { .resource = &kube_resource_resourceslices,
+				  .trim = cache_trim_slice, .record = cache_record_slice,
+				  .optional = true },
+	[KIND_RESOURCECLAIMS] = { .resource = &kube_resource_resourceclaims,
+				  .trim = cache_trim_claim, .record = cache_record_claim,
+				  .optional = true },
+	[KIND_DEVICECLASSES] = { .resource = &kube_resource_deviceclasses,
+				 .trim = cache_trim_class, .record = cache_record_class,
+				 .optional = true },
 };
 
 int manager_index_volume_pv(const json_t *vol, json_t *values, void *arg)
@@ -444,7 +460,7 @@ bool manager_synced(void *arg)
 	struct manager *m = arg;
 
 	for (int k = 0; k < KIND_COUNT; k++)
-		if (m->reflectors[k] && !reflector_synced(m->reflectors[k]))
+		if (m->reflectors[k] && !kinds[k].optional && !reflector_synced(m->reflectors[k]))
 			return false;
 	return true;
 }
@@ -481,6 +497,22 @@ static json_t *discovery_doc(struct kube_http *h, const struct kube_resource *re
 		doc = json_loadb(resp.body.data, resp.body.len, 0, NULL);
 	kube_response_release(&resp);
 	return doc;
+}
+
+bool manager_discover_dra(struct kube_http *h)
+{
+	int err = 0;
+	json_t *doc = discovery_doc(h, &kube_resource_resourceslices, &err);
+	bool served = err || manager_discovery_serves(doc, kube_resource_resourceslices.plural);
+
+	json_decref(doc);
+	if (err)
+		log_warn("config", "watching resource.k8s.io/v1's ResourceSlices, ResourceClaims "
+			 "and DeviceClasses all the same");
+	else if (!served)
+		log_info("config", "resource.k8s.io/v1 is not served: jobs whose accelerators come "
+			 "from a DeviceClass will wait; restart the controller once it is");
+	return served;
 }
 
 int manager_discover_podgroups(struct kube_http *h, const struct kube_resource **out)
@@ -620,11 +652,12 @@ int manager_init(struct manager *m, const struct options *opts)
 		if (err)
 			return err;
 	}
+	m->dra_absent = !manager_discover_dra(m->http);
 	err = manager_stores_init(m);
 	if (err)
 		return err;
 	for (int k = 0; k < KIND_COUNT; k++) {
-		if (!m->stores[k])
+		if (!m->stores[k] || (kinds[k].optional && m->dra_absent))
 			continue;
 		struct reflector_options ro = {
 			.resource = kind_resource(m, k),
@@ -676,7 +709,7 @@ int manager_run(struct manager *m)
 	log_info("manager", "listing and watching %s; waiting for caches to sync",
 		 m->opts->namespace ? m->opts->namespace : "all namespaces");
 	for (int k = 0; k < KIND_COUNT; k++) {
-		if (!m->reflectors[k])
+		if (!m->reflectors[k] || kinds[k].optional)
 			continue;
 		while (!atomic_load(&m->stopping)) {
 			err = reflector_wait_synced(m->reflectors[k], 1000);

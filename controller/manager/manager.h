@@ -56,6 +56,16 @@ enum manager_kind {
 	KIND_CONFIGMAPS,    /* the jobs' entrypoint ConfigMaps, trimmed (configmap_trim.h) */
 	KIND_PARTITIONS,    /* the Partitions (cluster-scoped): where jobs run, their defaults */
 	KIND_CODE,          /* the code bundles' ConfigMaps, metadata only (controller/code/code.h) */
+	/*
+	 * Dynamic Resource Allocation (resource.k8s.io/v1), what admission counts
+	 * devices from (controller/admission/dra_capacity.h), trimmed and recorded
+	 * (cache_record_dra.h). Claims of every namespace, whatever --namespace
+	 * says: any of them holds devices. Not watched when the API server does
+	 * not serve the group (manager.dra_absent), and not waited for at start.
+	 */
+	KIND_RESOURCESLICES,
+	KIND_RESOURCECLAIMS,
+	KIND_DEVICECLASSES,
 	KIND_COUNT
 };
 
@@ -87,6 +97,11 @@ struct manager {
 	const struct kube_resource *podgroups;
 	struct kueue_watch *kueue;             /* Kueue's Workloads (kueue.h); started on demand */
 	struct topology_watch *topology;       /* ClusterTopology (topology_watch.h); on demand */
+	/*
+	 * The API server does not serve resource.k8s.io/v1 (found at start):
+	 * its kinds are not watched and their caches stay empty.
+	 */
+	bool dra_absent;
 	struct registry *registry;
 	struct manager_metrics metrics;
 	struct store *stores[KIND_COUNT];
@@ -141,13 +156,25 @@ void manager_stop(struct manager *m);
  */
 int manager_discover_podgroups(struct kube_http *h, const struct kube_resource **out);
 
+/*
+ * Whether the API server serves the kinds of Dynamic Resource Allocation
+ * (resource.k8s.io/v1 with resourceslices): false for a 404 or a discovery
+ * document without them. On any other failure, true with a warning: the
+ * watches then say for themselves whether they can list.
+ */
+bool manager_discover_dra(struct kube_http *h);
+
 /* Whether a discovery document (an APIResourceList) lists plural. */
 bool manager_discovery_serves(const json_t *doc, const char *plural);
 
 /* Free everything manager_init made. */
 void manager_release(struct manager *m);
 
-/* Whether every reflector has synced (for /readyz). Thread-safe. */
+/*
+ * Whether every reflector has synced (for /readyz), those of the DRA kinds
+ * aside: a cluster that refuses them (RBAC) still runs jobs without DRA.
+ * Thread-safe.
+ */
 bool manager_synced(void *m);
 
 /* Queue helpers for handlers and reconcilers. */
