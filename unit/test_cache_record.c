@@ -273,7 +273,7 @@ static json_t *nvidia_slice(int n)
 	json_t *devs = json_array();
 
 	for (int i = 0; i < n; i++) {
-		char name[16], uuid[48], bus[16];
+		char name[16], uuid[64], bus[32];
 
 		snprintf(name, sizeof(name), "gpu-%d", i);
 		snprintf(uuid, sizeof(uuid), "GPU-%08d-aaaa-bbbb-cccc-ddddeeeeffff", i);
@@ -493,7 +493,7 @@ static bool selects(const unsigned char *class_rec, size_t class_len, const char
 	cr_assert_eq(cache_slice_read(srec, (size_t)len, &s), 0);
 	cache_slice_device(&s, 0, &d);
 	cr_assert_eq(cache_class_read(class_rec, class_len, &c), 0);
-	yes = cache_class_selects(&c, &s, &d);
+	yes = cache_class_selects(&c, &s, NULL, &d);
 	json_decref(slice);
 	return yes;
 }

@@ -122,7 +122,7 @@ static void add_plugin_node(const char *name)
 /* A device as NVIDIA's kubelet plugin publishes it (cmd/gpu-kubelet-plugin/deviceinfo.go). */
 static json_t *device(int minor, const char *type, const char *product)
 {
-	char name[16], uuid[48];
+	char name[32], uuid[64];
 
 	snprintf(name, sizeof(name), "%s-%d", type, minor);
 	snprintf(uuid, sizeof(uuid), "GPU-%08d-1111-2222-3333-444455556666", minor);
@@ -504,4 +504,61 @@ Test(gang_dra, a_pod_asking_for_a_class_by_name_is_counted_once_through_its_clai
 	cr_assert_eq(decide("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
 	add_job("b", 1, "H100:1", NULL, 1);
 	cr_assert_eq(decide("b", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_WAIT);
+}
+
+/*
+ * A node of many partitions publishes more devices than a cache record
+ * holds: its slice is read from the cached object instead, and counted
+ * the same.
+ */
+Test(gang_dra, a_slice_too_large_for_a_record_is_counted_all_the_same)
+{
+	static const char *const held[] = { "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5",
+					    "gpu-6", "gpu-7", "gpu-8", "gpu-9", NULL };
+	unsigned char rec[STORE_RECORD_MAX];
+	json_t *slice = slice_json("dra-0-big", "dra-0", "dra-0", 1, 64, "gpu", H100);
+	char msg[512], nodes[128];
+
+	cr_assert_eq(cache_record_slice(slice, rec, sizeof(rec), NULL), 0, "the record fits");
+	add_class(GPU_CLASS, GPU_SELECTOR);
+	add_dra_node("dra-0", NULL);
+	upsert(KIND_RESOURCESLICES, slice);
+	upsert(KIND_RESOURCECLAIMS, claim_json("tenant", "c", "dra-0", held, false));
+	add_job("a", 1, "H100:55", NULL, 0);
+	cr_assert_eq(decide("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_WAIT);
+	cr_assert(strstr(msg, "needs 1 node with 55 devices of DeviceClass gpu.nvidia.com"), "%s",
+		  msg);
+	add_job("b", 1, "H100:54", NULL, 1);
+	cr_assert_eq(decide("b", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "dra-0");
+}
+
+/* A DeviceClass of more equalities than a record holds is read from the cached object. */
+Test(gang_dra, a_class_too_large_for_a_record_is_read_all_the_same)
+{
+	unsigned char rec[STORE_RECORD_MAX];
+	json_t *selectors = json_array(), *cls;
+	char expr[4096], msg[512], nodes[128];
+
+	/* 8 selectors of 70 equalities, each naming an attribute of its own. */
+	for (int sel = 0; sel < 8; sel++) {
+		size_t used = (size_t)snprintf(expr, sizeof(expr), "device.driver == 'gpu.nvidia.com'");
+
+		for (int t = 0; t < 70; t++)
+			used += (size_t)snprintf(expr + used, sizeof(expr) - used,
+						 " && device.attributes['gpu.nvidia.com'].a%d_%d == ''",
+						 sel, t);
+		cr_assert_lt(used, sizeof(expr));
+		json_array_append_new(selectors, json_pack("{s:{s:s}}", "cel", "expression", expr));
+	}
+	cls = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "name", GPU_CLASS, "spec", "selectors",
+			selectors);
+	cr_assert_eq(cache_record_class(cls, rec, sizeof(rec), NULL), 0, "the record fits");
+	upsert(KIND_DEVICECLASSES, cls);
+	add_dra_node("dra-0", NULL);
+	add_slice("dra-0", 8, "gpu");
+	add_job("a", 1, "H100:8", NULL, 0);
+	/* Read: its devices lack those attributes, so none is of it. */
+	cr_assert_eq(decide("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_WAIT);
+	cr_assert_str_eq(msg, "no node has devices of DeviceClass gpu.nvidia.com");
 }

@@ -44,6 +44,7 @@ enum dra_state {
 	DRA_NO_CLASS,    /* no DeviceClass of the name: none of its devices */
 	DRA_NOT_SERVED,  /* the API server does not serve resource.k8s.io/v1 */
 	DRA_NOT_SYNCED,  /* the caches of slices, claims or classes have not listed yet */
+	DRA_TOO_MANY,    /* past the most classes one decision counts (64) */
 };
 
 /* The DeviceClasses of one decision and what is counted of them. */

@@ -23,18 +23,25 @@
 
 #define DEVICE_TAINTED 0x01
 
+/*
+ * A slice: its devices' string attributes as a table, a column per name
+ * any of them has (a driver gives its devices the same few), a row per
+ * device, NO_STRING where a device lacks one. A name is looked up once
+ * per slice (cache_slice_key), then each device's value is one read.
+ */
 struct slice_hdr {
 	int64_t generation;
-	uint32_t n_devices, n_attrs, strings_len;
+	uint32_t n_devices, n_keys, strings_len;
 	uint32_t driver, pool, node;
 	uint8_t magic;
 };
 
 struct device_ent {
-	uint32_t name, node, first_attr;
-	uint16_t n_attrs;
-	uint8_t flags;
+	uint32_t name, node, flags;
 };
+
+/* The most attribute names a slice's record keeps; the API allows 32 a device. */
+#define SLICE_KEYS_MAX 256
 
 struct pair_ent {
 	uint32_t key, value;
@@ -88,6 +95,8 @@ static uint32_t strtab_add(struct strtab *t, const char *s)
 	if (!s)
 		return NO_STRING;
 	h = hash_fnv1a(s);
+	/* Mixed down: FNV's low bits, the slot, see only the low bits of each byte. */
+	h ^= h >> 29;
 	for (size_t k = 0; k < STRTAB_SLOTS; k++) {
 		size_t i = (size_t)(h + k) & (STRTAB_SLOTS - 1);
 
@@ -278,59 +287,73 @@ fail:
 	return NULL;
 }
 
+/* The distinct names of the devices' string attributes, in order met, at most max. */
+static size_t slice_keys(const json_t *devices, const char **keys, size_t max)
+{
+	const json_t *dev, *value;
+	const char *key;
+	size_t i, n = 0;
+
+	json_array_foreach(devices, i, dev)
+		json_object_foreach((json_t *)json_object_get(dev, "attributes"), key, value) {
+			size_t k = 0;
+
+			if (!string_attr(value))
+				continue;
+			while (k < n && strcmp(keys[k], key))
+				k++;
+			if (k == n && n < max)
+				keys[n++] = key;
+		}
+	return n;
+}
+
 int cache_record_slice(const json_t *slice, void *rec, size_t size, void *arg)
 {
-	const json_t *spec = json_object_get(slice, "spec"), *devices, *dev, *value;
+	const json_t *spec = json_object_get(slice, "spec"), *devices, *dev;
 	const json_t *pool = json_object_get(spec, "pool");
 	struct slice_hdr h = { .magic = SLICE_MAGIC };
+	const char *keys[SLICE_KEYS_MAX];
 	unsigned char *out = rec;
-	size_t i, used, a = 0;
-	const char *key;
+	size_t i, used, at_devices, at_values;
 	struct strtab t;
 
 	(void)arg;
 	devices = json_object_get(spec, "devices");
-	json_array_foreach(devices, i, dev) {
-		size_t n = 0;
-
-		json_object_foreach((json_t *)json_object_get(dev, "attributes"), key, value)
-			n += string_attr(value) != NULL;
-		/* More than the API server lets a device have (32): not a slice it serves. */
-		if (n > UINT16_MAX)
-			return 0;
-		h.n_attrs += (uint32_t)n;
-	}
-	if (json_array_size(devices) > UINT16_MAX)
-		return 0;
 	h.n_devices = (uint32_t)json_array_size(devices);
+	h.n_keys = (uint32_t)slice_keys(devices, keys, SLICE_KEYS_MAX);
 	h.generation = json_integer_value(json_object_get(pool, "generation"));
-	used = sizeof(h) + h.n_devices * sizeof(struct device_ent) +
-	       (size_t)h.n_attrs * sizeof(struct pair_ent);
+	at_devices = sizeof(h) + h.n_keys * sizeof(uint32_t);
+	at_values = at_devices + h.n_devices * sizeof(struct device_ent);
+	used = at_values + (size_t)h.n_devices * h.n_keys * sizeof(uint32_t);
 	strtab_init(&t, rec, used, size);
+	if (t.overflow)
+		return 0;
 	h.driver = strtab_add(&t, str(spec, "driver") ? str(spec, "driver") : "");
 	h.pool = strtab_add(&t, str(pool, "name") ? str(pool, "name") : "");
 	h.node = strtab_add(&t, str(spec, "nodeName"));
+	for (size_t k = 0; k < h.n_keys; k++) {
+		uint32_t off = strtab_add(&t, keys[k]);
+
+		if (!t.overflow)
+			memcpy(out + sizeof(h) + k * sizeof(off), &off, sizeof(off));
+	}
 	json_array_foreach(devices, i, dev) {
-		struct device_ent d = { .first_attr = (uint32_t)a };
+		const json_t *attrs = json_object_get(dev, "attributes");
+		struct device_ent d;
 
 		d.name = strtab_add(&t, str(dev, "name") ? str(dev, "name") : "");
 		d.node = strtab_add(&t, str(dev, "nodeName"));
 		d.flags = taint_keeps_off(json_object_get(dev, "taints")) ? DEVICE_TAINTED : 0;
-		json_object_foreach((json_t *)json_object_get(dev, "attributes"), key, value) {
-			struct pair_ent p;
+		for (size_t k = 0; k < h.n_keys; k++) {
+			uint32_t off = strtab_add(&t, string_attr(json_object_get(attrs, keys[k])));
 
-			if (!string_attr(value))
-				continue;
-			p.key = strtab_add(&t, key);
-			p.value = strtab_add(&t, string_attr(value));
 			if (!t.overflow)
-				memcpy(out + sizeof(h) + h.n_devices * sizeof(d) + a * sizeof(p), &p,
-				       sizeof(p));
-			a++;
-			d.n_attrs++;
+				memcpy(out + at_values + (i * h.n_keys + k) * sizeof(off), &off,
+				       sizeof(off));
 		}
 		if (!t.overflow)
-			memcpy(out + sizeof(h) + i * sizeof(d), &d, sizeof(d));
+			memcpy(out + at_devices + i * sizeof(d), &d, sizeof(d));
 	}
 	if (t.overflow)
 		return 0;
@@ -457,16 +480,18 @@ int cache_slice_read(const void *rec, size_t len, struct cache_slice *out)
 	if (len < sizeof(h))
 		return CADRE_EINVAL;
 	memcpy(&h, rec, sizeof(h));
-	at = sizeof(h) + h.n_devices * sizeof(struct device_ent) +
-	     (size_t)h.n_attrs * sizeof(struct pair_ent);
+	at = sizeof(h) + (size_t)h.n_keys * sizeof(uint32_t) +
+	     (size_t)h.n_devices * sizeof(struct device_ent) +
+	     (size_t)h.n_devices * h.n_keys * sizeof(uint32_t);
 	if (h.magic != SLICE_MAGIC || !strings_ok(rec, len, at, h.strings_len))
 		return CADRE_EINVAL;
-	out->devices = (const unsigned char *)rec + sizeof(h);
-	out->attrs = out->devices + h.n_devices * sizeof(struct device_ent);
+	out->keys = (const unsigned char *)rec + sizeof(h);
+	out->devices = out->keys + (size_t)h.n_keys * sizeof(uint32_t);
+	out->values = out->devices + (size_t)h.n_devices * sizeof(struct device_ent);
 	out->strings = (const char *)rec + at;
 	out->strings_len = h.strings_len;
 	out->n_devices = h.n_devices;
-	out->n_attrs = h.n_attrs;
+	out->n_keys = h.n_keys;
 	out->generation = h.generation;
 	out->driver = str_at(out->strings, out->strings_len, h.driver);
 	out->pool = str_at(out->strings, out->strings_len, h.pool);
@@ -486,39 +511,61 @@ void cache_slice_device(const struct cache_slice *s, size_t k, struct cache_devi
 	out->name = name ? name : "";
 	out->node = d.node == NO_STRING ? s->node : str_at(s->strings, s->strings_len, d.node);
 	out->tainted = d.flags & DEVICE_TAINTED;
-	out->first_attr = d.first_attr;
-	out->n_attrs = d.first_attr <= s->n_attrs && d.n_attrs <= s->n_attrs - d.first_attr ?
-		       d.n_attrs : 0;
+	out->index = k;
 }
 
-/* Whether a device's attribute key names attribute ("NAME" or "DOMAIN/NAME"), for driver. */
-static bool key_names(const char *key, const char *driver, const char *attribute)
+/* The longest qualified name: a 63-byte domain, '/', a 32-byte name (resource/v1 types.go). */
+#define QUALIFIED_MAX 128
+
+long cache_slice_key(const struct cache_slice *s, const char *attribute)
 {
 	const char *slash = strchr(attribute, '/');
-	size_t dlen = strlen(driver);
+	size_t dlen = strlen(s->driver);
+	char other_buf[QUALIFIED_MAX];
+	const char *other = NULL;
+	long found = -1;
 
-	if (!strcmp(key, attribute))
-		return true;
-	if (!slash)
-		return !strncmp(key, driver, dlen) && key[dlen] == '/' &&
-		       !strcmp(key + dlen + 1, attribute);
-	return (size_t)(slash - attribute) == dlen && !strncmp(attribute, driver, dlen) &&
-	       !strcmp(key, slash + 1);
+	/* The other spelling in the driver's domain: "NAME" for "<driver>/NAME", and back. */
+	if (slash && (size_t)(slash - attribute) == dlen && !strncmp(attribute, s->driver, dlen))
+		other = slash + 1;
+	else if (!slash && dlen + strlen(attribute) + 2 <= sizeof(other_buf)) {
+		memcpy(other_buf, s->driver, dlen);
+		other_buf[dlen] = '/';
+		memcpy(other_buf + dlen + 1, attribute, strlen(attribute) + 1);
+		other = other_buf;
+	}
+	for (size_t k = 0; k < s->n_keys; k++) {
+		uint32_t off;
+		const char *key;
+
+		memcpy(&off, s->keys + k * sizeof(off), sizeof(off));
+		key = str_at(s->strings, s->strings_len, off);
+		if (!key)
+			continue;
+		/* As spelled first; the other spelling only when the first is not there. */
+		if (!strcmp(key, attribute))
+			return (long)k;
+		if (found < 0 && other && !strcmp(key, other))
+			found = (long)k;
+	}
+	return found;
+}
+
+const char *cache_device_value(const struct cache_slice *s, const struct cache_device *d,
+			       long key)
+{
+	uint32_t off;
+
+	if (key < 0 || (size_t)key >= s->n_keys || d->index >= s->n_devices)
+		return NULL;
+	memcpy(&off, s->values + (d->index * s->n_keys + (size_t)key) * sizeof(off), sizeof(off));
+	return str_at(s->strings, s->strings_len, off);
 }
 
 const char *cache_device_attribute(const struct cache_slice *s, const struct cache_device *d,
 				   const char *attribute)
 {
-	for (size_t j = 0; j < d->n_attrs; j++) {
-		struct pair_ent p;
-		const char *key;
-
-		memcpy(&p, s->attrs + (d->first_attr + j) * sizeof(p), sizeof(p));
-		key = str_at(s->strings, s->strings_len, p.key);
-		if (key && key_names(key, s->driver, attribute))
-			return str_at(s->strings, s->strings_len, p.value);
-	}
-	return NULL;
+	return cache_device_value(s, d, cache_slice_key(s, attribute));
 }
 
 int cache_claim_read(const void *rec, size_t len, struct cache_claim *out)
@@ -580,8 +627,18 @@ void cache_class_term(const struct cache_class *c, size_t k, const char **attrib
 	*value = str_at(c->strings, c->strings_len, p.value);
 }
 
+void cache_class_keys(const struct cache_class *c, const struct cache_slice *s, long *keys)
+{
+	for (size_t k = 0; k < c->n_terms; k++) {
+		const char *attribute, *value;
+
+		cache_class_term(c, k, &attribute, &value);
+		keys[k] = attribute ? cache_slice_key(s, attribute) : -1;
+	}
+}
+
 bool cache_class_selects(const struct cache_class *c, const struct cache_slice *s,
-			 const struct cache_device *d)
+			 const long *keys, const struct cache_device *d)
 {
 	for (size_t k = 0; k < c->n_terms; k++) {
 		const char *attribute, *value, *have;
@@ -589,7 +646,10 @@ bool cache_class_selects(const struct cache_class *c, const struct cache_slice *
 		cache_class_term(c, k, &attribute, &value);
 		if (!value)
 			return false;
-		have = attribute ? cache_device_attribute(s, d, attribute) : s->driver;
+		if (!attribute)
+			have = s->driver;
+		else
+			have = cache_device_value(s, d, keys ? keys[k] : cache_slice_key(s, attribute));
 		if (!have || strcmp(have, value))
 			return false;
 	}

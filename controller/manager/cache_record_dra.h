@@ -12,8 +12,9 @@
  *                  NoExecute taint keeps pods off it, and its attributes
  *                  of string value: the type attribute (--device-attribute)
  *                  and whatever a DeviceClass selector compares are among
- *                  them. Strings are kept once per record (a node's GPUs
- *                  share their product name, architecture and driver).
+ *                  them (of the first 256 names the devices use). Strings
+ *                  are kept once per record (a node's GPUs share their
+ *                  product name, architecture and driver).
  *   ResourceClaim  the devices its allocation holds (driver, pool, device
  *                  of each result; a result with adminAccess holds none);
  *                  an unallocated claim's record holds nothing.
@@ -55,10 +56,10 @@ struct cache_slice {
 	int64_t generation;
 	const char *node;       /* spec.nodeName; NULL when the slice is not one node's */
 	size_t n_devices;
-	/* Where the devices are, for cache_slice_device. */
-	const unsigned char *devices, *attrs;
+	/* Where the rest is, for the functions below. */
+	const unsigned char *keys, *devices, *values;
 	const char *strings;
-	size_t n_attrs, strings_len;
+	size_t n_keys, strings_len;
 };
 
 struct cache_device {
@@ -66,7 +67,7 @@ struct cache_device {
 	/* Its node: its own nodeName with perDeviceNodeSelection, else the slice's; NULL: none. */
 	const char *node;
 	bool tainted;           /* a NoSchedule or NoExecute taint: pods without a toleration stay off */
-	size_t first_attr, n_attrs;
+	size_t index;           /* in the slice */
 };
 
 /* Read a slice record. CADRE_EINVAL when rec is not one. */
@@ -76,11 +77,19 @@ int cache_slice_read(const void *rec, size_t len, struct cache_slice *out);
 void cache_slice_device(const struct cache_slice *s, size_t k, struct cache_device *out);
 
 /*
- * The string value of a device's attribute, named as --device-attribute
- * takes it and as dra_device_attribute (api/dra.h) finds it: "NAME" in the
- * driver's domain, or "DOMAIN/NAME", the two being one when DOMAIN is the
- * driver's. NULL when the device has no such attribute of string value.
+ * An attribute, named as --device-attribute takes it and as
+ * dra_device_attribute (api/dra.h) finds it ("NAME" in the driver's
+ * domain, or "DOMAIN/NAME", the two being one when DOMAIN is the
+ * driver's), looked up once in a slice: its key there, or -1 when no
+ * device of the slice has it as a string.
  */
+long cache_slice_key(const struct cache_slice *s, const char *attribute);
+
+/* A device's string value of key (cache_slice_key, in its slice); NULL when it has none. */
+const char *cache_device_value(const struct cache_slice *s, const struct cache_device *d,
+			       long key);
+
+/* Both at once, for one device. */
 const char *cache_device_attribute(const struct cache_slice *s, const struct cache_device *d,
 				   const char *attribute);
 
@@ -113,11 +122,18 @@ void cache_class_term(const struct cache_class *c, size_t k, const char **attrib
 		      const char **value);
 
 /*
+ * The key in slice s (cache_slice_key) of each of c's terms, into
+ * keys[0..c->n_terms): looked up once for all the slice's devices.
+ */
+void cache_class_keys(const struct cache_class *c, const struct cache_slice *s, long *keys);
+
+/*
  * Whether device d of slice s is of class c as far as cadre can tell:
  * every equality of c holds (dra_select.h says which conjuncts are read,
- * and that the rest are taken to hold).
+ * and that the rest are taken to hold). keys: from cache_class_keys for s,
+ * or NULL to look them up for this call.
  */
 bool cache_class_selects(const struct cache_class *c, const struct cache_slice *s,
-			 const struct cache_device *d);
+			 const long *keys, const struct cache_device *d);
 
 #endif
