@@ -125,10 +125,15 @@ static const char *str(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* A device's attribute of string value: {"string": "..."}. */
+/*
+ * A device's attribute of string value: {"string": "..."} as the API
+ * server has it, or the string itself as cache_trim_slice keeps it (a
+ * slice's attributes are most of its bytes, and a cache holds one a node).
+ */
 static const char *string_attr(const json_t *value)
 {
-	return json_string_value(json_object_get(value, "string"));
+	return json_is_string(value) ? json_string_value(value) :
+	       json_string_value(json_object_get(value, "string"));
 }
 
 static bool taint_keeps_off(const json_t *taints)
@@ -176,8 +181,8 @@ static json_t *trim_device(const json_t *dev)
 	if (share(out, "name", dev) || share(out, "nodeName", dev))
 		goto fail;
 	json_object_foreach((json_t *)json_object_get(dev, "attributes"), key, value)
-		if (string_attr(value) && json_object_set_new(attrs, key, json_pack(
-			"{s:O}", "string", json_object_get(value, "string"))))
+		if (string_attr(value) &&
+		    json_object_set_new(attrs, key, json_string(string_attr(value))))
 			goto fail;
 	if (json_object_size(attrs) && json_object_set(out, "attributes", attrs))
 		goto fail;

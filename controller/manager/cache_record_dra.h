@@ -35,7 +35,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The trims (store_trim_fn; arg unused): new references, NULL when out of memory. */
+/*
+ * The trims (store_trim_fn; arg unused): new references, NULL when out of
+ * memory. A trimmed slice keeps its devices' string attributes as plain
+ * strings ({"type": "gpu"}, not {"type": {"string": "gpu"}}); the record
+ * functions read either form alike.
+ */
 json_t *cache_trim_slice(const json_t *slice, void *arg);
 json_t *cache_trim_claim(const json_t *claim, void *arg);
 json_t *cache_trim_class(const json_t *cls, void *arg);
