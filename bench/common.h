@@ -23,7 +23,8 @@ double bench_now_ms(void);
 /*
  * A store for the cache of kind: pods (own, with the job and node
  * indexes), other pods, TrainingJobs (records and the preemption index),
- * Partitions, and Nodes for any other kind. Dies when out of memory.
+ * Partitions, ResourceSlices, ResourceClaims, DeviceClasses, and Nodes for
+ * any other kind. Dies when out of memory.
  */
 struct store *bench_cache_new(enum manager_kind kind);
 
@@ -42,6 +43,14 @@ struct bench_verdict {
  * ms; what the last one said into last.
  */
 double bench_decide(struct manager *m, json_t *obj, int runs, struct bench_verdict *last);
+
+/*
+ * The same, each run's time into ms[0..runs). The job is given
+ * m->opts->device_class_name, as the reconciler's partitions_apply would
+ * give it.
+ */
+void bench_decide_runs(struct manager *m, json_t *obj, int runs, double *ms,
+		       struct bench_verdict *last);
 
 /* Another tenant's pod holding every GPU of node gpu-node-<i>. */
 json_t *bench_tenant_pod(long i);
