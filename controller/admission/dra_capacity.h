@@ -3,25 +3,34 @@
  * Allocation (resource.k8s.io/v1) as built-in admission counts them
  * (docs/design.md 3.1).
  *
- * A job whose accelerators come from DeviceClass C (tj_resources.
+ * A job whose accelerators come from DeviceClass C (its resources'
  * device_class) asks each node for CAP_DEVICE_CLASS_PREFIX "C", the name
  * KEP-5004 gives a class's devices as an extended resource. For one
  * decision, each node is given that resource: as allocatable, the devices
- * of the ResourceSlices whose spec.nodeName is the node (of each pool, only
- * the slices of its highest generation) that are of class C; as used, those
- * of them that a ResourceClaim's allocation holds. A device is of C when it
+ * of the ResourceSlices whose spec.nodeName is the node (or, with
+ * perDeviceNodeSelection, whose device's is; of each pool, only the slices
+ * of its highest generation) that are of class C; as used, those of them
+ * that a ResourceClaim's allocation holds. A device is of C when it
  * satisfies the equalities of C's selectors that cadre reads
- * (dra_select.h); a device tainted NoSchedule or NoExecute is nobody's. A
- * node with such devices and without the accelerator label is given the
- * label, valued as its first device's type attribute (--device-attribute),
- * so that a job's type is matched as on a device plugin's node.
+ * (dra_select.h; kube-scheduler, which allocates, has the last word); a
+ * device tainted NoSchedule or NoExecute is nobody's. A node with such
+ * devices and without the accelerator label is given the label, valued as
+ * its first device's type attribute (--device-attribute), so that a job's
+ * type is matched as on a device plugin's node.
  *
  * cadre's pods ask for no such resource: the devices their claims hold are
  * counted from the claims once kube-scheduler has allocated them, and until
  * then an admitted gang's ranks without a node hold room where admission
- * placed them (gang.c reserve_admitted). Another tenant's pod that asks for
- * the resource by name has its devices counted from its claim too, and not
+ * placed them (gang.c reserve_admitted). Pods and claims come through
+ * watches of their own: a rank seen bound before its claim is seen
+ * allocated holds nothing for that moment, and a decision then may take
+ * its devices for free; kube-scheduler keeps that other gang's pod pending,
+ * and its gang timeout requeues it. Another tenant's pod that asks for the
+ * resource by name has its devices counted from its claim too, and not
  * from its request (gang_charge).
+ *
+ * Preemption frees no device here: a victim's pods are set aside, its
+ * claims still count (docs/design.md 3.1).
  *
  * One decision at a time (the admission lock); strings and arrays live in
  * the decision's scratch area.

@@ -33,9 +33,9 @@ struct kind_spec {
 	bool namespaced_by_flag;   /* honour --namespace */
 	store_record_fn record;    /* what admission walks (cache_record.h) */
 	/*
-	 * Not waited for at start nor for readiness: a kind the cluster may
-	 * refuse to list (RBAC) without cadre being of no use; its reader asks
-	 * whether it has listed (dra_capacity.c).
+	 * Not waited for at start nor for readiness: the cluster may refuse to
+	 * list the kind (RBAC), and jobs that do not need it must run all the
+	 * same; its reader asks whether it has listed (dra_capacity.c).
 	 */
 	bool optional;
 };
