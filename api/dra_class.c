@@ -1,11 +1,10 @@
 /*
  * dra_class.c - a DeviceClass's selectors, read as far as dra_class.h says:
- * a scan that splits a CEL expression at its top-level "&&" (quotes,
- * parentheses and brackets kept whole), then a small recursive descent over
- * each conjunct that accepts "operand == operand" and nothing more.
+ * the equalities dra_select_terms finds, kept as terms.
  */
 #include "api/dra_class.h"
 
+#include "api/dra_select.h"
 #include "base/err.h"
 
 #include <errno.h>
@@ -18,312 +17,43 @@ static const char *str(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* ---- reading CEL ---- */
-
-struct cursor {
-	const char *p, *end;
-};
-
-static void skip_space(struct cursor *c)
+/* One equality dra_select_terms read, as a term of c. */
+static int add_term(void *ctx, const char *attribute, const char *value, enum dra_literal kind)
 {
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-		c->p++;
-}
+	struct dra_class *c = ctx;
+	struct dra_class_term *t, *more;
+	const char *slash = attribute ? strchr(attribute, '/') : NULL;
 
-static bool ident_char(char ch, bool first)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
-	       (!first && ch >= '0' && ch <= '9');
-}
-
-/*
- * A quoted string at c (after the quote is checked by the caller): its
- * text, unescaped, as a new string; NULL for an escape other than \\ \' \"
- * (the only ones a class's names need), a triple quote, or no end.
- */
-static char *read_string(struct cursor *c)
-{
-	char quote = *c->p, *out, *w;
-	const char *q;
-
-	if (c->end - c->p >= 3 && c->p[1] == quote && c->p[2] == quote)
-		return NULL;
-	for (q = c->p + 1; q < c->end && *q != quote; q++)
-		if (*q == '\\' && ++q == c->end)
-			return NULL;
-	if (q == c->end || !(out = malloc((size_t)(q - c->p))))
-		return NULL;
-	w = out;
-	for (const char *r = c->p + 1; r < q; r++) {
-		if (*r == '\\') {
-			r++;
-			if (*r != '\\' && *r != '\'' && *r != '"') {
-				free(out);
-				return NULL;
-			}
-		}
-		*w++ = *r;
-	}
-	*w = '\0';
-	c->p = q + 1;
-	return out;
-}
-
-/* An identifier at c into out (size bytes); false when there is none or it does not fit. */
-static bool read_ident(struct cursor *c, char *out, size_t size)
-{
-	size_t n = 0;
-
-	if (c->p == c->end || !ident_char(*c->p, true))
-		return false;
-	while (c->p < c->end && ident_char(*c->p, false)) {
-		if (n + 1 == size)
-			return false;
-		out[n++] = *c->p++;
-	}
-	out[n] = '\0';
-	return true;
-}
-
-static bool eat(struct cursor *c, char ch)
-{
-	skip_space(c);
-	if (c->p == c->end || *c->p != ch)
-		return false;
-	c->p++;
-	skip_space(c);
-	return true;
-}
-
-/* One side of "==": a literal (value set), or what of the device it reads (term set). */
-struct operand {
-	json_t *value;
-	bool is_ref;
-	char *domain, *name;  /* a reference: domain NULL for device.driver */
-};
-
-static void operand_release(struct operand *o)
-{
-	json_decref(o->value);
-	free(o->domain);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-}
-
-/* An integer literal: decimal, no suffix (CEL's u for unsigned is not read). */
-static bool read_int(struct cursor *c, json_t **value)
-{
-	char text[32], *end;
-	size_t n = 0;
-	long long v;
-
-	if (c->p < c->end && *c->p == '-')
-		text[n++] = *c->p++;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && n + 1 < sizeof(text))
-		text[n++] = *c->p++;
-	text[n] = '\0';
-	if (c->p < c->end && (ident_char(*c->p, false) || *c->p == '.'))
-		return false;
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (errno || end == text || *end)
-		return false;
-	return (*value = json_integer(v)) != NULL;
-}
-
-/* device.driver, device.attributes['D'].NAME, device.attributes['D']['NAME']. */
-static bool read_device_ref(struct cursor *c, struct operand *o)
-{
-	char word[64];
-
-	if (!eat(c, '.') || !read_ident(c, word, sizeof(word)))
-		return false;
-	if (!strcmp(word, "driver")) {
-		o->is_ref = true;
-		return true;
-	}
-	if (strcmp(word, "attributes") || !eat(c, '[') || c->p == c->end ||
-	    (*c->p != '\'' && *c->p != '"') || !(o->domain = read_string(c)) || !eat(c, ']'))
-		return false;
-	if (c->p < c->end && *c->p == '.') {
-		c->p++;
-		skip_space(c);
-		if (!read_ident(c, word, sizeof(word)) || !(o->name = strdup(word)))
-			return false;
-	} else if (!eat(c, '[') || c->p == c->end || (*c->p != '\'' && *c->p != '"') ||
-		   !(o->name = read_string(c)) || !eat(c, ']')) {
-		return false;
-	}
-	o->is_ref = true;
-	return true;
-}
-
-static bool read_operand(struct cursor *c, struct operand *o)
-{
-	char word[64];
-
-	skip_space(c);
-	if (c->p == c->end)
-		return false;
-	if (*c->p == '\'' || *c->p == '"') {
-		char *s = read_string(c);
-
-		o->value = s ? json_string(s) : NULL;
-		free(s);
-		return o->value != NULL;
-	}
-	if (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))
-		return read_int(c, &o->value);
-	if (!read_ident(c, word, sizeof(word)))
-		return false;
-	if (!strcmp(word, "true") || !strcmp(word, "false"))
-		return (o->value = json_boolean(word[0] == 't')) != NULL;
-	return !strcmp(word, "device") && read_device_ref(c, o);
-}
-
-/*
- * conjunct [p, end) as a term of c: 0 when it is one (added) or is not
- * understood (skipped), CADRE_ENOMEM.
- */
-static int add_equality(struct dra_class *c, const char *p, const char *end)
-{
-	struct cursor cur = { p, end };
-	struct operand a = { 0 }, b = { 0 };
-	struct dra_class_term *terms, *t;
-	int e = 0;
-
-	if (!read_operand(&cur, &a))
-		goto out;
-	skip_space(&cur);
-	if (cur.end - cur.p < 2 || cur.p[0] != '=' || cur.p[1] != '=')
-		goto out;
-	cur.p += 2;
-	if (!read_operand(&cur, &b))
-		goto out;
-	skip_space(&cur);
-	if (cur.p != cur.end || a.is_ref == b.is_ref)
-		goto out;
-	if (!(terms = realloc(c->terms, (c->n_terms + 1) * sizeof(*terms)))) {
-		e = CADRE_ENOMEM;
-		goto out;
-	}
-	c->terms = terms;
-	t = &terms[c->n_terms++];
-	{
-		struct operand *ref = a.is_ref ? &a : &b, *lit = a.is_ref ? &b : &a;
-
-		t->domain = ref->domain;
-		t->name = ref->name;
-		t->value = lit->value;
-		ref->domain = ref->name = NULL;
-		lit->value = NULL;
-	}
-out:
-	operand_release(&a);
-	operand_release(&b);
-	return e;
-}
-
-static const char *trim_left(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-static const char *trim_right(const char *p, const char *end)
-{
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' ||
-			   end[-1] == '\r'))
-		end--;
-	return end;
-}
-
-/*
- * Where the quote at p ends (the byte after it), or end. Escapes are
- * skipped; a triple quote reads as an empty string and a quote, which is
- * whole enough for finding "&&".
- */
-static const char *past_quote(const char *p, const char *end)
-{
-	char quote = *p++;
-
-	while (p < end && *p != quote)
-		p += *p == '\\' && p + 1 < end ? 2 : 1;
-	return p < end ? p + 1 : end;
-}
-
-/* Whether the parenthesis at p closes at end[-1], so that it wraps [p, end) whole. */
-static bool closes_at(const char *p, const char *end)
-{
-	int depth = 0;
-
-	for (const char *q = p; q < end; q++) {
-		if (*q == '\'' || *q == '"') {
-			q = past_quote(q, end) - 1;
-			continue;
-		}
-		depth += (*q == '(') - (*q == ')');
-		if (!depth)
-			return q == end - 1;
-	}
-	return false;
-}
-
-/* One conjunct [p, end): a parenthesised conjunction is looked into, else an equality. */
-static int add_expression(struct dra_class *c, const char *p, const char *end, int depth_left);
-
-static int add_conjunct(struct dra_class *c, const char *p, const char *end, int depth_left)
-{
-	p = trim_left(p, end);
-	end = trim_right(p, end);
-	if (end - p >= 2 && *p == '(' && closes_at(p, end))
-		return add_expression(c, p + 1, end - 1, depth_left - 1);
-	return add_equality(c, p, end);
-}
-
-/*
- * The terms of the expression [p, end): its top-level conjuncts. depth_left
- * bounds the nesting looked into, so no input recurses without end.
- */
-static int add_expression(struct dra_class *c, const char *p, const char *end, int depth_left)
-{
-	const char *start, *q;
-	int depth = 0, e = 0;
-
-	p = trim_left(p, end);
-	end = trim_right(p, end);
-	if (depth_left <= 0 || p == end)
+	if (attribute && !slash)
 		return 0;
-	/* Not a conjunction at the top: "a || b", "a ? b : c". Nothing of it is understood. */
-	for (q = p; q < end; q++) {
-		if (*q == '\'' || *q == '"') {
-			q = past_quote(q, end) - 1;
-			continue;
-		}
-		depth += (*q == '(' || *q == '[') - (*q == ')' || *q == ']');
-		if (!depth && (*q == '?' || (*q == '|' && q + 1 < end && q[1] == '|')))
-			return 0;
+	more = realloc(c->terms, (c->n_terms + 1) * sizeof(*more));
+	if (!more)
+		return CADRE_ENOMEM;
+	c->terms = more;
+	t = &c->terms[c->n_terms];
+	memset(t, 0, sizeof(*t));
+	if (kind == DRA_LITERAL_INT)
+		t->value = json_integer(strtoll(value, NULL, 10));
+	else if (kind == DRA_LITERAL_BOOL)
+		t->value = json_boolean(!strcmp(value, "true"));
+	else
+		t->value = json_string(value);
+	if (slash && (!(t->domain = strndup(attribute, (size_t)(slash - attribute))) ||
+		      !(t->name = strdup(slash + 1)))) {
+		free(t->domain);
+		json_decref(t->value);
+		return CADRE_ENOMEM;
 	}
-	depth = 0;
-	for (start = q = p; !e && q < end; q++) {
-		if (*q == '\'' || *q == '"') {
-			q = past_quote(q, end) - 1;
-			continue;
-		}
-		depth += (*q == '(' || *q == '[') - (*q == ')' || *q == ']');
-		if (depth || *q != '&' || q + 1 == end || q[1] != '&')
-			continue;
-		e = add_conjunct(c, start, q, depth_left);
-		start = ++q + 1;
+	if (!t->value) {
+		free(t->domain);
+		free(t->name);
+		return CADRE_ENOMEM;
 	}
-	return e ? e : add_conjunct(c, start, end, depth_left);
+	c->n_terms++;
+	return 0;
 }
 
 /* ---- the class ---- */
-
-/* How deep parentheses are looked into: NVIDIA's classes have none. */
-#define NESTING_MAX 16
 
 int dra_class_parse(const json_t *obj, struct dra_class *out)
 {
@@ -341,7 +71,7 @@ int dra_class_parse(const json_t *obj, struct dra_class *out)
 	json_array_foreach(json_object_get(spec, "selectors"), i, sel) {
 		const char *expr = str(json_object_get(sel, "cel"), "expression");
 
-		if (expr && (e = add_expression(out, expr, expr + strlen(expr), NESTING_MAX)))
+		if (expr && (e = dra_select_terms(expr, add_term, out)))
 			return e;
 	}
 	return 0;

@@ -1,6 +1,6 @@
 /*
  * The equalities of a DeviceClass's CEL selector that admission reads
- * (controller/admission/dra_select.h), and the ones it leaves to
+ * (api/dra_select.h), and the ones it leaves to
  * kube-scheduler.
  */
 #include <criterion/criterion.h>
@@ -8,15 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "controller/admission/dra_select.h"
+#include "api/dra_select.h"
 
-static int collect(void *ctx, const char *attribute, const char *value)
+static int collect(void *ctx, const char *attribute, const char *value, enum dra_literal kind)
 {
 	char *out = ctx;
 	size_t used = strlen(out);
 
-	snprintf(out + used, 512 - used, "%s%s=%s", used ? ";" : "",
-		 attribute ? attribute : "driver", value);
+	snprintf(out + used, 512 - used, "%s%s=%s%s", used ? ";" : "",
+		 attribute ? attribute : "driver",
+		 kind == DRA_LITERAL_INT ? "int:" : kind == DRA_LITERAL_BOOL ? "bool:" : "", value);
 	return 0;
 }
 
@@ -62,15 +63,26 @@ Test(dra_select, parenthesised_conjunctions_are_looked_into)
 			 "driver=d;d/a=x;d/b=y");
 }
 
+Test(dra_select, integers_and_booleans_are_read_as_such)
+{
+	cr_assert_str_eq(terms("device.attributes['d'].count == 2"), "d/count=int:2");
+	cr_assert_str_eq(terms("-4 == device.attributes['d'].offset"), "d/offset=int:-4");
+	cr_assert_str_eq(terms("device.attributes['d'].on == true && device.driver == 'd'"),
+			 "d/on=bool:true;driver=d");
+	cr_assert_str_eq(terms("device.attributes['d'].on == 'true'"), "d/on=true",
+			 "quoted, it is a string");
+}
+
 Test(dra_select, conjuncts_it_cannot_read_are_left_out)
 {
 	cr_assert_str_eq(terms("device.driver == 'd' && "
 			       "device.capacity['d'].memory.compareTo(quantity('40Gi')) >= 0"),
 			 "driver=d");
 	cr_assert_str_eq(terms("device.driver != 'd'"), "");
-	cr_assert_str_eq(terms("device.attributes['d'].count == 2"), "");
-	cr_assert_str_eq(terms("device.attributes['d'].on == true && device.driver == 'd'"),
-			 "driver=d");
+	cr_assert_str_eq(terms("device.driver == 3"), "", "a driver's name is a string");
+	cr_assert_str_eq(terms("device.attributes['d'].count == 2.5"), "");
+	cr_assert_str_eq(terms("device.attributes['d'].count == 1234567890123456789"), "",
+			 "past what every reader holds exactly");
 	cr_assert_str_eq(terms("!(device.driver == 'd')"), "");
 	cr_assert_str_eq(terms("device.attributes['d'].model.startsWith('a1') && "
 			       "device.driver == 'd'"),
@@ -119,8 +131,9 @@ Test(dra_select, every_prefix_of_a_selector_is_read_safely)
 	cr_assert_str_eq(terms(expr), "driver=gpu.nvidia.com;gpu.nvidia.com/type=gpu");
 }
 
-static int stop(void *ctx, const char *attribute, const char *value)
+static int stop(void *ctx, const char *attribute, const char *value, enum dra_literal kind)
 {
+	(void)kind;
 	(void)attribute;
 	(void)value;
 	++*(int *)ctx;

@@ -14,7 +14,7 @@
 
 #include "base/err.h"
 #include "base/hash.h"
-#include "controller/admission/dra_select.h"
+#include "api/dra_select.h"
 
 #define SLICE_MAGIC 0x53
 #define CLAIM_MAGIC 0x43
@@ -406,11 +406,14 @@ struct terms {
 	uint32_t n;
 };
 
-static int add_term(void *ctx, const char *attribute, const char *value)
+static int add_term(void *ctx, const char *attribute, const char *value, enum dra_literal kind)
 {
 	struct terms *ts = ctx;
 	struct pair_ent p;
 
+	/* Slices are kept with their string attributes only: other equalities are taken to hold. */
+	if (kind != DRA_LITERAL_STRING)
+		return 0;
 	if (ts->t) {
 		p.key = strtab_add(ts->t, attribute);
 		p.value = strtab_add(ts->t, value);

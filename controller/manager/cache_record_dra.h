@@ -19,7 +19,7 @@
  *                  of each result; a result with adminAccess holds none);
  *                  an unallocated claim's record holds nothing.
  *   DeviceClass    the equalities of its selectors cadre reads
- *                  (controller/admission/dra_select.h).
+ *                  (api/dra_select.h).
  *
  * A record too large for STORE_RECORD_MAX is not made (the record function
  * returns 0); the reader makes it from the cached object instead, into a

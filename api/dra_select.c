@@ -4,7 +4,7 @@
  * the top level of the expression (quotes and brackets skipped) and read
  * two fixed shapes of path; everything else is left to kube-scheduler.
  */
-#include "controller/admission/dra_select.h"
+#include "api/dra_select.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -116,6 +116,27 @@ static bool wrapped(struct span s)
 	return depth == 0;
 }
 
+/* s is exactly an integer (an optional '-', then digits) or true or false: into out. */
+static bool plain_literal(struct span s, char *out, enum dra_literal *kind)
+{
+	size_t i = s.n && s.p[0] == '-';
+
+	if ((s.n == 4 && !memcmp(s.p, "true", 4)) || (s.n == 5 && !memcmp(s.p, "false", 5))) {
+		*kind = DRA_LITERAL_BOOL;
+	} else {
+		/* At most 18 digits: every such integer is an int64 CEL and jansson agree on. */
+		if (i == s.n || s.n - i > 18)
+			return false;
+		for (; i < s.n; i++)
+			if (s.p[i] < '0' || s.p[i] > '9')
+				return false;
+		*kind = DRA_LITERAL_INT;
+	}
+	memcpy(out, s.p, s.n);
+	out[s.n] = '\0';
+	return true;
+}
+
 /* s is exactly one string literal, '...' or "...": its value into out. */
 static bool literal(struct span s, char *out)
 {
@@ -145,6 +166,13 @@ static bool literal(struct span s, char *out)
 	}
 	out[o] = '\0';
 	return true;
+}
+
+/* s is one literal of any kind. */
+static bool value_of(struct span s, char *out, enum dra_literal *kind)
+{
+	*kind = DRA_LITERAL_STRING;
+	return literal(s, out) || plain_literal(s, out, kind);
 }
 
 struct cursor {
@@ -269,6 +297,7 @@ static void conjunct(struct walk *w, struct span s, int level)
 {
 	struct equality e = { 0, 0 };
 	struct span left, right;
+	enum dra_literal kind;
 	const char *attribute;
 
 	s = trim(s);
@@ -281,10 +310,13 @@ static void conjunct(struct walk *w, struct span s, int level)
 		return;
 	left = trim((struct span){ s.p, e.at });
 	right = trim((struct span){ s.p + e.at + 2, s.n - e.at - 2 });
-	if (!(literal(left, w->value) && path(w, right, &attribute)) &&
-	    !(literal(right, w->value) && path(w, left, &attribute)))
+	if (!(value_of(left, w->value, &kind) && path(w, right, &attribute)) &&
+	    !(value_of(right, w->value, &kind) && path(w, left, &attribute)))
 		return;
-	w->ret = w->fn(w->ctx, attribute, w->value);
+	/* A driver's name is a string: device.driver == 3 is not read. */
+	if (!attribute && kind != DRA_LITERAL_STRING)
+		return;
+	w->ret = w->fn(w->ctx, attribute, w->value, kind);
 }
 
 /* A top-level "||" or "?" makes the expression no conjunction. */
