@@ -164,6 +164,9 @@ static void pass(struct ctl *c, struct fakeapi *api)
 	sync_kind(c, api, KIND_SERVICES, "services");
 	sync_kind(c, api, KIND_CONFIGMAPS, "configmaps");
 	sync_kind(c, api, KIND_PARTITIONS, "partitions");
+	sync_kind(c, api, KIND_RESOURCESLICES, "resourceslices");
+	sync_kind(c, api, KIND_RESOURCECLAIMS, "resourceclaims");
+	sync_kind(c, api, KIND_DEVICECLASSES, "deviceclasses");
 	jobs = fakeapi_list(api, "trainingjobs");
 	json_array_foreach(jobs, i, job) {
 		const json_t *meta = json_object_get(job, "metadata");
@@ -242,10 +245,27 @@ static int num(const char *s)
 }
 
 /* GPUs a node still has for admitted ranks: allocatable less the bound pods. */
-static long node_gpus(const json_t *node)
+/* A node's GPUs: a device plugin's in allocatable, else the devices its ResourceSlices publish. */
+static long node_gpus(const json_t *node, const json_t *slices)
 {
-	return strtol(json_string_value(json_object_get(json_object_get(json_object_get(
-		node, "status"), "allocatable"), "nvidia.com/gpu")), NULL, 10);
+	const char *plugin = json_string_value(json_object_get(json_object_get(json_object_get(
+		node, "status"), "allocatable"), "nvidia.com/gpu"));
+	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
+							     "name"));
+	const json_t *slice;
+	long n = 0;
+	size_t i;
+
+	if (plugin)
+		return strtol(plugin, NULL, 10);
+	json_array_foreach(slices, i, slice) {
+		const json_t *spec = json_object_get(slice, "spec");
+		const char *on = json_string_value(json_object_get(spec, "nodeName"));
+
+		if (on && name && !strcmp(on, name))
+			n += (long)json_array_size(json_object_get(spec, "devices"));
+	}
+	return n;
 }
 
 /*
@@ -318,6 +338,7 @@ static void check_invariants(struct fakeapi *api, const char *when)
 {
 	json_t *jobs = fakeapi_list(api, "trainingjobs"), *pods = fakeapi_list(api, "pods");
 	json_t *nodes = fakeapi_list(api, "nodes"), *pod, *job, *node;
+	json_t *slices = fakeapi_list(api, "resourceslices");
 	size_t i, j;
 
 	json_array_foreach(pods, i, pod) {
@@ -387,8 +408,8 @@ static void check_invariants(struct fakeapi *api, const char *when)
 					promised += 8;
 			}
 		}
-		cr_assert_leq(promised, node_gpus(node), "%s: node %s has %ld GPUs promised, %ld "
-			      "exist", when, nn, promised, node_gpus(node));
+		cr_assert_leq(promised, node_gpus(node, slices), "%s: node %s has %ld GPUs promised, "
+			      "%ld exist", when, nn, promised, node_gpus(node, slices));
 	}
 	cr_assert_eq(fakeapi_overbooked(api), 0, "%s: a pinned pod found its node full", when);
 	check_array_throttle(jobs, when);
@@ -396,6 +417,7 @@ static void check_invariants(struct fakeapi *api, const char *when)
 	json_decref(jobs);
 	json_decref(pods);
 	json_decref(nodes);
+	json_decref(slices);
 }
 
 /* --- the cluster, the jobs and the scenarios --- */
@@ -751,6 +773,78 @@ static const struct step preemption_steps[] = {
 	{ "low Running again", low_running, NULL },
 };
 
+/*
+ * A restart of a gang whose GPUs come through DRA (docs/dra.md): nodes
+ * without nvidia.com/gpu, each a ResourceSlice of 8; the job's claim
+ * template is made once, before its first pod, and stays the job's.
+ */
+static void setup_dra(struct fakeapi *api)
+{
+	for (int n = 0; n < 2; n++) {
+		char name[8];
+		json_t *devices = json_array();
+
+		snprintf(name, sizeof(name), "d%d", n);
+		cr_assert_eq(fakeapi_add(api, "nodes", json_pack(
+			"{s:s, s:s, s:{s:s}, s:{s:{s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+			"apiVersion", "v1", "kind", "Node", "metadata", "name", name,
+			"status", "allocatable", "cpu", "64", "memory", "512Gi", "pods", "110",
+			"conditions", "type", "Ready", "status", "True"), T0), 0);
+		for (int d = 0; d < 8; d++) {
+			char dev[8];
+
+			snprintf(dev, sizeof(dev), "gpu-%d", d);
+			json_array_append_new(devices, json_pack(
+				"{s:s, s:{s:{s:s}, s:{s:s}}}", "name", dev, "attributes",
+				"type", "string", "gpu", "productName", "string",
+				"NVIDIA H100 80GB HBM3"));
+		}
+		cr_assert_eq(fakeapi_add(api, "resourceslices", json_pack(
+			"{s:s, s:s, s:{s:s+}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}",
+			"apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
+			"metadata", "name", name, "-gpus",
+			"spec", "driver", "gpu.nvidia.com", "nodeName", name,
+			"pool", "name", name, "generation", 1, "resourceSliceCount", 1,
+			"devices", devices), T0), 0);
+	}
+	cr_assert_eq(fakeapi_add(api, "deviceclasses", json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:[{s:{s:s}}]}}", "apiVersion", "resource.k8s.io/v1",
+		"kind", "DeviceClass", "metadata", "name", "gpu.nvidia.com",
+		"spec", "selectors", "cel", "expression", "device.driver == 'gpu.nvidia.com'"),
+		T0), 0);
+	cr_assert_eq(fakeapi_add(api, "partitions", json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "cadre.dev/v1alpha1",
+		"kind", "Partition", "metadata", "name", "dra",
+		"spec", "deviceClassName", "gpu.nvidia.com"), T0), 0);
+	cr_assert_eq(fakeapi_add(api, "trainingjobs", json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:{s:s}, s:s, s:s, s:s, s:i}}",
+		"apiVersion", "cadre.dev/v1alpha1", "kind", "TrainingJob",
+		"metadata", "name", "a", "namespace", NS,
+		"spec", "numNodes", 2, "resources", "accelerators", "H100:8", "image", "img",
+		"run", "train", "partition", "dra", "maxRestarts", 2), T0), 0);
+}
+
+static void check_dra_restart(struct fakeapi *api)
+{
+	json_t *tmpl = fakeapi_get(api, "resourceclaimtemplates", NS, "a-accelerators");
+	json_t *pods = fakeapi_list(api, "pods"), *pod;
+	json_t *all = fakeapi_list(api, "resourceclaimtemplates");
+	size_t i;
+
+	check_one_user_restart(api);
+	cr_assert_not_null(tmpl, "the job's claim template exists");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(tmpl, "metadata"), "ownerReferences"), 0), "name")), "a");
+	cr_assert_eq(json_array_size(all), 1, "made once, whatever stopped");
+	json_array_foreach(pods, i, pod)
+		cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(
+			json_object_get(pod, "spec"), "resourceClaims"), 0),
+			"resourceClaimTemplateName")), "a-accelerators");
+	json_decref(pods);
+	json_decref(all);
+	json_decref(tmpl);
+}
+
 static const struct scenario scenarios[] = {
 	{ "start, then delete", setup_two_jobs, start_steps, 2, check_b_clean },
 	{ "restart", setup_one_job, restart_steps, 2, check_one_user_restart },
@@ -759,6 +853,7 @@ static const struct scenario scenarios[] = {
 	{ "an afterok dependency", setup_dependency, dependency_steps, 2, check_b_met },
 	{ "a preemption by a higher tier", setup_preemption, preemption_steps, 3,
 	  check_one_preemption },
+	{ "a restart of a gang of DRA devices", setup_dra, restart_steps, 2, check_dra_restart },
 };
 
 /*
