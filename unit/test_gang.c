@@ -20,50 +20,26 @@
 #include "controller/trainingjob/podview.h"
 #include "api/pod_trim.h"
 #include "kube/store.h"
+#include "unit/support/gangman.h"
 
 static struct manager m;
 static struct options opts;
 
 static void setup(void)
 {
-	struct store_options own = { .kind = "pods", .trim = pod_trim, .record = cache_record_pod };
-	struct store_options others = { .kind = "pods", .trim = pod_trim_summary,
-					.record = cache_record_pod };
-	struct store_options jobs = { .kind = "trainingjobs", .record = cache_record_job };
-	struct store_options nodes = { .kind = "nodes", .record = cache_record_node };
-
-	memset(&m, 0, sizeof(m));
-	memset(&opts, 0, sizeof(opts));
-	opts.accelerator_label = "nvidia.com/gpu.product";
-	opts.starvation_seconds = 600;
-	m.opts = &opts;
-	m.stores[KIND_TRAININGJOBS] = store_new(&jobs);
-	m.stores[KIND_NODES] = store_new(&nodes);
-	m.stores[KIND_PODS] = store_new(&own);
-	m.stores[KIND_OTHER_PODS] = store_new(&others);
-	cr_assert(m.stores[KIND_TRAININGJOBS] && m.stores[KIND_NODES] && m.stores[KIND_PODS] &&
-		  m.stores[KIND_OTHER_PODS]);
-	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
-	m.memo = jobmemo_new(5 * 60 * 1000);
-	cr_assert_not_null(m.memo);
-	pthread_mutex_init(&m.admission_lock, NULL);
+	gangman_setup(&m, &opts);
 }
 
 static void teardown(void)
 {
-	for (int k = 0; k < KIND_COUNT; k++)
-		store_free(m.stores[k]);
-	jobmemo_free(m.memo);
-	pthread_mutex_destroy(&m.admission_lock);
+	gangman_teardown(&m);
 }
 
 TestSuite(gang, .init = setup, .fini = teardown);
 
 static void upsert(enum manager_kind kind, json_t *obj)
 {
-	cr_assert_not_null(obj);
-	cr_assert_eq(store_upsert(m.stores[kind], obj), 0);
-	json_decref(obj);
+	gangman_upsert(&m, kind, obj);
 }
 
 static void add_node(const char *name)

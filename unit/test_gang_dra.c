@@ -27,6 +27,7 @@
 #include "kube/http.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
+#include "unit/support/gangman.h"
 
 #define GPU_CLASS "gpu.nvidia.com"
 #define GPU_SELECTOR \
@@ -38,52 +39,21 @@ static struct options opts;
 
 static void setup(void)
 {
-	struct store_options o[KIND_COUNT] = {
-		[KIND_PODS] = { .kind = "pods", .trim = pod_trim, .record = cache_record_pod },
-		[KIND_OTHER_PODS] = { .kind = "pods", .trim = pod_trim_summary,
-				      .record = cache_record_pod },
-		[KIND_TRAININGJOBS] = { .kind = "trainingjobs", .record = cache_record_job },
-		[KIND_NODES] = { .kind = "nodes", .record = cache_record_node },
-		[KIND_PARTITIONS] = { .kind = "partitions" },
-		[KIND_RESOURCESLICES] = { .kind = "resourceslices", .trim = cache_trim_slice,
-					  .record = cache_record_slice },
-		[KIND_RESOURCECLAIMS] = { .kind = "resourceclaims", .trim = cache_trim_claim,
-					  .record = cache_record_claim },
-		[KIND_DEVICECLASSES] = { .kind = "deviceclasses", .trim = cache_trim_class,
-					 .record = cache_record_class },
-	};
-
-	memset(&m, 0, sizeof(m));
-	memset(&opts, 0, sizeof(opts));
-	opts.accelerator_label = "nvidia.com/gpu.product";
+	gangman_setup(&m, &opts);
 	opts.device_attribute = "productName";
 	opts.device_class_name = GPU_CLASS;
-	opts.starvation_seconds = 600;
-	m.opts = &opts;
-	for (int k = 0; k < KIND_COUNT; k++)
-		if (o[k].kind)
-			cr_assert_not_null(m.stores[k] = store_new(&o[k]));
-	cr_assert_eq(store_add_index(m.stores[KIND_PODS], "job", pod_index_job, NULL), 0);
-	m.memo = jobmemo_new(5 * 60 * 1000);
-	cr_assert_not_null(m.memo);
-	pthread_mutex_init(&m.admission_lock, NULL);
 }
 
 static void teardown(void)
 {
-	for (int k = 0; k < KIND_COUNT; k++)
-		store_free(m.stores[k]);
-	jobmemo_free(m.memo);
-	pthread_mutex_destroy(&m.admission_lock);
+	gangman_teardown(&m);
 }
 
 TestSuite(gang_dra, .init = setup, .fini = teardown);
 
 static void upsert(enum manager_kind kind, json_t *obj)
 {
-	cr_assert_not_null(obj);
-	cr_assert_eq(store_upsert(m.stores[kind], obj), 0);
-	json_decref(obj);
+	gangman_upsert(&m, kind, obj);
 }
 
 static void remove_obj(enum manager_kind kind, json_t *obj)

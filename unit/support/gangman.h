@@ -1,0 +1,21 @@
+/*
+ * gangman.h - a manager holding the caches built-in admission reads (its
+ * own and other pods, TrainingJobs, Nodes, Partitions and the DRA kinds),
+ * trimmed and recorded as the controller keeps them, for unit tests that
+ * call gang_admit and friends without a cluster.
+ */
+#ifndef CADRE_UNIT_GANGMAN_H
+#define CADRE_UNIT_GANGMAN_H
+
+#include <jansson.h>
+
+#include "controller/manager/manager.h"
+
+/* Fill m (and opts, zeroed then given the accelerator label and a starvation of 600 s). */
+void gangman_setup(struct manager *m, struct options *opts);
+void gangman_teardown(struct manager *m);
+
+/* Store obj (a new reference, consumed) in the cache of kind, as a watch event would. */
+void gangman_upsert(struct manager *m, enum manager_kind kind, json_t *obj);
+
+#endif
