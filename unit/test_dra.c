@@ -195,10 +195,11 @@ static void load_ok(void (*edit)(json_t *), struct trainingjob *tj)
 	buf_release(&msg);
 }
 
-static json_t *pod_on(const struct trainingjob *tj, int rank, int attempt, const char *node)
+static json_t *pod_in(const struct trainingjob *tj, int rank, int attempt, const char *node,
+		      enum gang_mode mode)
 {
 	static const char *const h100[] = { "NVIDIA-H100-80GB-HBM3" };
-	struct build_opts opts = { .mode = GANG_BUILTIN, .node = node,
+	struct build_opts opts = { .mode = mode, .node = node,
 				   .accelerator_label = "nvidia.com/gpu.product",
 				   .label_values = h100, .n_label_values = 1 };
 	static const char *const claims[] = { "shared-checkpoints" };
@@ -211,6 +212,11 @@ static json_t *pod_on(const struct trainingjob *tj, int rank, int attempt, const
 	cr_assert_eq(build_pod(tj, rank, attempt, &opts, &pod, &err), 0, "%s", buf_str(&err));
 	buf_release(&err);
 	return pod;
+}
+
+static json_t *pod_on(const struct trainingjob *tj, int rank, int attempt, const char *node)
+{
+	return pod_in(tj, rank, attempt, node, GANG_BUILTIN);
 }
 
 static json_t *pod_of(const struct trainingjob *tj, int rank, int attempt)
@@ -264,6 +270,32 @@ Test(dra, a_dra_jobs_pods_claim_the_jobs_template_and_ask_for_no_extended_resour
 	cr_assert_null(json_object_get(json_object_get(pod, "spec"), "resourceClaims"));
 	cr_assert_null(json_object_get(resources, "claims"));
 	json_decref(pod);
+	tj_release(&tj);
+}
+
+/* Kueue (whose DRA support counts the claims), native and none: the same claims, unpinned. */
+Test(dra, every_gang_mode_passes_the_claims_to_kube_scheduler)
+{
+	static const enum gang_mode modes[] = { GANG_KUEUE, GANG_NATIVE, GANG_NONE };
+	struct trainingjob tj;
+
+	load_ok(NULL, &tj);
+	tj.spec.resources.device_class = strdup("gpu.nvidia.com");
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		json_t *pod = pod_in(&tj, 0, 0, NULL, modes[i]);
+		json_t *spec = json_object_get(pod, "spec");
+		json_t *resources = json_object_get(main_container(pod), "resources");
+
+		cr_assert_str_eq(json_string_value(json_object_get(json_array_get(
+			json_object_get(spec, "resourceClaims"), 0), "resourceClaimTemplateName")),
+			"llama-pretrain-accelerators", "mode %s", gang_mode_name(modes[i]));
+		cr_assert_eq(json_array_size(json_object_get(resources, "claims")), 1);
+		cr_assert_null(json_object_get(json_object_get(resources, "requests"),
+					       "nvidia.com/gpu"));
+		cr_assert_null(json_object_get(spec, "affinity"), "mode %s",
+			       gang_mode_name(modes[i]));
+		json_decref(pod);
+	}
 	tj_release(&tj);
 }
 
