@@ -464,7 +464,6 @@ Test(gang, a_partitions_node_selector_and_tolerations_decide_where_its_jobs_are_
 	json_t *job;
 	char msg[512], nodes[256];
 
-	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
 	add_node("gpu-0");
 	upsert(KIND_NODES, json_pack(
 		"{s:{s:s, s:{s:s, s:s}}, s:{s:[{s:s, s:s, s:s}]}, "
@@ -874,7 +873,6 @@ Test(gang, a_constraint_places_a_job_on_nodes_with_the_features)
 {
 	char msg[512], nodes[256];
 
-	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
 	add_node("gpu-0");
 	upsert(KIND_NODES, json_pack(
 		"{s:{s:s, s:{s:s, s:s}}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
@@ -984,7 +982,6 @@ Test(gang, an_exclusive_job_takes_empty_nodes_whole_and_keeps_them)
 /* Partitions scavenger (tier 0, mode), urgent (tier 10, Off), and the preempts index. */
 static void preemption_site(const char *mode, int exempt_s)
 {
-	cr_assert_not_null(m.stores[KIND_PARTITIONS] = store_new(NULL));
 	cr_assert_eq(store_add_index(m.stores[KIND_TRAININGJOBS], GANG_PREEMPTS_INDEX,
 				     gang_preempts_index, NULL), 0);
 	upsert(KIND_PARTITIONS, json_pack("{s:{s:s}, s:{s:i, s:s, s:i}}", "metadata", "name",
