@@ -37,7 +37,11 @@ static int add_term(void *ctx, const char *attribute, const char *value, enum dr
 	else if (kind == DRA_LITERAL_BOOL)
 		t->value = json_boolean(!strcmp(value, "true"));
 	else
-		t->value = json_string(value);
+		/*
+		 * Unchecked: a literal that is not UTF-8 never equals an attribute
+		 * (which is), and is kept so that its class selects nothing.
+		 */
+		t->value = json_stringn_nocheck(value, strlen(value));
 	if (slash && (!(t->domain = strndup(attribute, (size_t)(slash - attribute))) ||
 		      !(t->name = strdup(slash + 1)))) {
 		free(t->domain);
