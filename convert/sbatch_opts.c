@@ -546,6 +546,16 @@ static int mount_item(struct sbatch *s, const struct option_def *o, const char *
 		return fail(s, o, line, "\"%s\" is not an absolute mount path", dst);
 	if (*flags && (err = note(s, o, line, "mount flags \"%s\" of %s are not applied", flags, src)))
 		return err;
+	/* One mount a path: the same one again is kept once; another Volume there is refused. */
+	for (size_t i = 0; i < s->r->tj.spec.n_volumes; i++) {
+		const struct tj_volume_mount *m = &s->r->tj.spec.volumes[i];
+
+		if (strcmp(m->mount_path, dst))
+			continue;
+		if (!strcmp(m->volume, src))
+			return 0;
+		return fail(s, o, line, "%s is already where Volume %s is mounted", dst, m->volume);
+	}
 	return add_volume(&s->r->tj.spec, dst, src);
 }
 

@@ -287,6 +287,9 @@ static int parse_resources(struct task *t, yaml_node_t *n)
 
 /* ---- envs, secrets, volumes ---- */
 
+/* The longest secretEnvs name and key the CRD takes. */
+#define SECRET_KEY_MAX 253
+
 /* A variable name that may go into spec.envs or spec.secretEnvs. */
 static int check_env_name(struct task *t, yaml_node_t *key_node, const char *field,
 			  const char *name, bool *skip)
@@ -374,6 +377,12 @@ static int parse_secrets(struct task *t, yaml_node_t *key_node, yaml_node_t *n)
 			return err;
 		if (skip)
 			continue;
+		/* The name is also the Secret's key, which the CRD (as a Secret) bounds. */
+		if (strlen(name) > SECRET_KEY_MAX)
+			return convert_fail(t->r, ydoc_line(node_of(t, p->key)),
+					    ydoc_column(node_of(t, p->key)), "secrets",
+					    "\"%.32s...\" is longer than %d characters", name,
+					    SECRET_KEY_MAX);
 		spec->n_secret_envs++;
 		e->name = strdup(name);
 		e->secret_name = strdup(secret);

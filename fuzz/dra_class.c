@@ -22,6 +22,15 @@
 
 #define NO_DRIVER "fuzz.example.com"
 
+/* Whether text is UTF-8, as every key of a device's attributes is. */
+static bool utf8(const char *text)
+{
+	json_t *j = json_string(text);
+
+	json_decref(j);
+	return j != NULL;
+}
+
 /* The device meeting c's terms into *device; false when two terms disagree. */
 static bool device_for(const struct dra_class *c, const char **driver, json_t *device)
 {
@@ -83,7 +92,9 @@ int fuzz_dra_class(const uint8_t *data, size_t size)
 			   json_is_boolean(t->value), "term %zu's value is no literal", i);
 		FUZZ_CHECK(!t->domain == !t->name, "term %zu: a domain without a name", i);
 		if (t->domain)
-			plain = plain && name_is_c_identifier(t->name) && !strchr(t->domain, '/');
+			/* An attribute whose name is not UTF-8 is on no device: it never holds. */
+			plain = plain && name_is_c_identifier(t->name) && !strchr(t->domain, '/') &&
+				utf8(t->domain);
 	}
 	agree = device_for(&c, &driver, device);
 	if (plain)

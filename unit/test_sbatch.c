@@ -441,6 +441,10 @@ Test(sbatch, container_mounts_of_volumes_become_volumes)
 	assert_note(2, "--container-mounts", "\"ro\"");
 	sbatch_fails("#SBATCH --container-mounts=data:relative", 2, "--container-mounts");
 	sbatch_fails("#SBATCH --container-mounts=Data_Set:/data", 2, "--container-mounts");
+	/* A path takes one mount: the same one again is kept once, another is refused. */
+	sbatch_ok("#SBATCH --container-mounts=ckpt:/mnt\n#SBATCH --container-mounts=ckpt:/mnt");
+	cr_assert_eq(r.tj.spec.n_volumes, 1);
+	sbatch_fails("#SBATCH --container-mounts=ckpt:/mnt,data:/mnt", 2, "--container-mounts");
 }
 
 Test(sbatch, output_off_any_volume_is_reported_with_where_the_output_goes)
