@@ -1020,31 +1020,20 @@ static void add_waiting(const char *name, const char *part, int nodes, int ago_s
 /* gang_admit for ns/name: the verdict, reason and message, and the victims comma-separated. */
 static enum admit_verdict decide_preempt(const char *name, char *reason, char *msg, char *victims)
 {
-	char key[64];
-	json_t *obj = NULL;
-	struct trainingjob job;
-	struct field_errors errs;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	struct job_partition part;
+	struct gangman_decision d;
+	const struct tj_admission *out = &d.out;
+	enum admit_verdict verdict;
 
-	snprintf(key, sizeof(key), "ns/%s", name);
-	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
-	field_errors_init(&errs);
-	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
-	cr_assert_eq(partitions_apply(&m, &job, &part), 0);
-	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
-	snprintf(reason, 64, "%s", out.reason ? out.reason : "");
-	snprintf(msg, 512, "%s", out.message ? out.message : "");
+	gangman_decide(&m, name, &d);
+	snprintf(reason, 64, "%s", out->reason ? out->reason : "");
+	snprintf(msg, 512, "%s", out->message ? out->message : "");
 	victims[0] = '\0';
-	for (size_t i = 0; i < out.n_preempt; i++)
+	for (size_t i = 0; i < out->n_preempt; i++)
 		snprintf(victims + strlen(victims), 256 - strlen(victims), "%s%s@%d", i ? "," : "",
-			 out.preempt[i], out.preempt_attempt[i]);
-	jobmemo_admission_release(&held);
-	field_errors_release(&errs);
-	tj_release(&job);
-	json_decref(obj);
-	return out.verdict;
+			 out->preempt[i], out->preempt_attempt[i]);
+	verdict = out->verdict;
+	gangman_decided(&d);
+	return verdict;
 }
 
 /* Two nodes, each run by a scavenger gang: a on gpu-0, started a_ago seconds ago, b on gpu-1. */

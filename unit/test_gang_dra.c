@@ -196,39 +196,27 @@ static int by_name(const void *a, const void *b)
 static enum admit_verdict decide(const char *name, char *msg, size_t size, char *nodes,
 				 size_t nodes_size)
 {
-	char key[64];
-	json_t *obj = NULL;
-	struct trainingjob job;
-	struct field_errors errs;
-	struct tj_admission out;
-	struct jobmemo_admission held = { 0 };
-	struct job_partition part;
+	struct gangman_decision d;
+	const struct tj_admission *out = &d.out;
+	enum admit_verdict verdict;
 
-	snprintf(key, sizeof(key), "ns/%s", name);
-	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
-	tj_init(&job);
-	field_errors_init(&errs);
-	cr_assert_eq(tj_parse(obj, &job, &errs), 0);
-	cr_assert_eq(partitions_apply(&m, &job, &part), 0);
-	cr_assert_eq(gang_admit(&m, &job, &out, &held), 0);
-	snprintf(msg, size, "%s", out.message ? out.message : "");
+	gangman_decide(&m, name, &d);
+	snprintf(msg, size, "%s", out->message ? out->message : "");
 	nodes[0] = '\0';
-	if (out.verdict == ADMIT_YES) {
+	if (out->verdict == ADMIT_YES) {
 		const char *sorted[16];
 
-		cr_assert_eq(out.n_nodes, job.spec.num_nodes, "an admission places every rank");
-		cr_assert_leq(out.n_nodes, 16);
-		memcpy(sorted, out.nodes, (size_t)out.n_nodes * sizeof(*sorted));
-		qsort(sorted, (size_t)out.n_nodes, sizeof(*sorted), by_name);
-		for (int r = 0; r < out.n_nodes; r++)
+		cr_assert_eq(out->n_nodes, d.job.spec.num_nodes, "an admission places every rank");
+		cr_assert_leq(out->n_nodes, 16);
+		memcpy(sorted, out->nodes, (size_t)out->n_nodes * sizeof(*sorted));
+		qsort(sorted, (size_t)out->n_nodes, sizeof(*sorted), by_name);
+		for (int r = 0; r < out->n_nodes; r++)
 			snprintf(nodes + strlen(nodes), nodes_size - strlen(nodes), "%s%s",
 				 r ? "," : "", sorted[r]);
 	}
-	jobmemo_admission_release(&held);
-	field_errors_release(&errs);
-	tj_release(&job);
-	json_decref(obj);
-	return out.verdict;
+	verdict = out->verdict;
+	gangman_decided(&d);
+	return verdict;
 }
 
 Test(gang_dra, a_gang_is_admitted_whole_onto_the_nodes_whose_slices_have_its_devices)

@@ -2,6 +2,7 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/pod_trim.h"
@@ -46,6 +47,28 @@ void gangman_teardown(struct manager *m)
 		store_free(m->stores[k]);
 	jobmemo_free(m->memo);
 	pthread_mutex_destroy(&m->admission_lock);
+}
+
+void gangman_decide(struct manager *m, const char *name, struct gangman_decision *d)
+{
+	char key[64];
+
+	memset(d, 0, sizeof(*d));
+	snprintf(key, sizeof(key), "ns/%s", name);
+	cr_assert_eq(store_get(m->stores[KIND_TRAININGJOBS], key, &d->obj), 0);
+	tj_init(&d->job);
+	field_errors_init(&d->errs);
+	cr_assert_eq(tj_parse(d->obj, &d->job, &d->errs), 0);
+	cr_assert_eq(partitions_apply(m, &d->job, &d->part), 0);
+	cr_assert_eq(gang_admit(m, &d->job, &d->out, &d->held), 0);
+}
+
+void gangman_decided(struct gangman_decision *d)
+{
+	jobmemo_admission_release(&d->held);
+	field_errors_release(&d->errs);
+	tj_release(&d->job);
+	json_decref(d->obj);
 }
 
 void gangman_upsert(struct manager *m, enum manager_kind kind, json_t *obj)
