@@ -221,6 +221,8 @@ static const char *const own_condition_types[] = {
 };
 static const char *const own_condition_keys[] = { "type", "status", "reason", "message", NULL };
 static const char *const own_state_keys[] = { "waiting", "terminated", NULL };
+/* The run before a restart in place (spec.restartStrategy InPlace): how it ended. */
+static const char *const own_last_state_keys[] = { "terminated", NULL };
 
 /*
  * cadre's own pod, cut to what its reconcilers read (see store.h). Every
@@ -269,9 +271,12 @@ static json_t *trim_own_pod(const json_t *pod)
 		if (!(item = append_object(list)) || !share(item, c, "name") ||
 		    !share(item, c, "allocatedResourcesStatus") ||
 		    !(sub = child(item, "state", false)) ||
-		    !share_keys(sub, json_object_get(c, "state"), own_state_keys))
+		    !share_keys(sub, json_object_get(c, "state"), own_state_keys) ||
+		    !(sub = child(item, "lastState", false)) ||
+		    !share_keys(sub, json_object_get(c, "lastState"), own_last_state_keys))
 			goto fail;
 		drop_empty(item, "state");
+		drop_empty(item, "lastState");
 	}
 	drop_empty(st, "conditions");
 	drop_empty(st, "containerStatuses");

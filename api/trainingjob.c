@@ -494,6 +494,22 @@ static void parse_success_policy(struct decoder *d, const json_t *spec, struct t
 	free(name);
 }
 
+static void parse_restart_strategy(struct decoder *d, const json_t *spec, struct tj_spec *s)
+{
+	char *name = NULL;
+
+	if (!decode_string(d, spec, "spec", "restartStrategy", &name))
+		return;
+	if (!strcmp(name, "Recreate"))
+		s->restart_strategy = TJ_RESTART_RECREATE;
+	else if (!strcmp(name, "InPlace"))
+		s->restart_strategy = TJ_RESTART_IN_PLACE;
+	else
+		decode_fail(d, "spec.restartStrategy", "must be Recreate or InPlace, not \"%.64s\"",
+			    name);
+	free(name);
+}
+
 /* spec.hang: {startupSeconds, progressSeconds, action}. */
 static void parse_hang(struct decoder *d, const json_t *spec, struct tj_spec *s)
 {
@@ -728,6 +744,7 @@ static void parse_spec(struct decoder *d, const json_t *spec, struct tj_spec *s)
 	decode_string(d, spec, "spec", "priorityClassName", &s->priority_class_name);
 	decode_int32(d, spec, "spec", "maxRestarts", &s->max_restarts, NULL);
 	parse_success_policy(d, spec, s);
+	parse_restart_strategy(d, spec, s);
 	decode_bool(d, spec, "spec", "suspend", &s->suspend);
 	decode_int64(d, spec, "spec", "activeDeadlineSeconds", &s->active_deadline_seconds,
 		     &s->has_active_deadline_seconds);
@@ -799,6 +816,11 @@ out:
 const char *tj_success_policy_name(enum tj_success_policy policy)
 {
 	return policy == TJ_SUCCESS_RANK0 ? "Rank0" : "All";
+}
+
+const char *tj_restart_strategy_name(enum tj_restart_strategy strategy)
+{
+	return strategy == TJ_RESTART_IN_PLACE ? "InPlace" : "Recreate";
 }
 
 static const char *const phase_names[] = {

@@ -78,6 +78,12 @@ enum tj_success_policy {
 	TJ_SUCCESS_RANK0,    /* rank 0 Succeeded; the rest are then deleted */
 };
 
+/* spec.restartStrategy (docs/failures.md "In-place restart"). */
+enum tj_restart_strategy {
+	TJ_RESTART_RECREATE = 0, /* every restart deletes the gang and admits it again */
+	TJ_RESTART_IN_PLACE,     /* the ranks' processes restart in their pods */
+};
+
 /*
  * Phases of docs/design.md 1.2. TJ_PHASE_UNSET is a job the controller has not
  * looked at yet (no status.phase); it is not written back.
@@ -365,6 +371,7 @@ struct tj_spec {
 	char *priority_class_name;
 	int32_t max_restarts;         /* 0 when absent */
 	enum tj_success_policy success_policy;
+	enum tj_restart_strategy restart_strategy;
 	bool suspend;
 	bool has_active_deadline_seconds;
 	int64_t active_deadline_seconds;
@@ -472,6 +479,16 @@ struct tj_preemption {
 struct tj_preempting {
 	char *job;           /* "namespace/name" */
 	int32_t attempt;
+};
+
+/*
+ * status.inPlaceRestart: the attempt that began in place, stored before any
+ * rank is told (docs/failures.md). Its pods of earlier attempts are told, not
+ * deleted, while attempt is the job's current one.
+ */
+struct tj_in_place {
+	int32_t attempt;
+	int64_t time;        /* Unix seconds: when it was decided */
 };
 
 /* Most jobs one preemption stops (status.preempting's maxItems). */
@@ -583,6 +600,8 @@ struct tj_status {
 	struct tj_topology_status topology;
 	bool has_preemption;
 	struct tj_preemption preemption;
+	bool has_in_place;
+	struct tj_in_place in_place;
 	/*
 	 * The jobs this one preempts to make room for itself, decided before any
 	 * is told (docs/design.md 3.5); cleared once it is admitted.
@@ -692,6 +711,9 @@ bool tj_phase_terminal(enum tj_phase phase);
 
 /* "All" or "Rank0". Static. */
 const char *tj_success_policy_name(enum tj_success_policy policy);
+
+/* "Recreate" or "InPlace". Static. */
+const char *tj_restart_strategy_name(enum tj_restart_strategy strategy);
 
 /*
  * The environment variables cadre sets in every pod (docs/design.md 2.3), in

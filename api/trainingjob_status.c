@@ -99,6 +99,18 @@ void tj_topology_status_release(struct tj_topology_status *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* status.inPlaceRestart (docs/failures.md). */
+static void parse_in_place(struct decoder *d, const json_t *obj, struct tj_status *st)
+{
+	const json_t *ip = decode_object(d, obj, "status", "inPlaceRestart");
+
+	if (!ip)
+		return;
+	st->has_in_place = true;
+	decode_int32(d, ip, "status.inPlaceRestart", "attempt", &st->in_place.attempt, NULL);
+	decode_time(d, ip, "status.inPlaceRestart", "time", &st->in_place.time);
+}
+
 /* status.preemption and status.preempting (docs/design.md 3.5). */
 static void parse_preemption(struct decoder *d, const json_t *obj, struct tj_status *st)
 {
@@ -373,6 +385,7 @@ int tj_status_parse(const json_t *obj, struct tj_status *status, struct field_er
 	parse_dependency_status(&d, obj, status);
 	decode_string(&d, obj, "status", "requeued", &status->requeued);
 	parse_preemption(&d, obj, status);
+	parse_in_place(&d, obj, status);
 	return decode_finish(&d);
 }
 
@@ -614,6 +627,13 @@ json_t *tj_status_to_json(const struct tj_status *st)
 		ok = !json_object_set_new(obj, "dependency", dependency_to_json(st));
 	ok = ok && put_string(obj, "requeued", st->requeued);
 	ok = ok && put_preemption(obj, st);
+	if (ok && st->has_in_place) {
+		json_t *ip = json_object();
+
+		ok = ip && !json_object_set_new(obj, "inPlaceRestart", ip) &&
+		     put_int(ip, "attempt", st->in_place.attempt) &&
+		     put_time(ip, "time", st->in_place.time);
+	}
 	if (!ok) {
 		json_decref(obj);
 		return NULL;

@@ -1419,7 +1419,7 @@ Test(build, every_entrypoint_input_is_a_reserved_name)
 		ENTRYPOINT_ENV_SETUP, ENTRYPOINT_ENV_RUN, ENTRYPOINT_ENV_TERMINATION_LOG,
 		ENTRYPOINT_ENV_BIN_DIR, ENTRYPOINT_ENV_HEARTBEAT_FILE, ENTRYPOINT_ENV_HANG_STARTUP,
 		ENTRYPOINT_ENV_HANG_PROGRESS, ENTRYPOINT_ENV_NCCL_DUMP_DIR, ENTRYPOINT_ENV_SIGNAL,
-		ENTRYPOINT_ENV_SIGNAL_BEFORE, ENTRYPOINT_ENV_DEADLINE,
+		ENTRYPOINT_ENV_SIGNAL_BEFORE, ENTRYPOINT_ENV_DEADLINE, ENTRYPOINT_ENV_ATTEMPT_FILE,
 	};
 
 	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
@@ -2342,5 +2342,67 @@ Test(build, code_bundles_are_mounted_read_only_and_a_directory_gets_an_emptydir_
 	/* Until every bundle is whole, no pod: the job waits, nothing is wrong with it. */
 	opts.n_code = 1;
 	pod_fails(&tj, 0, &opts, CADRE_EAGAIN, "spec.code");
+	tj_release(&tj);
+}
+
+static void restart_in_place(json_t *obj)
+{
+	json_object_set_new(json_object_get(obj, "spec"), "restartStrategy", json_string("InPlace"));
+}
+
+static void restart_in_place_queued(json_t *obj)
+{
+	restart_in_place(obj);
+	json_object_set_new(json_object_get(obj, "spec"), "queue", json_string("team-a"));
+}
+
+/*
+ * InPlace (docs/failures.md): the container restarts in its pod on any
+ * non-zero end, and the entrypoint reads the attempt from the pod's label,
+ * kept current by the kubelet.
+ */
+Test(build, an_in_place_pod_restarts_its_container_and_reads_the_attempt_from_its_label)
+{
+	struct build_opts opts = llama_opts();
+	const json_t *vol, *item;
+	struct trainingjob tj;
+	json_t *pod, *want;
+
+	load_job("llama-pretrain", restart_in_place, &tj);
+	pod = pod_ok(&tj, 1, 2, &opts);
+	cr_assert_str_eq(json_string_value(json_object_get(pod_spec(pod), "restartPolicy")),
+			 "Never");
+	cr_assert_str_eq(json_string_value(json_object_get(container_of(pod), "restartPolicy")),
+			 "Never");
+	want = json_pack("[{s:s, s:{s:s, s:[i]}}]", "action", "Restart", "exitCodes",
+			 "operator", "NotIn", "values", 0);
+	cr_assert(json_equal(json_object_get(container_of(pod), "restartPolicyRules"), want));
+	json_decref(want);
+	vol = pod_volume(pod, "cadre-attempt");
+	cr_assert_not_null(vol);
+	item = json_array_get(json_object_get(json_object_get(vol, "downwardAPI"), "items"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(item, "path")), "attempt");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "fieldRef"),
+							    "fieldPath")),
+			 "metadata.labels['cadre.dev/restart-attempt']");
+	cr_assert_str_eq(mount_path_of(pod, "cadre-attempt"), BUILD_ATTEMPT_DIR);
+	cr_assert_str_eq(env_value(pod, ENTRYPOINT_ENV_ATTEMPT_FILE), "/cadre/attempt/attempt");
+	cr_assert_str_eq(env_value(pod, "CADRE_RESTART_ATTEMPT"), "2");
+	json_decref(pod);
+	tj_release(&tj);
+
+	/* Recreate, the default, and a Kueue job: none of it. */
+	load_job("llama-pretrain", NULL, &tj);
+	pod = pod_ok(&tj, 1, 2, &opts);
+	cr_assert_null(json_object_get(container_of(pod), "restartPolicyRules"));
+	cr_assert_null(pod_volume(pod, "cadre-attempt"));
+	cr_assert_null(env_value(pod, ENTRYPOINT_ENV_ATTEMPT_FILE));
+	json_decref(pod);
+	tj_release(&tj);
+	load_job("llama-pretrain", restart_in_place_queued, &tj);
+	pod = pod_ok(&tj, 1, 2, &opts);
+	cr_assert_null(json_object_get(container_of(pod), "restartPolicyRules"));
+	cr_assert_null(pod_volume(pod, "cadre-attempt"));
+	json_decref(pod);
 	tj_release(&tj);
 }

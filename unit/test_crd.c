@@ -174,6 +174,7 @@ static const struct field_spec tj_fields[] = {
 	{"spec.priorityClassName", "string"},
 	{"spec.maxRestarts", "integer"},
 	{"spec.successPolicy", "string"},
+	{"spec.restartStrategy", "string"},
 	{"spec.suspend", "boolean"},
 	{"spec.activeDeadlineSeconds", "integer"},
 	{"spec.ttlSecondsAfterFinished", "integer"},
@@ -397,6 +398,7 @@ Test(crd, defaults_are_those_of_the_design)
 		{"spec.priority", "0"},
 		{"spec.maxRestarts", "0"},
 		{"spec.successPolicy", "All"},
+		{"spec.restartStrategy", "Recreate"},
 		{"spec.suspend", "false"},
 		{"spec.gang.timeoutSeconds", "600"},
 		{"spec.masterPort", "29500"},
@@ -651,7 +653,8 @@ static const char *const reserved_names[] = {
 	"SKYPILOT_NUM_GPUS_PER_NODE", "SLURM_GPUS_PER_NODE", "SKYPILOT_NODE_IPS",
 	"SLURM_JOB_NODELIST", "SKYPILOT_TASK_ID", "CADRE_TASK_ID", "SLURM_JOB_ID",
 	"CADRE_JOB_ID", "SLURM_JOB_NAME", "CADRE_JOB_NAME", "MASTER_ADDR", "MASTER_PORT",
-	"CADRE_RESTART_ATTEMPT", "SLURM_NODELIST", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NPROCS",
+	"CADRE_RESTART_ATTEMPT", "CADRE_ATTEMPT_FILE", "SLURM_NODELIST", "SLURM_JOBID",
+	"SLURM_NTASKS", "SLURM_NPROCS",
 	"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
 	"SLURM_CPUS_ON_NODE", "SLURM_GPUS_ON_NODE", "SLURM_LOCALID", "SLURM_SUBMIT_DIR",
 	"SLURM_JOB_PARTITION", "SLURM_RESTART_COUNT", "SLURM_CLUSTER_NAME", "CADRE_PEERS",
@@ -683,7 +686,7 @@ static void assert_lists_reserved(const struct ytree *rule, const char *what)
 
 Test(crd, user_envs_cannot_set_any_injected_name)
 {
-	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 60);
+	cr_assert_eq(sizeof(reserved_names) / sizeof(reserved_names[0]), 61);
 	assert_lists_reserved(rule_with(tj_crd, "spec.envs", "'CADRE_RESTART_ATTEMPT'"),
 			      "spec.envs");
 	assert_lists_reserved(rule_with(tj_crd, "spec.secretEnvs.[].name",
@@ -714,11 +717,13 @@ Test(crd, enumerations)
 	static const char *const modes[] = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany",
 					    "ReadWriteOncePod"};
 	static const char *const reclaim[] = {"Retain", "Delete"};
+	static const char *const restart[] = {"Recreate", "InPlace"};
 	static const char *const tj_phases[] = {"Pending", "Queued", "Starting", "Running",
 						"Restarting", "Succeeded", "Failed", "Suspended"};
 	static const char *const vol_phases[] = {"Pending", "Bound", "Failed"};
 
 	assert_enum(tj_crd, "spec.successPolicy", success, 2);
+	assert_enum(tj_crd, "spec.restartStrategy", restart, 2);
 	assert_enum(vol_crd, "spec.type", types, 2);
 	assert_enum(vol_crd, "spec.accessMode", modes, 4);
 	assert_enum(vol_crd, "spec.reclaimPolicy", reclaim, 2);
@@ -813,7 +818,7 @@ Test(crd, trainingjob_spec_is_immutable_except_the_knobs_of_a_running_job)
 	static const char *const immutable[] = {
 		"numNodes", "tasksPerNode", "resources", "image", "setup", "run", "workdir", "envs",
 		"secretEnvs", "volumes", "queue", "priorityClassName", "successPolicy",
-		"masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
+		"restartStrategy", "masterPort", "podTemplate", "hang", "signal", "terminationGracePeriodSeconds",
 		"partition", "array", "dependency", "output", "error",
 		"topology", "scratch", "stageIn", "code", "nodeList", "excludeNodes", "exclusive",
 		"constraint", "resourceClaimsPerNode", "computeDomain",

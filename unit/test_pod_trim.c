@@ -172,6 +172,9 @@ Test(pod_trim, cadres_own_pods_keep_what_the_reconcilers_read_and_nothing_else)
 	json_object_set_new(cs, "state", json_pack("{s:{s:i, s:s}, s:{s:s}}", "terminated",
 						   "exitCode", 3, "reason", "Error", "running",
 						   "startedAt", "2026-01-02T03:04:08Z"));
+	json_object_set_new(cs, "lastState", json_pack("{s:{s:i, s:s}, s:{}}", "terminated",
+						       "exitCode", 7, "message", "cadre-attempt: 0",
+						       "waiting"));
 	t = pod_trim(p, NULL);
 	cr_assert_not_null(t);
 
@@ -196,6 +199,10 @@ Test(pod_trim, cadres_own_pods_keep_what_the_reconcilers_read_and_nothing_else)
 	cr_assert_eq(json_integer_value(at(t, "status.containerStatuses.0.state.terminated.exitCode")),
 		     3);
 	cr_assert_null(at(t, "status.containerStatuses.0.state.running"));
+	/* The end of the run before an in-place restart, with its attempt tag. */
+	cr_assert(json_equal(at(t, "status.containerStatuses.0.lastState.terminated"),
+			     at(p, "status.containerStatuses.0.lastState.terminated")));
+	cr_assert_null(at(t, "status.containerStatuses.0.lastState.waiting"));
 	cr_assert_null(at(t, "status.containerStatuses.0.imageID"));
 	/* The rest is gone. */
 	cr_assert_null(at(t, "metadata.managedFields"));

@@ -3098,3 +3098,220 @@ Test(tj_plan, a_preemptor_stores_its_victims_then_drops_them_when_admitted)
 	cr_assert_null(f.plan.status.preempting);
 	fx_release(&f);
 }
+
+/*
+ * spec.restartStrategy InPlace (docs/failures.md, "In-place restart"). A
+ * rank's run that failed is seen in its live pod: the container restarted
+ * in place, its last end tagged with the attempt it belonged to.
+ */
+#define IN_PLACE ",\"restartStrategy\":\"InPlace\""
+#define RAN_AND_FAILED(attempt) ",\"containerStatuses\":[{\"name\":\"main\",\"restartCount\":1," \
+	"\"state\":{\"running\":{}},\"lastState\":{\"terminated\":{\"exitCode\":3," \
+	"\"reason\":\"Error\",\"message\":\"Traceback: NCCL error\\ncadre-attempt: " attempt \
+	"\\n\"}}}]"
+
+static size_t count_patches_to(const struct tj_plan *p, int attempt)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == TJ_PATCH_POD_ATTEMPT && p->actions[i].attempt == attempt)
+			n++;
+	return n;
+}
+
+Test(tj_plan, in_place_a_failed_run_keeps_every_pod_and_tells_each_the_new_attempt)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, RAN_AND_FAILED("0"));
+	fx_plan(&f);
+	/* Counted once, stored with the attempt it began, before any pod is told. */
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert(f.plan.status.has_in_place);
+	cr_assert_eq(f.plan.status.in_place.attempt, 1);
+	cr_assert_eq(f.plan.status.in_place.time, 1000000);
+	cr_assert_eq(f.plan.status.last_failure.rank, 1);
+	cr_assert_eq(f.plan.status.last_failure.exit_code, 3);
+	cr_assert_str_eq(f.plan.status.last_failure.message,
+			 "rank 1 (pod llama-1) failed with exit code 3: Traceback: NCCL error");
+	cr_assert(strstr(f.plan.status.message, "restarting the gang in place (restart 1 of 1)"),
+		  "%s", f.plan.status.message);
+	/* The admission stays: the ranks keep their nodes, and no pod is deleted. */
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "PodFailed");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
+	cr_assert_eq(count_patches_to(&f.plan, 1), 2);
+	cr_assert_eq(f.plan.status.n_nodes, 2);
+	cr_assert_str_eq(f.plan.status.nodes[1].node, "n1");
+	cr_assert_null(f.plan.status.nodes[1].phase);
+	fx_release(&f);
+}
+
+Test(tj_plan, in_place_the_told_gang_runs_again_and_its_old_failure_is_not_counted_twice)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, RAN_AND_FAILED("0"));
+	fx_plan(&f);
+	/* The pods as the cache shows them once told: the last end is of attempt 0. */
+	for (size_t i = 0; i < f.n_pods; i++)
+		json_decref(f.pods_json[i]);
+	f.n_pods = 0;
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 1, "Running", false, RAN_AND_FAILED("0"));
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Running"));
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Restarting"));
+	cr_assert_eq(f.plan.n_actions, 0);
+	cr_assert_eq(f.plan.status.ready_nodes, 2);
+	/* A failure of the new attempt is a new restart. */
+	json_decref(f.pods_json[1]);
+	f.n_pods = 1;
+	fx_pod(&f, 1, 1, "Running", false, RAN_AND_FAILED("1"));
+	f.job.spec.max_restarts = 2;
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.restarts, 2);
+	cr_assert_eq(f.plan.status.in_place.attempt, 2);
+	cr_assert_eq(count_patches_to(&f.plan, 2), 2);
+	fx_release(&f);
+}
+
+/* A crash after the restart was stored: the next pass tells the same attempt, counting nothing. */
+Test(tj_plan, in_place_a_stored_restart_is_finished_not_made_again)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) ",\"phase\":\"Restarting\",\"restarts\":1,"
+	       "\"inPlaceRestart\":{\"attempt\":1,\"time\":\"" NOW "\"}}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, RAN_AND_FAILED("0"));
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(count_patches_to(&f.plan, 1), 1);
+	cr_assert_str_eq(f.plan.actions[0].pod, "llama-1");
+	cr_assert_str_eq(f.plan.actions[0].uid, "p1");
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 0);
+	fx_release(&f);
+}
+
+/* A stop for the next attempt, and an end that is not the pod's attempt, are no failure. */
+Test(tj_plan, in_place_a_stop_for_the_next_attempt_is_no_failure)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":{"
+	       "\"exitCode\":117,\"message\":\"cadre: stopped for attempt 1 (in-place restart)\\n"
+	       "cadre-attempt: 0\\n\"}}}]");
+	fx_pod(&f, 1, 0, "Running", false, ",\"containerStatuses\":[{\"name\":\"main\","
+	       "\"lastState\":{\"terminated\":{\"exitCode\":3,\"message\":\"cadre-attempt: 7\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.phase, TJ_PHASE_RUNNING);
+	fx_release(&f);
+}
+
+/*
+ * A rank's pod deleted by hand: that pod alone is made again, on its node,
+ * once it is gone; the other rank is told, after it is gone, not before.
+ */
+Test(tj_plan, in_place_a_deleted_pod_is_made_again_alone_and_the_others_are_told)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_BARE(NOW) ",\"phase\":\"Running\",\"nodes\":[{\"rank\":0,"
+	       "\"pod\":\"llama-0\",\"node\":\"n0\",\"phase\":\"Running\"},{\"rank\":1,"
+	       "\"pod\":\"llama-1\",\"node\":\"n1\",\"phase\":\"Running\"}]}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_add_pod(&f, "{\"metadata\":{\"name\":\"llama-1\",\"uid\":\"p1\",\"deletionTimestamp\":"
+		   "\"" NOW "\",\"labels\":{\"cadre.dev/job-name\":\"llama\",\"cadre.dev/node-rank\":"
+		   "\"1\",\"cadre.dev/restart-attempt\":\"0\"}},\"spec\":{\"nodeName\":\"n1\"},"
+		   "\"status\":{\"phase\":\"Running\"}}");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.in_place.attempt, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Evicted");
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(f.plan.n_actions, 0, "nothing while the deleted pod is still going");
+	/* Gone: rank 0 is told; rank 1 is not made before rank 0 is seen told. */
+	json_decref(f.pods_json[1]);
+	f.n_pods = f.in.n_pods = 1;
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(count_patches_to(&f.plan, 1), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	json_decref(f.pods_json[0]);
+	f.n_pods = 0;
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_replan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_eq(f.plan.actions[count_actions(&f.plan, TJ_CREATE_POD) - 1].rank, 1);
+	cr_assert_eq(f.plan.actions[0].attempt, 1);
+	cr_assert_str_eq(f.plan.status.nodes[1].node, "n1");
+	fx_release(&f);
+}
+
+/* A lost node leaves its rank nowhere to go in place: the gang is recreated. */
+Test(tj_plan, in_place_a_lost_node_recreates_the_gang)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	f.in.node_ok = node_n1_lost;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	cr_assert_not(f.plan.status.has_in_place);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_PATCH_POD_ATTEMPT), 0);
+	fx_release(&f);
+}
+
+/* Past the gang timeout with ranks still not told, the same attempt is recreated. */
+Test(tj_plan, in_place_that_does_not_finish_within_the_gang_timeout_recreates_the_gang)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_AT(EARLIER)
+	       ",\"phase\":\"Restarting\",\"restarts\":1,\"inPlaceRestart\":{\"attempt\":1,"
+	       "\"time\":\"" EARLIER "\"}}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_not(f.plan.status.has_in_place);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InPlaceFailed");
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert(has_event(&f.plan, "InPlaceFailed"));
+	fx_release(&f);
+}
+
+/* Kueue decides a queued job's pods: its restarts recreate the gang. */
+Test(tj_plan, in_place_is_built_in_and_none_mode_only)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	f.in.mode = GANG_NATIVE;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false,
+	       ",\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+	       "{\"exitCode\":3}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_not(f.plan.status.has_in_place);
+	fx_release(&f);
+}

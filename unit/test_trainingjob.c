@@ -403,6 +403,8 @@ Test(trainingjob, validation_names_each_problem_with_its_path)
 		       "must be the name of a PriorityClass (a DNS subdomain)");
 	assert_problem("{\"successPolicy\": \"Rank1\"}", "spec.successPolicy",
 		       "must be All or Rank0, not \"Rank1\"");
+	assert_problem("{\"restartStrategy\": \"Restart\"}", "spec.restartStrategy",
+		       "must be Recreate or InPlace, not \"Restart\"");
 }
 
 Test(trainingjob, envs_are_c_identifiers_not_reserved_by_cadre)
@@ -450,6 +452,7 @@ Test(trainingjob, reserved_list_is_design_section_2_3_and_the_entrypoint_inputs)
 		/* controller/build/entrypoint.h; test_build checks the two agree. */
 		"CADRE_PEERS", "CADRE_PEER_DOMAIN", "CADRE_GANG_TIMEOUT_SECONDS", "CADRE_WORKDIR",
 		"CADRE_SETUP", "CADRE_RUN", "CADRE_TERMINATION_LOG", "CADRE_BIN_DIR",
+		"CADRE_ATTEMPT_FILE",
 		/* The watchdog's and the signal's inputs (spec.hang, spec.signal). */
 		"CADRE_HEARTBEAT_FILE", "CADRE_HANG_STARTUP_SECONDS", "CADRE_HANG_PROGRESS_SECONDS",
 		"CADRE_NCCL_DUMP_DIR", "CADRE_SIGNAL", "CADRE_SIGNAL_SECONDS_BEFORE", "CADRE_DEADLINE",
@@ -775,6 +778,8 @@ Test(trainingjob, phases_have_names_and_two_are_terminal)
 	cr_assert_eq(tj_phase_parse("running", &phase), CADRE_EINVAL);
 	cr_assert_eq(tj_phase_parse("", &phase), CADRE_EINVAL);
 	cr_assert_str_eq(tj_success_policy_name(TJ_SUCCESS_RANK0), "Rank0");
+	cr_assert_str_eq(tj_restart_strategy_name(TJ_RESTART_IN_PLACE), "InPlace");
+	cr_assert_str_eq(tj_restart_strategy_name(TJ_RESTART_RECREATE), "Recreate");
 }
 
 Test(trainingjob, not_an_object_or_no_metadata_or_spec_is_a_field_error)
@@ -1513,6 +1518,31 @@ Test(trainingjob, a_constraint_is_an_or_of_ands)
 	cr_assert_str_eq(why, "unexpected ' ' at column 2 of \"a b\" (features are joined by & "
 			 "or |)");
 	cr_assert_eq(tj_constraint_parse("", &c, why, sizeof(why)), CADRE_EPARSE);
+}
+
+/* docs/failures.md: spec.restartStrategy decodes, and status.inPlaceRestart round trips. */
+Test(trainingjob, in_place_restart_strategy_and_its_status_round_trip)
+{
+	json_t *job = job_with_spec("{\"restartStrategy\": \"InPlace\"}");
+	json_t *status = json_pack("{s:i, s:{s:i, s:s}}", "restarts", 2, "inPlaceRestart",
+				   "attempt", 2, "time", "2026-12-07T10:00:00Z");
+	struct field_errors errs;
+	struct trainingjob tj;
+	json_t *out;
+
+	cr_assert_eq(json_object_set_new(job, "status", status), 0);
+	field_errors_init(&errs);
+	cr_assert_eq(tj_parse(job, &tj, &errs), 0);
+	cr_assert_eq(tj.spec.restart_strategy, TJ_RESTART_IN_PLACE);
+	cr_assert(tj.status.has_in_place);
+	cr_assert_eq(tj.status.in_place.attempt, 2);
+	out = tj_status_to_json(&tj.status);
+	cr_assert(json_equal(json_object_get(out, "inPlaceRestart"),
+			     json_object_get(status, "inPlaceRestart")));
+	json_decref(out);
+	tj_release(&tj);
+	field_errors_release(&errs);
+	json_decref(job);
 }
 
 /* docs/design.md 3.5: a preemption's record on both jobs round trips, and counts in the attempt. */

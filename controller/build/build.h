@@ -154,6 +154,16 @@ int build_check_meta(const struct object_meta *meta, bool need_uid, struct buf *
  * (made by NVIDIA's ComputeDomain controller) every rank claims.
  */
 bool build_uses_claim_template(const struct trainingjob *job);
+
+/*
+ * Whether the job's restarts are made in place (spec.restartStrategy
+ * InPlace, docs/failures.md): in built-in and none mode, where no one but
+ * cadre decides the pods; mode is the controller's (a job with spec.queue
+ * is Kueue's). Its pods then carry the restart rule, the attempt file
+ * (BUILD_ATTEMPT_DIR) and ENTRYPOINT_ENV_ATTEMPT_FILE.
+ */
+bool build_in_place(const struct trainingjob *job, enum gang_mode mode);
+#define BUILD_ATTEMPT_DIR "/cadre/attempt"
 int build_claim_template_name(const char *job, char *out, size_t size);
 int build_claim_template(const struct trainingjob *job, const struct build_opts *opts,
 			 json_t **out, struct buf *err);

@@ -378,6 +378,14 @@ static bool add_shared_env(const struct pod_ctx *c, json_t *env, const struct bu
  */
 static int add_code_env(const struct pod_ctx *c, json_t *env);
 
+bool build_in_place(const struct trainingjob *job, enum gang_mode mode)
+{
+	if (job->spec.queue && *job->spec.queue)
+		mode = GANG_KUEUE;
+	return job->spec.restart_strategy == TJ_RESTART_IN_PLACE &&
+	       (mode == GANG_BUILTIN || mode == GANG_NONE);
+}
+
 static int add_pod_env(const struct pod_ctx *c, json_t *env)
 {
 	int bad = 0;
@@ -388,6 +396,8 @@ static int add_pod_env(const struct pod_ctx *c, json_t *env)
 	bad |= add_env_int(env, "SLURM_PROCID", c->rank);
 	bad |= add_env_int(env, "CADRE_RESTART_ATTEMPT", c->attempt);
 	bad |= add_env_int(env, "SLURM_RESTART_COUNT", c->attempt);
+	if (build_in_place(c->job, c->mode))
+		bad |= add_env(env, ENTRYPOINT_ENV_ATTEMPT_FILE, BUILD_ATTEMPT_DIR "/attempt");
 	bad |= add_attempt_long_run_env(c, env);
 	bad |= add_code_env(c, env);
 	return bad;
@@ -765,7 +775,7 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 			goto out;
 		}
 		if (!strcmp(order[i].path, "/dev/shm") || !strcmp(order[i].path, BUILD_BIN_DIR) ||
-		    !strcmp(order[i].path, ENTRYPOINT_DIR)) {
+		    !strcmp(order[i].path, ENTRYPOINT_DIR) || !strcmp(order[i].path, BUILD_ATTEMPT_DIR)) {
 			ret = build_fail(c->err, CADRE_EINVAL, "spec.volumes",
 					 "%s is mounted by cadre", order[i].path);
 			goto out;
@@ -792,6 +802,15 @@ static int build_volumes(const struct pod_ctx *c, json_t **volumes_out, json_t *
 				"persistentVolumeClaim", "claimName", order[i].claim)) != 0;
 		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", name,
 				"mountPath", order[i].path)) != 0;
+	}
+	/* InPlace: the attempt the controller tells, as a file the kubelet keeps current. */
+	if (!bad && build_in_place(c->job, c->mode)) {
+		bad |= json_array_append_new(volumes, json_pack("{s:s, s:{s:[{s:s, s:{s:s}}]}}",
+				"name", "cadre-attempt", "downwardAPI", "items", "path", "attempt",
+				"fieldRef", "fieldPath",
+				"metadata.labels['" LABEL_RESTART_ATTEMPT "']")) != 0;
+		bad |= json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name",
+				"cadre-attempt", "mountPath", BUILD_ATTEMPT_DIR, "readOnly", 1)) != 0;
 	}
 	if (!bad && (ret = add_scratch_volumes(c, volumes, mounts)))
 		goto out;
@@ -1262,6 +1281,19 @@ int build_pod(const struct trainingjob *job, int rank, int attempt,
 			      "terminationMessagePolicy", "FallbackToLogsOnError");
 	if (!container)
 		goto out;
+	/*
+	 * InPlace: a run that ends non-zero (the program's failure, or the
+	 * entrypoint's stop for the next attempt) restarts this container in the
+	 * same pod; the entrypoint then waits for the attempt the controller tells.
+	 */
+	if (build_in_place(job, c.mode) &&
+	    (json_object_set_new(container, "restartPolicy", json_string("Never")) ||
+	     json_object_set_new(container, "restartPolicyRules",
+				 json_pack("[{s:s, s:{s:s, s:[i]}}]", "action", "Restart",
+					   "exitCodes", "operator", "NotIn", "values", 0)))) {
+		json_decref(container);
+		goto out;
+	}
 	/* Validation let through only what takes privilege away (docs/pods.md). */
 	if (tpl->container_security_context &&
 	    json_object_set_new(container, "securityContext",

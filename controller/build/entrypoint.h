@@ -115,6 +115,23 @@
  * the pod with ENTRYPOINT_EXIT_CODE and a message naming the digest.
  */
 #define ENTRYPOINT_ENV_CODE "CADRE_CODE"
+/*
+ * spec.restartStrategy InPlace (docs/failures.md, "In-place restart"): a file
+ * the kubelet keeps holding the pod's cadre.dev/restart-attempt label, which
+ * the controller raises to tell the rank that a new attempt began. The
+ * script exports that attempt as CADRE_RESTART_ATTEMPT and
+ * SLURM_RESTART_COUNT; when it rises under a running program, the program
+ * is stopped and the container ends with ENTRYPOINT_EXIT_RESTART and a
+ * termination message starting ENTRYPOINT_RESTART_MESSAGE, which the
+ * kubelet's restart rule turns into a restart in the same pod. A restarted
+ * container whose run of the current attempt ended waits for the next one.
+ * Every termination message in this mode ends with a line
+ * ENTRYPOINT_ATTEMPT_TAG followed by the attempt the run belonged to, so the
+ * controller tells a failure of this attempt from one already counted.
+ */
+#define ENTRYPOINT_ENV_ATTEMPT_FILE "CADRE_ATTEMPT_FILE"
+#define ENTRYPOINT_ATTEMPT_TAG "cadre-attempt: "
+#define ENTRYPOINT_RESTART_MESSAGE "cadre: stopped for attempt "
 
 /*
  * Exit codes of the script's own failures. They sit just below the shell's
@@ -129,6 +146,7 @@ enum entrypoint_exit {
 	ENTRYPOINT_EXIT_HUNG = 125,           /* spec.hang: no progress in time */
 	ENTRYPOINT_EXIT_STAGE_IN = 120,       /* spec.stageIn: a copy failed */
 	ENTRYPOINT_EXIT_CODE = 119,           /* spec.code: a bundle is not sound or not unpacked */
+	ENTRYPOINT_EXIT_RESTART = 117,        /* InPlace: stopped for the next attempt, no failure */
 };
 
 /* The script text; static, never NULL. */

@@ -216,12 +216,12 @@ static void gang_hung(struct planner *p, const struct podview *v)
 	const struct tj_failure *last = &p->job->status.last_failure;
 	bool again = p->job->status.has_last_failure && last->reason && v->node && last->node &&
 		     !strcmp(last->reason, "Hung") && !strcmp(last->node, v->node);
-	const char *what = v->message && strlen(v->message) > strlen(PODVIEW_HUNG_MESSAGE) ?
-			   v->message + strlen(PODVIEW_HUNG_MESSAGE) : "no progress";
+	int len = podview_message_len(v) - (int)strlen(PODVIEW_HUNG_MESSAGE);
+	const char *what = len > 0 ? v->message + strlen(PODVIEW_HUNG_MESSAGE) : "no progress";
 	char why[1024];
 
-	snprintf(why, sizeof(why), "rank %d (pod %s) on node %s is hung: %s", v->rank, v->name,
-		 v->node ? v->node : "?", what);
+	snprintf(why, sizeof(why), "rank %d (pod %s) on node %s is hung: %.*s", v->rank, v->name,
+		 v->node ? v->node : "?", len > 0 ? len : (int)strlen(what), what);
 	if (p->job->spec.hang.action == TJ_HANG_FAIL) {
 		struct podview hung = *v;
 
@@ -297,8 +297,9 @@ static void gang_user_failure(struct planner *p, const struct podview *v)
 	enum tj_failure_action action = tj_failure_action_for(&p->job->spec, v->exit_code);
 	char why[1024];
 
-	snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%s", v->rank,
-		 v->name, v->exit_code, v->message ? ": " : "", v->message ? v->message : "");
+	snprintf(why, sizeof(why), "rank %d (pod %s) failed with exit code %d%s%.*s", v->rank,
+		 v->name, v->exit_code, podview_message_len(v) ? ": " : "", podview_message_len(v),
+		 v->message ? v->message : "");
 	if (action == TJ_FAILURE_FAIL) {
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; spec.failurePolicy fails "
 			 "the job on exit code %d", v->exit_code);
@@ -449,7 +450,7 @@ static void exclude_unscheduled(struct planner *p, const struct podview **by_ran
 			 "(status.excludedNodes)", count == 1 ? "it stays" : "they stay");
 }
 
-/* The gang timeout counts from this attempt's admission: past it, restart. */
+/* The gang timeout counts from this attempt's admission (or in-place beginning): past it, restart. */
 static void gang_timeout(struct planner *p, const struct podview **by_rank, int n,
 			 const struct gang_census *c)
 {
@@ -461,7 +462,11 @@ static void gang_timeout(struct planner *p, const struct podview **by_rank, int 
 
 	if (!admitted || strcmp(admitted->status, "True") || !admitted->last_transition_time)
 		return;
-	deadline = admitted->last_transition_time + spec->gang_timeout_seconds;
+	/* An attempt begun in place has the timeout from its beginning. */
+	deadline = admitted->last_transition_time;
+	if (plan_in_place_since(p) > deadline)
+		deadline = plan_in_place_since(p);
+	deadline += spec->gang_timeout_seconds;
 	if (p->in->now < deadline) {
 		plan_requeue_in(p, deadline - p->in->now);
 		return;

@@ -85,6 +85,14 @@ void plan_topology_unexpressed(struct planner *p);
 void plan_hold_for_refusal(struct planner *p, const struct tj_refusal *refused, int64_t since);
 void plan_gang(struct planner *p);
 
+/* plan_inplace.c */
+bool plan_in_place(const struct planner *p);
+bool plan_in_place_current(const struct planner *p);
+bool plan_in_place_possible(const struct planner *p, const char *cond_reason);
+void plan_in_place_begin(struct planner *p);
+bool plan_in_place_catch_up(struct planner *p, int attempt);
+int64_t plan_in_place_since(const struct planner *p);
+
 /* plan_array.c */
 void plan_array(struct planner *p);
 

@@ -151,6 +151,59 @@ bool podview_storage_eviction(const char *message, char *volume, size_t volume_s
 }
 
 /* Decide trouble, reason, message and exit code from the pod's status. */
+/* The attempt a termination message's tag names, or -1; *len: the message before the tag. */
+static int message_attempt(const char *message, int *len)
+{
+	const char *tag = message ? strstr(message, PODVIEW_ATTEMPT_TAG) : NULL;
+	char *end;
+	long a;
+
+	*len = message ? (int)strnlen(message, 1 << 20) : 0;
+	if (!tag)
+		return -1;
+	*len = (int)(tag - message);
+	errno = 0;
+	a = strtol(tag + strlen(PODVIEW_ATTEMPT_TAG), &end, 10);
+	if (errno || end == tag + strlen(PODVIEW_ATTEMPT_TAG) || (*end && *end != '\n') || a < 0 ||
+	    a > 1000000)
+		return -1;
+	return (int)a;
+}
+
+/*
+ * InPlace: a live pod whose main container ended a run of the pod's own
+ * attempt (the tag says so) with a failure, and was restarted in place by
+ * the kubelet or waits for it. The latest end is state.terminated while the
+ * container is down, lastState.terminated once it runs again. A stop for
+ * the next attempt, and ends of earlier attempts, are no failure.
+ */
+static bool read_in_place_exit(const json_t *cs, struct podview *v)
+{
+	const json_t *t = json_object_get(json_object_get(cs, "state"), "terminated");
+	const char *message;
+	json_int_t code;
+	int len;
+
+	if (!t)
+		t = json_object_get(json_object_get(cs, "lastState"), "terminated");
+	message = str_at(t, "message");
+	if (!t || v->attempt < 0 || message_attempt(message, &len) != v->attempt)
+		return false;
+	code = json_integer_value(json_object_get(t, "exitCode"));
+	if (code == 0 || (code == PODVIEW_RESTART_EXIT &&
+			  !strncmp(message, PODVIEW_RESTART_MESSAGE, strlen(PODVIEW_RESTART_MESSAGE))))
+		return false;
+	v->trouble = POD_TROUBLE_EXITED;
+	v->exited_in_place = true;
+	v->exit_code = code > INT32_MIN && code < INT32_MAX ? (int)code : 1;
+	v->reason = str_at(t, "reason") ? str_at(t, "reason") : "Error";
+	v->message = len ? message : NULL;
+	v->message_len = len;
+	v->hung = v->message && !strncmp(v->message, PODVIEW_HUNG_MESSAGE,
+					 strlen(PODVIEW_HUNG_MESSAGE));
+	return true;
+}
+
 static void read_trouble(const json_t *status, struct podview *v)
 {
 	const json_t *cs = main_container_status(status), *cond;
@@ -202,6 +255,9 @@ static void read_trouble(const json_t *status, struct podview *v)
 			v->evidence = POD_NODE_TAINT;
 		return;
 	}
+	if ((v->phase == POD_RUNNING || v->phase == POD_PENDING) && !v->deleting &&
+	    read_in_place_exit(cs, v))
+		return;
 	if (v->phase == POD_FAILED) {
 		v->trouble = POD_TROUBLE_EXITED;
 		v->reason = terminated && str_at(terminated, "reason") ?
@@ -263,4 +319,11 @@ void podview_read(const json_t *pod, struct podview *v)
 	cond = podview_condition(status, "Ready");
 	v->ready = cond && str_at(cond, "status") && !strcmp(str_at(cond, "status"), "True");
 	read_trouble(status, v);
+	if (v->message && !v->exited_in_place)
+		message_attempt(v->message, &v->message_len);
+}
+
+int podview_message_len(const struct podview *v)
+{
+	return v->message ? v->message_len : 0;
 }

@@ -22,6 +22,16 @@
 /* How the entrypoint's watchdog starts a hung rank's termination message (entrypoint.h). */
 #define PODVIEW_HUNG_MESSAGE "cadre: hung: "
 
+/*
+ * spec.restartStrategy InPlace (entrypoint.h): the last line of every
+ * termination message the entrypoint writes names the attempt of the run
+ * that ended; a stop for the next attempt exits PODVIEW_RESTART_EXIT with a
+ * message starting PODVIEW_RESTART_MESSAGE, and is no failure.
+ */
+#define PODVIEW_ATTEMPT_TAG "\ncadre-attempt: "
+#define PODVIEW_RESTART_EXIT 117
+#define PODVIEW_RESTART_MESSAGE "cadre: stopped for attempt "
+
 /* Kueue's pod webhook labels every pod it gates, and so manages, with this. */
 #define KUEUE_MANAGED_LABEL "kueue.x-k8s.io/managed"
 
@@ -63,8 +73,15 @@ struct podview {
 	enum pod_trouble trouble;
 	const char *reason;        /* short CamelCase: "ErrImagePull", "Error", "Evicted" */
 	const char *message;       /* the kubelet's or scheduler's words; may be NULL */
+	int message_len;           /* of message, without its attempt tag (podview_message_len) */
 	int exit_code;             /* of main, when it terminated; else 0 */
 	bool hung;                 /* ended by the entrypoint's watchdog (spec.hang) */
+	/*
+	 * InPlace: the main container of this live pod ended a run of the pod's
+	 * own attempt with a failure (trouble is POD_TROUBLE_EXITED) and is
+	 * restarted in place by the kubelet.
+	 */
+	bool exited_in_place;
 	/*
 	 * Evicted by the kubelet for its own local storage past a limit (an
 	 * emptyDir's sizeLimit, spec.scratch): the job wrote it, not the node's fault.
@@ -95,6 +112,9 @@ const char *pod_phase_name(enum pod_phase phase);
  * are copied (truncated, always terminated) into volume and limit when they
  * are not NULL; otherwise those are set to "".
  */
+/* How much of v->message to show: without the attempt tag; 0 without a message. */
+int podview_message_len(const struct podview *v);
+
 bool podview_storage_eviction(const char *message, char *volume, size_t volume_size,
 			      char *limit, size_t limit_size);
 

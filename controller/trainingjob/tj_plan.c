@@ -474,13 +474,16 @@ void plan_restart(struct planner *p, enum blame blame, const char *cond_reason,
 {
 	struct tj_status *st = &p->out->status;
 	const struct tj_spec *spec = &p->job->spec;
-	bool user = blame == BLAME_USER;
+	bool user = blame == BLAME_USER, in_place;
+	const char *how;
 	char msg[2048];
 
 	if (blame == BLAME_NONE) {
 		requeue_gang(p, cond_reason, why);
 		return;
 	}
+	in_place = plan_in_place_possible(p, cond_reason);
+	how = in_place ? "restarting the gang in place" : "restarting the gang";
 	plan_record_failure(p, v, v && v->reason ? v->reason : cond_reason, why);
 	plan_record_history(p, v, cond_reason, !user);
 	if (user && st->restarts >= spec->max_restarts) {
@@ -513,20 +516,26 @@ void plan_restart(struct planner *p, enum blame blame, const char *cond_reason,
 	plan_set_phase(p, TJ_PHASE_RESTARTING);
 	plan_cond(p, "Restarting", true, cond_reason, why);
 	plan_cond_clear(p, "Running", cond_reason, why);
-	plan_cond(p, "Admitted", false, !strcmp(cond_reason, "GangTimeout") ? "GangTimeout" : "Restarting",
-	     why);
+	/* In place, the gang keeps its admission: its nodes are still its own. */
+	if (!in_place)
+		plan_cond(p, "Admitted", false, !strcmp(cond_reason, "GangTimeout") ? "GangTimeout" :
+			  "Restarting", why);
 	if (user)
-		plan_set_message(p, "%s; restarting the gang (restart %d of %d)", why, st->restarts,
+		plan_set_message(p, "%s; %s (restart %d of %d)", why, how, st->restarts,
 			    spec->max_restarts);
 	else if (blame == BLAME_NOT_COUNTED)
-		plan_set_message(p, "%s; restarting the gang, not counted against maxRestarts "
-			    "(spec.failurePolicy; infrastructure restart %d of %d)", why,
+		plan_set_message(p, "%s; %s, not counted against maxRestarts "
+			    "(spec.failurePolicy; infrastructure restart %d of %d)", why, how,
 			    st->infra_restarts, spec->max_infra_restarts);
 	else
-		plan_set_message(p, "%s; restarting the gang (infrastructure restart %d of %d, not "
-			    "counted against maxRestarts)", why, st->infra_restarts,
+		plan_set_message(p, "%s; %s (infrastructure restart %d of %d, not "
+			    "counted against maxRestarts)", why, how, st->infra_restarts,
 			    spec->max_infra_restarts);
 	plan_event(p, true, cond_reason, "%s", p->out->status.message);
+	if (in_place) {
+		plan_in_place_begin(p);
+		return;
+	}
 	plan_delete_pods(p, false, -1);
 	plan_clear_nodes(p);
 }
@@ -985,7 +994,7 @@ static bool old_gang_going(struct planner *p)
 	struct tj_status *st = &p->out->status;
 	size_t live;
 
-	if (st->phase != TJ_PHASE_RESTARTING)
+	if (st->phase != TJ_PHASE_RESTARTING || plan_in_place_current(p))
 		return false;
 	live = plan_delete_pods(p, false, -1);
 	if (live) {
@@ -998,12 +1007,17 @@ static bool old_gang_going(struct planner *p)
 	return false;
 }
 
-/* Pods of an earlier attempt are never reused: finish deleting them. True while any is left. */
+/*
+ * Pods of an earlier attempt are never reused (in place, they are told the
+ * new one instead, plan_inplace.c): finish deleting them. True while any is left.
+ */
 static bool stale_pods_going(struct planner *p, int attempt)
 {
 	const struct tj_input *in = p->in;
 	size_t stale = 0;
 
+	if (plan_in_place_current(p))
+		return plan_in_place_catch_up(p, attempt);
 	for (size_t i = 0; i < in->n_pods; i++)
 		if (in->pods[i].attempt != attempt)
 			stale++;

@@ -291,6 +291,13 @@ enum tj_action_kind {
 	 */
 	TJ_CREATE_POD,
 	TJ_DELETE_POD,     /* pod, uid (precondition) */
+	/*
+	 * pod, uid (precondition), attempt: spec.restartStrategy InPlace, a
+	 * live pod of an earlier attempt is told that attempt began: its
+	 * cadre.dev/restart-attempt label is set to it (the entrypoint reads
+	 * the label through the downward API, docs/failures.md).
+	 */
+	TJ_PATCH_POD_ATTEMPT,
 	TJ_DELETE_JOB,     /* ttlSecondsAfterFinished passed */
 	TJ_CREATE_PODGROUP, /* attempt: native mode, before any pod of the attempt */
 	TJ_DELETE_PODGROUP, /* pod holds the PodGroup's name: one of an earlier attempt */

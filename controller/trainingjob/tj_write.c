@@ -645,6 +645,42 @@ static int delete_pod(struct tj_pass *p, const struct tj_action *a)
 	return ret;
 }
 
+/*
+ * InPlace: a live pod of an earlier attempt is told the new one (its label,
+ * which the entrypoint reads). A JSON patch that first tests the uid: a pod
+ * gone or replaced since the plan is not ours to tell.
+ */
+static int tell_pod_attempt(struct tj_pass *p, const struct tj_action *a)
+{
+	char attempt[16];
+	struct kube_status st;
+	json_t *patch;
+	int ret;
+
+	char path[96] = "/metadata/labels/";
+	size_t at = strlen(path);
+
+	/* The label's key as a JSON pointer's last token: "/" is "~1" there. */
+	for (const char *k = LABEL_RESTART_ATTEMPT; *k && at + 3 < sizeof(path); k++)
+		at += (size_t)snprintf(path + at, sizeof(path) - at, "%s",
+				       *k == '/' ? "~1" : (char[]){ *k, 0 });
+	snprintf(attempt, sizeof(attempt), "%d", a->attempt);
+	patch = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
+			  "op", "test", "path", "/metadata/uid", "value", a->uid ? a->uid : "",
+			  "op", "replace", "path", path, "value", attempt);
+	if (!patch)
+		return CADRE_ENOMEM;
+	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,
+				NULL, KUBE_PATCH_JSON, patch, NULL, &st);
+	json_decref(patch);
+	if (ret == CADRE_ENOTFOUND || ret == CADRE_EREJECTED)
+		return 0;
+	if (ret)
+		log_warn("tj", "%s: cannot tell pod %s of attempt %d: %s", p->key, a->pod,
+			 a->attempt, st.message);
+	return ret;
+}
+
 static int delete_job(struct tj_pass *p)
 {
 	struct kube_delete_opts opts = { .propagation_policy = "Background",
@@ -684,6 +720,9 @@ static int do_action(struct tj_pass *p, const struct tj_action *a)
 		break;
 	case TJ_DELETE_POD:
 		ret = delete_pod(p, a);
+		break;
+	case TJ_PATCH_POD_ATTEMPT:
+		ret = tell_pod_attempt(p, a);
 		break;
 	case TJ_DELETE_JOB:
 		ret = delete_job(p);
@@ -789,7 +828,8 @@ static int run_wave(struct tj_pass *p, const struct tj_action *acts, size_t n)
 
 static bool runs_in_waves(enum tj_action_kind kind)
 {
-	return kind == TJ_CREATE_POD || kind == TJ_DELETE_POD || kind == TJ_CREATE_ELEMENT;
+	return kind == TJ_CREATE_POD || kind == TJ_DELETE_POD || kind == TJ_CREATE_ELEMENT ||
+	       kind == TJ_PATCH_POD_ATTEMPT;
 }
 
 /*

@@ -1,0 +1,178 @@
+/*
+ * plan_inplace.c - spec.restartStrategy InPlace (docs/failures.md, "In-place
+ * restart"): a restart that keeps the gang's pods. The new attempt is stored
+ * first (the counters, status.inPlaceRestart); then a pod that cannot run it
+ * (deleted, evicted, ended, on a node gone bad) is deleted, and once those
+ * are gone every other pod is told the attempt through its
+ * cadre.dev/restart-attempt label, which its entrypoint reads; the ranks
+ * whose pods were deleted get new ones on the nodes status.nodes keeps for
+ * them (plan_gang.c creates them as any missing rank). A pod is told, never
+ * asked: the kubelet restarts the container in place, by the restart rule
+ * its pod carries, when the entrypoint stops the run.
+ */
+#include "controller/trainingjob/plan_internal.h"
+#include "api/condition.h"
+#include "controller/build/build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool plan_in_place(const struct planner *p)
+{
+	return build_in_place(p->job, p->in->mode);
+}
+
+bool plan_in_place_current(const struct planner *p)
+{
+	const struct tj_status *st = &p->out->status;
+
+	return plan_in_place(p) && st->has_in_place && st->in_place.attempt == tj_attempt(st);
+}
+
+static bool excluded(const struct planner *p, const char *node)
+{
+	const struct tj_status *st = &p->out->status;
+
+	for (size_t i = 0; node && i < st->n_excluded_nodes; i++)
+		if (st->excluded_nodes[i].node && !strcmp(st->excluded_nodes[i].node, node))
+			return true;
+	return false;
+}
+
+/* Whether v can run the next attempt where it is: alive, not going, on a usable node. */
+static bool pod_keeps(const struct planner *p, const struct podview *v)
+{
+	if (v->deleting || plan_pod_terminal(v) || v->trouble == POD_TROUBLE_EVICTED ||
+	    v->trouble == POD_TROUBLE_NODE_LOST || v->trouble == POD_TROUBLE_DEVICE)
+		return false;
+	if (v->node && p->in->node_ok && !p->in->node_ok(p->in->node_ctx, v->node))
+		return false;
+	return !excluded(p, v->node);
+}
+
+/*
+ * Whether rank's pod can be made again for the next attempt: in built-in
+ * mode on the node its admission chose, while that node is Ready and not
+ * left behind; in none mode wherever kube-scheduler puts it.
+ */
+static bool rank_replaceable(const struct planner *p, int rank)
+{
+	const char *node;
+
+	if (p->in->mode != GANG_BUILTIN)
+		return true;
+	node = plan_decided_node(p, rank);
+	return node && (!p->in->node_ok || p->in->node_ok(p->in->node_ctx, node)) &&
+	       !excluded(p, node);
+}
+
+bool plan_in_place_possible(const struct planner *p, const char *cond_reason)
+{
+	const struct tj_input *in = p->in;
+	int n = plan_num_nodes(p), attempt = tj_attempt(&p->out->status), kept = 0;
+
+	/* A gang that never came up, or an admission to redo, is placed afresh. */
+	if (!plan_in_place(p) || !strcmp(cond_reason, "GangTimeout") ||
+	    !strcmp(cond_reason, "AdmissionIncomplete") ||
+	    !condition_is_true(&p->out->status.conditions, "Admitted"))
+		return false;
+	for (int r = 0; r < n; r++) {
+		const struct podview *v = NULL;
+
+		for (size_t i = 0; i < in->n_pods; i++)
+			if (in->pods[i].rank == r && in->pods[i].attempt == attempt)
+				v = &in->pods[i];
+		if (v && pod_keeps(p, v))
+			kept++;
+		else if (!rank_replaceable(p, r))
+			return false;
+	}
+	return kept > 0;
+}
+
+void plan_in_place_begin(struct planner *p)
+{
+	struct tj_status *st = &p->out->status;
+
+	st->has_in_place = true;
+	st->in_place.attempt = tj_attempt(st);
+	st->in_place.time = p->in->now;
+	char *message = st->message;
+
+	/* The ranks keep their nodes; no phase of the new attempt is known yet. */
+	plan_record_nodes(p);
+	/* The restart's message stays what the job says while its pods are told. */
+	st->message = NULL;
+	plan_in_place_catch_up(p, tj_attempt(st));
+	free(st->message);
+	st->message = message;
+}
+
+/*
+ * The gang timeout ran out before every pod was told or replaced: the gang
+ * is recreated, and the record of the in-place attempt goes, stored with
+ * the deletes (the same attempt: no second count).
+ */
+static void fall_back(struct planner *p, size_t stale)
+{
+	struct tj_status *st = &p->out->status;
+	char why[512];
+
+	snprintf(why, sizeof(why), "attempt %d could not restart in place: %zu pods were neither "
+		 "told nor replaced within %llds (spec.gang.timeoutSeconds); the gang is recreated",
+		 tj_attempt(st), stale, (long long)p->job->spec.gang_timeout_seconds);
+	st->has_in_place = false;
+	plan_set_phase(p, TJ_PHASE_RESTARTING);
+	plan_cond(p, "Restarting", true, "InPlaceFailed", why);
+	plan_cond(p, "Admitted", false, "Restarting", why);
+	plan_set_message(p, "%s", why);
+	plan_event(p, true, "InPlaceFailed", "%s", why);
+	plan_delete_pods(p, false, -1);
+	plan_clear_nodes(p);
+}
+
+int64_t plan_in_place_since(const struct planner *p)
+{
+	return plan_in_place_current(p) ? p->out->status.in_place.time : 0;
+}
+
+bool plan_in_place_catch_up(struct planner *p, int attempt)
+{
+	const struct tj_input *in = p->in;
+	int64_t deadline = p->out->status.in_place.time + p->job->spec.gang_timeout_seconds;
+	size_t stale = 0, going = 0;
+
+	for (size_t i = 0; i < in->n_pods; i++) {
+		const struct podview *v = &in->pods[i];
+
+		if (v->attempt == attempt)
+			continue;
+		stale++;
+		if (v->attempt < attempt && pod_keeps(p, v))
+			continue;
+		going++;
+		if (!v->deleting)
+			plan_action(p, TJ_DELETE_POD, v->rank, v);
+	}
+	if (!stale)
+		return false;
+	if (in->now >= deadline) {
+		fall_back(p, stale);
+		return true;
+	}
+	plan_requeue_in(p, deadline - in->now);
+	plan_waiting(p, "RestartingInPlace");
+	/* A peer's old pod goes before the others restart, so none finds it by name. */
+	if (going) {
+		plan_set_message(p, "restarting in place: waiting for %zu pod%s that cannot restart "
+			    "in place to go", going, going == 1 ? "" : "s");
+		return true;
+	}
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt)
+			plan_action(p, TJ_PATCH_POD_ATTEMPT, in->pods[i].rank, &in->pods[i]);
+	plan_set_message(p, "restarting in place: telling %zu rank%s that attempt %d began", stale,
+		    stale == 1 ? "" : "s", attempt);
+	return true;
+}
