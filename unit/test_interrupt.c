@@ -386,6 +386,9 @@ static void check_invariants(struct fakeapi *api, const char *when)
 		json_array_foreach(jobs, j, job) {
 			const json_t *st = json_object_get(job, "status");
 			int n = int_of(json_object_get(job, "spec"), "numNodes");
+			/* In place, a rank's pod of an earlier attempt is the one it goes on in. */
+			bool in_place = int_of(json_object_get(st, "inPlaceRestart"), "attempt") ==
+					attempt_of_status(st) && json_object_get(st, "inPlaceRestart");
 
 			if (!admitted(st))
 				continue;
@@ -396,8 +399,8 @@ static void check_invariants(struct fakeapi *api, const char *when)
 				if (!decided(st, r) || strcmp(decided(st, r), nn))
 					continue;
 				json_array_foreach(pods, k, pod)
-					placed |= num(label_of(pod, LABEL_RESTART_ATTEMPT)) ==
-						  attempt_of_status(st) &&
+					placed |= (num(label_of(pod, LABEL_RESTART_ATTEMPT)) ==
+						   attempt_of_status(st) || in_place) &&
 						  num(label_of(pod, LABEL_NODE_RANK)) == r &&
 						  !strcmp(label_of(pod, LABEL_JOB_NAME),
 							  json_string_value(json_object_get(
@@ -845,6 +848,88 @@ static void check_dra_restart(struct fakeapi *api)
 	json_decref(tmpl);
 }
 
+/*
+ * spec.restartStrategy InPlace (docs/failures.md): rank 1's run fails and the
+ * kubelet restarts it in its pod; then rank 1's pod is deleted by hand. Each
+ * restart is counted once, every pod that can stay stays (its uid), and only
+ * the deleted rank gets a new pod.
+ */
+static char uid_before[2][64];
+
+static void setup_one_job_in_place(struct fakeapi *api)
+{
+	json_t *job;
+
+	two_nodes(api);
+	add_job(api, "a", T0);
+	job = stored_job(api, "a");
+	json_object_set_new(json_object_get(job, "spec"), "restartStrategy",
+			    json_string("InPlace"));
+	cr_assert_eq(fakeapi_delete_job(api, NS, "a"), 0);
+	cr_assert_eq(fakeapi_add(api, "trainingjobs", job, T0), 0);
+}
+
+static const char *uid_of(struct fakeapi *api, const char *pod_name, char out[64])
+{
+	json_t *pod = fakeapi_get(api, "pods", NS, pod_name);
+
+	snprintf(out, 64, "%s", pod ? json_string_value(json_object_get(json_object_get(pod,
+		 "metadata"), "uid")) : "");
+	json_decref(pod);
+	return out;
+}
+
+static void keep_uids(struct fakeapi *api)
+{
+	uid_of(api, "a-0", uid_before[0]);
+	uid_of(api, "a-1", uid_before[1]);
+}
+
+static void fail_rank_1_in_place(struct fakeapi *api)
+{
+	keep_uids(api);
+	cr_assert_eq(fakeapi_fail_pod_in_place(api, NS, "a-1", 3), 0);
+}
+
+static void delete_rank_1(struct fakeapi *api)
+{
+	keep_uids(api);
+	cr_assert_eq(fakeapi_delete_pod(api, NS, "a-1"), 0);
+}
+
+static bool a_running_attempt(struct fakeapi *api, int attempt)
+{
+	json_t *job = stored_job(api, "a");
+	bool there = job && attempt_of_status(json_object_get(job, "status")) == attempt;
+
+	json_decref(job);
+	return there && job_is(api, "a", "Running", 2);
+}
+
+static bool a_running_1(struct fakeapi *api) { return a_running_attempt(api, 1); }
+static bool a_running_2(struct fakeapi *api) { return a_running_attempt(api, 2); }
+
+static void check_in_place(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "a");
+	const json_t *st = json_object_get(job, "status");
+	char uid[64];
+
+	/* The user's failure, then the deleted pod: one restart of each kind. */
+	counters_are(api, "a", 1, 1);
+	cr_assert_eq(int_of(json_object_get(st, "inPlaceRestart"), "attempt"), 2);
+	/* The second restart kept rank 0's pod and made rank 1's again. */
+	cr_assert_str_eq(uid_of(api, "a-0", uid), uid_before[0]);
+	cr_assert_str_neq(uid_of(api, "a-1", uid), uid_before[1]);
+	json_decref(job);
+}
+
+static const struct step in_place_steps[] = {
+	{ "a Running", a_running, fail_rank_1_in_place },
+	{ "a Running attempt 1 in the same pods", a_running_1, delete_rank_1 },
+	{ "a Running attempt 2, rank 1 in a new pod", a_running_2, NULL },
+};
+
 static const struct scenario scenarios[] = {
 	{ "start, then delete", setup_two_jobs, start_steps, 2, check_b_clean },
 	{ "restart", setup_one_job, restart_steps, 2, check_one_user_restart },
@@ -854,6 +939,8 @@ static const struct scenario scenarios[] = {
 	{ "a preemption by a higher tier", setup_preemption, preemption_steps, 3,
 	  check_one_preemption },
 	{ "a restart of a gang of DRA devices", setup_dra, restart_steps, 2, check_dra_restart },
+	{ "an in-place restart, then a partial one", setup_one_job_in_place, in_place_steps, 3,
+	  check_in_place },
 };
 
 /*

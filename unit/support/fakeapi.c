@@ -246,6 +246,73 @@ static void handle_delete(struct fakeapi *f, const struct target *t, const char 
 	json_decref(opts);
 }
 
+/* The member a JSON pointer's last token names ("~1" is "/", "~0" is "~"). */
+static void pointer_token(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < size; in++) {
+		if (in[0] == '~' && (in[1] == '1' || in[1] == '0')) {
+			out[n++] = in[1] == '1' ? '/' : '~';
+			in++;
+		} else {
+			out[n++] = *in;
+		}
+	}
+	out[n] = '\0';
+}
+
+/*
+ * A JSON patch (RFC 6902) of "test" and "replace" ops on string members
+ * (what the controller sends: a pod's uid tested, a label set). A failed
+ * test is 422, as the API server answers it.
+ */
+static void handle_patch(struct fakeapi *f, const struct target *t, const char *body,
+			 struct httpd_response *resp)
+{
+	json_t *ops = json_loads(body, 0, NULL), *have, *op, *copy;
+	char key[512];
+	size_t i;
+
+	key_of(key, sizeof(key), t->resource, t->ns, t->name);
+	have = json_object_get(f->objects, key);
+	if (!have || !json_is_array(ops)) {
+		json_decref(ops);
+		answer(resp, have ? 400 : 404, status_body(have ? 400 : 404, have ? "BadRequest" :
+				  "NotFound", have ? "not a JSON patch" : "not found"));
+		return;
+	}
+	copy = json_deep_copy(have);
+	json_array_foreach(ops, i, op) {
+		char path[256], *slash, member[128];
+		json_t *parent = copy;
+		const char *p;
+
+		snprintf(path, sizeof(path), "%s", str(op, "path") ? str(op, "path") : "");
+		p = path + 1;
+		while ((slash = strchr(p, '/'))) {
+			*slash = '\0';
+			pointer_token(p, member, sizeof(member));
+			parent = json_object_get(parent, member);
+			p = slash + 1;
+		}
+		pointer_token(p, member, sizeof(member));
+		if (!strcmp(str(op, "op"), "test") &&
+		    !json_equal(json_object_get(parent, member), json_object_get(op, "value"))) {
+			json_decref(copy);
+			json_decref(ops);
+			answer(resp, 422, status_body(422, "Invalid", "the test op failed"));
+			return;
+		}
+		if (!strcmp(str(op, "op"), "replace") && json_is_object(parent))
+			json_object_set(parent, member, json_object_get(op, "value"));
+	}
+	json_decref(ops);
+	json_object_set_new(f->objects, key, copy);
+	set_rv(f, copy);
+	answer(resp, 200, json_incref(copy));
+}
+
 static void handle(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
 {
 	struct fakeapi *f = ctx;
@@ -285,6 +352,8 @@ static void handle(void *ctx, const struct httpd_request *req, struct httpd_resp
 		handle_replace(f, &t, req->body, resp);
 	} else if (!strcmp(req->method, "DELETE") && *t.name) {
 		handle_delete(f, &t, req->body, resp);
+	} else if (!strcmp(req->method, "PATCH") && *t.name) {
+		handle_patch(f, &t, req->body, resp);
 	} else {
 		answer(resp, 405, status_body(405, "MethodNotAllowed", req->method));
 	}
@@ -539,6 +608,44 @@ int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int co
 	}
 	pthread_mutex_unlock(&f->lock);
 	return pod ? 0 : CADRE_ENOTFOUND;
+}
+
+int fakeapi_fail_pod_in_place(struct fakeapi *f, const char *ns, const char *name, int code)
+{
+	char key[512], message[96];
+	json_t *pod;
+
+	key_of(key, sizeof(key), "pods", ns, name);
+	pthread_mutex_lock(&f->lock);
+	pod = json_object_get(f->objects, key);
+	if (pod) {
+		json_t *status = json_object_get(pod, "status");
+		const char *attempt = str(json_object_get(meta(pod), "labels"),
+					  "cadre.dev/restart-attempt");
+
+		snprintf(message, sizeof(message), "the program failed\ncadre-attempt: %s\n",
+			 attempt ? attempt : "?");
+		json_object_set_new(status, "containerStatuses", json_pack(
+			"[{s:s, s:i, s:{s:{s:s}}, s:{s:{s:i, s:s, s:s}}}]", "name", "main",
+			"restartCount", 1, "state", "running", "startedAt", "2026-12-01T00:00:01Z",
+			"lastState", "terminated", "exitCode", code, "reason", "Error",
+			"message", message));
+		set_rv(f, pod);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return pod ? 0 : CADRE_ENOTFOUND;
+}
+
+int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name)
+{
+	char key[512];
+	int ret;
+
+	key_of(key, sizeof(key), "pods", ns, name);
+	pthread_mutex_lock(&f->lock);
+	ret = json_object_del(f->objects, key) ? CADRE_ENOTFOUND : 0;
+	pthread_mutex_unlock(&f->lock);
+	return ret;
 }
 
 int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name)

@@ -72,6 +72,17 @@ void fakeapi_schedule(struct fakeapi *f);
 /* The kubelet reports that pod's container exited with code. 0 or CADRE_ENOTFOUND. */
 int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int code);
 
+/*
+ * spec.restartStrategy InPlace: the pod's run of its attempt exited with code
+ * and the kubelet restarted the container in place (phase Running, the end
+ * in lastState, tagged with the pod's cadre.dev/restart-attempt as the
+ * entrypoint tags it). 0 or CADRE_ENOTFOUND.
+ */
+int fakeapi_fail_pod_in_place(struct fakeapi *f, const char *ns, const char *name, int code);
+
+/* Someone deletes the pod (no grace, as the pod GC would end it). 0 or CADRE_ENOTFOUND. */
+int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name);
+
 /* The kubelet reports that pod's container exited 0 (phase Succeeded). 0 or CADRE_ENOTFOUND. */
 int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name);
 
