@@ -3315,3 +3315,22 @@ Test(tj_plan, in_place_is_built_in_and_none_mode_only)
 	cr_assert_not(f.plan.status.has_in_place);
 	fx_release(&f);
 }
+
+/* Deleted by someone and ended by the kubelet's TERM before the cache showed the delete. */
+Test(tj_plan, a_deleted_pod_that_ended_by_the_kubelets_term_is_an_infrastructure_restart)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_add_pod(&f, "{\"metadata\":{\"name\":\"llama-1\",\"uid\":\"p1\",\"deletionTimestamp\":"
+		   "\"" NOW "\",\"labels\":{\"cadre.dev/job-name\":\"llama\",\"cadre.dev/node-rank\":"
+		   "\"1\",\"cadre.dev/restart-attempt\":\"0\"}},\"spec\":{\"nodeName\":\"n1\"},"
+		   "\"status\":{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"main\","
+		   "\"state\":{\"terminated\":{\"exitCode\":143,\"reason\":\"Error\"}}}]}}");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 0);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Evicted");
+	fx_release(&f);
+}

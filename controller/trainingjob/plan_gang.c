@@ -48,7 +48,14 @@ static void gang_census(struct planner *p, const struct podview **by_rank, int n
 			c->running++;
 		if (v->phase == POD_SUCCEEDED)
 			c->succeeded++;
-		if (v->deleting && !v->deleted_by_us && !plan_pod_terminal(v) && !c->infra_fail)
+		/*
+		 * Someone deleted it: the kubelet's TERM (or its KILL after the grace)
+		 * may have ended the run before the cache showed the deletion, and that
+		 * end is the delete's doing, not the program's.
+		 */
+		if (v->deleting && !v->deleted_by_us && !c->infra_fail &&
+		    (!plan_pod_terminal(v) || (v->phase == POD_FAILED &&
+		     (v->exit_code == 128 + 15 || v->exit_code == 128 + 9))))
 			c->infra_fail = v;
 		else if (v->trouble == POD_TROUBLE_EXITED && !c->user_fail)
 			c->user_fail = v;

@@ -458,3 +458,96 @@ EOF
 	[ "$(jp trainingjob/victim '{.status.restarts}')" = 0 ]
 	kubectl delete partition real-scavenger real-urgent >/dev/null
 }
+
+# pods_of JOB: the job's pods as "name uid" lines, by name.
+pods_of() {
+	kubectl -n "$NS" get pods -l "cadre.dev/job-name=$1" \
+		-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' | sort
+}
+
+two_pods() {
+	[ "$(pods_of "$1" | wc -l)" -eq 2 ]
+}
+
+@test "InPlace: rank 1 exiting 3 restarts both ranks in their own pods: the same pod UIDs, restarts 1, both print attempt 1" {
+	job inplace '  numNodes: 2
+  maxRestarts: 1
+  restartStrategy: InPlace
+  run: |
+    echo "rank $SLURM_NODEID attempt $CADRE_RESTART_ATTEMPT count $SLURM_RESTART_COUNT"
+    if [ "$CADRE_RESTART_ATTEMPT" = 0 ]; then
+      if [ "$SLURM_NODEID" = 1 ]; then sleep 3; exit 3; fi
+      exec sleep 300
+    fi
+    sleep 2'
+	wait_for -t 120 two_pods inplace
+	local before
+	before=$(pods_of inplace)
+	wait_for -t 120 field_is trainingjob/inplace '{.status.restarts}' 1
+	wait_for -t 120 phase_is inplace Succeeded
+	[ "$(pods_of inplace)" = "$before" ]
+	[ "$(jp trainingjob/inplace '{.status.inPlaceRestart.attempt}')" = 1 ]
+	[ "$(jp trainingjob/inplace '{.status.lastFailure.rank}')" = 1 ]
+	[ "$(jp trainingjob/inplace '{.status.lastFailure.exitCode}')" = 3 ]
+	[ "$(jp trainingjob/inplace '{.status.infraRestarts}')" = 0 ]
+	local r
+	for r in 0 1; do
+		kubectl -n "$NS" logs "inplace-$r" | grep -qx "rank $r attempt 1 count 1"
+		kubectl -n "$NS" logs --previous "inplace-$r" | grep -qx "rank $r attempt 0 count 0"
+		# One container restart each, in the pod it had.
+		[ "$(jp "pod/inplace-$r" '{.status.containerStatuses[0].restartCount}')" = 1 ]
+	done
+	kubectl -n "$NS" logs --previous inplace-0 | grep -q 'attempt 1 began (in-place restart): stopping attempt 0'
+}
+
+@test "InPlace: the seed's training resumes from its checkpoint after a rank is killed, in the same pods" {
+	a_volume ckpt
+	job resume '  numNodes: 2
+  resources: {accelerators: "H100:1"}
+  maxRestarts: 1
+  restartStrategy: InPlace
+  volumes: {/mnt/checkpoints: ckpt}
+  run: |
+    srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=$SLURM_GPUS_PER_NODE \
+      --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:$MASTER_PORT \
+      train.py --steps 24 --step-seconds 0.3'
+	wait_for -t 120 bash -c "'$CADRE' -n '$NS' logs resume | grep -q '^0: step 4 '"
+	local before step
+	before=$(pods_of resume)
+	cli -n "$NS" exec resume --rank 1 -- sh -c 'kill -KILL $(pgrep -f "[-]u train[.]py")'
+	[ "$rc" -eq 0 ]
+	wait_for -t 120 field_is trainingjob/resume '{.status.restarts}' 1
+	wait_for -t 240 phase_is resume Succeeded
+	[ "$(pods_of resume)" = "$before" ]
+	[ "$(jp trainingjob/resume '{.status.inPlaceRestart.attempt}')" = 1 ]
+	logs resume --attempt 1
+	step=$(sed -n 's/^0: resumed from step \([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/logs")
+	[ -n "$step" ] && [ "$step" -ge 4 ] && [ "$step" -lt 23 ]
+	refute grep -q '^0: step 0 ' "$BATS_TEST_TMPDIR/logs"
+	grep -qx '0: done: 24 steps' "$BATS_TEST_TMPDIR/logs"
+}
+
+@test "InPlace: a rank's pod deleted by hand is made again alone, on its node, while the other rank restarts in its pod" {
+	job partial '  numNodes: 2
+  restartStrategy: InPlace
+  run: |
+    echo "rank $SLURM_NODEID attempt $CADRE_RESTART_ATTEMPT"
+    if [ "$CADRE_RESTART_ATTEMPT" = 0 ]; then exec sleep 300; fi
+    sleep 2'
+	wait_for -t 120 phase_is partial Running
+	local uid0 uid1
+	uid0=$(jp pod/partial-0 '{.metadata.uid}')
+	uid1=$(jp pod/partial-1 '{.metadata.uid}')
+	kubectl -n "$NS" delete pod partial-1 --wait=false >/dev/null
+	wait_for -t 120 field_is trainingjob/partial '{.status.infraRestarts}' 1
+	wait_for -t 120 phase_is partial Succeeded
+	[ "$(jp trainingjob/partial '{.status.restarts}')" = 0 ]
+	[ "$(jp trainingjob/partial '{.status.lastFailure.reason}')" = Evicted ]
+	[ "$(jp pod/partial-0 '{.metadata.uid}')" = "$uid0" ]
+	[ "$(jp pod/partial-1 '{.metadata.uid}')" != "$uid1" ]
+	on_the_real_node partial
+	kubectl -n "$NS" logs partial-0 | grep -qx "rank 0 attempt 1"
+	kubectl -n "$NS" logs partial-1 | grep -qx "rank 1 attempt 1"
+	[ "$(jp pod/partial-0 '{.status.containerStatuses[0].restartCount}')" = 1 ]
+	[ "$(jp pod/partial-1 '{.status.containerStatuses[0].restartCount}')" = 0 ]
+}
