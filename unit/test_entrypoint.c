@@ -2209,3 +2209,329 @@ BOTH_SHELLS(code_the_bytes_unpacked_are_the_bytes_checked)
 	bundle_release(&b);
 	ep_release(&e);
 }
+
+/*
+ * ---- spec.restartStrategy InPlace: the attempt file (the pod's label
+ * cadre.dev/restart-attempt, projected by the kubelet) and the state file
+ * that outlives a restart of the container ----
+ */
+
+#define STOPPED_FOR_ATTEMPT_EXIT 117  /* the script's exit for a run stopped by a newer attempt */
+
+/* Write the attempt file as the kubelet writes a downward API file: the value
+ * without a newline, swapped in whole. */
+static void ep_set_attempt(const struct ep *e, const char *attempt)
+{
+	char path[160], fresh[170];
+
+	snprintf(path, sizeof(path), "%s/attempt", e->dir);
+	snprintf(fresh, sizeof(fresh), "%s.new", path);
+	write_file(fresh, attempt, "w");
+	cr_assert_eq(rename(fresh, path), 0);
+}
+
+/*
+ * The in-place mode at attempt `attempt`, in a pod created at attempt 0 (its
+ * environment says so). Needs the bin directory of ep_bin or ep_hang.
+ */
+static void ep_in_place(struct ep *e, const char *attempt)
+{
+	char path[160];
+
+	ep_set_attempt(e, attempt);
+	snprintf(path, sizeof(path), "%s/attempt", e->dir);
+	ep_setenv(e, "CADRE_ATTEMPT_FILE", path);
+	ep_setenv(e, "CADRE_RESTART_ATTEMPT", "0");
+	ep_setenv(e, "SLURM_RESTART_COUNT", "0");
+}
+
+/* The state file in the bin directory of ep_bin. */
+static void state_path(const struct ep *e, char *path, size_t size)
+{
+	snprintf(path, size, "%s/cadre-bin/.cadre-attempt", e->dir);
+}
+
+/* What an earlier container of the pod left in the state file. */
+static void ep_set_state(const struct ep *e, const char *state)
+{
+	char path[160];
+
+	state_path(e, path, sizeof(path));
+	write_file(path, state, "w");
+}
+
+static void assert_state(const struct ep *e, const char *want)
+{
+	char path[160];
+
+	state_path(e, path, sizeof(path));
+	assert_file_eq(path, want);
+}
+
+BOTH_SHELLS(in_place_the_program_sees_the_current_attempt_and_its_failure_is_tagged_with_it)
+{
+	char dumps[192], want[512];
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "2");
+	snprintf(dumps, sizeof(dumps), "%s/ckpt/cadre-nccl/job/attempt-0", e.dir);
+	ep_setenv(&e, ENTRYPOINT_ENV_NCCL_DUMP_DIR, dumps);
+	snprintf(want, sizeof(want), "%s/rank_", dumps);
+	ep_setenv(&e, "TORCH_FR_DUMP_TEMP_FILE", want);
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN,
+		  "echo \"$CADRE_RESTART_ATTEMPT $SLURM_RESTART_COUNT\"\n"
+		  "echo \"$CADRE_NCCL_DUMP_DIR\"\n"
+		  "echo \"$TORCH_FR_DUMP_TEMP_FILE\"\n"
+		  "exit 3");
+	cr_assert_eq(ep_run(&e, shell), 3);
+	snprintf(want, sizeof(want), "2 2\n%s/ckpt/cadre-nccl/job/attempt-2\n"
+		 "%s/ckpt/cadre-nccl/job/attempt-2/rank_\n", e.dir, e.dir);
+	assert_file_eq(e.out, want);
+	assert_file_eq(e.termlog, "cadre: exit code 3\ncadre-attempt: 2\n");
+	assert_state(&e, "ended 2\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(in_place_a_run_that_succeeds_ends_its_attempt_without_a_message)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "1\n");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"$CADRE_RESTART_ATTEMPT\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "1\n");
+	assert_file_eq(e.termlog, "");
+	assert_state(&e, "ended 1\n");
+	ep_release(&e);
+}
+
+/* cadre's own failures keep their message first, the attempt last. */
+BOTH_SHELLS(in_place_a_failed_setup_keeps_its_message_and_is_tagged_with_the_attempt)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "4");
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "exit 7");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), 7);
+	assert_file_eq(e.out, "");
+	assert_file_eq(e.termlog, "cadre: setup failed with exit code 7; run was not started\n"
+		       "cadre-attempt: 4\n");
+	assert_state(&e, "ended 4\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(in_place_a_hung_rank_keeps_the_hang_message_first_and_the_attempt_last)
+{
+	struct ep e;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_hang(&e, "1", "1");
+	ep_in_place(&e, "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "sleep 60");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_HUNG);
+	assert_file_eq(e.termlog, ENTRYPOINT_HUNG_MESSAGE "rank 3 no progress in the first 1s "
+		       "(spec.hang.startupSeconds)\ncadre-attempt: 0\n");
+	assert_state(&e, "ended 0\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(in_place_a_newer_attempt_stops_the_running_program_for_no_failure)
+{
+	struct ep e;
+	double t0, took;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo ready; sleep 30");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	t0 = mono_s();
+	ep_set_attempt(&e, "1");
+	cr_assert_eq(ep_wait(&e), STOPPED_FOR_ATTEMPT_EXIT);
+	took = mono_s() - t0;
+	cr_assert(took < 4, "stopped %.1fs after the attempt changed; it is looked at every second",
+		  took);
+	assert_file_has(e.err, "cadre: attempt 1 began (in-place restart): stopping attempt 0");
+	assert_file_eq(e.termlog, "cadre: stopped for attempt 1 (in-place restart)\n"
+		       "cadre-attempt: 0\n");
+	assert_state(&e, "ended 0\n");
+	ep_release(&e);
+}
+
+/* As a pod stop: the spec.signal notice, SIGTERM secondsBefore later. */
+BOTH_SHELLS(in_place_a_newer_attempt_sends_the_signal_first_and_sigterm_its_seconds_later)
+{
+	struct ep e;
+	double sent, usr1, term;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL, "USR1");
+	ep_setenv(&e, ENTRYPOINT_ENV_SIGNAL_BEFORE, "1");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, RECORD_SIGNALS(""));
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	sent = uptime_s();
+	ep_set_attempt(&e, "1");
+	/* The program exits 0 on SIGTERM: still a stop, not a success of the old attempt. */
+	cr_assert_eq(ep_wait(&e), STOPPED_FOR_ATTEMPT_EXIT);
+	usr1 = signal_time(&e, "USR1") - sent;
+	term = signal_time(&e, "TERM") - sent;
+	cr_assert(usr1 >= 0 && usr1 < 2, "USR1 came %.2fs after the attempt changed", usr1);
+	cr_assert(term - usr1 >= 0.8 && term - usr1 < 2.5,
+		  "SIGTERM came %.2fs after USR1, want 1s (secondsBefore)", term - usr1);
+	assert_file_has(e.err, "sending SIGUSR1 to the program: attempt 1 began");
+	assert_file_eq(e.termlog, "cadre: stopped for attempt 1 (in-place restart)\n"
+		       "cadre-attempt: 0\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(in_place_a_newer_attempt_during_setup_never_starts_run)
+{
+	struct ep e;
+
+	skip_under_valgrind();
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP,
+		  "trap 'exit 0' TERM\n"
+		  "echo ready\n"
+		  "while :; do sleep 0.1; done");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.out, "ready", 30000));
+	ep_set_attempt(&e, "1");
+	cr_assert_eq(ep_wait(&e), STOPPED_FOR_ATTEMPT_EXIT);
+	assert_file_eq(e.out, "ready\n");
+	assert_file_eq(e.termlog, "cadre: stopped for attempt 1 (in-place restart)\n"
+		       "cadre-attempt: 0\n");
+	assert_state(&e, "ended 0\n");
+	ep_release(&e);
+}
+
+/*
+ * The container restarted by the kubelet after this rank's run of attempt 1
+ * ended: the program waits for the controller to begin attempt 2, then runs
+ * as that attempt.
+ */
+BOTH_SHELLS(in_place_after_its_run_ended_a_rank_waits_for_the_next_attempt)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "1");
+	ep_set_state(&e, "ended 1\n");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"ran $CADRE_RESTART_ATTEMPT\"");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.err, "cadre: attempt 1 ended on this rank; waiting for the next "
+				"attempt (in-place restart)", 30000));
+	sleep_ms(500);
+	assert_file_eq(e.out, "");
+	ep_set_attempt(&e, "2");
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_eq(e.out, "ran 2\n");
+	assert_state(&e, "ended 2\n");
+	ep_release(&e);
+}
+
+/* A run the last container never saw end (it was killed): said now, for it. */
+BOTH_SHELLS(in_place_a_run_killed_with_its_container_is_ended_with_137)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "1");
+	ep_set_state(&e, "running 1\n");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), 137);
+	assert_file_eq(e.out, "");
+	assert_file_eq(e.termlog, "cadre: the run of attempt 1 ended without an exit status "
+		       "(the container was killed)\ncadre-attempt: 1\n");
+	assert_state(&e, "ended 1\n");
+	ep_release(&e);
+}
+
+/* The controller began attempt 1 while attempt 0's container was being killed. */
+BOTH_SHELLS(in_place_an_older_attempts_state_does_not_hold_up_the_current_one)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "1");
+	ep_set_state(&e, "running 0\n");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"ran $CADRE_RESTART_ATTEMPT\"");
+	cr_assert_eq(ep_run(&e, shell), 0);
+	assert_file_eq(e.out, "ran 1\n");
+	assert_file_lacks(e.err, "waiting for the next attempt");
+	assert_state(&e, "ended 1\n");
+	ep_release(&e);
+}
+
+/* The kubelet may not have written the label yet: the attempt is read again. */
+BOTH_SHELLS(in_place_an_attempt_file_without_a_number_is_read_until_it_has_one)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_in_place(&e, "");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo \"ran $CADRE_RESTART_ATTEMPT\"");
+	ep_start(&e, shell);
+	cr_assert(wait_for_text(e.err, "to hold the attempt", 30000));
+	ep_set_attempt(&e, "3x");
+	sleep_ms(500);
+	assert_file_eq(e.out, "");
+	ep_set_attempt(&e, "3");
+	cr_assert_eq(ep_wait(&e), 0);
+	assert_file_eq(e.out, "ran 3\n");
+	ep_release(&e);
+}
+
+BOTH_SHELLS(in_place_without_a_bin_directory_fails_before_running)
+{
+	struct ep e;
+
+	ep_init(&e);
+	ep_in_place(&e, "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), ENTRYPOINT_EXIT_CONFIG);
+	assert_file_eq(e.out, "");
+	assert_file_eq(e.termlog, "cadre: CADRE_ATTEMPT_FILE (spec.restartStrategy InPlace) needs "
+		       "CADRE_BIN_DIR, where the attempt is kept across restarts of the container\n");
+	ep_release(&e);
+}
+
+/* Without CADRE_ATTEMPT_FILE the pod is as it always was: nothing kept, nothing tagged. */
+BOTH_SHELLS(without_an_attempt_file_no_state_is_kept_and_no_message_is_tagged)
+{
+	char path[160];
+	struct ep e;
+
+	ep_init(&e);
+	ep_bin(&e);
+	ep_setenv(&e, "CADRE_RESTART_ATTEMPT", "0");
+	ep_setenv(&e, ENTRYPOINT_ENV_SETUP, "echo \"$CADRE_RESTART_ATTEMPT\"; exit 7");
+	ep_setenv(&e, ENTRYPOINT_ENV_RUN, "echo run-ran");
+	cr_assert_eq(ep_run(&e, shell), 7);
+	assert_file_eq(e.out, "0\n");
+	assert_file_eq(e.termlog, "cadre: setup failed with exit code 7; run was not started\n");
+	state_path(&e, path, sizeof(path));
+	cr_assert_not(file_exists(path), "no state file without the in-place mode");
+	ep_release(&e);
+}

@@ -15,16 +15,49 @@ cadre_say() {
 	printf 'cadre: %s\n' "$*" >&2
 }
 
-# Print the reason, keep it as the container's termination message (the
-# kubelet mounts that file; elsewhere it is absent and skipped), exit.
+# The in-place mode (spec.restartStrategy InPlace, CADRE_ATTEMPT_FILE set;
+# see "In-place restart" below): the attempt this container runs, once known,
+# and the files that outlive a restart of the container.
+cadre_attempt=
+cadre_restart=
+cadre_state=
+
+# End the container with status $1 and termination message $2 ("" for none;
+# the kubelet mounts the file, elsewhere it is absent and skipped). In the
+# in-place mode a container outlives its attempt, so the end says which
+# attempt it belongs to: the state file records that this rank's run of it
+# ended, and the message gets a last line "cadre-attempt: A", which is how the
+# controller tells an old attempt's end from the new one's. A run stopped
+# because a newer attempt began exits 117, the code reserved for "stopped for
+# a newer attempt" (below the script's own failures, 119 to 125 in
+# entrypoint.h): with its message the controller counts it as no failure.
+# Any other failure keeps its status and gets a message even when the
+# program gave none.
+cadre_exit() {
+	if [ -n "$cadre_attempt" ]; then
+		cadre_next=
+		read -r cadre_next 2>/dev/null <"$cadre_restart"
+		if [ -n "$cadre_next" ]; then
+			set -- 117 "cadre: stopped for attempt $cadre_next (in-place restart)"
+		elif [ "$1" != 0 ] && [ -z "$2" ]; then
+			set -- "$1" "cadre: exit code $1"
+		fi
+		printf 'ended %s\n' "$cadre_attempt" >"$cadre_state"
+	fi
+	if [ -n "$2" ] && [ -w "$cadre_termlog" ]; then
+		printf '%s\n' "$2" >"$cadre_termlog"
+		[ -z "$cadre_attempt" ] ||
+			printf 'cadre-attempt: %s\n' "$cadre_attempt" >>"$cadre_termlog"
+	fi
+	exit "$1"
+}
+
+# Print the reason, keep it as the container's termination message, exit.
 cadre_fail() {
 	cadre_code=$1
 	shift
 	cadre_say "$*"
-	if [ -w "$cadre_termlog" ]; then
-		printf 'cadre: %s\n' "$*" >"$cadre_termlog"
-	fi
-	exit "$cadre_code"
+	cadre_exit "$cadre_code" "cadre: $*"
 }
 
 trap 'exit 143' TERM
@@ -910,6 +943,82 @@ if [ -n "${CADRE_BIN_DIR:-}" ]; then
 	export PATH
 fi
 
+# In-place restart (spec.restartStrategy InPlace). When a rank fails the
+# controller keeps the gang: the kubelet restarts a container that exits
+# non-zero, and the controller begins a new attempt by raising the pod's
+# label cadre.dev/restart-attempt, which the kubelet projects into
+# CADRE_ATTEMPT_FILE. The controller cannot exec into the pod and this script
+# cannot reach the API, so that file is all the two share, and what this rank
+# did with each attempt is kept in the state file in CADRE_BIN_DIR (an
+# emptyDir: it outlives the container). The state file says
+#   (absent)    no run of any attempt began in this pod;
+#   running A   setup or run of attempt A began and has not ended: found at
+#               start, the container was killed while they ran;
+#   ended A     this rank's run of attempt A ended, and the container's end
+#               said so (cadre_exit).
+# The label's value may be missing or half written while the kubelet updates
+# the file: a read that is not all digits is tried again.
+cadre_read_attempt() {
+	cadre_a=
+	read -r cadre_a 2>/dev/null <"$CADRE_ATTEMPT_FILE"
+	case $cadre_a in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+}
+if [ -n "${CADRE_ATTEMPT_FILE:-}" ]; then
+	[ -n "${CADRE_BIN_DIR:-}" ] ||
+		cadre_fail 121 "CADRE_ATTEMPT_FILE (spec.restartStrategy InPlace) needs CADRE_BIN_DIR, where the attempt is kept across restarts of the container"
+	cadre_state=$CADRE_BIN_DIR/.cadre-attempt
+	if ! cadre_read_attempt; then
+		cadre_say "waiting for $CADRE_ATTEMPT_FILE to hold the attempt"
+		until cadre_read_attempt; do
+			sleep 0.2 2>/dev/null || sleep 1
+		done
+	fi
+	cadre_was= cadre_m=
+	read -r cadre_was cadre_m 2>/dev/null <"$cadre_state"
+	case $cadre_m in
+	'' | *[!0-9]*) cadre_was= ;;
+	esac
+	if [ "$cadre_was" = running ] && [ "$cadre_m" -ge "$cadre_a" ]; then
+		# What the killed container could not say, said now for it; the
+		# kubelet restarts this one, which then waits as below.
+		cadre_attempt=$cadre_m
+		cadre_exit 137 "cadre: the run of attempt $cadre_m ended without an exit status (the container was killed)"
+	fi
+	if [ "$cadre_was" = ended ] && [ "$cadre_m" -ge "$cadre_a" ]; then
+		# The kubelet restarted the container after this rank's run ended;
+		# the controller has not begun the next attempt yet. No timeout: a
+		# job given up deletes the pod.
+		cadre_say "attempt $cadre_m ended on this rank; waiting for the next attempt (in-place restart)"
+		until cadre_read_attempt && [ "$cadre_a" -gt "$cadre_m" ]; do
+			sleep 0.2 2>/dev/null || sleep 1
+		done
+	fi
+	cadre_attempt=$cadre_a
+	# The marks of an earlier attempt's run (a stop for this one, the
+	# spec.signal notice already sent) are not this run's.
+	cadre_restart=$CADRE_BIN_DIR/.cadre/restart
+	rm -f "$cadre_restart" "$CADRE_BIN_DIR/.cadre/signalled"
+	# The pod's environment holds the attempt it was created at.
+	export CADRE_RESTART_ATTEMPT="$cadre_attempt" SLURM_RESTART_COUNT="$cadre_attempt"
+	# spec.hang's dump directory is per attempt, and so are PyTorch's files
+	# in it that the controller named (a job's own are left alone).
+	cadre_tail=${CADRE_NCCL_DUMP_DIR:-}
+	cadre_tail=${cadre_tail##*/attempt-}
+	case $cadre_tail in
+	'' | *[!0-9]* | "${CADRE_NCCL_DUMP_DIR:-}") ;;
+	*)
+		cadre_old=$CADRE_NCCL_DUMP_DIR
+		CADRE_NCCL_DUMP_DIR=${cadre_old%/attempt-*}/attempt-$cadre_attempt
+		[ "${TORCH_FR_DUMP_TEMP_FILE:-}" != "$cadre_old/rank_" ] ||
+			TORCH_FR_DUMP_TEMP_FILE=$CADRE_NCCL_DUMP_DIR/rank_
+		[ "${TORCH_NCCL_DEBUG_INFO_TEMP_FILE:-}" != "$cadre_old/rank_" ] ||
+			TORCH_NCCL_DEBUG_INFO_TEMP_FILE=$CADRE_NCCL_DUMP_DIR/rank_
+		;;
+	esac
+fi
+
 # Seconds since an arbitrary origin, without a process: /proc/uptime is
 # monotonic. Where it cannot be read, count polls instead.
 cadre_polls=0
@@ -1235,6 +1344,34 @@ cadre_watchdog() {
 	done
 }
 
+# In the in-place mode, in the background for one of setup and run: once the
+# controller begins a newer attempt, this rank's run of the old one is
+# stopped as a pod stop would stop it (the spec.signal notice, SIGTERM
+# secondsBefore later, SIGKILL 10 s after that), and cadre_exit is told why
+# in $cadre_restart. Looked at first at once: the attempt may have moved on
+# while the gang was awaited.
+cadre_watch_attempt() {
+	eval "$cadre_immune"
+	while kill -0 "$cadre_child" 2>/dev/null; do
+		if cadre_read_attempt && [ "$cadre_a" -gt "$cadre_attempt" ]; then
+			printf '%s\n' "$cadre_a" >"$cadre_restart"
+			cadre_say "attempt $cadre_a began (in-place restart): stopping attempt $cadre_attempt"
+			if cadre_notice "attempt $cadre_a began; SIGTERM follows in ${cadre_sig_before}s"; then
+				sleep "$cadre_sig_before"
+			fi
+			cadre_signal_program --all TERM
+			cadre_i=0
+			while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
+				sleep 1
+				cadre_i=$((cadre_i + 1))
+			done
+			cadre_signal_program --all KILL
+			return 0
+		fi
+		sleep 1
+	done
+}
+
 # Copy fifo $1 to the container log (fd $3: 1 or 2), and append it to file $2 if set.
 cadre_copy() {
 	eval "$cadre_immune"
@@ -1248,7 +1385,8 @@ cadre_copy() {
 # signal makes wait return early, so wait again for the real status. With
 # spec.hang or an output file, stdout and stderr pass through fifos to
 # copiers (cat, or tee into the file) whose byte counts are the output's
-# progress, and with spec.hang a watchdog runs beside.
+# progress, and with spec.hang a watchdog runs beside; in the in-place mode,
+# the attempt's watcher does.
 cadre_exec() {
 	trap cadre_forward TERM INT
 	cadre_copiers=
@@ -1278,6 +1416,11 @@ cadre_exec() {
 	if [ -n "${CADRE_BIN_DIR:-}" ]; then
 		printf '%s\n' "$cadre_child" >"$CADRE_BIN_DIR/program.pid" 2>/dev/null || :
 	fi
+	cadre_watcher=
+	if [ -n "$cadre_attempt" ]; then
+		cadre_watch_attempt &
+		cadre_watcher=$!
+	fi
 	cadre_rc=0
 	wait "$cadre_child" || cadre_rc=$?
 	while [ "$cadre_signalled" = 1 ]; do
@@ -1285,10 +1428,10 @@ cadre_exec() {
 		cadre_rc=0
 		wait "$cadre_child" || cadre_rc=$?
 	done
-	if [ -n "$cadre_dog" ]; then
-		kill -KILL "$cadre_dog" 2>/dev/null
-		wait "$cadre_dog" 2>/dev/null
-	fi
+	for cadre_p in $cadre_dog $cadre_watcher; do
+		kill -KILL "$cadre_p" 2>/dev/null
+		wait "$cadre_p" 2>/dev/null
+	done
 	# The copiers end with the program's output; one held open by a process
 	# the program left behind is not waited for longer than a moment.
 	for cadre_p in $cadre_copiers; do
@@ -1320,8 +1463,12 @@ if [ -n "$cadre_sig" ] && [ -n "${CADRE_DEADLINE:-}" ]; then
 	cadre_timer=$!
 fi
 
+[ -z "$cadre_attempt" ] || printf 'running %s\n' "$cadre_attempt" >"$cadre_state"
 if [ -n "${CADRE_SETUP:-}" ]; then
 	cadre_exec "$CADRE_SETUP"
+	# Stopped because a newer attempt began: no failure of setup, whatever
+	# its exit code, and no run of the old attempt.
+	[ ! -e "$cadre_restart" ] || cadre_exit "$cadre_rc" ""
 	if [ "$cadre_rc" -ne 0 ]; then
 		cadre_fail "$cadre_rc" "setup failed with exit code $cadre_rc; run was not started"
 	fi
@@ -1330,4 +1477,4 @@ if [ -n "${CADRE_SETUP:-}" ]; then
 fi
 cadre_exec "$CADRE_RUN"
 [ -z "$cadre_timer" ] || kill -KILL "$cadre_timer" 2>/dev/null
-exit "$cadre_rc"
+cadre_exit "$cadre_rc" ""
