@@ -3334,3 +3334,22 @@ Test(tj_plan, a_deleted_pod_that_ended_by_the_kubelets_term_is_an_infrastructure
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Evicted");
 	fx_release(&f);
 }
+
+/* The program's own failure carries the tag alone: no message to quote, the exit code said. */
+Test(tj_plan, in_place_a_failure_tagged_without_a_message_names_its_exit_code)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, ",\"containerStatuses\":[{\"name\":\"main\","
+	       "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
+	       "\"terminated\":{\"exitCode\":7,\"reason\":\"Error\",\"message\":"
+	       "\"cadre-attempt: 0\\n\"}}}]");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert_eq(f.plan.status.last_failure.exit_code, 7);
+	cr_assert_str_eq(f.plan.status.last_failure.message,
+			 "rank 1 (pod llama-1) failed with exit code 7");
+	fx_release(&f);
+}

@@ -9,6 +9,11 @@
 //	    rank had) and watches the pods:
 //	    apply -> all N created, -> all N schedulable (no schedulingGates), -> all N Running.
 //	    Prints one JSON object; deletes the pods and waits until they are gone.
+//	cadre-bench recover -n N -f TRAININGJOB.json [-rank R]
+//	    starts the TrainingJob, waits until its N pods run, deletes rank R's pod (a lost
+//	    pod, what kwok can show of a failure) and times that delete -> every rank's pod
+//	    Running the next attempt (label cadre.dev/restart-attempt 1) with the job Running;
+//	    prints one JSON object (the pod writes and creates it took too), deletes the job.
 //	cadre-bench template -job NAME -out DIR     a started job's objects, as cadre built them
 //	cadre-bench nodes -prefix P -count M -pods K  kwok nodes with room for many small pods
 //	cadre-bench load -template DIR -from A -to B ...  jobs and pods cloned from the template
@@ -101,6 +106,8 @@ func main() {
 	switch sub {
 	case "gang":
 		cmdGang(args)
+	case "recover":
+		cmdRecover(args)
 	case "template":
 		cmdTemplate(args)
 	case "nodes":
@@ -591,4 +598,112 @@ func saveCeilingPod(inf cache.SharedIndexInformer, path string) {
 	u.SetKind("Pod")
 	u.SetAPIVersion("v1")
 	writeJSON(path, u.Object)
+}
+
+// ---------------------------------------------------------------------------------------
+// recover
+
+type recoverResult struct {
+	Nodes      int     `json:"nodes"`
+	Strategy   string  `json:"strategy"`
+	Recovered  float64 `json:"recovered_s"` // delete -> every rank Running attempt 1, job Running
+	PodWrites  int     `json:"pod_writes"` // the controller's creates, patches and deletes of pods
+	PodCreates int     `json:"pod_creates"`
+	CPUSeconds float64 `json:"cpu_s"`
+}
+
+// attemptRunning counts the pods of the watch that run attempt: labelled with it, Running,
+// not being deleted.
+func attemptRunning(inf cache.SharedIndexInformer, attempt string) int {
+	n := 0
+	for _, o := range inf.GetStore().List() {
+		p := o.(*corev1.Pod)
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning &&
+			p.Labels["cadre.dev/restart-attempt"] == attempt {
+			n++
+		}
+	}
+	return n
+}
+
+func cmdRecover(args []string) {
+	fs := flag.NewFlagSet("recover", flag.ExitOnError)
+	n := fs.Int("n", 0, "pods in the gang")
+	ns := fs.String("ns", "bench", "namespace")
+	file := fs.String("f", "", "the TrainingJob (JSON)")
+	rank := fs.Int("rank", -1, "the rank whose pod is lost (default: the last)")
+	cpuPid := fs.Int("cpu-pid", 0, "process whose CPU seconds the recovery costs (the controller)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this")
+	_ = fs.Parse(args)
+	if *n <= 0 || *file == "" {
+		die("recover: -n and -f are needed")
+	}
+	if *rank < 0 {
+		*rank = *n - 1
+	}
+	c := connect()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	obj := readObject(*file)
+	name := obj.GetName()
+	m := newMarks(*n)
+	inf := watchPods(ctx, c, *ns, "cadre.dev/job-name="+name, m)
+	if _, err := c.dyn.Resource(tjGVR).Namespace(*ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		die("recover: %v", err)
+	}
+	waitPhase(ctx, c, *ns, name, "Running")
+	for attemptRunning(inf, "0") < *n {
+		if ctx.Err() != nil {
+			die("recover: the gang never ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "restartStrategy")
+	if strategy == "" {
+		strategy = "Recreate"
+	}
+	before, err := scrapeRequests(ctx, c)
+	if err != nil {
+		die("scraping the API server's metrics: %v", err)
+	}
+	cpu0 := cpuSeconds(*cpuPid)
+	t0 := time.Now()
+	pod := fmt.Sprintf("%s-%d", name, *rank)
+	if err := c.cs.CoreV1().Pods(*ns).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+		die("recover: deleting %s: %v", pod, err)
+	}
+	for {
+		if attemptRunning(inf, "1") == *n {
+			u, err := c.dyn.Resource(tjGVR).Namespace(*ns).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				if p, _, _ := unstructured.NestedString(u.Object, "status", "phase"); p == "Running" {
+					break
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			die("recover: %d of %d pods run attempt 1 after %v", attemptRunning(inf, "1"), *n, *timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := recoverResult{Nodes: *n, Strategy: strategy, Recovered: time.Since(t0).Seconds(),
+		CPUSeconds: cpuSeconds(*cpuPid) - cpu0}
+	time.Sleep(time.Second)
+	after, err := scrapeRequests(ctx, c)
+	if err != nil {
+		die("scraping the API server's metrics: %v", err)
+	}
+	// Creates, patches and deletes of pods, less the one delete that lost the pod.
+	r.PodWrites = writes(before, after, "ok", "pods", "") +
+		int(after["ok DELETE pods "]-before["ok DELETE pods "]) - 1
+	r.PodCreates = int(after["ok POST pods "] - before["ok POST pods "])
+	bg := metav1.DeletePropagationBackground
+	if err := c.dyn.Resource(tjGVR).Namespace(*ns).Delete(ctx, name,
+		metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		die("recover: deleting the job: %v", err)
+	}
+	for ctx.Err() == nil && len(inf.GetStore().List()) > 0 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(r)
 }

@@ -31,23 +31,26 @@ cadre_state=
 # because a newer attempt began exits 117, the code reserved for "stopped for
 # a newer attempt" (below the script's own failures, 119 to 125 in
 # entrypoint.h): with its message the controller counts it as no failure.
-# Any other failure keeps its status and gets a message even when the
-# program gave none.
+# Any other failure keeps its status; the program's own failure gets the tag
+# alone (its output is in the container's log).
 cadre_exit() {
+	cadre_tag=
 	if [ -n "$cadre_attempt" ]; then
 		cadre_next=
 		read -r cadre_next 2>/dev/null <"$cadre_restart"
 		if [ -n "$cadre_next" ]; then
 			set -- 117 "cadre: stopped for attempt $cadre_next (in-place restart)"
-		elif [ "$1" != 0 ] && [ -z "$2" ]; then
-			set -- "$1" "cadre: exit code $1"
 		fi
 		printf 'ended %s\n' "$cadre_attempt" >"$cadre_state"
+		[ "$1" = 0 ] || cadre_tag="cadre-attempt: $cadre_attempt"
 	fi
-	if [ -n "$2" ] && [ -w "$cadre_termlog" ]; then
-		printf '%s\n' "$2" >"$cadre_termlog"
-		[ -z "$cadre_attempt" ] ||
-			printf 'cadre-attempt: %s\n' "$cadre_attempt" >>"$cadre_termlog"
+	if [ -w "$cadre_termlog" ]; then
+		if [ -n "$2" ]; then
+			printf '%s\n' "$2" >"$cadre_termlog"
+			[ -z "$cadre_tag" ] || printf '%s\n' "$cadre_tag" >>"$cadre_termlog"
+		elif [ -n "$cadre_tag" ]; then
+			printf '%s\n' "$cadre_tag" >"$cadre_termlog"
+		fi
 	fi
 	exit "$1"
 }
@@ -1368,7 +1371,8 @@ cadre_watch_attempt() {
 			cadre_signal_program --all KILL
 			return 0
 		fi
-		sleep 1
+		# A read of a file, five times a second: the restart waits on it.
+		sleep 0.2 2>/dev/null || sleep 1
 	done
 }
 

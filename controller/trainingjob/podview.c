@@ -154,18 +154,25 @@ bool podview_storage_eviction(const char *message, char *volume, size_t volume_s
 /* The attempt a termination message's tag names, or -1; *len: the message before the tag. */
 static int message_attempt(const char *message, int *len)
 {
-	const char *tag = message ? strstr(message, PODVIEW_ATTEMPT_TAG) : NULL;
+	/* The tag is the last line: after the message, or the whole of it. */
+	const char *tag = message ? strstr(message, PODVIEW_ATTEMPT_TAG) : NULL, *digits;
 	char *end;
 	long a;
 
 	*len = message ? (int)strnlen(message, 1 << 20) : 0;
-	if (!tag)
+	if (tag) {
+		*len = (int)(tag - message);
+		digits = tag + strlen(PODVIEW_ATTEMPT_TAG);
+	} else if (message && !strncmp(message, PODVIEW_ATTEMPT_TAG + 1,
+				       strlen(PODVIEW_ATTEMPT_TAG) - 1)) {
+		*len = 0;
+		digits = message + strlen(PODVIEW_ATTEMPT_TAG) - 1;
+	} else {
 		return -1;
-	*len = (int)(tag - message);
+	}
 	errno = 0;
-	a = strtol(tag + strlen(PODVIEW_ATTEMPT_TAG), &end, 10);
-	if (errno || end == tag + strlen(PODVIEW_ATTEMPT_TAG) || (*end && *end != '\n') || a < 0 ||
-	    a > 1000000)
+	a = strtol(digits, &end, 10);
+	if (errno || end == digits || (*end && *end != '\n') || a < 0 || a > 1000000)
 		return -1;
 	return (int)a;
 }

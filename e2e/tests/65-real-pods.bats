@@ -476,13 +476,18 @@ two_pods() {
   run: |
     echo "rank $SLURM_NODEID attempt $CADRE_RESTART_ATTEMPT count $SLURM_RESTART_COUNT"
     if [ "$CADRE_RESTART_ATTEMPT" = 0 ]; then
-      if [ "$SLURM_NODEID" = 1 ]; then sleep 3; exit 3; fi
+      if [ "$SLURM_NODEID" = 1 ]; then sleep 5; exit 3; fi
       exec sleep 300
     fi
     sleep 2'
 	wait_for -t 120 two_pods inplace
-	local before
+	local before r
 	before=$(pods_of inplace)
+	# The kubelet keeps no log of a container it restarted here: follow attempt 0's as it runs.
+	for r in 0 1; do
+		wait_for -t 120 pod_phase_is "inplace-$r" Running
+		kubectl -n "$NS" logs -f "inplace-$r" >"$BATS_TEST_TMPDIR/attempt0-$r" 2>&1 &
+	done
 	wait_for -t 120 field_is trainingjob/inplace '{.status.restarts}' 1
 	wait_for -t 120 phase_is inplace Succeeded
 	[ "$(pods_of inplace)" = "$before" ]
@@ -490,14 +495,16 @@ two_pods() {
 	[ "$(jp trainingjob/inplace '{.status.lastFailure.rank}')" = 1 ]
 	[ "$(jp trainingjob/inplace '{.status.lastFailure.exitCode}')" = 3 ]
 	[ "$(jp trainingjob/inplace '{.status.infraRestarts}')" = 0 ]
-	local r
+	wait
 	for r in 0 1; do
+		grep -qx "rank $r attempt 0 count 0" "$BATS_TEST_TMPDIR/attempt0-$r"
 		kubectl -n "$NS" logs "inplace-$r" | grep -qx "rank $r attempt 1 count 1"
-		kubectl -n "$NS" logs --previous "inplace-$r" | grep -qx "rank $r attempt 0 count 0"
 		# One container restart each, in the pod it had.
 		[ "$(jp "pod/inplace-$r" '{.status.containerStatuses[0].restartCount}')" = 1 ]
 	done
-	kubectl -n "$NS" logs --previous inplace-0 | grep -q 'attempt 1 began (in-place restart): stopping attempt 0'
+	grep -q 'attempt 1 began (in-place restart): stopping attempt 0' "$BATS_TEST_TMPDIR/attempt0-0"
+	# Rank 1's container, restarted by the kubelet after its exit, waited for the attempt.
+	kubectl -n "$NS" logs inplace-1 | grep -q 'attempt 0 ended on this rank; waiting for the next attempt'
 }
 
 @test "InPlace: the seed's training resumes from its checkpoint after a rank is killed, in the same pods" {
