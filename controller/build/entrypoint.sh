@@ -1280,6 +1280,17 @@ cadre_copied() {
 	done
 }
 
+# End the program's whole tree: SIGTERM, and SIGKILL once it has had 10 s.
+cadre_stop_program() {
+	cadre_signal_program --all TERM
+	cadre_i=0
+	while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
+		sleep 1
+		cadre_i=$((cadre_i + 1))
+	done
+	cadre_signal_program --all KILL
+}
+
 # The watchdog of spec.hang, in the background for one of setup and run. No
 # progress (output passed on, the heartbeat file touched) for the startup
 # time, then for the progress time, ends the program: it writes why in
@@ -1336,13 +1347,7 @@ cadre_watchdog() {
 		fi
 		printf 'rank %s %s\n' "${SLURM_NODEID:-?}" "$cadre_why" >"$cadre_work/hung"
 		cadre_say "rank ${SLURM_NODEID:-?} is hung: $cadre_why; stopping it"
-		cadre_signal_program --all TERM
-		cadre_i=0
-		while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
-			sleep 1
-			cadre_i=$((cadre_i + 1))
-		done
-		cadre_signal_program --all KILL
+		cadre_stop_program
 		return 0
 	done
 }
@@ -1362,13 +1367,7 @@ cadre_watch_attempt() {
 			if cadre_notice "attempt $cadre_a began; SIGTERM follows in ${cadre_sig_before}s"; then
 				sleep "$cadre_sig_before"
 			fi
-			cadre_signal_program --all TERM
-			cadre_i=0
-			while [ "$cadre_i" -lt 10 ] && kill -0 "$cadre_child" 2>/dev/null; do
-				sleep 1
-				cadre_i=$((cadre_i + 1))
-			done
-			cadre_signal_program --all KILL
+			cadre_stop_program
 			return 0
 		fi
 		# A read of a file, five times a second: the restart waits on it.
