@@ -906,13 +906,23 @@ sb_dir=${0%/*}/.sbcast
 mkdir -p "$sb_dir" 2>/dev/null || sb_die "cannot write $sb_dir"
 sb_done=$sb_dir/$sb_key.done sb_lock=$sb_dir/$sb_key.lock
 [ -e "$sb_done" ] && [ "$sb_force" = 0 ] && exit 0
+sb_stale=
 until mkdir "$sb_lock" 2>/dev/null; do
-	# A holder that died leaves its lock behind: take it over.
+	# A holder that died leaves its lock behind: taken over once the same dead
+	# holder is read there twice, a second apart. A holder that ends removes its
+	# lock before it exits, so a dead one read once may be from a lock that a
+	# live caller has taken since, which must not be removed under it.
 	sb_pid=
 	read -r sb_pid 2>/dev/null <"$sb_lock/pid"
 	if [ -n "$sb_pid" ] && ! kill -0 "$sb_pid" 2>/dev/null; then
-		rm -rf "$sb_lock"
-		continue
+		if [ "$sb_pid" = "$sb_stale" ]; then
+			rm -rf "$sb_lock"
+			sb_stale=
+			continue
+		fi
+		sb_stale=$sb_pid
+	else
+		sb_stale=
 	fi
 	sleep 1
 done
