@@ -163,10 +163,10 @@ static int message_attempt(const char *message, int *len)
 	if (tag) {
 		*len = (int)(tag - message);
 		digits = tag + strlen(PODVIEW_ATTEMPT_TAG);
-	} else if (message && !strncmp(message, PODVIEW_ATTEMPT_TAG + 1,
-				       strlen(PODVIEW_ATTEMPT_TAG) - 1)) {
+	} else if (message && !strncmp(message, PODVIEW_ATTEMPT_LINE,
+				       strlen(PODVIEW_ATTEMPT_LINE))) {
 		*len = 0;
-		digits = message + strlen(PODVIEW_ATTEMPT_TAG) - 1;
+		digits = message + strlen(PODVIEW_ATTEMPT_LINE);
 	} else {
 		return -1;
 	}

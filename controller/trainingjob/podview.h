@@ -28,7 +28,8 @@
  * that ended; a stop for the next attempt exits PODVIEW_RESTART_EXIT with a
  * message starting PODVIEW_RESTART_MESSAGE, and is no failure.
  */
-#define PODVIEW_ATTEMPT_TAG "\ncadre-attempt: "
+#define PODVIEW_ATTEMPT_LINE "cadre-attempt: "
+#define PODVIEW_ATTEMPT_TAG "\n" PODVIEW_ATTEMPT_LINE
 #define PODVIEW_RESTART_EXIT 117
 #define PODVIEW_RESTART_MESSAGE "cadre: stopped for attempt "
 
