@@ -3332,6 +3332,9 @@ Test(tj_plan, a_deleted_pod_that_ended_by_the_kubelets_term_is_an_infrastructure
 	cr_assert_eq(f.plan.status.restarts, 0);
 	cr_assert_eq(f.plan.status.infra_restarts, 1);
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "Evicted");
+	cr_assert_str_eq(f.plan.status.last_failure.reason, "Evicted");
+	cr_assert_str_eq(f.plan.status.last_failure.message,
+			 "pod llama-1 (rank 1) was deleted outside cadre");
 	fx_release(&f);
 }
 

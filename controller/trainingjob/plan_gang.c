@@ -187,9 +187,18 @@ static void gang_restart_infra(struct planner *p, const struct podview *v)
 	bool node_lost = v->trouble == POD_TROUBLE_NODE_LOST ||
 			 (v->node && in->node_ok && !in->node_ok(in->node_ctx, v->node));
 	const char *reason = node_lost ? "NodeLost" : evidence_reason(v->evidence);
-	bool taint = !reason && v->deleting && v->trouble == POD_TROUBLE_NONE && tainted(p, v->node);
+	/* Deleted by someone: what its run did since is the kubelet's TERM, not news. */
+	bool deleted = v->deleting && (v->trouble == POD_TROUBLE_NONE ||
+				       v->trouble == POD_TROUBLE_EXITED);
+	bool taint = !reason && deleted && tainted(p, v->node);
+	struct podview gone = *v;
 	char why[1024];
 
+	if (deleted) {
+		gone.reason = NULL;
+		gone.message = NULL;
+		gone.message_len = 0;
+	}
 	if (node_lost)
 		snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
 			 v->node ? v->node : "?", v->rank, v->name);
@@ -200,17 +209,19 @@ static void gang_restart_infra(struct planner *p, const struct podview *v)
 	else if (taint)
 		snprintf(why, sizeof(why), "pod %s (rank %d) was evicted by a NoExecute taint of "
 			 "node %s it does not tolerate", v->name, v->rank, v->node);
+	else if (deleted)
+		snprintf(why, sizeof(why), "pod %s (rank %d) was deleted outside cadre", v->name,
+			 v->rank);
 	else
-		snprintf(why, sizeof(why), "pod %s (rank %d) was %s%s%s", v->name, v->rank,
-			 v->deleting && v->trouble == POD_TROUBLE_NONE ?
-			 "deleted outside cadre" : "evicted or preempted",
-			 v->message ? ": " : "", v->message ? v->message : "");
+		snprintf(why, sizeof(why), "pod %s (rank %d) was evicted or preempted%s%.*s", v->name,
+			 v->rank, podview_message_len(v) ? ": " : "", podview_message_len(v),
+			 v->message ? v->message : "");
 	if (taint)
 		reason = "Tainted";
 	if (reason)
 		plan_exclude_node(p, v->node, reason, v->rank);
 	plan_restart(p, BLAME_INFRA, node_lost ? "NodeLost" : v->trouble == POD_TROUBLE_DEVICE ?
-		"DeviceUnhealthy" : "Evicted", v, why);
+		"DeviceUnhealthy" : "Evicted", &gone, why);
 }
 
 /*
