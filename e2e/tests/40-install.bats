@@ -333,10 +333,14 @@ update trainingjobs.cadre.dev - default
 patch trainingjobs.cadre.dev - default
 delete leases.coordination.k8s.io - $INSTALL_NS
 get leases.coordination.k8s.io - default
-patch pods - default
+patch pods status default
+update pods - default
 EOF
 	# The same question about a permission it has is answered yes: the probe is real.
 	run kubectl auth can-i create pods --as="$INSTALL_USER" -n default
+	[ "$output" = yes ]
+	# restartStrategy InPlace tells a pod its attempt through its label (docs/failures.md).
+	run kubectl auth can-i patch pods --as="$INSTALL_USER" -n default
 	[ "$output" = yes ]
 	run kubectl auth can-i list nodes -A --as="$INSTALL_USER"
 	[ "$output" = yes ]
