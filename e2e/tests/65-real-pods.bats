@@ -540,7 +540,9 @@ two_pods() {
   run: |
     echo "rank $SLURM_NODEID attempt $CADRE_RESTART_ATTEMPT"
     if [ "$CADRE_RESTART_ATTEMPT" = 0 ]; then exec sleep 300; fi
-    sleep 2'
+    sleep 30'
+	# Attempt 1 runs long enough for both ranks to find each other: a rank that ended takes
+	# its name out of DNS, and a peer still resolving would wait for it.
 	wait_for -t 120 phase_is partial Running
 	local uid0 uid1
 	uid0=$(jp pod/partial-0 '{.metadata.uid}')
