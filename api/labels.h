@@ -21,6 +21,8 @@
 /* On every pod of a job: its rank (0..nodes-1) and the attempt it belongs to. */
 #define LABEL_NODE_RANK CADRE_KEY_PREFIX "node-rank"
 #define LABEL_RESTART_ATTEMPT CADRE_KEY_PREFIX "restart-attempt"
+/* The same label as a JSON pointer into a pod ("/" in a key is "~1" there). */
+#define LABEL_RESTART_ATTEMPT_POINTER "/metadata/labels/" CADRE_GROUP "~1restart-attempt"
 /* "true" on the pods of a job with spec.exclusive: admission keeps their nodes whole. */
 #define LABEL_EXCLUSIVE CADRE_KEY_PREFIX "exclusive"
 /* On a Volume's claim (and PV): the Volume it serves. */

@@ -387,8 +387,8 @@ static void check_invariants(struct fakeapi *api, const char *when)
 			const json_t *st = json_object_get(job, "status");
 			int n = int_of(json_object_get(job, "spec"), "numNodes");
 			/* In place, a rank's pod of an earlier attempt is the one it goes on in. */
-			bool in_place = int_of(json_object_get(st, "inPlaceRestart"), "attempt") ==
-					attempt_of_status(st) && json_object_get(st, "inPlaceRestart");
+			const json_t *ip = json_object_get(st, "inPlaceRestart");
+			bool in_place = ip && int_of(ip, "attempt") == attempt_of_status(st);
 
 			if (!admitted(st))
 				continue;

@@ -158,8 +158,8 @@ bool build_uses_claim_template(const struct trainingjob *job);
 /*
  * Whether the job's restarts are made in place (spec.restartStrategy
  * InPlace, docs/failures.md): in built-in and none mode, where no one but
- * cadre decides the pods; mode is the controller's (a job with spec.queue
- * is Kueue's). Its pods then carry the restart rule, the attempt file
+ * cadre decides the pods; mode is the job's own (GANG_KUEUE for a job with
+ * spec.queue, as the pod builder and the planner's input have it). Its pods then carry the restart rule, the attempt file
  * (BUILD_ATTEMPT_DIR) and ENTRYPOINT_ENV_ATTEMPT_FILE.
  */
 bool build_in_place(const struct trainingjob *job, enum gang_mode mode);

@@ -380,8 +380,6 @@ static int add_code_env(const struct pod_ctx *c, json_t *env);
 
 bool build_in_place(const struct trainingjob *job, enum gang_mode mode)
 {
-	if (job->spec.queue && *job->spec.queue)
-		mode = GANG_KUEUE;
 	return job->spec.restart_strategy == TJ_RESTART_IN_PLACE &&
 	       (mode == GANG_BUILTIN || mode == GANG_NONE);
 }

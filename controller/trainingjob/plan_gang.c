@@ -234,12 +234,17 @@ static void gang_hung(struct planner *p, const struct podview *v)
 	const struct tj_failure *last = &p->job->status.last_failure;
 	bool again = p->job->status.has_last_failure && last->reason && v->node && last->node &&
 		     !strcmp(last->reason, "Hung") && !strcmp(last->node, v->node);
+	/* What the watchdog said after its prefix, without the attempt's tag. */
 	int len = podview_message_len(v) - (int)strlen(PODVIEW_HUNG_MESSAGE);
-	const char *what = len > 0 ? v->message + strlen(PODVIEW_HUNG_MESSAGE) : "no progress";
+	const char *what = v->message + strlen(PODVIEW_HUNG_MESSAGE);
 	char why[1024];
 
+	if (len <= 0) {
+		what = "no progress";
+		len = (int)strlen(what);
+	}
 	snprintf(why, sizeof(why), "rank %d (pod %s) on node %s is hung: %.*s", v->rank, v->name,
-		 v->node ? v->node : "?", len > 0 ? len : (int)strlen(what), what);
+		 v->node ? v->node : "?", len, what);
 	if (p->job->spec.hang.action == TJ_HANG_FAIL) {
 		struct podview hung = *v;
 
@@ -475,15 +480,15 @@ static void gang_timeout(struct planner *p, const struct podview **by_rank, int 
 	const struct tj_spec *spec = &p->job->spec;
 	const struct condition *admitted = condition_find(&p->out->status.conditions, "Admitted");
 	const struct podview *start = c->start_trouble;
-	int64_t deadline;
+	int64_t deadline, in_place_since = plan_in_place_since(p);
 	char why[1024];
 
 	if (!admitted || strcmp(admitted->status, "True") || !admitted->last_transition_time)
 		return;
 	/* An attempt begun in place has the timeout from its beginning. */
 	deadline = admitted->last_transition_time;
-	if (plan_in_place_since(p) > deadline)
-		deadline = plan_in_place_since(p);
+	if (in_place_since > deadline)
+		deadline = in_place_since;
 	deadline += spec->gang_timeout_seconds;
 	if (p->in->now < deadline) {
 		plan_requeue_in(p, deadline - p->in->now);

@@ -15,7 +15,6 @@
 #include "controller/build/build.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 bool plan_in_place(const struct planner *p)
@@ -91,6 +90,33 @@ bool plan_in_place_possible(const struct planner *p, const char *cond_reason)
 	return kept > 0;
 }
 
+/*
+ * The pods of other attempts than attempt: each that cannot run it is deleted;
+ * once none of those is left, the others are told. Returns how many are to go.
+ */
+static size_t tell_or_replace(struct planner *p, int attempt)
+{
+	const struct tj_input *in = p->in;
+	size_t going = 0;
+
+	for (size_t i = 0; i < in->n_pods; i++) {
+		const struct podview *v = &in->pods[i];
+
+		if (v->attempt == attempt || (v->attempt < attempt && pod_keeps(p, v)))
+			continue;
+		going++;
+		if (!v->deleting)
+			plan_action(p, TJ_DELETE_POD, v->rank, v);
+	}
+	/* A peer's old pod goes before the others restart, so none finds it by name. */
+	if (going)
+		return going;
+	for (size_t i = 0; i < in->n_pods; i++)
+		if (in->pods[i].attempt != attempt)
+			plan_action(p, TJ_PATCH_POD_ATTEMPT, in->pods[i].rank, &in->pods[i]);
+	return 0;
+}
+
 void plan_in_place_begin(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;
@@ -98,15 +124,11 @@ void plan_in_place_begin(struct planner *p)
 	st->has_in_place = true;
 	st->in_place.attempt = tj_attempt(st);
 	st->in_place.time = p->in->now;
-	char *message = st->message;
-
 	/* The ranks keep their nodes; no phase of the new attempt is known yet. */
 	plan_record_nodes(p);
-	/* The restart's message stays what the job says while its pods are told. */
-	st->message = NULL;
-	plan_in_place_catch_up(p, tj_attempt(st));
-	free(st->message);
-	st->message = message;
+	plan_requeue_in(p, p->job->spec.gang_timeout_seconds);
+	plan_waiting(p, "RestartingInPlace");
+	tell_or_replace(p, st->in_place.attempt);
 }
 
 /*
@@ -141,20 +163,10 @@ bool plan_in_place_catch_up(struct planner *p, int attempt)
 {
 	const struct tj_input *in = p->in;
 	int64_t deadline = p->out->status.in_place.time + p->job->spec.gang_timeout_seconds;
-	size_t stale = 0, going = 0;
+	size_t stale = 0, going;
 
-	for (size_t i = 0; i < in->n_pods; i++) {
-		const struct podview *v = &in->pods[i];
-
-		if (v->attempt == attempt)
-			continue;
-		stale++;
-		if (v->attempt < attempt && pod_keeps(p, v))
-			continue;
-		going++;
-		if (!v->deleting)
-			plan_action(p, TJ_DELETE_POD, v->rank, v);
-	}
+	for (size_t i = 0; i < in->n_pods; i++)
+		stale += in->pods[i].attempt != attempt;
 	if (!stale)
 		return false;
 	if (in->now >= deadline) {
@@ -163,16 +175,12 @@ bool plan_in_place_catch_up(struct planner *p, int attempt)
 	}
 	plan_requeue_in(p, deadline - in->now);
 	plan_waiting(p, "RestartingInPlace");
-	/* A peer's old pod goes before the others restart, so none finds it by name. */
-	if (going) {
+	going = tell_or_replace(p, attempt);
+	if (going)
 		plan_set_message(p, "restarting in place: waiting for %zu pod%s that cannot restart "
 			    "in place to go", going, going == 1 ? "" : "s");
-		return true;
-	}
-	for (size_t i = 0; i < in->n_pods; i++)
-		if (in->pods[i].attempt != attempt)
-			plan_action(p, TJ_PATCH_POD_ATTEMPT, in->pods[i].rank, &in->pods[i]);
-	plan_set_message(p, "restarting in place: telling %zu rank%s that attempt %d began", stale,
-		    stale == 1 ? "" : "s", attempt);
+	else
+		plan_set_message(p, "restarting in place: telling %zu rank%s that attempt %d began",
+			    stale, stale == 1 ? "" : "s", attempt);
 	return true;
 }

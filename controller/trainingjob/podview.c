@@ -150,7 +150,6 @@ bool podview_storage_eviction(const char *message, char *volume, size_t volume_s
 	       strstr(message, "Pod ephemeral local storage usage exceeds the total limit");
 }
 
-/* Decide trouble, reason, message and exit code from the pod's status. */
 /* The attempt a termination message's tag names, or -1; *len: the message before the tag. */
 static int message_attempt(const char *message, int *len)
 {
@@ -211,6 +210,7 @@ static bool read_in_place_exit(const json_t *cs, struct podview *v)
 	return true;
 }
 
+/* Decide trouble, reason, message and exit code from the pod's status. */
 static void read_trouble(const json_t *status, struct podview *v)
 {
 	const json_t *cs = main_container_status(status), *cond;

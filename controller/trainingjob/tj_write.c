@@ -657,17 +657,10 @@ static int tell_pod_attempt(struct tj_pass *p, const struct tj_action *a)
 	json_t *patch;
 	int ret;
 
-	char path[96] = "/metadata/labels/";
-	size_t at = strlen(path);
-
-	/* The label's key as a JSON pointer's last token: "/" is "~1" there. */
-	for (const char *k = LABEL_RESTART_ATTEMPT; *k && at + 3 < sizeof(path); k++)
-		at += (size_t)snprintf(path + at, sizeof(path) - at, "%s",
-				       *k == '/' ? "~1" : (char[]){ *k, 0 });
 	snprintf(attempt, sizeof(attempt), "%d", a->attempt);
 	patch = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
 			  "op", "test", "path", "/metadata/uid", "value", a->uid ? a->uid : "",
-			  "op", "replace", "path", path, "value", attempt);
+			  "op", "replace", "path", LABEL_RESTART_ATTEMPT_POINTER, "value", attempt);
 	if (!patch)
 		return CADRE_ENOMEM;
 	ret = kube_client_patch(p->m->http, &kube_resource_pods, p->job.meta.namespace, a->pod,

@@ -589,7 +589,12 @@ void fakeapi_schedule(struct fakeapi *f)
 	pthread_mutex_unlock(&f->lock);
 }
 
-int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int code)
+/*
+ * The kubelet reports on a pod: its phase (NULL: as it was) and its container
+ * statuses (taken over). 0 or CADRE_ENOTFOUND.
+ */
+static int report_pod(struct fakeapi *f, const char *ns, const char *name, const char *phase,
+		      json_t *statuses)
 {
 	char key[512];
 	json_t *pod;
@@ -600,40 +605,36 @@ int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int co
 	if (pod) {
 		json_t *status = json_object_get(pod, "status");
 
-		json_object_set_new(status, "phase", json_string("Failed"));
-		json_object_set_new(status, "containerStatuses", json_pack(
-			"[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "main", "state", "terminated",
-			"exitCode", code, "reason", "Error", "message", "the program failed"));
+		if (phase)
+			json_object_set_new(status, "phase", json_string(phase));
+		json_object_set(status, "containerStatuses", statuses);
 		set_rv(f, pod);
 	}
 	pthread_mutex_unlock(&f->lock);
+	json_decref(statuses);
 	return pod ? 0 : CADRE_ENOTFOUND;
+}
+
+int fakeapi_fail_pod(struct fakeapi *f, const char *ns, const char *name, int code)
+{
+	return report_pod(f, ns, name, "Failed", json_pack(
+		"[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "main", "state", "terminated",
+		"exitCode", code, "reason", "Error", "message", "the program failed"));
 }
 
 int fakeapi_fail_pod_in_place(struct fakeapi *f, const char *ns, const char *name, int code)
 {
-	char key[512], message[96];
-	json_t *pod;
+	json_t *pod = fakeapi_get(f, "pods", ns, name);
+	const char *attempt = str(json_object_get(meta(pod), "labels"), "cadre.dev/restart-attempt");
+	char message[96];
 
-	key_of(key, sizeof(key), "pods", ns, name);
-	pthread_mutex_lock(&f->lock);
-	pod = json_object_get(f->objects, key);
-	if (pod) {
-		json_t *status = json_object_get(pod, "status");
-		const char *attempt = str(json_object_get(meta(pod), "labels"),
-					  "cadre.dev/restart-attempt");
-
-		snprintf(message, sizeof(message), "the program failed\ncadre-attempt: %s\n",
-			 attempt ? attempt : "?");
-		json_object_set_new(status, "containerStatuses", json_pack(
-			"[{s:s, s:i, s:{s:{s:s}}, s:{s:{s:i, s:s, s:s}}}]", "name", "main",
-			"restartCount", 1, "state", "running", "startedAt", "2026-12-01T00:00:01Z",
-			"lastState", "terminated", "exitCode", code, "reason", "Error",
-			"message", message));
-		set_rv(f, pod);
-	}
-	pthread_mutex_unlock(&f->lock);
-	return pod ? 0 : CADRE_ENOTFOUND;
+	snprintf(message, sizeof(message), "the program failed\ncadre-attempt: %s\n",
+		 attempt ? attempt : "?");
+	json_decref(pod);
+	return report_pod(f, ns, name, NULL, json_pack(
+		"[{s:s, s:i, s:{s:{s:s}}, s:{s:{s:i, s:s, s:s}}}]", "name", "main",
+		"restartCount", 1, "state", "running", "startedAt", "2026-12-01T00:00:01Z",
+		"lastState", "terminated", "exitCode", code, "reason", "Error", "message", message));
 }
 
 int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name)
@@ -650,23 +651,9 @@ int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name)
 
 int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name)
 {
-	char key[512];
-	json_t *pod;
-
-	key_of(key, sizeof(key), "pods", ns, name);
-	pthread_mutex_lock(&f->lock);
-	pod = json_object_get(f->objects, key);
-	if (pod) {
-		json_t *status = json_object_get(pod, "status");
-
-		json_object_set_new(status, "phase", json_string("Succeeded"));
-		json_object_set_new(status, "containerStatuses", json_pack(
-			"[{s:s, s:{s:{s:i, s:s}}}]", "name", "main", "state", "terminated",
-			"exitCode", 0, "reason", "Completed"));
-		set_rv(f, pod);
-	}
-	pthread_mutex_unlock(&f->lock);
-	return pod ? 0 : CADRE_ENOTFOUND;
+	return report_pod(f, ns, name, "Succeeded", json_pack(
+		"[{s:s, s:{s:{s:i, s:s}}}]", "name", "main", "state", "terminated",
+		"exitCode", 0, "reason", "Completed"));
 }
 
 int fakeapi_overbooked(struct fakeapi *f)
