@@ -3356,3 +3356,39 @@ Test(tj_plan, in_place_a_failure_tagged_without_a_message_names_its_exit_code)
 			 "rank 1 (pod llama-1) failed with exit code 7");
 	fx_release(&f);
 }
+
+/* A node left behind after a failure takes no rank back: the gang is recreated elsewhere. */
+Test(tj_plan, in_place_a_rank_evicted_from_a_node_left_behind_recreates_the_gang)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Failed", false, ",\"reason\":\"Evicted\",\"message\":\"The node was low "
+	       "on resource: memory.\"");
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 1);
+	cr_assert_str_eq(f.plan.status.excluded_nodes[0].node, "n1");
+	cr_assert_not(f.plan.status.has_in_place);
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert_eq(count_actions(&f.plan, TJ_PATCH_POD_ATTEMPT), 0);
+	fx_release(&f);
+}
+
+/* A gang timeout's entry for the node a rank runs on says nothing against it: in place still. */
+Test(tj_plan, in_place_a_gang_timeout_entry_does_not_keep_a_rank_off_its_node)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) ",\"excludedNodes\":[{\"node\":\"n1\",\"reason\":"
+	       "\"GangTimeout\",\"time\":\"" NOW "\"}]}");
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, RAN_AND_FAILED("0"));
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.restarts, 1);
+	cr_assert(f.plan.status.has_in_place);
+	cr_assert_eq(count_patches_to(&f.plan, 1), 2);
+	fx_release(&f);
+}

@@ -29,12 +29,18 @@ bool plan_in_place_current(const struct planner *p)
 	return plan_in_place(p) && st->has_in_place && st->in_place.attempt == tj_attempt(st);
 }
 
+/*
+ * Whether the job left node behind after a failure there. A gang timeout's
+ * entry says nothing against the node (admission sets it aside when the job
+ * needs it), so a rank already there stays.
+ */
 static bool excluded(const struct planner *p, const char *node)
 {
 	const struct tj_status *st = &p->out->status;
 
 	for (size_t i = 0; node && i < st->n_excluded_nodes; i++)
-		if (st->excluded_nodes[i].node && !strcmp(st->excluded_nodes[i].node, node))
+		if (st->excluded_nodes[i].node && !strcmp(st->excluded_nodes[i].node, node) &&
+		    !tj_excluded_timed_out(&st->excluded_nodes[i]))
 			return true;
 	return false;
 }
