@@ -631,6 +631,19 @@ void tj_status_init(struct tj_status *status);
  */
 int tj_attempt(const struct tj_status *status);
 
+/*
+ * The ranks in [0, num_nodes) that status.nodes gives a node (one entry each):
+ * built-in admission stores every rank's; an in-place restart forgets the
+ * node of a rank that must be placed again (docs/failures.md).
+ */
+int tj_ranks_placed(const struct tj_status *status, int num_nodes);
+
+/*
+ * Whether the job's current attempt is restarting in place: status.inPlaceRestart
+ * names it (docs/failures.md, "In-place restart").
+ */
+bool tj_in_place_current(const struct tj_status *status);
+
 /* Empty status.preempting, freeing what it held. */
 void tj_preempting_clear(struct tj_status *status);
 void tj_topology_status_release(struct tj_topology_status *t);

@@ -26,6 +26,22 @@ int tj_attempt(const struct tj_status *status)
 	       status->preemptions;
 }
 
+int tj_ranks_placed(const struct tj_status *status, int num_nodes)
+{
+	int placed = 0;
+
+	/* The planner writes one entry per rank. */
+	for (size_t i = 0; i < status->n_nodes; i++)
+		placed += status->nodes[i].rank >= 0 && status->nodes[i].rank < num_nodes &&
+			  status->nodes[i].node && *status->nodes[i].node;
+	return placed;
+}
+
+bool tj_in_place_current(const struct tj_status *status)
+{
+	return status->has_in_place && status->in_place.attempt == tj_attempt(status);
+}
+
 void tj_preempting_clear(struct tj_status *status)
 {
 	for (size_t i = 0; i < status->n_preempting; i++)

@@ -67,6 +67,23 @@ Test(candidate, a_queued_job_waits_and_an_admitted_one_holds)
 	cr_assert_eq(candidacy_of("Running", NULL, admitted, NULL, NULL), CANDIDACY_HOLDS);
 }
 
+/* Restarting in place, the gang keeps its admission and its nodes; recreated, it holds none. */
+Test(candidate, a_gang_restarting_in_place_still_holds)
+{
+	static const char in_place[] =
+		"{\"infraRestarts\":1,\"inPlaceRestart\":{\"attempt\":1,\"time\":"
+		"\"2026-12-01T00:00:00Z\"},\"conditions\":[{\"type\":\"Admitted\",\"status\":"
+		"\"True\",\"reason\":\"Admitted\",\"lastTransitionTime\":\"2026-12-01T00:00:00Z\"}]}";
+	static const char an_earlier_one[] =
+		"{\"infraRestarts\":2,\"inPlaceRestart\":{\"attempt\":1,\"time\":"
+		"\"2026-12-01T00:00:00Z\"}}";
+
+	cr_assert_eq(candidacy_of("Restarting", "{\"restartStrategy\":\"InPlace\"}", in_place,
+				  NULL, NULL), CANDIDACY_HOLDS);
+	cr_assert_eq(candidacy_of("Restarting", "{\"restartStrategy\":\"InPlace\"}",
+				  an_earlier_one, NULL, NULL), CANDIDACY_NONE);
+}
+
 Test(candidate, jobs_that_cannot_start_now_take_no_room_and_say_why)
 {
 	static const struct {

@@ -1186,3 +1186,80 @@ Test(gang, a_requeued_victim_keeps_its_place_but_has_not_starved)
 	assert_waits("victim");
 	assert_admits("small");
 }
+
+/*
+ * spec.restartStrategy InPlace (docs/failures.md): rank 1's node was lost
+ * and its entry forgotten; rank 0 runs attempt 1 on gpu-0. The rank is
+ * placed again alone: not on the node left behind, not where b runs, and
+ * until the cache shows its node, every other decision counts it there.
+ */
+static void add_attempt_pod(const char *job, int rank, int attempt, const char *node)
+{
+	char name[64], rank_s[8], attempt_s[8];
+
+	snprintf(name, sizeof(name), "%s-%d", job, rank);
+	snprintf(rank_s, sizeof(rank_s), "%d", rank);
+	snprintf(attempt_s, sizeof(attempt_s), "%d", attempt);
+	upsert(KIND_PODS, json_pack("{s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}}, "
+				    "s:{s:s, s:[{s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+				    "metadata", "name", name, "namespace", "ns", "uid", name,
+				    "labels", LABEL_JOB_NAME, job, LABEL_NODE_RANK, rank_s,
+				    LABEL_RESTART_ATTEMPT, attempt_s,
+				    "spec", "nodeName", node, "containers", "name", "main",
+				    "resources", "requests", "nvidia.com/gpu", "8",
+				    "status", "phase", "Running"));
+}
+
+#define IN_PLACE_STATUS "\"phase\":\"Restarting\",\"infraRestarts\":1," \
+	"\"inPlaceRestart\":{\"attempt\":1,\"time\":\"2026-12-01T00:00:00Z\"}," \
+	"\"excludedNodes\":[{\"node\":\"gpu-1\",\"reason\":\"NodeLost\"," \
+	"\"time\":\"2026-12-01T00:00:00Z\"}]"
+
+Test(gang, a_rank_whose_node_was_lost_is_placed_again_alone_and_held_there)
+{
+	char msg[512], nodes[256], status[512];
+
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "gpu-%d", i);
+		add_node(name);
+	}
+	/* gpu-1 is lost: NotReady. */
+	upsert(KIND_NODES, json_pack("{s:{s:s}, s:{s:{s:s}, s:[{s:s, s:s}]}}", "metadata", "name",
+				     "gpu-1", "status", "allocatable", "nvidia.com/gpu", "8",
+				     "conditions", "type", "Ready", "status", "False"));
+	add_job_with("b", "uid-b", 1, 20, true, NULL,
+		     "{\"nodes\":[{\"rank\":0,\"pod\":\"b-0\",\"node\":\"gpu-2\"}]}");
+	add_own_pod("b", 0, "Running", "gpu-2", NULL, false);
+	add_job_with("a", "uid-a", 2, 30, true, "{\"restartStrategy\":\"InPlace\"}",
+		     "{" IN_PLACE_STATUS ",\"nodes\":[{\"rank\":0,\"pod\":\"a-0\",\"node\":"
+		     "\"gpu-0\"}]}");
+	add_attempt_pod("a", 0, 1, "gpu-0");
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0,gpu-3", "rank 0 keeps gpu-0; gpu-1 is lost, gpu-2 is b's");
+	cr_assert_str_eq(msg, "placed again beside the ranks that keep their nodes: rank 1 on "
+			 "gpu-3");
+	/* Asked again (its status write failed): the same node. */
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES);
+	cr_assert_str_eq(nodes, "gpu-0,gpu-3");
+	/* Before the cache shows it, and after, gpu-3 is a's. */
+	add_job("c", "uid-c", 1, 0, 5, false);
+	assert_waits("c");
+	cr_assert(jobmemo_admitted(m.memo, "ns/a", "uid-a", 1, manager_now_ms(), NULL),
+		  "the record lasts while the cache lacks rank 1's node");
+	snprintf(status, sizeof(status), "{" IN_PLACE_STATUS ",\"nodes\":[{\"rank\":0,\"pod\":"
+		 "\"a-0\",\"node\":\"gpu-0\"},{\"rank\":1,\"pod\":\"a-1\",\"node\":\"gpu-3\"}]}");
+	add_job_with("a", "uid-a", 2, 30, true, "{\"restartStrategy\":\"InPlace\"}", status);
+	assert_waits("c");
+	cr_assert_not(jobmemo_admitted(m.memo, "ns/a", "uid-a", 1, manager_now_ms(), NULL),
+		      "the cache shows it: the record has done its work");
+	/* No free node beside it: the rank waits, and says why. */
+	add_job_with("a", "uid-a", 2, 30, true, "{\"restartStrategy\":\"InPlace\"}",
+		     "{" IN_PLACE_STATUS ",\"nodes\":[{\"rank\":0,\"pod\":\"a-0\",\"node\":"
+		     "\"gpu-0\"}]}");
+	add_own_pod("c", 0, "Running", "gpu-3", NULL, false);
+	jobmemo_forget(m.memo, "ns/a");
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), NULL, 0), ADMIT_WAIT);
+	cr_assert(strstr(msg, "rank 1: needs 1 node with 8 nvidia.com/gpu"), "%s", msg);
+}

@@ -930,6 +930,59 @@ static const struct step in_place_steps[] = {
 	{ "a Running attempt 2, rank 1 in a new pod", a_running_2, NULL },
 };
 
+/*
+ * InPlace, rank 1's node is lost (its pods with it): rank 1 is placed again
+ * on the free node and made there, while rank 0 keeps its pod.
+ */
+static char lost_node[64];
+
+static void setup_one_job_in_place_three_nodes(struct fakeapi *api)
+{
+	setup_one_job_in_place(api);
+	add_node(api, "n2");
+}
+
+static void lose_rank_1s_node(struct fakeapi *api)
+{
+	json_t *pod = fakeapi_get(api, "pods", NS, "a-1");
+
+	keep_uids(api);
+	snprintf(lost_node, sizeof(lost_node), "%s", json_string_value(json_object_get(
+		 json_object_get(pod, "spec"), "nodeName")));
+	json_decref(pod);
+	cr_assert_eq(fakeapi_lose_node(api, lost_node), 0);
+}
+
+static bool a_running_1_elsewhere(struct fakeapi *api)
+{
+	json_t *pod = fakeapi_get(api, "pods", NS, "a-1");
+	const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"),
+							     "nodeName"));
+	bool elsewhere = node && strcmp(node, lost_node);
+
+	json_decref(pod);
+	return elsewhere && a_running_1(api);
+}
+
+static void check_placed_again(struct fakeapi *api)
+{
+	json_t *job = stored_job(api, "a");
+	const json_t *st = json_object_get(job, "status");
+	char uid[64];
+
+	counters_are(api, "a", 0, 1);
+	cr_assert_eq(int_of(json_object_get(st, "inPlaceRestart"), "attempt"), 1);
+	cr_assert_str_eq(uid_of(api, "a-0", uid), uid_before[0], "rank 0 kept its pod");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(st,
+			 "excludedNodes"), 0), "node")), lost_node);
+	json_decref(job);
+}
+
+static const struct step node_lost_steps[] = {
+	{ "a Running", a_running, lose_rank_1s_node },
+	{ "a Running attempt 1, rank 1 on another node", a_running_1_elsewhere, NULL },
+};
+
 static const struct scenario scenarios[] = {
 	{ "start, then delete", setup_two_jobs, start_steps, 2, check_b_clean },
 	{ "restart", setup_one_job, restart_steps, 2, check_one_user_restart },
@@ -941,6 +994,8 @@ static const struct scenario scenarios[] = {
 	{ "a restart of a gang of DRA devices", setup_dra, restart_steps, 2, check_dra_restart },
 	{ "an in-place restart, then a partial one", setup_one_job_in_place, in_place_steps, 3,
 	  check_in_place },
+	{ "an in-place restart that places a rank again", setup_one_job_in_place_three_nodes,
+	  node_lost_steps, 2, check_placed_again },
 };
 
 /*

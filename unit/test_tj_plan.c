@@ -3260,9 +3260,34 @@ Test(tj_plan, in_place_a_deleted_pod_is_made_again_alone_and_the_others_are_told
 	fx_release(&f);
 }
 
-/* A lost node leaves its rank nowhere to go in place: the gang is recreated. */
-Test(tj_plan, in_place_a_lost_node_recreates_the_gang)
+/* The node status.nodes gives rank, or NULL. */
+static const char *node_of_rank(const struct tj_status *st, int rank)
 {
+	for (size_t i = 0; i < st->n_nodes; i++)
+		if (st->nodes[i].rank == rank)
+			return st->nodes[i].node;
+	return NULL;
+}
+
+/* The rank of the plan's only action of kind; fails the test unless there is one. */
+static int rank_of_only(const struct tj_plan *p, enum tj_action_kind kind)
+{
+	cr_assert_eq(count_actions(p, kind), 1);
+	for (size_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].kind == kind)
+			return p->actions[i].rank;
+	return -1;
+}
+
+/*
+ * A rank on a lost node is placed again, alone: the new attempt forgets its
+ * node, its pod goes, the other rank is told, then admission places it and
+ * the node is in the status the pass stores before the pod is made. The
+ * other rank keeps its pod throughout.
+ */
+Test(tj_plan, in_place_a_rank_on_a_lost_node_is_placed_again_alone)
+{
+	static const char *const placed[] = { "n0", "n2" };
 	struct fx f;
 
 	fx_job(&f, IN_PLACE, ADMITTED_AT(NOW) "}");
@@ -3272,10 +3297,84 @@ Test(tj_plan, in_place_a_lost_node_recreates_the_gang)
 	fx_plan(&f);
 	cr_assert_eq(f.plan.status.infra_restarts, 1);
 	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	cr_assert(f.plan.status.has_in_place);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_str_eq(node_of_rank(&f.plan.status, 0), "n0");
+	cr_assert_null(node_of_rank(&f.plan.status, 1), "rank 1's lost node is forgotten");
+	cr_assert_eq(rank_of_only(&f.plan, TJ_DELETE_POD), 1);
+	cr_assert_eq(count_actions(&f.plan, TJ_PATCH_POD_ATTEMPT), 0);
+	/* Its pod gone, rank 0 is told. */
+	json_decref(f.pods_json[1]);
+	f.n_pods = f.in.n_pods = 1;
+	fx_replan(&f);
+	cr_assert_eq(count_patches_to(&f.plan, 1), 1);
+	cr_assert_not(f.plan.needs_admission);
+	/* Rank 0 runs attempt 1: rank 1 asks for a node of its own, and nothing is made yet. */
+	json_decref(f.pods_json[0]);
+	f.n_pods = 0;
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	fx_replan(&f);
+	cr_assert(f.plan.needs_admission);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
+		.message = "placed again beside the ranks that keep their nodes: rank 1 on n2",
+		.nodes = placed, .n_nodes = 2 };
+	tj_plan_release(&f.plan);
+	fx_plan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_eq(rank_of_only(&f.plan, TJ_CREATE_POD), 1);
+	cr_assert_str_eq(node_of_rank(&f.plan.status, 1), "n2");
+	cr_assert_str_eq(node_of_rank(&f.plan.status, 0), "n0");
+	cr_assert_str_eq(event_of(&f.plan, "RanksPlaced")->message,
+			 "placed again beside the ranks that keep their nodes: rank 1 on n2");
+	cr_assert_eq(f.plan.status.infra_restarts, 1, "counted once");
+	fx_release(&f);
+}
+
+/* A rank that finds no node waits, asking again, until the gang timeout recreates the gang. */
+Test(tj_plan, in_place_a_rank_without_a_node_waits_until_the_gang_timeout)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE ",\"gang\":{\"timeoutSeconds\":60}", ADMITTED_BARE(EARLIER)
+	       ",\"phase\":\"Restarting\",\"infraRestarts\":1,\"inPlaceRestart\":{\"attempt\":1,"
+	       "\"time\":\"" NOW "\"},\"nodes\":[{\"rank\":0,\"pod\":\"llama-0\",\"node\":\"n0\"}]}");
+	fx_pod(&f, 0, 1, "Running", false, NULL);
+	f.in.admission = (struct tj_admission){ .verdict = ADMIT_WAIT,
+		.reason = "InsufficientCapacity", .message = "rank 1: no node has room" };
+	fx_plan(&f);
+	cr_assert_not(f.plan.needs_admission);
+	cr_assert_eq(count_actions(&f.plan, TJ_CREATE_POD), 0);
+	cr_assert(f.plan.status.has_in_place);
+	cr_assert_str_eq(f.plan.status.message,
+			 "restarting in place: 1 rank waits for a node: rank 1: no node has room");
+	cr_assert_leq(f.plan.requeue_after_s, 5, "asked again soon");
+	f.in.now += 61;
+	tj_plan_release(&f.plan);
+	fx_plan(&f);
+	cr_assert_not(f.plan.status.has_in_place);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "InPlaceFailed");
+	cr_assert_eq(f.plan.status.infra_restarts, 1, "the same attempt, not counted again");
+	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_eq(rank_of_only(&f.plan, TJ_DELETE_POD), 0);
+	fx_release(&f);
+}
+
+/* A job that lists its nodes has nowhere else for a rank to go: the gang is recreated. */
+Test(tj_plan, in_place_a_lost_node_of_a_job_that_lists_its_nodes_recreates_the_gang)
+{
+	struct fx f;
+
+	fx_job(&f, IN_PLACE ",\"nodeList\":[\"n0\",\"n1\"]", ADMITTED_AT(NOW) "}");
+	f.in.node_ok = node_n1_lost;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_pod(&f, 1, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
 	cr_assert_not(f.plan.status.has_in_place);
 	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
 	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
-	cr_assert_eq(count_actions(&f.plan, TJ_PATCH_POD_ATTEMPT), 0);
 	fx_release(&f);
 }
 
@@ -3357,8 +3456,8 @@ Test(tj_plan, in_place_a_failure_tagged_without_a_message_names_its_exit_code)
 	fx_release(&f);
 }
 
-/* A node left behind after a failure takes no rank back: the gang is recreated elsewhere. */
-Test(tj_plan, in_place_a_rank_evicted_from_a_node_left_behind_recreates_the_gang)
+/* A node left behind after a failure takes no rank back: that rank is placed again alone. */
+Test(tj_plan, in_place_a_rank_evicted_from_a_node_left_behind_is_placed_again)
 {
 	struct fx f;
 
@@ -3370,9 +3469,10 @@ Test(tj_plan, in_place_a_rank_evicted_from_a_node_left_behind_recreates_the_gang
 	cr_assert_eq(f.plan.status.infra_restarts, 1);
 	cr_assert_eq(f.plan.status.n_excluded_nodes, 1);
 	cr_assert_str_eq(f.plan.status.excluded_nodes[0].node, "n1");
-	cr_assert_not(f.plan.status.has_in_place);
-	cr_assert_not(condition_is_true(&f.plan.status.conditions, "Admitted"));
-	cr_assert_eq(count_actions(&f.plan, TJ_DELETE_POD), 2);
+	cr_assert(f.plan.status.has_in_place);
+	cr_assert(condition_is_true(&f.plan.status.conditions, "Admitted"));
+	cr_assert_null(node_of_rank(&f.plan.status, 1));
+	cr_assert_eq(rank_of_only(&f.plan, TJ_DELETE_POD), 1);
 	cr_assert_eq(count_actions(&f.plan, TJ_PATCH_POD_ATTEMPT), 0);
 	fx_release(&f);
 }
@@ -3390,5 +3490,25 @@ Test(tj_plan, in_place_a_gang_timeout_entry_does_not_keep_a_rank_off_its_node)
 	cr_assert_eq(f.plan.status.restarts, 1);
 	cr_assert(f.plan.status.has_in_place);
 	cr_assert_eq(count_patches_to(&f.plan, 1), 2);
+	fx_release(&f);
+}
+
+/* A pod gone with its node (the pod GC takes a deleted node's pods) is a lost node. */
+Test(tj_plan, a_pod_gone_with_its_node_is_a_lost_node_left_behind)
+{
+	struct fx f;
+
+	fx_job(&f, NULL, ADMITTED_BARE(NOW) ",\"phase\":\"Running\",\"nodes\":[{\"rank\":0,"
+	       "\"pod\":\"llama-0\",\"node\":\"n0\",\"phase\":\"Running\"},{\"rank\":1,"
+	       "\"pod\":\"llama-1\",\"node\":\"n1\",\"phase\":\"Running\"}]}");
+	f.in.node_ok = node_n1_lost;
+	fx_pod(&f, 0, 0, "Running", false, NULL);
+	fx_plan(&f);
+	cr_assert_eq(f.plan.status.infra_restarts, 1);
+	cr_assert_str_eq(cond_reason(&f.plan, "Restarting"), "NodeLost");
+	cr_assert_str_eq(f.plan.status.last_failure.message, "node n1 of rank 1 (pod llama-1) was "
+			 "lost");
+	cr_assert_eq(f.plan.status.n_excluded_nodes, 1);
+	cr_assert_str_eq(f.plan.status.excluded_nodes[0].node, "n1");
 	fx_release(&f);
 }

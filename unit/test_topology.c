@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "controller/admission/admission.h"
+#include "controller/admission/ranks.h"
 #include "controller/admission/topology.h"
 
 #define MAX_NODES 64
@@ -397,4 +398,128 @@ Test(topology, bad_requests_are_refused, .fini = fini)
 	cr_assert_eq(topo_fit(&cap, &d, 4, &r, NULL, NULL, &fit), CADRE_EINVAL);
 	r = req(1, -1, -1, 0);
 	cr_assert_eq(topo_fit(&cap, &d, 0, &r, NULL, NULL, &fit), CADRE_EINVAL);
+}
+
+/*
+ * ranks.h: a rank whose node was lost while its peers restart in place is
+ * placed again alone, as its gang's spec.topology would have placed it
+ * beside them.
+ */
+static const char *place_one(const struct topo_request *r, struct cap_demand *d, int n,
+			     const unsigned char *place, long *nodes, bool *fits, struct buf *why)
+{
+	buf_reset(why);
+	cr_assert_eq(ranks_place(&cap, d, r, n, place, nodes, fits, why), 0);
+	return buf_str(why);
+}
+
+/* Take node i's GPUs (a rank runs there, or its node is the lost one). */
+static void busy(size_t i)
+{
+	struct cap_resource all = { GPU, 8000 };
+
+	cr_assert_eq(capacity_use(&cap, cl.nodes[i].name, 0, 0, &all, 1), 0);
+}
+
+Test(topology, a_lost_rank_goes_back_into_its_peers_block_and_near_them, .fini = fini)
+{
+	struct cap_demand d = gang_pod();
+	struct topo_request r;
+	unsigned char place[4] = { 0, 1, 0, 0 };
+	long nodes[4] = { 0, -1, 3, 4 };
+	struct buf why;
+	bool fits;
+
+	build(2, 2, 3);  /* b0r0: 0-2, b0r1: 3-5, b1r0: 6-8, b1r1: 9-11 */
+	init_map();
+	busy(0);
+	busy(1);  /* rank 1's lost node */
+	busy(3);
+	busy(4);
+	buf_init(&why, 1024);
+	/* Block b1 is empty, but the gang's required block is b0: node 2 or 5. */
+	r = req(0, -1, -1, 0);
+	place_one(&r, &d, 4, place, nodes, &fits, &why);
+	cr_assert(fits, "%s", buf_str(&why));
+	cr_assert_str_eq(block_of((uint32_t)nodes[1]), "b0");
+	cr_assert(nodes[1] == 2 || nodes[1] == 5);
+	cr_assert_eq(nodes[0], 0, "a kept rank stays");
+	/* Preferring the rack, it goes into rank 0's rack, b0r0: node 2. */
+	fini();
+	init_map();
+	busy(0);
+	busy(1);
+	busy(3);
+	busy(4);
+	nodes[1] = -1;
+	r = req(0, 1, -1, 0);
+	place_one(&r, &d, 4, place, nodes, &fits, &why);
+	cr_assert(fits);
+	cr_assert_eq(nodes[1], 2);
+	/* With b0 full, it waits, and says where the room it cannot use is. */
+	busy(5);
+	nodes[1] = -1;
+	r = req(0, -1, -1, 0);
+	cr_assert_str_eq(place_one(&r, &d, 4, place, nodes, &fits, &why), "rank 1: needs 1 node "
+			 "with 8 nvidia.com/gpu; 0 nodes have room; 6 nodes are outside the block of "
+			 "its peers");
+	cr_assert_not(fits);
+	buf_release(&why);
+}
+
+Test(topology, a_lost_rank_of_a_segment_joins_its_segment_and_a_lost_segment_stays_whole,
+     .fini = fini)
+{
+	struct cap_demand d = gang_pod();
+	struct topo_request r = { 0 };
+	unsigned char place[4] = { 0, 0, 0, 1 };
+	long nodes[4] = { 0, 1, 6, -1 };
+	struct buf why;
+	bool fits;
+
+	build(2, 2, 3);
+	init_map();
+	busy(0);
+	busy(1);
+	busy(6);
+	busy(7);  /* rank 3's lost node, in rank 2's rack b1r0 */
+	buf_init(&why, 1024);
+	r = req(-1, -1, 1, 2);
+	place_one(&r, &d, 4, place, nodes, &fits, &why);
+	cr_assert(fits, "%s", buf_str(&why));
+	cr_assert_eq(nodes[3], 8, "beside rank 2, in rack b1r0");
+	/* Ranks 2 and 3 both lost: the segment goes whole into one rack. */
+	fini();
+	init_map();
+	busy(0);
+	busy(1);
+	busy(6);
+	busy(7);
+	busy(4);  /* b0r1 keeps two nodes free, b1r1 three */
+	place[2] = 1;
+	nodes[2] = nodes[3] = -1;
+	place_one(&r, &d, 4, place, nodes, &fits, &why);
+	cr_assert(fits, "%s", buf_str(&why));
+	cr_assert_str_eq(rack_of((uint32_t)nodes[2]), rack_of((uint32_t)nodes[3]));
+	cr_assert_neq(nodes[2], nodes[3]);
+	buf_release(&why);
+}
+
+Test(topology, a_lost_rank_with_anti_affinity_goes_beside_no_kept_rank, .fini = fini)
+{
+	struct cap_demand d = { .accel_resource = GPU, .accel_count = 4, .one_per_node = true };
+	unsigned char place[2] = { 1, 0 };
+	long nodes[2] = { -1, 0 };
+	struct buf why;
+	bool fits;
+
+	build(1, 1, 2);
+	init_map();
+	buf_init(&why, 512);
+	place_one(NULL, &d, 2, place, nodes, &fits, &why);
+	cr_assert(fits);
+	cr_assert_eq(nodes[0], 1, "node 0 has room but runs rank 1");
+	cr_assert_eq(ranks_place(&cap, &d, NULL, 2, (const unsigned char[2]){ 0, 0 }, nodes,
+				 &fits, &why), CADRE_EINVAL, "nothing to place");
+	buf_release(&why);
 }

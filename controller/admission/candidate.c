@@ -24,7 +24,8 @@ static const char *not_a_candidate(const struct trainingjob *job)
 		return "an array job runs no pods itself: its elements wait for admission";
 	if (st->phase == TJ_PHASE_PENDING)
 		return "it waits for something other than capacity (phase Pending)";
-	if (st->phase == TJ_PHASE_RESTARTING)
+	/* In place, the gang keeps its admission and its nodes (docs/failures.md). */
+	if (st->phase == TJ_PHASE_RESTARTING && !tj_in_place_current(st))
 		return "it is restarting";
 	if (admitted && !strcmp(admitted->status, "True"))
 		return NULL;

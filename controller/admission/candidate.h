@@ -19,7 +19,8 @@ struct trainingjob;
 
 enum tj_candidacy {
 	/*
-	 * Takes no room: finished, suspended, deleting, Pending, Restarting,
+	 * Takes no room: finished, suspended, deleting, Pending, Restarting
+	 * (but for a restart in place, which keeps its admission),
 	 * on a Kueue queue, an array job (its elements are the jobs that run),
 	 * waiting for its dependencies, or held by a refused ConfigMap or Service.
 	 */
@@ -32,7 +33,9 @@ enum tj_candidacy {
 	/*
 	 * Admitted: holds the node its admission chose for every rank whose
 	 * pod of the current attempt is not bound yet and has not ended; a
-	 * rank that finished frees its node (gang.c).
+	 * rank that finished frees its node (gang.c). Restarting in place, a
+	 * live pod of an earlier attempt still on its rank's node counts as
+	 * that rank's.
 	 */
 	CANDIDACY_HOLDS,
 };

@@ -11,6 +11,7 @@
 #include "controller/admission/gang.h"
 #include "controller/admission/gang_internal.h"
 #include "controller/admission/gang_preempt.h"
+#include "controller/admission/ranks.h"
 #include "base/err.h"
 #include "api/accel.h"
 #include "api/fielderr.h"
@@ -320,7 +321,9 @@ void gang_demand_of(struct scratch *s, const struct trainingjob *job, struct cap
 /*
  * Whether a candidate's gang holds capacity already: its cached status says
  * Admitted, or this controller admitted it and the status is still on its
- * way (admitted.h). Once the cache shows it, the record has done its work.
+ * way (jobmemo.h). Once the cache shows it with every rank's node (a rank
+ * placed again during an in-place restart has its own), the record has
+ * done its work.
  */
 static bool holds_capacity(struct collect *c, const char *key, const struct cache_job *job)
 {
@@ -328,7 +331,7 @@ static bool holds_capacity(struct collect *c, const char *key, const struct cach
 	bool recorded = jobmemo_admitted(c->m->memo, key, *job->uid ? job->uid : NULL,
 					 job->attempt, c->now_ms, NULL);
 
-	if (admitted && recorded)
+	if (admitted && recorded && !job->awaiting_nodes)
 		jobmemo_admission_done(c->m->memo, key);
 	return admitted || recorded;
 }
@@ -422,6 +425,18 @@ static int64_t waiting_since(const struct trainingjob *job)
 }
 
 /*
+ * Whether job restarts in place with ranks that have no node: their nodes
+ * were lost or left behind, and each is placed again (place_lost_ranks).
+ */
+static bool placing_ranks(const struct trainingjob *job)
+{
+	const struct tj_status *st = &job->status;
+
+	return tj_in_place_current(st) && condition_is_true(&st->conditions, "Admitted") &&
+	       tj_ranks_placed(st, job->spec.num_nodes) < job->spec.num_nodes;
+}
+
+/*
  * The second pass: decode and parse the jobs that wait (outside the
  * TrainingJob cache's lock). One that changed since its record was read
  * so that it no longer waits is left out; the next decision sees it anew.
@@ -456,8 +471,10 @@ static int collect_jobs(struct collect *c)
 		w->since = waiting_since(&w->job);
 		w->admitted = c->waiting[i].admitted;
 		w->unbound = c->waiting[i].unbound;
-		/* The cache does not show the admission yet: the decision is in the memo. */
-		if (w->admitted && !condition_is_true(&w->job.status.conditions, "Admitted"))
+		/* The cache does not show the admission (or a rank's new node) yet: the
+		 * decision is in the memo. */
+		if (w->admitted && (!condition_is_true(&w->job.status.conditions, "Admitted") ||
+				    placing_ranks(&w->job)))
 			jobmemo_admitted(c->m->memo, c->waiting[i].key, w->job.meta.uid,
 					 tj_attempt(&w->job.status),
 					 c->now_ms, &w->recorded);
@@ -664,28 +681,39 @@ int gang_capacity(struct collect *c, struct scratch *s, struct capacity *cap,
 	return 0;
 }
 
+static const char *decided_node(const struct candidate *w, int rank);
+
 struct bound_ranks {
 	struct charge_ctx charge;
+	const struct candidate *w;
 	int attempt, n;
+	bool in_place;           /* the attempt is restarting in place */
 	unsigned char *bound;    /* per rank */
 };
 
 /*
  * A held gang's pod, read once: charged when it has a node and has not
  * ended (any attempt), and its rank marked as needing no room when of the
- * current one and bound or ended (count_bound).
+ * current one and bound or ended (count_bound). Restarting in place, a live
+ * pod of an earlier attempt on its rank's node is the one that goes on.
  */
 static int mark_bound(void *arg, const char *key, const void *rec, size_t len)
 {
 	struct bound_ranks *b = arg;
 	struct cache_pod p;
+	const char *decided;
 
 	(void)key;
 	if (cache_pod_read(rec, len, &p) || (!p.node && !gang_pod_ended(&p)))
 		return 0;
 	if (!gang_pod_ended(&p))
 		gang_charge(&b->charge, &p);
-	if (p.attempt == b->attempt && p.rank >= 0 && p.rank < b->n)
+	if (p.rank < 0 || p.rank >= b->n)
+		return 0;
+	if (p.attempt == b->attempt)
+		b->bound[p.rank] = 1;
+	else if (b->in_place && p.attempt < b->attempt && !gang_pod_ended(&p) &&
+		 (decided = decided_node(b->w, p.rank)) && !strcmp(decided, p.node))
 		b->bound[p.rank] = 1;
 	return 0;
 }
@@ -712,8 +740,9 @@ static void charge_admitted(struct manager *m, struct scratch *s, struct capacit
 			    struct candidate *w)
 {
 	int n = w->job.spec.num_nodes;
-	struct bound_ranks b = { { cap, NULL, NULL, 0 },
+	struct bound_ranks b = { { cap, NULL, NULL, 0 }, w,
 				 tj_attempt(&w->job.status), n,
+				 tj_in_place_current(&w->job.status),
 				 gang_scratch_alloc(s, n > 0 ? (size_t)n : 1, 1) };
 	char key[STORE_KEY_MAX];
 
@@ -728,14 +757,15 @@ static void charge_admitted(struct manager *m, struct scratch *s, struct capacit
  * Room for an admitted gang's pods that have no node yet, each on the node
  * its admission chose: that is where it is pinned, so nothing else may be
  * admitted there. A node that is gone holds nothing (the planner restarts
- * that gang); a rank without a chosen node (an admission of an earlier
- * version) is placed as a fit would place it.
+ * that gang); a rank without a chosen node (one to be placed again after
+ * its node was lost, or an admission of an earlier version) is placed as a
+ * fit would place it, but for the job being placed itself.
  */
 static void reserve_admitted(struct capacity *cap, const struct candidate *w,
 			     const struct cap_demand *d)
 {
 	for (int r = 0; w->bound && r < w->job.spec.num_nodes; r++)
-		if (!w->bound[r])
+		if (!w->bound[r] && (!w->placing || decided_node(w, r)))
 			capacity_reserve(cap, d, 1, decided_node(w, r), NULL);
 }
 
@@ -818,13 +848,17 @@ static const struct topo_request *topology_of(struct scratch *s, struct levels_c
 	return r;
 }
 
-/* Read the levels and map the nodes, when a waiting job has spec.topology. */
+/*
+ * Read the levels and map the nodes, when a waiting job has spec.topology
+ * or placing (the job whose ranks are placed again; may be NULL) has.
+ */
 static int levels_load(struct manager *m, const struct collect *c, const struct capacity *cap,
-		       struct levels_ctx *l)
+		       const struct trainingjob *placing, struct levels_ctx *l)
 {
 	int err;
 
 	l->err = -1;
+	l->wanted = placing && placing->spec.topology.set;
 	for (size_t i = 0; i < c->n && !l->wanted; i++)
 		l->wanted = !c->jobs[i].admitted && c->jobs[i].job.spec.topology.set;
 	if (!l->wanted)
@@ -1004,6 +1038,85 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 	return 0;
 }
 
+
+/*
+ * An in-place restart whose ranks lost their nodes (docs/failures.md): each
+ * is placed again beside the ranks that keep theirs (ranks.h), on what is
+ * free once every admitted gang is counted, before any waiting job: the
+ * gang is admitted and running. The nodes of every rank are recorded as an
+ * admission's are, until the cache shows them in status.nodes.
+ */
+static int place_lost_ranks(struct scratch *s, struct collect *c, struct capacity *cap,
+			    struct levels_ctx *l, const char *key, const struct trainingjob *job,
+			    struct tj_admission *out, struct jobmemo_admission *held)
+{
+	const struct tj_status *st = &job->status;
+	int n = job->spec.num_nodes, err = 0;
+	unsigned char *place = gang_scratch_alloc(s, (size_t)n, 1);
+	long *at = gang_scratch_alloc(s, (size_t)n, sizeof(*at));
+	const char **names = gang_scratch_alloc(s, (size_t)n, sizeof(*names));
+	const struct topo_request *topo;
+	struct affinity aff = { 0 };
+	const char *blocked, *sep = "";
+	struct cap_demand d;
+	struct buf why;
+	bool fits = false;
+
+	if (!place || !at || !names)
+		return CADRE_ENOMEM;
+	memset(place, 1, (size_t)n);
+	for (int r = 0; r < n; r++)
+		at[r] = -1;
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		const struct tj_node_status *ns = &st->nodes[i];
+
+		if (ns->rank < 0 || ns->rank >= n || !ns->node || !*ns->node)
+			continue;
+		place[ns->rank] = 0;
+		names[ns->rank] = ns->node;
+		at[ns->rank] = capacity_node_index(cap, ns->node);
+	}
+	gang_demand_of(s, job, &d);
+	topo = topology_of(s, l, &job->spec, &blocked);
+	if (!blocked)
+		blocked = dra_blocked(s, &c->dra, job->spec.resources.device_class);
+	waiting_placement(s, c->m, cap, job, &aff, &d, &blocked);
+	buf_init(&why, 4096);
+	if (s->err)
+		err = s->err;
+	else if (blocked)
+		buf_adds(&why, blocked);
+	else
+		err = ranks_place(cap, &d, topo, n, place, at, &fits, &why);
+	if (!err && !fits) {
+		out->reason = "InsufficientCapacity";
+		err = buf_error(&why) ? CADRE_ENOMEM : hold_message(held, out, buf_str(&why));
+	} else if (!err) {
+		buf_reset(&why);
+		buf_adds(&why, "placed again beside the ranks that keep their nodes: ");
+		for (int r = 0; r < n; r++)
+			if (place[r]) {
+				names[r] = cap->nodes[at[r]].name;
+				buf_addf(&why, "%srank %d on %s", sep, r, names[r]);
+				sep = ", ";
+			}
+		jobmemo_admission_release(held);
+		err = buf_error(&why) ? CADRE_ENOMEM :
+		      jobmemo_admission_set(held, buf_str(&why), names, n);
+		if (!err)
+			err = jobmemo_admit(c->m->memo, key, job->meta.uid, tj_attempt(st),
+					    buf_str(&why), names, n, c->now_ms);
+		if (!err)
+			*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
+						      .message = held->message,
+						      .nodes = (const char *const *)held->nodes,
+						      .n_nodes = held->n_nodes };
+	}
+	buf_release(&why);
+	affinity_release(&aff);
+	return err;
+}
+
 int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admission *out,
 	       struct jobmemo_admission *held)
 {
@@ -1021,6 +1134,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	char **gangs = NULL;
 	size_t n_queue = 0, n_gangs = 0;
 	long target = -1;
+	bool placing = placing_ranks(job);
 	int err = 0;
 
 	memset(&cap, 0, sizeof(cap));
@@ -1060,12 +1174,18 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		err = CADRE_ENOMEM;
 		goto out;
 	}
-	err = levels_load(m, &c, &cap, &levels);
+	err = levels_load(m, &c, &cap, placing ? job : NULL, &levels);
 	if (err)
 		goto out;
+	for (size_t i = 0; placing && i < c.n; i++)
+		c.jobs[i].placing = same_job(&c.jobs[i].job, job);
 	gang_queue(&s, &c, &cap, &levels, job, aff, queue, &n_queue, &target);
 	if (s.err) {
 		err = s.err;
+		goto out;
+	}
+	if (placing) {
+		err = place_lost_ranks(&s, &c, &cap, &levels, key, job, out, held);
 		goto out;
 	}
 	if (target < 0) {

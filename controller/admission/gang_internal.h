@@ -37,6 +37,7 @@ struct candidate {
 	bool borrowed;     /* job is the caller's (the job asked about), not to be released */
 	int64_t since;     /* created, or requeued after its last failure */
 	bool admitted;     /* admitted earlier; some pods still need a place */
+	bool placing;      /* the job asked about, whose ranks without a node are being placed */
 	int unbound;
 	unsigned char *bound;  /* per rank, its pod bound (charge_admitted; scratch) */
 	/* Admitted by this process, the cache not showing it yet: the decision. */

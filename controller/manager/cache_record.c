@@ -27,7 +27,7 @@ struct pod_hdr {
 struct job_hdr {
 	int64_t not_before;
 	int64_t run_started;
-	int32_t attempt, num_nodes;
+	int32_t attempt, num_nodes, awaiting_nodes;
 	int32_t priority, preempted_attempt;
 	uint8_t magic, candidacy;
 };
@@ -209,6 +209,9 @@ int cache_record_job(const json_t *obj, void *rec, size_t size, void *arg)
 		h.candidacy = (uint8_t)tj_candidacy(&job, &h.not_before, NULL);
 	h.attempt = tj_attempt(&job.status);
 	h.num_nodes = job.spec.num_nodes;
+	if (tj_in_place_current(&job.status))
+		h.awaiting_nodes = job.spec.num_nodes - tj_ranks_placed(&job.status,
+								       job.spec.num_nodes);
 	h.priority = job.spec.priority;
 	h.run_started = run_started(&job);
 	h.preempted_attempt = job.status.has_preemption ? job.status.preemption.attempt : -1;
@@ -248,6 +251,7 @@ int cache_job_read(const void *rec, size_t len, struct cache_job *out)
 	out->not_before = h.not_before;
 	out->attempt = h.attempt;
 	out->num_nodes = h.num_nodes;
+	out->awaiting_nodes = h.awaiting_nodes;
 	return 0;
 }
 

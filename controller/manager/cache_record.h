@@ -72,6 +72,8 @@ struct cache_job {
 	int64_t not_before;        /* a waiting job is not placed before (tj_candidacy) */
 	int attempt;               /* tj_attempt */
 	int num_nodes;
+	/* Restarting in place: ranks whose node was lost, not placed again yet (gang.c). */
+	int awaiting_nodes;
 	const char *uid;           /* "" when none */
 	const char *phase;         /* status.phase as written; "" when none */
 	/* What built-in preemption asks of a running job (gang_preempt.c), "" when none: */

@@ -110,6 +110,14 @@ static bool gang_deleted_outside(struct planner *p, const struct podview **by_ra
 
 		if (ns->rank >= 0 && ns->rank < n && !by_rank[ns->rank] && seen &&
 		    tj_attempt(&p->job->status) == attempt) {
+			/* Gone with its node (the pod GC takes a deleted node's pods). */
+			if (ns->node && p->in->node_ok && !p->in->node_ok(p->in->node_ctx, ns->node)) {
+				snprintf(why, sizeof(why), "node %s of rank %d (pod %s) was lost",
+					 ns->node, ns->rank, ns->pod ? ns->pod : "?");
+				plan_exclude_node(p, ns->node, "NodeLost", ns->rank);
+				plan_restart(p, BLAME_INFRA, "NodeLost", NULL, why);
+				return true;
+			}
 			if (tainted(p, ns->node)) {
 				snprintf(why, sizeof(why), "pod %s (rank %d) was evicted by a NoExecute "
 					 "taint of node %s it does not tolerate", ns->pod ? ns->pod : "?",
@@ -583,7 +591,8 @@ static bool claims_blocked(struct planner *p, const struct tj_refusal *refused, 
  * gated, needs the node the stored admission chose for its rank. An
  * admission stored without one (by a version that gated its pods and kept
  * the placement in memory) cannot be finished: the gang is admitted again,
- * without blame. True when it restarted.
+ * without blame. True when it restarted, or when a rank restarting in place
+ * waits for a node of its own.
  */
 static bool builtin_record_incomplete(struct planner *p, const struct podview **by_rank, int n)
 {
@@ -591,6 +600,9 @@ static bool builtin_record_incomplete(struct planner *p, const struct podview **
 
 	if (p->in->mode != GANG_BUILTIN)
 		return false;
+	/* In place, a rank whose node was lost is placed again, alone. */
+	if (plan_in_place_current(p))
+		return plan_in_place_place(p, by_rank, n);
 	for (int r = 0; r < n; r++) {
 		if (by_rank[r] ? !by_rank[r]->gated : plan_decided_node(p, r) != NULL)
 			continue;

@@ -6,9 +6,12 @@
  * are gone every other pod is told the attempt through its
  * cadre.dev/restart-attempt label, which its entrypoint reads; the ranks
  * whose pods were deleted get new ones on the nodes status.nodes keeps for
- * them (plan_gang.c creates them as any missing rank). A pod is told, never
- * asked: the kubelet restarts the container in place, by the restart rule
- * its pod carries, when the entrypoint stops the run.
+ * them (plan_gang.c creates them as any missing rank). A rank whose node was
+ * lost or left behind has its node forgotten with the new attempt, and is
+ * placed again, alone, beside the others (gang.c asks ranks.h), before its
+ * pod is made. A pod is told, never asked: the kubelet restarts the
+ * container in place, by the restart rule its pod carries, when the
+ * entrypoint stops the run.
  */
 #include "controller/trainingjob/plan_internal.h"
 #include "api/condition.h"
@@ -56,20 +59,25 @@ static bool pod_keeps(const struct planner *p, const struct podview *v)
 	return !excluded(p, v->node);
 }
 
+/* Built-in mode: whether rank's node is still its own, Ready and not left behind. */
+static bool node_kept(const struct planner *p, int rank)
+{
+	const char *node = plan_decided_node(p, rank);
+
+	return node && (!p->in->node_ok || p->in->node_ok(p->in->node_ctx, node)) &&
+	       !excluded(p, node);
+}
+
 /*
- * Whether rank's pod can be made again for the next attempt: in built-in
- * mode on the node its admission chose, while that node is Ready and not
- * left behind; in none mode wherever kube-scheduler puts it.
+ * Whether rank's pod can be made again for the next attempt: in none mode
+ * wherever kube-scheduler puts it; in built-in mode on the node its
+ * admission chose, or, when that node is lost or left behind, on one placed
+ * for the rank alone. Not so for a job that lists its nodes
+ * (spec.nodes.list): its ranks have nowhere else to go.
  */
 static bool rank_replaceable(const struct planner *p, int rank)
 {
-	const char *node;
-
-	if (p->in->mode != GANG_BUILTIN)
-		return true;
-	node = plan_decided_node(p, rank);
-	return node && (!p->in->node_ok || p->in->node_ok(p->in->node_ctx, node)) &&
-	       !excluded(p, node);
+	return p->in->mode != GANG_BUILTIN || node_kept(p, rank) || !p->job->spec.nodes.n_list;
 }
 
 bool plan_in_place_possible(const struct planner *p, const char *cond_reason)
@@ -132,24 +140,29 @@ void plan_in_place_begin(struct planner *p)
 	st->in_place.time = p->in->now;
 	/* The ranks keep their nodes; no phase of the new attempt is known yet. */
 	plan_record_nodes(p);
+	/* A rank whose node is lost or left behind is placed again (plan_in_place_place). */
+	for (int r = 0; p->in->mode == GANG_BUILTIN && r < plan_num_nodes(p); r++)
+		if (!node_kept(p, r))
+			plan_set_node(p, r, NULL);
 	plan_requeue_in(p, p->job->spec.gang_timeout_seconds);
 	plan_waiting(p, "RestartingInPlace");
 	tell_or_replace(p, st->in_place.attempt);
 }
 
 /*
- * The gang timeout ran out before every pod was told or replaced: the gang
- * is recreated, and the record of the in-place attempt goes, stored with
- * the deletes (the same attempt: no second count).
+ * The gang timeout ran out before every pod was told or replaced (what
+ * says which, ending in the timeout): the gang is recreated, and the record
+ * of the in-place attempt goes, stored with the deletes (the same attempt:
+ * no second count).
  */
-static void fall_back(struct planner *p, size_t stale)
+static void fall_back(struct planner *p, const char *what)
 {
 	struct tj_status *st = &p->out->status;
-	char why[512];
+	char why[1024];
 
-	snprintf(why, sizeof(why), "attempt %d could not restart in place: %zu pods were neither "
-		 "told nor replaced within %llds (spec.gang.timeoutSeconds); the gang is recreated",
-		 tj_attempt(st), stale, (long long)p->job->spec.gang_timeout_seconds);
+	snprintf(why, sizeof(why), "attempt %d could not restart in place: %s within %llds "
+		 "(spec.gang.timeoutSeconds); the gang is recreated", tj_attempt(st), what,
+		 (long long)p->job->spec.gang_timeout_seconds);
 	st->has_in_place = false;
 	plan_set_phase(p, TJ_PHASE_RESTARTING);
 	plan_cond(p, "Restarting", true, "InPlaceFailed", why);
@@ -176,7 +189,10 @@ bool plan_in_place_catch_up(struct planner *p, int attempt)
 	if (!stale)
 		return false;
 	if (in->now >= deadline) {
-		fall_back(p, stale);
+		char what[128];
+
+		snprintf(what, sizeof(what), "%zu pods were neither told nor replaced", stale);
+		fall_back(p, what);
 		return true;
 	}
 	plan_requeue_in(p, deadline - in->now);
@@ -188,5 +204,55 @@ bool plan_in_place_catch_up(struct planner *p, int attempt)
 	else
 		plan_set_message(p, "restarting in place: telling %zu rank%s that attempt %d began",
 			    stale, stale == 1 ? "" : "s", attempt);
+	return true;
+}
+
+/* While a rank waits for a node, the admission is asked again this often (seconds). */
+#define PLACE_RETRY_S 5
+
+/*
+ * Built-in mode, once every kept pod runs the new attempt: a rank without a
+ * pod or a node (its node was lost) gets one from admission, which places
+ * it beside its peers (gang.c, ranks.h). The node is stored in status.nodes
+ * with the pass's other writes, before its pod is made; a rank that finds
+ * none waits, asking again, until the gang timeout recreates the gang.
+ * True when the pass ends here.
+ */
+bool plan_in_place_place(struct planner *p, const struct podview **by_rank, int n)
+{
+	const struct tj_admission *a = &p->in->admission;
+	int64_t deadline = p->out->status.in_place.time + p->job->spec.gang_timeout_seconds;
+	int missing = 0;
+
+	for (int r = 0; r < n; r++)
+		missing += !by_rank[r] && !plan_decided_node(p, r);
+	if (!missing)
+		return false;
+	if (a->verdict == ADMIT_UNDECIDED) {
+		p->out->needs_admission = true;
+		return true;
+	}
+	if (a->verdict == ADMIT_YES && a->nodes && a->n_nodes == n) {
+		for (int r = 0; r < n; r++)
+			if (!by_rank[r] && !plan_decided_node(p, r))
+				plan_set_node(p, r, a->nodes[r]);
+		plan_event(p, false, "RanksPlaced", "%s", a->message ? a->message : "placed again");
+		return false;
+	}
+	if (p->in->now >= deadline) {
+		char what[768];
+
+		snprintf(what, sizeof(what), "%d rank%s found no node (%s)", missing,
+			 missing == 1 ? "" : "s", a->message ? a->message : "no room");
+		fall_back(p, what);
+		return true;
+	}
+	plan_requeue_in(p, deadline - p->in->now < PLACE_RETRY_S ? deadline - p->in->now :
+			PLACE_RETRY_S);
+	plan_waiting(p, "RestartingInPlace");
+	plan_set_message(p, "restarting in place: %d rank%s wait%s for a node: %s", missing,
+			 missing == 1 ? "" : "s", missing == 1 ? "s" : "",
+			 a->message ? a->message : "no room");
+	plan_record_nodes(p);
 	return true;
 }

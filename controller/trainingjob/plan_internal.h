@@ -68,6 +68,7 @@ void plan_restart(struct planner *p, enum blame blame, const char *cond_reason,
 		    const struct podview *v, const char *why);
 void plan_say_refused(struct planner *p, const struct tj_refusal *r, const char *cond_type,
 			int64_t since);
+void plan_set_node(struct planner *p, int rank, const char *node);
 void plan_set_message(struct planner *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void plan_set_phase(struct planner *p, enum tj_phase phase);
@@ -91,6 +92,7 @@ bool plan_in_place_current(const struct planner *p);
 bool plan_in_place_possible(const struct planner *p, const char *cond_reason);
 void plan_in_place_begin(struct planner *p);
 bool plan_in_place_catch_up(struct planner *p, int attempt);
+bool plan_in_place_place(struct planner *p, const struct podview **by_rank, int n);
 int64_t plan_in_place_since(const struct planner *p);
 
 /* plan_array.c */

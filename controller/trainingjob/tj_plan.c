@@ -331,6 +331,38 @@ static void record_topology(struct planner *p)
 	st->topology = t;
 }
 
+/*
+ * Set rank's node in status.nodes (without a phase: no pod yet), or, with
+ * node NULL, forget it: a rank restarting in place whose node was lost has
+ * none until one is placed for it (plan_inplace.c).
+ */
+void plan_set_node(struct planner *p, int rank, const char *node)
+{
+	struct tj_status *st = &p->out->status;
+	struct tj_node_status *ns = NULL;
+	char name[320];
+
+	for (size_t i = 0; i < st->n_nodes && !ns; i++)
+		if (st->nodes[i].rank == rank)
+			ns = &st->nodes[i];
+	if (ns && !node) {
+		node_status_release(ns);
+		memmove(ns, ns + 1, (size_t)(st->nodes + st->n_nodes - ns - 1) * sizeof(*ns));
+		st->n_nodes--;
+	} else if (node) {
+		if (!ns && !(ns = grow(p, (void **)&st->nodes, &st->n_nodes, sizeof(*ns))))
+			return;
+		node_status_release(ns);
+		memset(ns, 0, sizeof(*ns));
+		snprintf(name, sizeof(name), "%s-%d", p->job->meta.name ? p->job->meta.name : "",
+			 rank);
+		ns->rank = rank;
+		plan_set_string(p, &ns->pod, name);
+		plan_set_string(p, &ns->node, node);
+	}
+	record_topology(p);
+}
+
 void plan_clear_nodes(struct planner *p)
 {
 	struct tj_status *st = &p->out->status;

@@ -649,6 +649,26 @@ int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name)
 	return ret;
 }
 
+int fakeapi_lose_node(struct fakeapi *f, const char *name)
+{
+	const char *key, *node;
+	char node_key[512];
+	json_t *obj;
+	void *tmp;
+	int ret;
+
+	key_of(node_key, sizeof(node_key), "nodes", NULL, name);
+	pthread_mutex_lock(&f->lock);
+	ret = json_object_del(f->objects, node_key) ? CADRE_ENOTFOUND : 0;
+	json_object_foreach_safe(f->objects, tmp, key, obj) {
+		node = str(json_object_get(obj, "spec"), "nodeName");
+		if (!ret && !strncmp(key, "pods/", 5) && node && !strcmp(node, name))
+			json_object_del(f->objects, key);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
 int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name)
 {
 	return report_pod(f, ns, name, "Succeeded", json_pack(

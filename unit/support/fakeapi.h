@@ -83,6 +83,12 @@ int fakeapi_fail_pod_in_place(struct fakeapi *f, const char *ns, const char *nam
 /* Someone deletes the pod (no grace, as the pod GC would end it). 0 or CADRE_ENOTFOUND. */
 int fakeapi_delete_pod(struct fakeapi *f, const char *ns, const char *name);
 
+/*
+ * The node is lost: it goes, and with it every pod bound there, as the pod
+ * GC removes the pods of a deleted node. 0 or CADRE_ENOTFOUND.
+ */
+int fakeapi_lose_node(struct fakeapi *f, const char *name);
+
 /* The kubelet reports that pod's container exited 0 (phase Succeeded). 0 or CADRE_ENOTFOUND. */
 int fakeapi_succeed_pod(struct fakeapi *f, const char *ns, const char *name);
 
