@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Long runs without a babysitter (docs/failures.md): a rank the entrypoint's watchdog ends is
 # a restart with reason Hung; a node that lost a rank, or whose device went Unhealthy, is
-# left behind by the job's next attempts; infrastructure restarts are capped; an exit code
+# left behind by the job's next attempts (in place, that rank alone is placed again
+# elsewhere); infrastructure restarts are capped; an exit code
 # spec.failurePolicy does not retry fails the job at once.
 #
 # kwok runs no program, so the watchdog and the signal timing are tested by running the
@@ -123,6 +124,29 @@ node_is_ready() {
 	# An administrator sees, on the Node, that jobs avoid it.
 	kubectl get events -n default --field-selector "involvedObject.kind=Node,involvedObject.name=$node,reason=NodeExcluded" -o json |
 		jq -e --arg ns "$NS" '[.items[] | select(.note // .message | contains($ns + "/lost"))] | length > 0' >/dev/null
+}
+
+@test "InPlace: a rank whose node is lost is placed again alone, on another node, while the other rank keeps its pod" {
+	long_job keep 2 8 "  restartStrategy: InPlace"
+	wait_for -t 120 phase_is keep Running
+	node=$(node_of keep-1)
+	uid0=$(jp pod/keep-0 '{.metadata.uid}')
+	not_ready_node=$node
+	kubectl annotate node "$node" e2e.cadre.dev/not-ready=27-long-runs >/dev/null
+	wait_for -t 60 json_has_now keep '.status.infraRestarts == 1'
+	tj=$(tj_json keep)
+	json_has "$tj" '.status.inPlaceRestart.attempt == 1 and .status.lastFailure.reason == "NodeLost"'
+	json_has "$tj" "[.status.nodes[] | select(.rank == 1)] == [] and .status.excludedNodes[0].node == \"$node\""
+	# Ready again, its pod goes; the node stays left behind.
+	node_ready_again
+	wait_for -t 120 attempt_running keep 2 1
+	[ "$(jp pod/keep-0 '{.metadata.uid}')" = "$uid0" ]
+	[ "$(node_of keep-1)" != "$node" ]
+	tj=$(tj_json keep)
+	json_has "$tj" "([.status.nodes[] | select(.rank == 1)][0].node) == \"$(node_of keep-1)\""
+	json_has "$tj" '.status.infraRestarts == 1 and .status.restarts == 0'
+	kubectl -n "$NS" get events --field-selector involvedObject.name=keep,reason=RanksPlaced -o json |
+		jq -e --arg n "$(node_of keep-1)" '[.items[] | select(.message | endswith("rank 1 on " + $n))] | length == 1' >/dev/null
 }
 
 @test "a device reported Unhealthy under a running rank restarts the gang and leaves its node behind" {
