@@ -1236,6 +1236,8 @@ Test(gang, a_rank_whose_node_was_lost_is_placed_again_alone_and_held_there)
 		     "{" IN_PLACE_STATUS ",\"nodes\":[{\"rank\":0,\"pod\":\"a-0\",\"node\":"
 		     "\"gpu-0\"}]}");
 	add_attempt_pod("a", 0, 1, "gpu-0");
+	/* A waiting job of higher priority, older: the running gang's rank comes first. */
+	add_job("w", "uid-w", 1, 100, 60, false);
 	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
 	cr_assert_str_eq(nodes, "gpu-0,gpu-3", "rank 0 keeps gpu-0; gpu-1 is lost, gpu-2 is b's");
 	cr_assert_str_eq(msg, "placed again beside the ranks that keep their nodes: rank 1 on "
