@@ -2,6 +2,7 @@
  * common.c - what the benchmarks that need no cluster share (common.h).
  */
 #include "bench/common.h"
+#include "controller/admission/gang_pass.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -92,6 +93,7 @@ void bench_manager_free(struct manager *m)
 	for (int k = 0; k < KIND_COUNT; k++)
 		store_free(m->stores[k]);
 	jobmemo_free(m->memo);
+	gang_pass_free(m->pass);
 	pthread_mutex_destroy(&m->admission_lock);
 }
 

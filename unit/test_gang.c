@@ -15,6 +15,7 @@
 #include "api/fielderr.h"
 #include "controller/manager/cache_record.h"
 #include "controller/admission/gang.h"
+#include "controller/admission/gang_pass.h"
 #include "controller/manager/manager.h"
 #include "controller/partition/partitions.h"
 #include "controller/trainingjob/podview.h"
@@ -1264,4 +1265,125 @@ Test(gang, a_rank_whose_node_was_lost_is_placed_again_alone_and_held_there)
 	jobmemo_forget(m.memo, "ns/a");
 	cr_assert_eq(decide_on("a", msg, sizeof(msg), NULL, 0), ADMIT_WAIT);
 	cr_assert(strstr(msg, "rank 1: needs 1 node with 8 nvidia.com/gpu"), "%s", msg);
+}
+
+/* A job as cached at resourceVersion rv (the pass remembers jobs by version). */
+static void add_job_at(const char *name, int nodes, int priority, int ago_s, const char *rv)
+{
+	time_t at = time(NULL) - ago_s;
+	char created[32], uid[32];
+	struct tm tm;
+	json_t *job;
+
+	gmtime_r(&at, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	job = job_json(name, uid, nodes, priority, created, false);
+	json_object_set_new(json_object_get(job, "metadata"), "resourceVersion", json_string(rv));
+	upsert(KIND_TRAININGJOBS, job);
+}
+
+/*
+ * docs/gang-admission.md, "One pass answers the queue": a decision keeps
+ * what it decided for every other job of the queue, and a job asked while
+ * nothing moved (no kick) and unchanged itself gets that verdict without a
+ * walk of its own; a kick, or a new version of the job, decides afresh.
+ */
+Test(gang, one_pass_answers_the_queue_until_a_kick)
+{
+	char msg[512], nodes[256];
+
+	add_node("gpu-0");
+	add_node("gpu-1");
+	add_job_at("big", 3, 0, 50, "1");     /* never fits: it heads the queue */
+	add_job_at("a", 1, 0, 40, "2");
+	add_job_at("b", 1, 0, 30, "3");
+	add_job_at("c", 1, 0, 20, "4");
+	/* Asked about c, the pass admits a and b ahead of it and leaves c waiting. */
+	cr_assert_eq(decide_on("c", msg, sizeof(msg), NULL, 0), ADMIT_WAIT, "%s", msg);
+	/* A node is cordoned without a kick: a and b still get what the pass decided. */
+	upsert(KIND_NODES, json_pack("{s:{s:s, s:{s:s}}, s:{s:b}, s:{s:{s:s, s:s, s:s, s:s}, "
+				     "s:[{s:s, s:s}]}}", "metadata", "name", "gpu-1", "labels",
+				     "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3", "spec",
+				     "unschedulable", 1, "status", "allocatable", "cpu", "64",
+				     "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8",
+				     "conditions", "type", "Ready", "status", "True"));
+	cr_assert_eq(decide_on("b", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-1", "the pass's placement, from before the cordon");
+	/* The kick that the cordon brings: a is decided afresh, and fits on gpu-0 only. */
+	atomic_fetch_add(&m.admission_epoch, 1);
+	cr_assert_eq(decide_on("a", msg, sizeof(msg), nodes, sizeof(nodes)), ADMIT_YES, "%s", msg);
+	cr_assert_str_eq(nodes, "gpu-0");
+	/* That pass holds b (recorded at gpu-1) and the head; c waits, and a new version of c
+	 * is decided afresh (still waiting: nothing is free). */
+	add_job_at("c", 1, 0, 20, "5");
+	cr_assert_eq(decide_on("c", msg, sizeof(msg), NULL, 0), ADMIT_WAIT, "%s", msg);
+	/* With no Partition to preempt from, even the head's wait is kept. */
+	cr_assert_not_null(gang_pass_find(m.pass, atomic_load(&m.admission_epoch),
+					  manager_now_ms(), "ns/big", "uid-big", "1", 0));
+}
+
+/* The job ns/name as cached, at resourceVersion rv. */
+static void set_rv(const char *name, const char *rv)
+{
+	char key[64];
+	json_t *obj = NULL, *copy;
+
+	snprintf(key, sizeof(key), "ns/%s", name);
+	cr_assert_eq(store_get(m.stores[KIND_TRAININGJOBS], key, &obj), 0);
+	copy = json_deep_copy(obj);
+	json_decref(obj);
+	json_object_set_new(json_object_get(copy, "metadata"), "resourceVersion", json_string(rv));
+	upsert(KIND_TRAININGJOBS, copy);
+}
+
+/* The head of the queue, which may preempt, is decided afresh when asked, never from a pass. */
+Test(gang, a_pass_does_not_answer_the_head_that_may_preempt)
+{
+	char reason[64], msg[512], victims[256];
+
+	two_scavengers("scav-old", 600, "scav-young", 60);
+	add_waiting("urg", "urgent", 1, 10, NULL);
+	add_waiting("urg2", "urgent", 1, 5, NULL);
+	set_rv("urg", "7");
+	set_rv("urg2", "8");
+	/* urg2 is asked first; urg, ahead of it, waits in that pass. */
+	cr_assert_eq(decide_preempt("urg2", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(victims, "");
+	cr_assert_eq(decide_preempt("urg", reason, msg, victims), ADMIT_WAIT);
+	cr_assert_str_eq(reason, "Preempting", "%s", msg);
+	cr_assert_str_eq(victims, "ns/scav-young@0");
+}
+
+/* gang_pass.h alone: a verdict is found only for the job, version and attempt the pass read. */
+Test(gang, a_pass_finds_only_what_it_read_in_its_epoch_and_time)
+{
+	static const char *const nodes[] = { "gpu-0", "gpu-1" };
+	const struct gang_pass_entry in[] = {
+		{ .key = "ns/w", .uid = "u-w", .resource_version = "5", .attempt = 1,
+		  .reason = "QueuedBehind", .message = "behind" },
+		{ .key = "ns/a", .uid = "u-a", .resource_version = "6", .admit = true,
+		  .message = "fits", .nodes = nodes, .n_nodes = 2 },
+		{ .key = "ns/norv", .uid = "u-n", .resource_version = NULL, .message = "x" },
+	};
+	struct gang_pass *p = NULL;
+	const struct gang_pass_entry *e;
+
+	cr_assert_eq(gang_pass_set(&p, 7, 1000, in, 3), 0);
+	e = gang_pass_find(p, 7, 1500, "ns/w", "u-w", "5", 1);
+	cr_assert_not_null(e);
+	cr_assert_str_eq(e->message, "behind");
+	e = gang_pass_find(p, 7, 1500, "ns/a", "u-a", "6", 0);
+	cr_assert(e && e->admit && e->n_nodes == 2 && !strcmp(e->nodes[1], "gpu-1"));
+	cr_assert_null(gang_pass_find(p, 8, 1500, "ns/w", "u-w", "5", 1), "a kick since");
+	cr_assert_null(gang_pass_find(p, 7, 1000 + GANG_PASS_TTL_MS, "ns/w", "u-w", "5", 1),
+		       "too old");
+	cr_assert_null(gang_pass_find(p, 7, 1500, "ns/w", "u-w", "6", 1), "another version");
+	cr_assert_null(gang_pass_find(p, 7, 1500, "ns/w", "u-x", "5", 1), "another job");
+	cr_assert_null(gang_pass_find(p, 7, 1500, "ns/w", "u-w", "5", 2), "another attempt");
+	cr_assert_null(gang_pass_find(p, 7, 1500, "ns/norv", "u-n", NULL, 0), "no version read");
+	cr_assert_null(gang_pass_find(p, 7, 1500, "ns/x", "u-w", "5", 1));
+	cr_assert_eq(gang_pass_set(&p, 9, 2000, NULL, 0), 0);
+	cr_assert_null(gang_pass_find(p, 9, 2000, "ns/w", "u-w", "5", 1), "replaced");
+	gang_pass_free(p);
 }

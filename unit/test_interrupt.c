@@ -33,6 +33,7 @@
 #include "api/labels.h"
 #include "api/slurm.h"
 #include "base/err.h"
+#include "controller/admission/gang_pass.h"
 #include "controller/manager/manager.h"
 #include "controller/manager/reconcile.h"
 #include "kube/config.h"
@@ -94,6 +95,7 @@ static void ctl_stop(struct ctl *c)
 	expect_free(c->m.expect);
 	jobids_free(c->m.jobids);
 	jobmemo_free(c->m.memo);
+	gang_pass_free(c->m.pass);
 	kube_http_free(c->http);
 	kube_config_free(c->cfg);
 	pthread_mutex_destroy(&c->m.lock);

@@ -10,6 +10,7 @@
  */
 #include "controller/admission/gang.h"
 #include "controller/admission/gang_internal.h"
+#include "controller/admission/gang_pass.h"
 #include "controller/admission/gang_preempt.h"
 #include "controller/admission/ranks.h"
 #include "base/err.h"
@@ -940,15 +941,16 @@ static const char *preempted_stopping(struct scratch *s, struct manager *m,
 }
 
 /*
- * The queue: every waiting candidate in c, with its demand. Admitted gangs
- * are not in it; their pods without a node yet are reserved in cap instead.
+ * The queue: every waiting candidate in c, with its demand (of[i] is the
+ * candidate of queue[i]). Admitted gangs are not in it; their pods without
+ * a node yet are reserved in cap instead.
  * *target is the position of job in the queue, -1 when it is not a candidate.
  * aff has a struct affinity per candidate, which the queue's demands borrow.
  */
 static void gang_queue(struct scratch *s, const struct collect *c, struct capacity *cap,
 		       struct levels_ctx *l, const struct trainingjob *job,
-		       struct affinity *aff, struct adm_job *queue, size_t *n_queue,
-		       long *target)
+		       struct affinity *aff, struct adm_job *queue,
+		       const struct candidate **of, size_t *n_queue, long *target)
 {
 	gang_hold_admitted(s, c, cap);
 	for (size_t i = 0; i < c->n; i++) {
@@ -968,6 +970,7 @@ static void gang_queue(struct scratch *s, const struct collect *c, struct capaci
 			blocked = dra_blocked(s, &c->dra, w->job.spec.resources.device_class);
 		waiting_placement(s, c->m, cap, &w->job, &aff[i], &d, &blocked);
 		partitions_preempt_of(&c->parts, &w->job, &jp);
+		of[*n_queue] = w;
 		queue[(*n_queue)++] = (struct adm_job){
 			.namespace = w->job.meta.namespace, .name = w->job.meta.name,
 			.tier = jp.tier, .holds = preempted_stopping(s, c->m, &w->job),
@@ -993,6 +996,37 @@ static int hold_message(struct jobmemo_admission *held, struct tj_admission *out
 }
 
 /*
+ * Admit job on names[0..n) (the node of each rank) with message: recorded
+ * until the cache shows it, and into out (its strings in held).
+ */
+static int admit_on(struct manager *m, const char *key, const struct trainingjob *job,
+		    const char *message, const char *const *names, int n, uint64_t now_ms,
+		    struct tj_admission *out, struct jobmemo_admission *held)
+{
+	int err;
+
+	jobmemo_admission_release(held);
+	err = jobmemo_admission_set(held, message, names, n);
+	/* Until the cache shows it, every other decision must count this gang. */
+	if (!err)
+		err = jobmemo_admit(m->memo, key, job->meta.uid, tj_attempt(&job->status), message,
+				    names, n, now_ms);
+	if (err)
+		return err;
+	*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
+				      .message = held->message,
+				      .nodes = (const char *const *)held->nodes,
+				      .n_nodes = held->n_nodes };
+	return 0;
+}
+
+/* The Admitted reason of a wait, as a static string. */
+static const char *wait_reason(enum adm_reason reason)
+{
+	return reason == ADM_REASON_QUEUED_BEHIND ? "QueuedBehind" : "InsufficientCapacity";
+}
+
+/*
  * Turn job's decision into out (its strings in held); an admission is
  * recorded, with the node of every rank, until the cache shows it.
  */
@@ -1012,8 +1046,7 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 		return 0;
 	}
 	if (d->verdict != ADM_ADMIT) {
-		out->reason = d->reason == ADM_REASON_QUEUED_BEHIND ?
-			      "QueuedBehind" : "InsufficientCapacity";
+		out->reason = wait_reason(d->reason);
 		return hold_message(held, out, d->message);
 	}
 	names = calloc(n > 0 ? (size_t)n : 1, sizeof(*names));
@@ -1021,21 +1054,95 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
 		return CADRE_ENOMEM;
 	for (int r = 0; r < n; r++)
 		names[r] = cap->nodes[d->nodes[r]].name;
-	jobmemo_admission_release(held);
-	err = jobmemo_admission_set(held, d->message, names, n);
-	/* Until the cache shows it, every other decision must count this gang. */
-	if (!err)
-		err = jobmemo_admit(m->memo, key, job->meta.uid,
-				    tj_attempt(&job->status), d->message,
-				    names, n, now_ms);
+	err = admit_on(m, key, job, d->message, names, n, now_ms, out, held);
 	free(names);
-	if (err)
-		return err;
-	*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
-				      .message = held->message,
-				      .nodes = (const char *const *)held->nodes,
-				      .n_nodes = held->n_nodes };
-	return 0;
+	return err;
+}
+
+/*
+ * The pass's verdict for every job of its queue but target (gang_pass.h),
+ * kept as the manager's last pass. The one job that may preempt when it
+ * waits (the head of the queue, gang_preempt.h) is left out: asked, it is
+ * decided afresh and chooses its victims then.
+ */
+static int remember_pass(struct manager *m, uint64_t epoch, uint64_t now_ms,
+			 const struct capacity *cap, const struct collect *c,
+			 const struct adm_job *queue, const struct candidate *const *of,
+			 size_t n_queue, const struct adm_decision *dec, size_t target)
+{
+	struct gang_pass_entry *e = calloc(n_queue + 1, sizeof(*e));
+	const char **names = NULL;
+	size_t n = 0, n_names = 0, head = gang_queue_head(queue, n_queue, dec);
+	int err;
+
+	for (size_t i = 0; i < n_queue; i++)
+		if (dec[i].verdict == ADM_ADMIT)
+			n_names += (size_t)queue[i].num_nodes;
+	names = calloc(n_names + 1, sizeof(*names));
+	if (!e || !names) {
+		free(e);
+		free(names);
+		return CADRE_ENOMEM;
+	}
+	n_names = 0;
+	for (size_t i = 0; i < n_queue; i++) {
+		const struct trainingjob *job = &of[i]->job;
+		size_t len;
+		char *key;
+
+		if (i == target || (i == head && gang_may_preempt(&c->parts, &queue[i])))
+			continue;
+		len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
+		key = malloc(len);
+		if (!key) {
+			err = CADRE_ENOMEM;
+			goto out;
+		}
+		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
+		e[n] = (struct gang_pass_entry){ .key = key, .uid = job->meta.uid,
+			.resource_version = job->meta.resource_version,
+			.attempt = tj_attempt(&job->status), .admit = dec[i].verdict == ADM_ADMIT,
+			.reason = wait_reason(dec[i].reason), .message = dec[i].message };
+		if (e[n].admit) {
+			e[n].nodes = &names[n_names];
+			e[n].n_nodes = queue[i].num_nodes;
+			for (int r = 0; r < queue[i].num_nodes; r++)
+				names[n_names++] = cap->nodes[dec[i].nodes[r]].name;
+		}
+		n++;
+	}
+	err = gang_pass_set(&m->pass, epoch, now_ms, e, n);
+out:
+	for (size_t i = 0; i < n; i++)
+		free((char *)e[i].key);
+	free(e);
+	free(names);
+	return err;
+}
+
+/*
+ * job as the manager's last pass decided it, when that pass read it as it is
+ * and nothing has moved since (gang_pass.h). True when out is answered.
+ */
+static bool decided_in_pass(struct manager *m, uint64_t epoch, uint64_t now_ms,
+			    const char *key, const struct trainingjob *job,
+			    struct tj_admission *out, struct jobmemo_admission *held, int *err)
+{
+	const struct gang_pass_entry *e = gang_pass_find(m->pass, epoch, now_ms, key,
+							 job->meta.uid, job->meta.resource_version,
+							 tj_attempt(&job->status));
+
+	if (!e)
+		return false;
+	if (e->admit && e->n_nodes == job->spec.num_nodes) {
+		*err = admit_on(m, key, job, e->message, e->nodes, e->n_nodes, now_ms, out, held);
+		return true;
+	}
+	if (e->admit)
+		return false;
+	out->reason = !strcmp(e->reason, "QueuedBehind") ? "QueuedBehind" : "InsufficientCapacity";
+	*err = hold_message(held, out, e->message);
+	return true;
 }
 
 
@@ -1100,17 +1207,8 @@ static int place_lost_ranks(struct scratch *s, struct collect *c, struct capacit
 				buf_addf(&why, "%srank %d on %s", sep, r, names[r]);
 				sep = ", ";
 			}
-		jobmemo_admission_release(held);
 		err = buf_error(&why) ? CADRE_ENOMEM :
-		      jobmemo_admission_set(held, buf_str(&why), names, n);
-		if (!err)
-			err = jobmemo_admit(c->m->memo, key, job->meta.uid, tj_attempt(st),
-					    buf_str(&why), names, n, c->now_ms);
-		if (!err)
-			*out = (struct tj_admission){ .verdict = ADMIT_YES, .reason = "Admitted",
-						      .message = held->message,
-						      .nodes = (const char *const *)held->nodes,
-						      .n_nodes = held->n_nodes };
+		      admit_on(c->m, key, job, buf_str(&why), names, n, c->now_ms, out, held);
 	}
 	buf_release(&why);
 	affinity_release(&aff);
@@ -1132,9 +1230,11 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	struct levels_ctx levels = { 0 };
 	json_t *nodes = NULL;
 	char **gangs = NULL;
+	const struct candidate **of = NULL;
 	size_t n_queue = 0, n_gangs = 0;
 	long target = -1;
 	bool placing = placing_ranks(job);
+	uint64_t epoch;
 	int err = 0;
 
 	memset(&cap, 0, sizeof(cap));
@@ -1144,7 +1244,10 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	snprintf(key, sizeof(key), "%s/%s", job->meta.namespace ? job->meta.namespace : "",
 		 job->meta.name ? job->meta.name : "");
 	pthread_mutex_lock(&m->admission_lock);
-	if (admitted_before(m, key, job, c.now_ms, out, held))
+	/* Read before the caches: a kick while this decides makes its pass stale at once. */
+	epoch = atomic_load(&m->admission_epoch);
+	if (admitted_before(m, key, job, c.now_ms, out, held) ||
+	    (!placing && decided_in_pass(m, epoch, c.now_ms, key, job, out, held, &err)))
 		goto out;
 	/*
 	 * The waiting jobs before the pods: the admitted gangs among them have
@@ -1170,7 +1273,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 	queue = calloc(c.n + 1, sizeof(*queue));
 	decisions = calloc(c.n + 1, sizeof(*decisions));
 	aff = calloc(c.n + 1, sizeof(*aff));  /* all zero: affinity_init's state */
-	if (!queue || !decisions || !aff) {
+	of = calloc(c.n + 1, sizeof(*of));
+	if (!queue || !decisions || !aff || !of) {
 		err = CADRE_ENOMEM;
 		goto out;
 	}
@@ -1179,7 +1283,7 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		goto out;
 	for (size_t i = 0; placing && i < c.n; i++)
 		c.jobs[i].placing = same_job(&c.jobs[i].job, job);
-	gang_queue(&s, &c, &cap, &levels, job, aff, queue, &n_queue, &target);
+	gang_queue(&s, &c, &cap, &levels, job, aff, queue, of, &n_queue, &target);
 	if (s.err) {
 		err = s.err;
 		goto out;
@@ -1207,6 +1311,14 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 				   (size_t)target, held);
 	if (!err)
 		err = gang_verdict(m, key, job, &cap, &decisions[target], c.now_ms, out, held);
+	/* A choice of victims changes what the next decisions see: no pass is kept. */
+	if (!err && held->n_preempt) {
+		gang_pass_free(m->pass);
+		m->pass = NULL;
+	} else if (!err) {
+		err = remember_pass(m, epoch, c.now_ms, &cap, &c, queue, of, n_queue, decisions,
+				    (size_t)target);
+	}
 out:
 	pthread_mutex_unlock(&m->admission_lock);
 	admission_release(&adm);
@@ -1217,6 +1329,7 @@ out:
 	free(aff);
 	collect_release(&c);
 	free(queue);
+	free(of);
 	free(decisions);
 	free(cap_nodes);
 	gang_scratch_release(&s);

@@ -354,6 +354,23 @@ static bool heads(const struct adm_job *queue, size_t n_queue, const struct adm_
 	return true;
 }
 
+size_t gang_queue_head(const struct adm_job *queue, size_t n_queue,
+		       const struct adm_decision *dec)
+{
+	size_t head = n_queue;
+
+	for (size_t k = 0; k < n_queue; k++)
+		if (dec[k].verdict != ADM_ADMIT && !queue[k].blocked &&
+		    (head == n_queue || admission_before(&queue[k], &queue[head])))
+			head = k;
+	return head;
+}
+
+bool gang_may_preempt(const struct partition_set *parts, const struct adm_job *job)
+{
+	return !job->blocked && !job->holds && partitions_preemptable_below(parts, job->tier);
+}
+
 /* The chosen victims into held, with a message naming them. 0 or CADRE_ENOMEM. */
 static int record_choice(const struct victims *vs, const size_t *chosen, size_t n_chosen,
 			 int32_t tier, struct jobmemo_admission *held)
@@ -435,8 +452,7 @@ int gang_preempt(struct scratch *s, struct collect *c, char **held_keys, size_t 
 	int err;
 
 	memset(&base, 0, sizeof(base));
-	if (job->blocked || job->holds || !partitions_preemptable_below(&c->parts, job->tier) ||
-	    !heads(queue, n_queue, dec, target))
+	if (!gang_may_preempt(&c->parts, job) || !heads(queue, n_queue, dec, target))
 		return 0;
 	snprintf(key, sizeof(key), "%s/%s", job->namespace, job->name);
 	vs.preemptor = key;

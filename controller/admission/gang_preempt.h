@@ -55,4 +55,15 @@ int gang_preempt(struct scratch *s, struct collect *c, char **held_keys, size_t 
 		 const struct capacity *cap, const struct adm_job *queue, size_t n_queue,
 		 const struct adm_decision *dec, size_t target, struct jobmemo_admission *held);
 
+/*
+ * The head of a decided queue: the first job in admission order that waits
+ * and could be placed but for room, the one job gang_preempt may choose
+ * victims for; n_queue when none.
+ */
+size_t gang_queue_head(const struct adm_job *queue, size_t n_queue,
+		       const struct adm_decision *dec);
+
+/* Whether job, waiting at the head of the queue, may preempt running gangs. */
+bool gang_may_preempt(const struct partition_set *parts, const struct adm_job *job);
+
 #endif

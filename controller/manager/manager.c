@@ -1,4 +1,5 @@
 #include "controller/manager/manager.h"
+#include "controller/admission/gang_pass.h"
 #include "controller/admission/gang_preempt.h"
 #include "controller/manager/handlers.h"
 #include "api/pod_trim.h"
@@ -195,9 +196,11 @@ void manager_enqueue_after(struct manager *m, const char *kind, const char *ns,
 }
 
 /* Capacity changes come in floods (a node's pods, a gang ending); one pass
- * over the waiting jobs per half second answers them all. */
+ * over the waiting jobs per half second answers them all. What the last
+ * admission pass decided is stale from now (gang_pass.h). */
 void manager_kick_admission(struct manager *m)
 {
+	atomic_fetch_add(&m->admission_epoch, 1);
 	wq_add_after(m->queue, "admission", 500);
 }
 
@@ -816,6 +819,7 @@ void manager_release(struct manager *m)
 	expect_free(m->expect);
 	jobids_free(m->jobids);
 	jobmemo_free(m->memo);
+	gang_pass_free(m->pass);
 	registry_free(m->registry);
 	kube_http_free(m->lease_http);
 	kube_http_free(m->http);

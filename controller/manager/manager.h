@@ -88,6 +88,8 @@ struct manager_metrics {
  */
 #define MANAGER_POD_BATCH_MS 250
 
+struct gang_pass;
+
 struct manager {
 	const struct options *opts;
 	struct kube_config *config;
@@ -116,6 +118,10 @@ struct manager {
 	struct expect *expect;
 	struct jobids *jobids;                 /* unique Slurm job ids (jobids.h) */
 	struct jobmemo *memo;                  /* what the caches cannot show yet (jobmemo.h) */
+	/* The last admission pass's verdicts (gang_pass.h), under admission_lock. */
+	struct gang_pass *pass;
+	/* Moved by every kick of admission: what admission reads changed (gang_pass.h). */
+	atomic_uint_fast64_t admission_epoch;
 	struct events *events;
 	struct leader *leader;
 	pthread_t *workers;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/pod_trim.h"
+#include "controller/admission/gang_pass.h"
 #include "controller/manager/cache_record.h"
 #include "controller/manager/cache_record_dra.h"
 #include "kube/store.h"
@@ -46,6 +47,7 @@ void gangman_teardown(struct manager *m)
 	for (int k = 0; k < KIND_COUNT; k++)
 		store_free(m->stores[k]);
 	jobmemo_free(m->memo);
+	gang_pass_free(m->pass);
 	pthread_mutex_destroy(&m->admission_lock);
 }
 
