@@ -136,7 +136,9 @@ node_is_ready() {
 	wait_for -t 60 json_has_now keep '.status.infraRestarts == 1'
 	tj=$(tj_json keep)
 	json_has "$tj" '.status.inPlaceRestart.attempt == 1 and .status.lastFailure.reason == "NodeLost"'
-	json_has "$tj" "[.status.nodes[] | select(.rank == 1)] == [] and .status.excludedNodes[0].node == \"$node\""
+	# (Its entry in status.nodes is forgotten until the rank is placed again: kwok may have
+	# done all of it already, so unit/test_tj_plan.c shows that step.)
+	json_has "$tj" ".status.excludedNodes[0].node == \"$node\" and all(.status.nodes[]; .node != \"$node\")"
 	# Ready again, its pod goes; the node stays left behind.
 	node_ready_again
 	wait_for -t 120 attempt_running keep 2 1
