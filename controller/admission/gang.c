@@ -498,24 +498,31 @@ static void collect_release(struct collect *c)
 	partitions_release(&c->parts);
 }
 
+/* job's key, "namespace/name", in scratch; NULL when out of memory. */
+static char *job_key(struct scratch *s, const struct trainingjob *job)
+{
+	size_t len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
+	char *key = gang_scratch_alloc(s, len, 1);
+
+	if (key)
+		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
+	return key;
+}
+
 /* The keys of the admitted gangs in c, sorted, in scratch. 0 or CADRE_ENOMEM. */
 static int held_keys(struct scratch *s, const struct collect *c, char ***held, size_t *n)
 {
 	*held = NULL;
 	*n = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		const struct trainingjob *job = &c->jobs[i].job;
-		size_t len;
 		char *key;
 
 		if (!c->jobs[i].admitted)
 			continue;
 		if (!*held && !(*held = gang_scratch_alloc(s, c->n, sizeof(**held))))
 			return CADRE_ENOMEM;
-		len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
-		if (!(key = gang_scratch_alloc(s, len, 1)))
+		if (!(key = job_key(s, &c->jobs[i].job)))
 			return CADRE_ENOMEM;
-		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
 		(*held)[(*n)++] = key;
 	}
 	if (*n > 1)
@@ -1065,59 +1072,31 @@ static int gang_verdict(struct manager *m, const char *key, const struct trainin
  * waits (the head of the queue, gang_preempt.h) is left out: asked, it is
  * decided afresh and chooses its victims then.
  */
-static int remember_pass(struct manager *m, uint64_t epoch, uint64_t now_ms,
-			 const struct capacity *cap, const struct collect *c,
+static int remember_pass(struct scratch *s, struct manager *m, uint64_t epoch,
+			 uint64_t now_ms, const struct capacity *cap, const struct collect *c,
 			 const struct adm_job *queue, const struct candidate *const *of,
 			 size_t n_queue, const struct adm_decision *dec, size_t target)
 {
-	struct gang_pass_entry *e = calloc(n_queue + 1, sizeof(*e));
-	const char **names = NULL;
-	size_t n = 0, n_names = 0, head = gang_queue_head(queue, n_queue, dec);
-	int err;
+	struct gang_pass_entry *e = gang_scratch_alloc(s, n_queue + 1, sizeof(*e));
+	size_t n = 0, head = gang_queue_head(queue, n_queue, dec);
 
-	for (size_t i = 0; i < n_queue; i++)
-		if (dec[i].verdict == ADM_ADMIT)
-			n_names += (size_t)queue[i].num_nodes;
-	names = calloc(n_names + 1, sizeof(*names));
-	if (!e || !names) {
-		free(e);
-		free(names);
-		return CADRE_ENOMEM;
-	}
-	n_names = 0;
-	for (size_t i = 0; i < n_queue; i++) {
+	for (size_t i = 0; e && i < n_queue; i++) {
 		const struct trainingjob *job = &of[i]->job;
-		size_t len;
-		char *key;
+		const char **names = NULL;
 
 		if (i == target || (i == head && gang_may_preempt(&c->parts, &queue[i])))
 			continue;
-		len = strlen(job->meta.namespace) + strlen(job->meta.name) + 2;
-		key = malloc(len);
-		if (!key) {
-			err = CADRE_ENOMEM;
-			goto out;
-		}
-		snprintf(key, len, "%s/%s", job->meta.namespace, job->meta.name);
-		e[n] = (struct gang_pass_entry){ .key = key, .uid = job->meta.uid,
+		if (dec[i].verdict == ADM_ADMIT &&
+		    (names = gang_scratch_alloc(s, (size_t)queue[i].num_nodes, sizeof(*names))))
+			for (int r = 0; r < queue[i].num_nodes; r++)
+				names[r] = cap->nodes[dec[i].nodes[r]].name;
+		e[n++] = (struct gang_pass_entry){ .key = job_key(s, job), .uid = job->meta.uid,
 			.resource_version = job->meta.resource_version,
 			.attempt = tj_attempt(&job->status), .admit = dec[i].verdict == ADM_ADMIT,
-			.reason = wait_reason(dec[i].reason), .message = dec[i].message };
-		if (e[n].admit) {
-			e[n].nodes = &names[n_names];
-			e[n].n_nodes = queue[i].num_nodes;
-			for (int r = 0; r < queue[i].num_nodes; r++)
-				names[n_names++] = cap->nodes[dec[i].nodes[r]].name;
-		}
-		n++;
+			.reason = wait_reason(dec[i].reason), .message = dec[i].message,
+			.nodes = names, .n_nodes = names ? queue[i].num_nodes : 0 };
 	}
-	err = gang_pass_set(&m->pass, epoch, now_ms, e, n);
-out:
-	for (size_t i = 0; i < n; i++)
-		free((char *)e[i].key);
-	free(e);
-	free(names);
-	return err;
+	return s->err ? s->err : gang_pass_set(&m->pass, epoch, now_ms, e, n);
 }
 
 /*
@@ -1316,8 +1295,8 @@ int gang_admit(struct manager *m, const struct trainingjob *job, struct tj_admis
 		gang_pass_free(m->pass);
 		m->pass = NULL;
 	} else if (!err) {
-		err = remember_pass(m, epoch, c.now_ms, &cap, &c, queue, of, n_queue, decisions,
-				    (size_t)target);
+		err = remember_pass(&s, m, epoch, c.now_ms, &cap, &c, queue, of, n_queue,
+				    decisions, (size_t)target);
 	}
 out:
 	pthread_mutex_unlock(&m->admission_lock);

@@ -59,7 +59,8 @@ struct group {
 
 /*
  * count pods of d on the nodes fence leaves, in one domain of level
- * segment when segment >= 0; fit says why not (for capacity_describe).
+ * segment when segment >= 0; when they do not fit, fit says why (for
+ * capacity_describe).
  */
 static int fit_in(const struct group *g, int segment, int count, const unsigned char *fence,
 		  struct cap_fit *fit, bool *fits)
@@ -68,14 +69,17 @@ static int fit_in(const struct group *g, int segment, int count, const unsigned 
 	struct topo_fit tf;
 	int err;
 
+	*fits = false;
+	if (g->topo) {
+		r = (struct topo_request){ .map = g->topo->map, .required = -1, .preferred = -1,
+					   .segment = segment,
+					   .segment_size = segment >= 0 ? count : 0 };
+		err = topo_fit(g->cap, g->d, count, &r, fence, g->placement, &tf);
+		if (err || (*fits = tf.fits))
+			return err;
+	}
 	err = capacity_fit(g->cap, g->d, count, fence, g->topo ? NULL : g->placement, fit);
-	*fits = !err && fit->fits;
-	if (err || !g->topo)
-		return err;
-	r = (struct topo_request){ .map = g->topo->map, .required = -1, .preferred = -1,
-				   .segment = segment, .segment_size = segment >= 0 ? count : 0 };
-	err = topo_fit(g->cap, g->d, count, &r, fence, g->placement, &tf);
-	*fits = !err && tf.fits;
+	*fits = !err && fit->fits && !g->topo;
 	return err;
 }
 

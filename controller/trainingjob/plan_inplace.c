@@ -27,9 +27,7 @@ bool plan_in_place(const struct planner *p)
 
 bool plan_in_place_current(const struct planner *p)
 {
-	const struct tj_status *st = &p->out->status;
-
-	return plan_in_place(p) && st->has_in_place && st->in_place.attempt == tj_attempt(st);
+	return plan_in_place(p) && tj_in_place_current(&p->out->status);
 }
 
 /*
